@@ -1,0 +1,91 @@
+package domain
+
+import (
+	"encoding/base64"
+	"strings"
+)
+
+// Kind is the GraphQL type name a global id is tagged with.
+type Kind string
+
+// Kinds of node.
+const (
+	KindUser         Kind = "User"
+	KindAPIToken     Kind = "ApiToken"
+	KindProject      Kind = "Project"
+	KindIdea         Kind = "Idea"
+	KindTask         Kind = "Task"
+	KindTaskList     Kind = "TaskList"
+	KindTaskListItem Kind = "TaskListItem"
+	KindRelationship Kind = "TaskRelationship"
+	KindStateChange  Kind = "TaskStateChange"
+	KindTaskBlock    Kind = "TaskBlock"
+	KindTemplate     Kind = "TaskTemplate"
+	KindFileImpact   Kind = "TaskFileImpact"
+)
+
+// GlobalID is the opaque, type-tagged id clients see: base64url("Kind:uuid").
+func GlobalID(kind Kind, id string) string {
+	if id == "" {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(string(kind) + ":" + id))
+}
+
+// ParseGlobalID splits a global id into its kind and database id.
+func ParseGlobalID(gid string) (Kind, string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(gid)
+	if err != nil {
+		return "", "", false
+	}
+	kind, id, ok := strings.Cut(string(raw), ":")
+	if !ok || kind == "" || !isUUID(id) {
+		return "", "", false
+	}
+	return Kind(kind), id, true
+}
+
+// DecodeID turns the global id given in input field `field` into the database id of
+// an entity of the wanted kind. A malformed id is BAD_USER_INPUT; an id of another
+// kind names nothing of this kind, so it is NOT_FOUND.
+func DecodeID(want Kind, gid, field string) (string, error) {
+	kind, id, ok := ParseGlobalID(gid)
+	if !ok {
+		return "", InputError(field, "%q is not a valid id", gid)
+	}
+	if kind != want {
+		return "", NotFound(string(want))
+	}
+	return id, nil
+}
+
+// DecodeOptionalID is DecodeID for an optional input: nil stays nil.
+func DecodeOptionalID(want Kind, gid *string, field string) (*string, error) {
+	if gid == nil {
+		return nil, nil
+	}
+	id, err := DecodeID(want, *gid, field)
+	if err != nil {
+		return nil, err
+	}
+	return &id, nil
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}

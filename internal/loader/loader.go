@@ -1,0 +1,60 @@
+// Package loader batches the reads of one request: every Load made within a short
+// window becomes one fetch, so nested GraphQL fields cost one SQL statement per
+// level of the query instead of one per row.
+package loader
+
+import (
+	"context"
+	"time"
+
+	"github.com/graph-gophers/dataloader/v7"
+)
+
+// DefaultWait is how long a batch stays open for more keys. gqlgen resolves the
+// fields of a list's elements in parallel goroutines, which all ask within it.
+const DefaultWait = 2 * time.Millisecond
+
+// Loader batches and caches loads of V by K for one request.
+type Loader[K comparable, V any] struct {
+	dl *dataloader.Loader[K, V]
+}
+
+// New returns a loader over fetch, which returns the values it found by key;
+// keys it did not find load as the zero V (nil, empty slice) without error.
+func New[K comparable, V any](wait time.Duration, fetch func(ctx context.Context, keys []K) (map[K]V, error)) *Loader[K, V] {
+	batch := func(ctx context.Context, keys []K) []*dataloader.Result[V] {
+		found, err := fetch(ctx, keys)
+		out := make([]*dataloader.Result[V], len(keys))
+		for i, k := range keys {
+			if err != nil {
+				out[i] = &dataloader.Result[V]{Error: err}
+				continue
+			}
+			out[i] = &dataloader.Result[V]{Data: found[k]}
+		}
+		return out
+	}
+	if wait <= 0 {
+		wait = DefaultWait
+	}
+	return &Loader[K, V]{dl: dataloader.NewBatchedLoader(batch, dataloader.WithWait[K, V](wait))}
+}
+
+// Load returns the value of key, batched with other loads of this request.
+func (l *Loader[K, V]) Load(ctx context.Context, key K) (V, error) {
+	return l.dl.Load(ctx, key)()
+}
+
+// LoadMany returns the values of keys, in order.
+func (l *Loader[K, V]) LoadMany(ctx context.Context, keys []K) ([]V, error) {
+	vals, errs := l.dl.LoadMany(ctx, keys)()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return vals, nil
+}
+
+// Clear forgets every cached value, after a write made them stale.
+func (l *Loader[K, V]) Clear() { l.dl.ClearAll() }

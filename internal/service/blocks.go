@@ -1,0 +1,172 @@
+package service
+
+import (
+	"context"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// CreateTaskBlock records a block; a task that may move to BLOCKED (PENDING,
+// IN_PROGRESS, FAILED) does so.
+func (s *Service) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlockInput) (*domain.TaskBlock, *domain.Task, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cur, project, err := s.editableTask(ctx, p, in.TaskID, "taskId")
+	if err != nil {
+		return nil, nil, err
+	}
+	reason, err := checkText("reason", in.Reason, 2000, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var blocking *string
+	if in.BlockingTaskID != nil {
+		bt, _, err := s.visibleTask(ctx, p, *in.BlockingTaskID, "blockingTaskId")
+		if err != nil {
+			return nil, nil, err
+		}
+		if bt.ProjectID != project.ID {
+			return nil, nil, domain.InputError("blockingTaskId", "the blocking task must be in the same project")
+		}
+		if bt.ID == cur.ID {
+			return nil, nil, domain.InputError("blockingTaskId", "a task cannot block itself")
+		}
+		blocking = &bt.ID
+	}
+	var (
+		b *domain.TaskBlock
+		t *domain.Task
+	)
+	err = s.tx(ctx, func(q *store.Q) error {
+		if t, err = lockTask(ctx, q, cur.ID, nil); err != nil {
+			return err
+		}
+		now := s.now()
+		b = &domain.TaskBlock{ID: newID(), TaskID: t.ID, BlockType: in.BlockType, Reason: reason,
+			BlockingEntityID: blocking, CreatedAt: now}
+		if err := q.InsertBlock(ctx, b); err != nil {
+			return err
+		}
+		if domain.CheckTransition(t.Status, domain.StatusBlocked, false) != nil {
+			return nil // e.g. a DRAFT task: the block is recorded, the status stays
+		}
+		if _, err := s.transition(ctx, q, p, t, domain.StatusBlocked, reason, false, now); err != nil {
+			return err
+		}
+		t.UpdatedAt = now
+		return s.saveTransitioned(ctx, q, t)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, t, nil
+}
+
+// saveTransitioned writes a task after a transition and recounts its list.
+func (s *Service) saveTransitioned(ctx context.Context, q *store.Q, t *domain.Task) error {
+	if err := q.UpdateTask(ctx, t); err != nil {
+		return err
+	}
+	if t.TaskListID != nil {
+		return q.RecountTaskLists(ctx, []string{*t.TaskListID}, t.UpdatedAt)
+	}
+	return nil
+}
+
+// ResolveTaskBlock resolves a block; a BLOCKED task with no open block left goes
+// back to PENDING.
+func (s *Service) ResolveTaskBlock(ctx context.Context, in domain.ResolveTaskBlockInput) (*domain.TaskBlock, *domain.Task, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := domain.DecodeID(domain.KindTaskBlock, in.ID, "id")
+	if err != nil {
+		return nil, nil, err
+	}
+	b0, err := s.load(ctx).blocks.Load(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b0 == nil {
+		return nil, nil, domain.NotFound("task block")
+	}
+	if _, _, err := s.editableTask(ctx, p, domain.GlobalID(domain.KindTask, b0.TaskID), "id"); err != nil {
+		return nil, nil, notFoundAs(err, "task block")
+	}
+	notes, err := checkOptText("notes", in.Notes, 2000)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		b *domain.TaskBlock
+		t *domain.Task
+	)
+	err = s.tx(ctx, func(q *store.Q) error {
+		if b, err = q.BlockForUpdate(ctx, id); err != nil {
+			return notFound(err, "task block")
+		}
+		if b.ResolvedAt != nil {
+			return &domain.Error{Code: domain.CodeConflict, Field: "id", Message: "the block is already resolved"}
+		}
+		now := s.now()
+		if err := q.ResolveBlock(ctx, id, now, actor(p), notes); err != nil {
+			return err
+		}
+		b.ResolvedAt, b.ResolvedBy, b.ResolutionNotes = &now, ptr(actor(p)), notes
+		if t, err = lockTask(ctx, q, b.TaskID, nil); err != nil {
+			return err
+		}
+		if t.Status != domain.StatusBlocked {
+			return nil
+		}
+		if open, err := q.CountOpenBlocks(ctx, t.ID); err != nil || open > 0 {
+			return err
+		}
+		if _, err := s.transition(ctx, q, p, t, domain.StatusPending, "all blocks resolved", false, now); err != nil {
+			return err
+		}
+		t.UpdatedAt = now
+		return s.saveTransitioned(ctx, q, t)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, t, nil
+}
+
+// BlocksOfTask lists a task's blocks, oldest first.
+func (s *Service) BlocksOfTask(ctx context.Context, taskID string, includeResolved bool) ([]*domain.TaskBlock, error) {
+	all, err := s.load(ctx).blocksOfTask.Load(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	out := []*domain.TaskBlock{}
+	for _, b := range all {
+		if includeResolved || b.ResolvedAt == nil {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// StateHistory lists a task's status changes, oldest first.
+func (s *Service) StateHistory(ctx context.Context, taskID string) ([]*domain.TaskStateChange, error) {
+	h, err := s.load(ctx).historyOfTask.Load(ctx, taskID)
+	if h == nil && err == nil {
+		h = []*domain.TaskStateChange{}
+	}
+	return h, err
+}
+
+// FileImpacts lists a task's file impacts.
+func (s *Service) FileImpacts(ctx context.Context, taskID string) ([]*domain.TaskFileImpact, error) {
+	f, err := s.load(ctx).impactsOfTask.Load(ctx, taskID)
+	if f == nil && err == nil {
+		f = []*domain.TaskFileImpact{}
+	}
+	return f, err
+}

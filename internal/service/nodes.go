@@ -1,0 +1,155 @@
+package service
+
+import (
+	"context"
+
+	"github.com/taskgraph/taskgraph/internal/auth"
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+// Node resolves any global id the caller may see; nil otherwise.
+func (s *Service) Node(ctx context.Context, gid string) (domain.Node, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kind, id, ok := domain.ParseGlobalID(gid)
+	if !ok {
+		return nil, domain.InputError("id", "%q is not a valid id", gid)
+	}
+	return s.node(ctx, p, kind, id)
+}
+
+// Nodes resolves several global ids, in order; nil for each one not visible.
+func (s *Service) Nodes(ctx context.Context, gids []string) ([]domain.Node, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(gids) > domain.MaxPageSize {
+		return nil, &domain.Error{Code: domain.CodeLimitExceeded, Field: "ids", Message: "at most 100 ids at once"}
+	}
+	out := make([]domain.Node, len(gids))
+	for i, gid := range gids {
+		kind, id, ok := domain.ParseGlobalID(gid)
+		if !ok {
+			return nil, domain.InputError("ids", "%q is not a valid id", gid)
+		}
+		if out[i], err = s.node(ctx, p, kind, id); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// node loads one entity and checks that its project (or owner) is visible.
+func (s *Service) node(ctx context.Context, p *auth.Principal, kind domain.Kind, id string) (domain.Node, error) {
+	l := s.load(ctx)
+	var (
+		projectID string
+		node      domain.Node
+	)
+	switch kind {
+	case domain.KindUser:
+		u, err := l.users.Load(ctx, id)
+		if err != nil || u == nil || !canSeeUser(p, u.ID) {
+			return nil, err
+		}
+		return u, nil
+	case domain.KindAPIToken:
+		t, err := l.tokens.Load(ctx, id)
+		if err != nil || t == nil || !(p.IsAdmin() || t.UserID == p.UserID) {
+			return nil, err
+		}
+		return t, nil
+	case domain.KindTemplate:
+		t, err := l.templates.Load(ctx, id)
+		if err != nil || t == nil {
+			return nil, err
+		}
+		if ok, err := s.canUseTemplate(ctx, p, t); err != nil || !ok {
+			return nil, err
+		}
+		return t, nil
+	case domain.KindProject:
+		projectID = id
+		v, err := l.projects.Load(ctx, id)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		node = v
+	case domain.KindIdea:
+		v, err := l.ideas.Load(ctx, id)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		node, projectID = v, v.ProjectID
+	case domain.KindTaskList:
+		v, err := l.lists.Load(ctx, id)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		node, projectID = v, v.ProjectID
+	case domain.KindTask:
+		v, err := l.tasks.Load(ctx, id)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		node, projectID = v, v.ProjectID
+	default:
+		var (
+			taskID string
+			err    error
+		)
+		if node, taskID, err = s.taskChild(ctx, kind, id); err != nil || node == nil {
+			return nil, err
+		}
+		t, err := l.tasks.Load(ctx, taskID)
+		if err != nil || t == nil {
+			return nil, err
+		}
+		projectID = t.ProjectID
+	}
+	if _, err := s.visibleProjectByID(ctx, p, projectID); err != nil {
+		return nil, nil
+	}
+	return node, nil
+}
+
+// taskChild loads an entity that hangs off a task, with the task's id.
+func (s *Service) taskChild(ctx context.Context, kind domain.Kind, id string) (domain.Node, string, error) {
+	l := s.load(ctx)
+	switch kind {
+	case domain.KindTaskListItem:
+		v, err := l.items.Load(ctx, id)
+		if v == nil {
+			return nil, "", err
+		}
+		return v, v.TaskID, err
+	case domain.KindRelationship:
+		v, err := l.relationships.Load(ctx, id)
+		if v == nil {
+			return nil, "", err
+		}
+		return v, v.SourceTaskID, err
+	case domain.KindStateChange:
+		v, err := l.stateChanges.Load(ctx, id)
+		if v == nil {
+			return nil, "", err
+		}
+		return v, v.TaskID, err
+	case domain.KindTaskBlock:
+		v, err := l.blocks.Load(ctx, id)
+		if v == nil {
+			return nil, "", err
+		}
+		return v, v.TaskID, err
+	case domain.KindFileImpact:
+		v, err := l.impacts.Load(ctx, id)
+		if v == nil {
+			return nil, "", err
+		}
+		return v, v.TaskID, err
+	}
+	return nil, "", nil
+}

@@ -1,0 +1,238 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/taskgraph/taskgraph/internal/auth"
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// visibleProject loads a project the caller may read, by global id given in field.
+func (s *Service) visibleProject(ctx context.Context, p *auth.Principal, gid, field string) (*domain.Project, error) {
+	id, err := domain.DecodeID(domain.KindProject, gid, field)
+	if err != nil {
+		return nil, err
+	}
+	return s.visibleProjectByID(ctx, p, id)
+}
+
+func (s *Service) visibleProjectByID(ctx context.Context, p *auth.Principal, id string) (*domain.Project, error) {
+	project, err := s.load(ctx).projects.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !canSee(p, project) {
+		return nil, domain.NotFound("project")
+	}
+	return project, nil
+}
+
+// writableProject loads a project the caller may change: visible, and not through
+// an AGENT token (agents only call the agent mutations).
+func (s *Service) writableProject(ctx context.Context, p *auth.Principal, gid, field string) (*domain.Project, error) {
+	project, err := s.visibleProject(ctx, p, gid, field)
+	if err != nil {
+		return nil, err
+	}
+	return project, checkWriter(p)
+}
+
+func checkWriter(p *auth.Principal) error {
+	if p.Role == domain.RoleAgent {
+		return domain.Forbidden("agent tokens may only call the agent mutations")
+	}
+	return nil
+}
+
+// CreateProject creates a project owned by the caller.
+func (s *Service) CreateProject(ctx context.Context, in domain.CreateProjectInput) (*domain.Project, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWriter(p); err != nil {
+		return nil, err
+	}
+	name, err := checkText("name", in.Name, maxName, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSlug("slug", in.Slug); err != nil {
+		return nil, err
+	}
+	desc, err := checkText("description", deref(in.Description), maxDescription, false)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	project := &domain.Project{ID: newID(), Slug: in.Slug, Name: name, Description: desc, OwnerID: p.UserID,
+		Status: domain.ProjectActive, CreatedAt: now, UpdatedAt: now}
+	err = s.tx(ctx, func(q *store.Q) error { return q.CreateProject(ctx, project) })
+	if errors.Is(err, store.ErrUnique) {
+		return nil, &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "slug " + in.Slug + " is taken"}
+	}
+	return project, err
+}
+
+// UpdateProject changes a project's name, description or status.
+func (s *Service) UpdateProject(ctx context.Context, in domain.UpdateProjectInput) (*domain.Project, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	project, err := s.writableProject(ctx, p, in.ID, "id")
+	if err != nil {
+		return nil, err
+	}
+	next := *project
+	if in.Name != nil {
+		if next.Name, err = checkText("name", *in.Name, maxName, true); err != nil {
+			return nil, err
+		}
+	}
+	if in.Description != nil {
+		if next.Description, err = checkText("description", *in.Description, maxDescription, false); err != nil {
+			return nil, err
+		}
+	}
+	if in.Status != nil {
+		next.Status = *in.Status
+	}
+	next.UpdatedAt = s.now()
+	if err := s.tx(ctx, func(q *store.Q) error { return q.UpdateProject(ctx, &next) }); err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// Project finds a project by global id or slug; nil when absent or invisible.
+func (s *Service) Project(ctx context.Context, gid, slug *string) (*domain.Project, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if (gid == nil) == (slug == nil) {
+		return nil, domain.InputError("id", "give exactly one of id and slug")
+	}
+	var project *domain.Project
+	if gid != nil {
+		kind, id, ok := domain.ParseGlobalID(*gid)
+		if !ok {
+			return nil, domain.InputError("id", "%q is not a valid id", *gid)
+		}
+		if kind != domain.KindProject {
+			return nil, nil
+		}
+		if project, err = s.load(ctx).projects.Load(ctx, id); err != nil {
+			return nil, err
+		}
+	} else {
+		project, err = s.db.ProjectBySlug(ctx, *slug)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if !canSee(p, project) {
+		return nil, nil
+	}
+	return project, nil
+}
+
+// ProjectByID loads a project for nested fields.
+func (s *Service) ProjectByID(ctx context.Context, id string) (*domain.Project, error) {
+	return s.load(ctx).projects.Load(ctx, id)
+}
+
+// Projects pages the projects the caller can see.
+func (s *Service) Projects(ctx context.Context, f *domain.ProjectFilter, page domain.PageArgs) (domain.Page[*domain.Project], error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return domain.Page[*domain.Project]{}, err
+	}
+	return s.db.Projects(ctx, scopeOf(p), f, page)
+}
+
+// ProjectsOfUser pages the projects a user owns that the caller can see.
+func (s *Service) ProjectsOfUser(ctx context.Context, userID string, page domain.PageArgs) (domain.Page[*domain.Project], error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return domain.Page[*domain.Project]{}, err
+	}
+	scope := scopeOf(p)
+	return nestedPage(ctx, s, "User.projects", page, userID,
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Project], error) {
+			return q.ProjectsByOwners(ctx, scope, parents, page)
+		},
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
+			return q.CountProjectsByOwners(ctx, scope, parents)
+		})
+}
+
+// CreateIdea creates an idea in a project.
+func (s *Service) CreateIdea(ctx context.Context, in domain.CreateIdeaInput) (*domain.Idea, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	project, err := s.writableProject(ctx, p, in.ProjectID, "projectId")
+	if err != nil {
+		return nil, err
+	}
+	name, err := checkText("name", in.Name, maxName, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSlug("slug", in.Slug); err != nil {
+		return nil, err
+	}
+	desc, err := checkText("description", deref(in.Description), maxDescription, false)
+	if err != nil {
+		return nil, err
+	}
+	stage, err := checkText("lifecycleStage", deref(in.LifecycleStage), 64, false)
+	if err != nil {
+		return nil, err
+	}
+	if stage == "" {
+		stage = "spark"
+	}
+	now := s.now()
+	idea := &domain.Idea{ID: newID(), Slug: in.Slug, ProjectID: project.ID, Name: name, Description: desc,
+		LifecycleStage: stage, CreatedAt: now, UpdatedAt: now}
+	err = s.tx(ctx, func(q *store.Q) error { return q.CreateIdea(ctx, idea) })
+	if errors.Is(err, store.ErrUnique) {
+		return nil, &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "the project already has an idea with slug " + in.Slug}
+	}
+	return idea, err
+}
+
+// IdeaByID loads an idea for nested fields.
+func (s *Service) IdeaByID(ctx context.Context, id string) (*domain.Idea, error) {
+	return s.load(ctx).ideas.Load(ctx, id)
+}
+
+// IdeasOfProject pages a project's ideas.
+func (s *Service) IdeasOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.Idea], error) {
+	return nestedPage(ctx, s, "Project.ideas", page, projectID,
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Idea], error) {
+			return q.IdeasByProjects(ctx, parents, page)
+		},
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
+			return q.CountIdeasByProjects(ctx, parents)
+		})
+}
+
+// TaskListsOfProject pages a project's task lists.
+func (s *Service) TaskListsOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.TaskList], error) {
+	return nestedPage(ctx, s, "Project.taskLists", page, projectID,
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.TaskList], error) {
+			return q.TaskListsByProjects(ctx, parents, page)
+		},
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
+			return q.CountTaskListsByProjects(ctx, parents)
+		})
+}

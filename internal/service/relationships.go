@@ -1,0 +1,240 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// insertLink inserts a link after checking that it closes no cycle in its acyclic
+// graph, then refreshes the blocks count and score of both ends.
+func (s *Service) insertLink(ctx context.Context, q *store.Q, projectID string, r *domain.TaskRelationship, field string) error {
+	if kinds := domain.GraphKind(r.Type); kinds != nil {
+		if err := q.LockProjectGraph(ctx, projectID); err != nil {
+			return err
+		}
+		edges, err := q.OrderingEdges(ctx, projectID, kinds)
+		if err != nil {
+			return err
+		}
+		adj := make(map[string][]string, len(edges))
+		for _, e := range edges {
+			adj[e.From] = append(adj[e.From], e.To)
+		}
+		from, to := domain.OrderingEdge(r.Type, r.SourceTaskID, r.TargetTaskID)
+		if path := domain.FindPath(adj, to, from); path != nil {
+			cycle := make([]string, 0, len(path)+1)
+			for _, id := range append([]string{from}, path...) {
+				cycle = append(cycle, domain.GlobalID(domain.KindTask, id))
+			}
+			cycle = cycle[:len(cycle)-1] // the path ends where the cycle began
+			return &domain.Error{Code: domain.CodeCycleDetected, Field: field,
+				Message: "this " + string(r.Type) + " link would close a cycle", Details: map[string]any{"cycle": cycle}}
+		}
+	}
+	if err := q.InsertRelationship(ctx, r); errors.Is(err, store.ErrUnique) {
+		return &domain.Error{Code: domain.CodeConflict, Field: field,
+			Message: "these tasks already have a " + string(r.Type) + " link"}
+	} else if err != nil {
+		return err
+	}
+	return s.rescoreLinked(ctx, q, r)
+}
+
+// rescoreLinked recounts blocks and recomputes scores after a dependency link
+// between the two ends of r changed.
+func (s *Service) rescoreLinked(ctx context.Context, q *store.Q, r *domain.TaskRelationship) error {
+	if r.Type != domain.RelDependsOn && r.Type != domain.RelBlocks {
+		return nil
+	}
+	ids := []string{r.SourceTaskID, r.TargetTaskID}
+	if err := q.RecountBlocks(ctx, ids); err != nil {
+		return err
+	}
+	tasks, err := q.TasksByIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	for _, t := range tasks {
+		t.Rescore(now)
+		if err := q.SetTaskScore(ctx, t.ID, t.PriorityScore, t.IsQuickWin); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddTaskRelationship links two tasks of one project.
+func (s *Service) AddTaskRelationship(ctx context.Context, in domain.AddTaskRelationshipInput) (*domain.TaskRelationship, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	source, project, err := s.editableTask(ctx, p, in.SourceTaskID, "sourceTaskId")
+	if err != nil {
+		return nil, err
+	}
+	target, _, err := s.visibleTask(ctx, p, in.TargetTaskID, "targetTaskId")
+	if err != nil {
+		return nil, err
+	}
+	if target.ProjectID != project.ID {
+		return nil, domain.InputError("targetTaskId", "both tasks must belong to the same project")
+	}
+	if source.ID == target.ID {
+		return nil, domain.InputError("targetTaskId", "a task cannot be linked to itself")
+	}
+	if err := checkUnit("strength", in.Strength); err != nil {
+		return nil, err
+	}
+	notes, err := checkOptText("notes", in.Notes, 2000)
+	if err != nil {
+		return nil, err
+	}
+	r := &domain.TaskRelationship{ID: newID(), SourceTaskID: source.ID, TargetTaskID: target.ID, Type: in.Type,
+		Strength: in.Strength, Notes: notes, CreatedAt: s.now(), CreatedByID: &p.UserID}
+	if err := s.tx(ctx, func(q *store.Q) error { return s.insertLink(ctx, q, project.ID, r, "type") }); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// RemoveTaskRelationship removes a link and returns it.
+func (s *Service) RemoveTaskRelationship(ctx context.Context, in domain.RemoveTaskRelationshipInput) (*domain.TaskRelationship, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := domain.DecodeID(domain.KindRelationship, in.ID, "id")
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.load(ctx).relationships.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, domain.NotFound("relationship")
+	}
+	if _, _, err := s.editableTask(ctx, p, domain.GlobalID(domain.KindTask, r.SourceTaskID), "id"); err != nil {
+		return nil, notFoundAs(err, "relationship")
+	}
+	err = s.tx(ctx, func(q *store.Q) error {
+		if err := q.DeleteRelationship(ctx, id); err != nil {
+			return err
+		}
+		if r.Type == domain.RelSubtaskOf || r.Type == domain.RelSupersedes {
+			if err := q.ClearMirroredRef(ctx, r.SourceTaskID, r.TargetTaskID, r.Type); err != nil {
+				return err
+			}
+		}
+		return s.rescoreLinked(ctx, q, r)
+	})
+	return r, err
+}
+
+// notFoundAs renames a NOT_FOUND error to what the caller asked for.
+func notFoundAs(err error, what string) error {
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		return domain.NotFound(what)
+	}
+	return err
+}
+
+// RelationshipByID loads a link for nested fields.
+func (s *Service) RelationshipByID(ctx context.Context, id string) (*domain.TaskRelationship, error) {
+	return s.load(ctx).relationships.Load(ctx, id)
+}
+
+// Relationships lists a task's links by direction and type.
+func (s *Service) Relationships(ctx context.Context, taskID string, dir domain.RelationshipDirection, types []domain.RelationshipType) ([]*domain.TaskRelationship, error) {
+	all, err := s.load(ctx).relsOfTask.Load(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	out := []*domain.TaskRelationship{}
+	for _, r := range all {
+		out_, in_ := r.SourceTaskID == taskID, r.TargetTaskID == taskID
+		if (dir == domain.DirectionOutgoing && !out_) || (dir == domain.DirectionIncoming && !in_) {
+			continue
+		}
+		if len(types) > 0 && !containsType(types, r.Type) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func containsType(types []domain.RelationshipType, t domain.RelationshipType) bool {
+	for _, x := range types {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// linkedTasks loads the tasks at the other end of a task's links that pass keep.
+func (s *Service) linkedTasks(ctx context.Context, taskID string, keep func(r *domain.TaskRelationship) (other string, ok bool)) ([]*domain.Task, error) {
+	all, err := s.load(ctx).relsOfTask.Load(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var ids []string
+	for _, r := range all {
+		if other, ok := keep(r); ok && !seen[other] {
+			seen[other] = true
+			ids = append(ids, other)
+		}
+	}
+	tasks, err := s.load(ctx).tasks.LoadMany(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*domain.Task, 0, len(tasks))
+	for _, t := range tasks {
+		if t != nil {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// Dependencies are the tasks that must finish before taskID: its DEPENDS_ON
+// targets and the sources of BLOCKS links to it.
+func (s *Service) Dependencies(ctx context.Context, taskID string) ([]*domain.Task, error) {
+	return s.linkedTasks(ctx, taskID, func(r *domain.TaskRelationship) (string, bool) {
+		switch {
+		case r.Type == domain.RelDependsOn && r.SourceTaskID == taskID:
+			return r.TargetTaskID, true
+		case r.Type == domain.RelBlocks && r.TargetTaskID == taskID:
+			return r.SourceTaskID, true
+		}
+		return "", false
+	})
+}
+
+// Dependents are the tasks that wait on taskID.
+func (s *Service) Dependents(ctx context.Context, taskID string) ([]*domain.Task, error) {
+	return s.linkedTasks(ctx, taskID, func(r *domain.TaskRelationship) (string, bool) {
+		switch {
+		case r.Type == domain.RelDependsOn && r.TargetTaskID == taskID:
+			return r.SourceTaskID, true
+		case r.Type == domain.RelBlocks && r.SourceTaskID == taskID:
+			return r.TargetTaskID, true
+		}
+		return "", false
+	})
+}
+
+// Subtasks are the tasks that are SUBTASK_OF taskID.
+func (s *Service) Subtasks(ctx context.Context, taskID string) ([]*domain.Task, error) {
+	return s.linkedTasks(ctx, taskID, func(r *domain.TaskRelationship) (string, bool) {
+		return r.SourceTaskID, r.Type == domain.RelSubtaskOf && r.TargetTaskID == taskID
+	})
+}

@@ -1,0 +1,124 @@
+// Package service holds Taskgraph's use-cases: it authorizes the caller, applies
+// the domain rules, and makes each change in one store transaction. Resolvers call
+// it and nothing else.
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/taskgraph/taskgraph/internal/auth"
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/loader"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// Options configure a Service.
+type Options struct {
+	// Clock is the time source (tests inject their own); default time.Now.
+	Clock func() time.Time
+	// LoaderWait is how long a read batch stays open; default loader.DefaultWait.
+	LoaderWait time.Duration
+	Logger     *slog.Logger
+}
+
+// Service is the application core.
+type Service struct {
+	db         *store.DB
+	clock      func() time.Time
+	loaderWait time.Duration
+	log        *slog.Logger
+}
+
+// New returns a Service over db.
+func New(db *store.DB, opts Options) *Service {
+	s := &Service{db: db, clock: opts.Clock, loaderWait: opts.LoaderWait, log: opts.Logger}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	if s.loaderWait <= 0 {
+		s.loaderWait = loader.DefaultWait
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	return s
+}
+
+// now is the current time as stored: UTC, microsecond precision (PostgreSQL's).
+func (s *Service) now() time.Time { return s.clock().UTC().Truncate(time.Microsecond) }
+
+func newID() string { return uuid.NewString() }
+
+// caller returns the authenticated principal or UNAUTHENTICATED.
+func caller(ctx context.Context) (*auth.Principal, error) {
+	p := auth.FromContext(ctx)
+	if p == nil {
+		return nil, domain.Errorf(domain.CodeUnauthenticated, "authentication required")
+	}
+	return p, nil
+}
+
+// actor is how a principal is recorded in changed_by / resolved_by columns.
+func actor(p *auth.Principal) string { return domain.GlobalID(domain.KindUser, p.UserID) }
+
+// scopeOf is what projects a caller may see.
+func scopeOf(p *auth.Principal) domain.ProjectScope {
+	switch p.Role {
+	case domain.RoleAdmin:
+		return domain.ProjectScope{All: true}
+	case domain.RoleAgent:
+		return domain.ProjectScope{ProjectID: deref(p.ProjectID)}
+	default:
+		return domain.ProjectScope{OwnerID: p.UserID}
+	}
+}
+
+// canSee reports whether p may read project.
+func canSee(p *auth.Principal, project *domain.Project) bool {
+	if project == nil {
+		return false
+	}
+	switch p.Role {
+	case domain.RoleAdmin:
+		return true
+	case domain.RoleAgent:
+		return p.ProjectID != nil && *p.ProjectID == project.ID
+	default:
+		return project.OwnerID == p.UserID
+	}
+}
+
+// tx runs fn in one transaction and, once committed, drops the request's cached
+// reads so the payload shows the new state.
+func (s *Service) tx(ctx context.Context, fn func(q *store.Q) error) error {
+	if err := s.db.InTx(ctx, fn); err != nil {
+		return err
+	}
+	if l := loadersFrom(ctx); l != nil {
+		l.clear()
+	}
+	return nil
+}
+
+// notFound turns a store miss into NOT_FOUND for what.
+func notFound(err error, what string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.NotFound(what)
+	}
+	return err
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func ptr[T any](v T) *T { return &v }

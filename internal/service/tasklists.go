@@ -1,0 +1,206 @@
+package service
+
+import (
+	"context"
+
+	"github.com/taskgraph/taskgraph/internal/auth"
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// CreateTaskList creates a list, optionally filled with tasks in the given order.
+func (s *Service) CreateTaskList(ctx context.Context, in domain.CreateTaskListInput) (*domain.TaskList, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	project, err := s.writableProject(ctx, p, in.ProjectID, "projectId")
+	if err != nil {
+		return nil, err
+	}
+	name, err := checkText("name", in.Name, maxName, true)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := checkText("description", deref(in.Description), maxDescription, false)
+	if err != nil {
+		return nil, err
+	}
+	maxAgents := orDefault(in.MaxParallelAgents, 3)
+	if maxAgents < 1 || maxAgents > 100 {
+		return nil, domain.InputError("maxParallelAgents", "maxParallelAgents must be between 1 and 100")
+	}
+	tasks, err := s.tasksForList(ctx, p, project.ID, in.TaskIDs, "taskIds")
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	l := &domain.TaskList{ID: newID(), Name: name, Description: desc, ProjectID: project.ID, UserID: p.UserID,
+		Status: domain.ListDraft, MaxParallelAgents: maxAgents, AutoExecute: deref(in.AutoExecute),
+		CreatedAt: now, UpdatedAt: now}
+	err = s.tx(ctx, func(q *store.Q) error {
+		if err := q.InsertTaskList(ctx, l); err != nil {
+			return err
+		}
+		return s.addToList(ctx, q, p, l.ID, tasks)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.load(ctx).lists.Load(ctx, l.ID)
+}
+
+// tasksForList decodes task ids, each once, all visible and in the project.
+func (s *Service) tasksForList(ctx context.Context, p *auth.Principal, projectID string, gids []string, field string) ([]*domain.Task, error) {
+	if len(gids) > 500 {
+		return nil, domain.InputError(field, "at most 500 tasks at once")
+	}
+	seen := map[string]bool{}
+	out := make([]*domain.Task, 0, len(gids))
+	for _, gid := range gids {
+		t, _, err := s.visibleTask(ctx, p, gid, field)
+		if err != nil {
+			return nil, err
+		}
+		if t.ProjectID != projectID {
+			return nil, domain.InputError(field, "task %s is in another project", t.DisplayID)
+		}
+		if seen[t.ID] {
+			return nil, domain.InputError(field, "task %s is listed twice", t.DisplayID)
+		}
+		seen[t.ID] = true
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// addToList moves tasks into a list in order; tasks already in it stay put.
+func (s *Service) addToList(ctx context.Context, q *store.Q, p *auth.Principal, listID string, tasks []*domain.Task) error {
+	now := s.now()
+	for _, t0 := range tasks {
+		t, err := lockTask(ctx, q, t0.ID, nil)
+		if err != nil {
+			return err
+		}
+		if deref(t.TaskListID) == listID {
+			continue
+		}
+		if err := s.moveToList(ctx, q, p, t, listID, now); err != nil {
+			return err
+		}
+		t.UpdatedAt = now
+		if err := q.UpdateTask(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddTasksToList appends tasks to a list; they leave the evaluation queue (or
+// their old list), and DRAFT or EVALUATING ones become PENDING.
+func (s *Service) AddTasksToList(ctx context.Context, in domain.AddTasksToListInput) (*domain.TaskList, []*domain.TaskListItem, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := s.visibleList(ctx, p, in.TaskListID, "taskListId")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkWriter(p); err != nil {
+		return nil, nil, err
+	}
+	if len(in.TaskIDs) == 0 {
+		return nil, nil, domain.InputError("taskIds", "give at least one task")
+	}
+	tasks, err := s.tasksForList(ctx, p, l.ProjectID, in.TaskIDs, "taskIds")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.tx(ctx, func(q *store.Q) error { return s.addToList(ctx, q, p, l.ID, tasks) }); err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	items, err := s.load(ctx).itemOfTask.LoadMany(ctx, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err = s.load(ctx).lists.Load(ctx, l.ID)
+	return l, items, err
+}
+
+func (s *Service) visibleList(ctx context.Context, p *auth.Principal, gid, field string) (*domain.TaskList, error) {
+	id, err := domain.DecodeID(domain.KindTaskList, gid, field)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.load(ctx).lists.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if l == nil {
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "task list not found"}
+	}
+	if _, err := s.visibleProjectByID(ctx, p, l.ProjectID); err != nil {
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "task list not found"}
+	}
+	return l, nil
+}
+
+// TaskList finds a list by global id; nil when absent or invisible.
+func (s *Service) TaskList(ctx context.Context, gid string) (*domain.TaskList, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.visibleList(ctx, p, gid, "id")
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		return nil, nil
+	}
+	return l, err
+}
+
+// TaskListByID loads a list for nested fields.
+func (s *Service) TaskListByID(ctx context.Context, id *string) (*domain.TaskList, error) {
+	if id == nil {
+		return nil, nil
+	}
+	return s.load(ctx).lists.Load(ctx, *id)
+}
+
+// ItemOfTask loads a task's list item.
+func (s *Service) ItemOfTask(ctx context.Context, taskID string) (*domain.TaskListItem, error) {
+	return s.load(ctx).itemOfTask.Load(ctx, taskID)
+}
+
+// ItemsOfList pages a list's items in list order.
+func (s *Service) ItemsOfList(ctx context.Context, listID string, page domain.PageArgs) (domain.Page[*domain.TaskListItem], error) {
+	return nestedPage(ctx, s, "TaskList.items", page, listID,
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.TaskListItem], error) {
+			return q.ItemsByLists(ctx, parents, page)
+		},
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
+			return q.CountItemsByLists(ctx, parents)
+		})
+}
+
+// TasksOfList pages a list's tasks in list order (the item page, then its tasks).
+func (s *Service) TasksOfList(ctx context.Context, listID string, page domain.PageArgs) (domain.Page[*domain.Task], error) {
+	items, err := s.ItemsOfList(ctx, listID, page)
+	if err != nil {
+		return domain.Page[*domain.Task]{}, err
+	}
+	ids := make([]string, len(items.Items))
+	for i, it := range items.Items {
+		ids[i] = it.TaskID
+	}
+	tasks, err := s.load(ctx).tasks.LoadMany(ctx, ids)
+	if err != nil {
+		return domain.Page[*domain.Task]{}, err
+	}
+	return domain.Page[*domain.Task]{Items: tasks, Cursors: items.Cursors, HasNextPage: items.HasNextPage,
+		HasPreviousPage: items.HasPreviousPage, Total: items.Total}, nil
+}

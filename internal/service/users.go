@@ -1,0 +1,225 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/taskgraph/taskgraph/internal/auth"
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// Authenticate resolves a bearer token to its principal; an unknown or revoked
+// token gives (nil, nil).
+func (s *Service) Authenticate(ctx context.Context, token string) (*auth.Principal, error) {
+	if token == "" {
+		return nil, nil
+	}
+	t, err := s.db.APITokenByHash(ctx, auth.HashToken(token))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.db.TouchAPIToken(ctx, t.ID, s.now()); err != nil {
+		s.log.WarnContext(ctx, "recording token use failed", "err", err)
+	}
+	return &auth.Principal{UserID: t.UserID, TokenID: t.ID, Role: t.Role, ProjectID: t.ProjectID}, nil
+}
+
+// BootstrapAdmin makes sure an admin can log in. With adminToken set, that exact
+// string authenticates as the bootstrap admin (created if missing). Without it, on
+// a database with no users, it creates the admin and returns a new token to print
+// once; otherwise it returns "".
+func (s *Service) BootstrapAdmin(ctx context.Context, adminToken string) (string, error) {
+	var printed string
+	err := s.db.InTx(ctx, func(q *store.Q) error {
+		admin, err := q.UserBySlug(ctx, "admin")
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if adminToken == "" {
+			if n, err := q.CountUsers(ctx); err != nil || n > 0 {
+				return err
+			}
+		}
+		now := s.now()
+		if admin == nil {
+			admin = &domain.User{ID: newID(), Slug: "admin", Name: "Administrator", Email: "", CreatedAt: now, UpdatedAt: now}
+			if err := q.CreateUser(ctx, admin); err != nil {
+				return err
+			}
+		}
+		plain, hash := adminToken, auth.HashToken(adminToken)
+		if adminToken == "" {
+			plain, hash = auth.NewToken()
+			printed = plain
+		} else if _, err := q.APITokenByHash(ctx, hash); err == nil {
+			return nil // already there
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		} else if err := q.DeleteRevokedToken(ctx, hash); err != nil {
+			return err
+		}
+		return q.CreateAPIToken(ctx, &domain.APIToken{ID: newID(), UserID: admin.ID, Name: "bootstrap",
+			Role: domain.RoleAdmin, TokenHash: hash, CreatedAt: now})
+	})
+	return printed, err
+}
+
+// Viewer is the caller's user.
+func (s *Service) Viewer(ctx context.Context) (*domain.User, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.load(ctx).users.Load(ctx, p.UserID)
+	if err != nil {
+		return nil, err
+	}
+	if u == nil {
+		return nil, domain.Errorf(domain.CodeUnauthenticated, "the token's user no longer exists")
+	}
+	return u, nil
+}
+
+// User loads a user by id for nested fields.
+func (s *Service) User(ctx context.Context, id string) (*domain.User, error) {
+	return s.load(ctx).users.Load(ctx, id)
+}
+
+// canSeeUser: admins and members see the user directory; agents only themselves.
+func canSeeUser(p *auth.Principal, userID string) bool {
+	return p.Role != domain.RoleAgent || p.UserID == userID
+}
+
+// CreateUser creates a user (ADMIN only).
+func (s *Service) CreateUser(ctx context.Context, in domain.CreateUserInput) (*domain.User, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !p.IsAdmin() {
+		return nil, domain.Forbidden("only an admin can create users")
+	}
+	name, err := checkText("name", in.Name, maxName, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSlug("slug", in.Slug); err != nil {
+		return nil, err
+	}
+	email := strings.TrimSpace(in.Email)
+	if email != "" && (!strings.Contains(email, "@") || len(email) > 320) {
+		return nil, domain.InputError("email", "%q is not an email address", email)
+	}
+	settings := in.Settings
+	if len(settings) > 0 && settings[0] != '{' {
+		return nil, domain.InputError("settings", "settings must be a JSON object")
+	}
+	now := s.now()
+	u := &domain.User{ID: newID(), Slug: in.Slug, Name: name, Email: email, TelegramChatID: in.TelegramChatID,
+		Settings: settings, CreatedAt: now, UpdatedAt: now}
+	err = s.tx(ctx, func(q *store.Q) error { return q.CreateUser(ctx, u) })
+	if errors.Is(err, store.ErrUnique) {
+		if strings.Contains(err.Error(), "email") {
+			return nil, &domain.Error{Code: domain.CodeConflict, Field: "email", Message: "a user with this email exists"}
+		}
+		return nil, &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "slug " + in.Slug + " is taken"}
+	}
+	return u, err
+}
+
+// CreateAPIToken creates a token and returns its secret once. Admins may create any
+// token; members tokens for themselves: MEMBER, or AGENT on a project they own.
+func (s *Service) CreateAPIToken(ctx context.Context, in domain.CreateAPITokenInput) (string, *domain.APIToken, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	if p.Role == domain.RoleAgent {
+		return "", nil, domain.Forbidden("agent tokens cannot create tokens")
+	}
+	userID, err := domain.DecodeID(domain.KindUser, in.UserID, "userId")
+	if err != nil {
+		return "", nil, err
+	}
+	name, err := checkText("name", in.Name, maxName, true)
+	if err != nil {
+		return "", nil, err
+	}
+	if !p.IsAdmin() && (userID != p.UserID || in.Role == domain.RoleAdmin) {
+		return "", nil, domain.Forbidden("members can create MEMBER and AGENT tokens for themselves only")
+	}
+	if u, err := s.load(ctx).users.Load(ctx, userID); err != nil {
+		return "", nil, err
+	} else if u == nil {
+		return "", nil, domain.NotFound("user")
+	}
+	var projectID *string
+	switch {
+	case in.Role == domain.RoleAgent && in.ProjectID == nil:
+		return "", nil, domain.InputError("projectId", "an AGENT token needs the project it is bound to")
+	case in.Role != domain.RoleAgent && in.ProjectID != nil:
+		return "", nil, domain.InputError("projectId", "only AGENT tokens are bound to a project")
+	case in.ProjectID != nil:
+		project, err := s.writableProject(ctx, p, *in.ProjectID, "projectId")
+		if err != nil {
+			return "", nil, err
+		}
+		projectID = &project.ID
+	}
+	plain, hash := auth.NewToken()
+	t := &domain.APIToken{ID: newID(), UserID: userID, Name: name, Role: in.Role, ProjectID: projectID,
+		TokenHash: hash, CreatedAt: s.now()}
+	if err := s.tx(ctx, func(q *store.Q) error { return q.CreateAPIToken(ctx, t) }); err != nil {
+		return "", nil, err
+	}
+	return plain, t, nil
+}
+
+// RevokeAPIToken revokes a token: an admin any, a member their own.
+func (s *Service) RevokeAPIToken(ctx context.Context, in domain.RevokeAPITokenInput) (*domain.APIToken, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if p.Role == domain.RoleAgent {
+		return nil, domain.Forbidden("agent tokens cannot revoke tokens")
+	}
+	id, err := domain.DecodeID(domain.KindAPIToken, in.ID, "id")
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.load(ctx).tokens.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil || !(p.IsAdmin() || t.UserID == p.UserID) {
+		return nil, domain.NotFound("API token")
+	}
+	if t.RevokedAt == nil {
+		if err := s.tx(ctx, func(q *store.Q) error { return q.RevokeAPIToken(ctx, id, s.now()) }); err != nil {
+			return nil, err
+		}
+	}
+	return s.load(ctx).tokens.Load(ctx, id)
+}
+
+// APITokensOfUser lists a user's tokens, to that user and admins only.
+func (s *Service) APITokensOfUser(ctx context.Context, userID string) ([]*domain.APIToken, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !p.IsAdmin() && p.UserID != userID {
+		return []*domain.APIToken{}, nil
+	}
+	toks, err := s.load(ctx).tokensOfUser.Load(ctx, userID)
+	if toks == nil && err == nil {
+		toks = []*domain.APIToken{}
+	}
+	return toks, err
+}

@@ -1,0 +1,255 @@
+// Package store holds all of Taskgraph's SQL: one file per aggregate, the dialect
+// seam between PostgreSQL and the embedded SQLite default, transactions, and the
+// mapping of database errors. It holds no business rules.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq" // PostgreSQL driver
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	_ "modernc.org/sqlite" // pure-Go SQLite driver
+
+	"github.com/taskgraph/taskgraph/db"
+)
+
+// Dialect is the SQL flavour of the database.
+type Dialect string
+
+// Supported dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// DB is the database handle. Its embedded Q runs statements on the pool; InTx
+// runs a function with a Q bound to one transaction.
+type DB struct {
+	Q
+	sqlx       *sqlx.DB
+	dialect    Dialect
+	statements atomic.Int64
+}
+
+// Open connects to url: "sqlite:<path>" (the file and its directory are created)
+// or "postgres://…" / "postgresql://…". It does not migrate; call Migrate.
+func Open(ctx context.Context, url string) (*DB, error) {
+	var (
+		driver, dsn string
+		dialect     Dialect
+	)
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		driver, dsn, dialect = "postgres", url, Postgres
+	case strings.HasPrefix(url, "sqlite:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
+		if path == "" {
+			return nil, errors.New("store: sqlite url needs a file path, e.g. sqlite:data/taskgraph.db")
+		}
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("store: create database directory: %w", err)
+			}
+		}
+		// WAL lets readers run beside the one writer; immediate transactions take
+		// the write lock up front so two writers never deadlock upgrading a read lock.
+		dsn = "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
+			"&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate&_time_format=sqlite"
+		driver, dialect = "sqlite", SQLite
+	default:
+		return nil, fmt.Errorf("store: unsupported database url %q (want sqlite:<path> or postgres://…)", redact(url))
+	}
+	x, err := sqlx.Open(driver, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	if dialect == SQLite {
+		x.SetMaxOpenConns(8)
+	} else {
+		x.SetMaxOpenConns(20)
+		x.SetMaxIdleConns(10)
+		x.SetConnMaxIdleTime(5 * time.Minute)
+	}
+	d := &DB{sqlx: x, dialect: dialect}
+	d.Q = Q{ext: x, db: d}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := x.PingContext(pingCtx); err != nil {
+		x.Close()
+		return nil, fmt.Errorf("store: connect to %s: %w", redact(url), err)
+	}
+	return d, nil
+}
+
+// redact hides a password in a database url for error messages.
+func redact(url string) string {
+	if at := strings.Index(url, "@"); at > 0 {
+		if scheme := strings.Index(url, "://"); scheme > 0 && scheme < at {
+			return url[:scheme+3] + "…" + url[at:]
+		}
+	}
+	return url
+}
+
+// Dialect reports the SQL flavour.
+func (d *DB) Dialect() Dialect { return d.dialect }
+
+// SQL exposes the pool for health checks and pool metrics.
+func (d *DB) SQL() *sql.DB { return d.sqlx.DB }
+
+// Close closes the pool.
+func (d *DB) Close() error { return d.sqlx.Close() }
+
+// Ping checks that the database answers.
+func (d *DB) Ping(ctx context.Context) error { return d.sqlx.PingContext(ctx) }
+
+// Statements is the number of SQL statements run since Open; tests and benchmarks
+// use it to show that statements grow with query depth, not with rows.
+func (d *DB) Statements() int64 { return d.statements.Load() }
+
+func (d *DB) provider() (*goose.Provider, error) {
+	sub, err := fs.Sub(db.Migrations, db.Dir(string(d.dialect)))
+	if err != nil {
+		return nil, err
+	}
+	dialect := goose.DialectSQLite3
+	var opts []goose.ProviderOption
+	if d.dialect == Postgres {
+		dialect = goose.DialectPostgres
+		// Replicas starting together migrate one at a time.
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	return goose.NewProvider(dialect, d.sqlx.DB, sub, opts...)
+}
+
+// Migrate applies every pending migration.
+func (d *DB) Migrate(ctx context.Context) error {
+	p, err := d.provider()
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	return nil
+}
+
+// MigrationStatus describes one migration and whether it is applied.
+type MigrationStatus struct {
+	Version   int64
+	Name      string
+	Applied   bool
+	AppliedAt time.Time
+}
+
+// MigrationStatuses lists every known migration.
+func (d *DB) MigrationStatuses(ctx context.Context) ([]MigrationStatus, error) {
+	p, err := d.provider()
+	if err != nil {
+		return nil, err
+	}
+	st, err := p.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: migration status: %w", err)
+	}
+	out := make([]MigrationStatus, len(st))
+	for i, s := range st {
+		out[i] = MigrationStatus{Version: s.Source.Version, Name: filepath.Base(s.Source.Path),
+			Applied: s.State == goose.StateApplied, AppliedAt: s.AppliedAt}
+	}
+	return out, nil
+}
+
+// InTx runs fn in one transaction, committing when fn returns nil. On SQLite the
+// transaction takes the write lock at BEGIN (immediate), so writers queue instead
+// of failing on lock upgrades.
+func (d *DB) InTx(ctx context.Context, fn func(q *Q) error) (err error) {
+	tx, err := d.sqlx.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", mapErr(err))
+	}
+	d.statements.Add(1)
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(&Q{ext: tx, db: d, inTx: true}); err != nil {
+		return err
+	}
+	d.statements.Add(1)
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", mapErr(err))
+	}
+	return nil
+}
+
+// Q runs statements, on the pool or inside one transaction. Every aggregate's
+// queries are methods of Q.
+type Q struct {
+	ext  sqlx.ExtContext
+	db   *DB
+	inTx bool
+}
+
+func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {
+	q.db.statements.Add(1)
+	return mapErr(sqlx.GetContext(ctx, q.ext, dest, q.ext.Rebind(query), args...))
+}
+
+func (q *Q) selectx(ctx context.Context, dest any, query string, args ...any) error {
+	q.db.statements.Add(1)
+	return mapErr(sqlx.SelectContext(ctx, q.ext, dest, q.ext.Rebind(query), args...))
+}
+
+func (q *Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	q.db.statements.Add(1)
+	res, err := q.ext.ExecContext(ctx, q.ext.Rebind(query), args...)
+	return res, mapErr(err)
+}
+
+// in expands a query with IN (?) over slices, as sqlx.In does.
+func in(query string, args ...any) (string, []any) {
+	out, outArgs, err := sqlx.In(query, args...)
+	if err != nil {
+		panic("store: bad IN query: " + err.Error()) // programming error: arguments do not match the query
+	}
+	return out, outArgs
+}
+
+// pool returns a Q on the pool, for lazy reads made after a transaction ended.
+func (d *DB) pool() *Q { return &d.Q }
+
+func (q *Q) namedExec(ctx context.Context, query string, arg any) (sql.Result, error) {
+	q.db.statements.Add(1)
+	res, err := sqlx.NamedExecContext(ctx, q.ext, query, arg)
+	return res, mapErr(err)
+}
+
+// forUpdate is the row-lock suffix of a SELECT inside a transaction. SQLite needs
+// none: its immediate transactions already hold the single write lock.
+func (q *Q) forUpdate() string {
+	if q.db.dialect == Postgres && q.inTx {
+		return " FOR UPDATE"
+	}
+	return ""
+}

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+// InsertStateChange records one lifecycle step of a task.
+func (q *Q) InsertStateChange(ctx context.Context, c *domain.TaskStateChange) error {
+	_, err := q.exec(ctx, `INSERT INTO task_state_history (id, task_id, execution_run_id, from_status, to_status, reason, changed_by, changed_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.TaskID, c.ExecutionRunID, c.FromStatus, c.ToStatus, c.Reason, c.ChangedBy, c.ChangedAt)
+	return err
+}
+
+// StateChangesByIDs loads history rows by id.
+func (q *Q) StateChangesByIDs(ctx context.Context, ids []string) ([]*domain.TaskStateChange, error) {
+	return byIDs[domain.TaskStateChange](ctx, q, "task_state_history", ids)
+}
+
+// StateHistoryOfTasks lists the history of tasks, oldest first.
+func (q *Q) StateHistoryOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskStateChange, error) {
+	return byColumn[domain.TaskStateChange](ctx, q, "task_state_history", "task_id", taskIDs, "changed_at, id")
+}
+
+// InsertBlock records a block on a task.
+func (q *Q) InsertBlock(ctx context.Context, b *domain.TaskBlock) error {
+	_, err := q.exec(ctx, `INSERT INTO task_blocks (id, task_id, block_type, reason, blocking_entity_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, b.ID, b.TaskID, b.BlockType, b.Reason, b.BlockingEntityID, b.CreatedAt)
+	return err
+}
+
+// BlockForUpdate loads a block, locking its row inside a PostgreSQL transaction.
+func (q *Q) BlockForUpdate(ctx context.Context, id string) (*domain.TaskBlock, error) {
+	var b domain.TaskBlock
+	if err := q.get(ctx, &b, `SELECT * FROM task_blocks WHERE id = ?`+q.forUpdate(), id); err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// BlocksByIDs loads blocks by id.
+func (q *Q) BlocksByIDs(ctx context.Context, ids []string) ([]*domain.TaskBlock, error) {
+	return byIDs[domain.TaskBlock](ctx, q, "task_blocks", ids)
+}
+
+// ResolveBlock marks a block resolved.
+func (q *Q) ResolveBlock(ctx context.Context, id string, at time.Time, by string, notes *string) error {
+	_, err := q.exec(ctx, `UPDATE task_blocks SET resolved_at = ?, resolved_by = ?, resolution_notes = ? WHERE id = ?`, at, by, notes, id)
+	return err
+}
+
+// CountOpenBlocks counts a task's unresolved blocks.
+func (q *Q) CountOpenBlocks(ctx context.Context, taskID string) (int, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT COUNT(*) FROM task_blocks WHERE task_id = ? AND resolved_at IS NULL`, taskID)
+	return n, err
+}
+
+// BlocksOfTasks lists the blocks of tasks, oldest first.
+func (q *Q) BlocksOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskBlock, error) {
+	return byColumn[domain.TaskBlock](ctx, q, "task_blocks", "task_id", taskIDs, "created_at, id")
+}
+
+// ReplaceFileImpacts replaces a task's file impacts with impacts.
+func (q *Q) ReplaceFileImpacts(ctx context.Context, taskID string, impacts []*domain.TaskFileImpact) error {
+	if _, err := q.exec(ctx, `DELETE FROM task_file_impacts WHERE task_id = ?`, taskID); err != nil {
+		return err
+	}
+	if len(impacts) == 0 {
+		return nil
+	}
+	_, err := q.namedExec(ctx, `INSERT INTO task_file_impacts (id, task_id, file_path, operation, confidence, source,
+		was_accurate, validated_at, created_at, updated_at) VALUES (:id, :task_id, :file_path, :operation, :confidence,
+		:source, :was_accurate, :validated_at, :created_at, :updated_at)`, impacts)
+	return err
+}
+
+// FileImpactsByIDs loads impacts by id.
+func (q *Q) FileImpactsByIDs(ctx context.Context, ids []string) ([]*domain.TaskFileImpact, error) {
+	return byIDs[domain.TaskFileImpact](ctx, q, "task_file_impacts", ids)
+}
+
+// FileImpactsOfTasks lists the file impacts of tasks by path.
+func (q *Q) FileImpactsOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskFileImpact, error) {
+	return byColumn[domain.TaskFileImpact](ctx, q, "task_file_impacts", "task_id", taskIDs, "file_path, operation, id")
+}

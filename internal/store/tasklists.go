@@ -1,0 +1,196 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+// InsertTaskList inserts a task list.
+func (q *Q) InsertTaskList(ctx context.Context, l *domain.TaskList) error {
+	_, err := q.namedExec(ctx, `INSERT INTO task_lists (id, name, description, project_id, user_id, status,
+		max_parallel_agents, auto_execute, total_tasks, completed_tasks, failed_tasks, telegram_chat_id,
+		created_at, updated_at, started_at, completed_at) VALUES (:id, :name, :description, :project_id, :user_id,
+		:status, :max_parallel_agents, :auto_execute, :total_tasks, :completed_tasks, :failed_tasks,
+		:telegram_chat_id, :created_at, :updated_at, :started_at, :completed_at)`, l)
+	return err
+}
+
+// TaskListsByIDs loads lists by id.
+func (q *Q) TaskListsByIDs(ctx context.Context, ids []string) ([]*domain.TaskList, error) {
+	return byIDs[domain.TaskList](ctx, q, "task_lists", ids)
+}
+
+// TaskListForUpdate loads a list, locking its row inside a PostgreSQL transaction.
+func (q *Q) TaskListForUpdate(ctx context.Context, id string) (*domain.TaskList, error) {
+	var l domain.TaskList
+	if err := q.get(ctx, &l, `SELECT * FROM task_lists WHERE id = ?`+q.forUpdate(), id); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// RecountTaskLists makes the lists' counters true to their items and tasks.
+func (q *Q) RecountTaskLists(ctx context.Context, ids []string, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	query, args := in(`UPDATE task_lists SET
+		total_tasks = (SELECT COUNT(*) FROM task_list_items i WHERE i.task_list_id = task_lists.id),
+		completed_tasks = (SELECT COUNT(*) FROM tasks t WHERE t.task_list_id = task_lists.id AND t.status = 'COMPLETED'),
+		failed_tasks = (SELECT COUNT(*) FROM tasks t WHERE t.task_list_id = task_lists.id AND t.status = 'FAILED'),
+		updated_at = ?
+		WHERE id IN (?)`, now, ids)
+	_, err := q.exec(ctx, query, args...)
+	return err
+}
+
+func taskListPageQuery(projects []string, page domain.PageArgs) *pageQuery[*domain.TaskList] {
+	return &pageQuery[*domain.TaskList]{
+		selectCols: "l.*", from: "task_lists l", idCol: "l.id",
+		key:   sortKey{col: "l.created_at", kind: keyTime},
+		keyOf: func(l *domain.TaskList) any { return l.CreatedAt }, idOf: func(l *domain.TaskList) string { return l.ID },
+		parentCol: "l.project_id", parents: projects, parentOf: func(l *domain.TaskList) string { return l.ProjectID },
+		page: page,
+	}
+}
+
+// TaskListsByProjects pages lists per project.
+func (q *Q) TaskListsByProjects(ctx context.Context, projects []string, page domain.PageArgs) (map[string]domain.Page[*domain.TaskList], error) {
+	return taskListPageQuery(projects, page).fetch(ctx, q)
+}
+
+// CountTaskListsByProjects counts lists per project.
+func (q *Q) CountTaskListsByProjects(ctx context.Context, projects []string) (map[string]int, error) {
+	return taskListPageQuery(projects, domain.PageArgs{}).count(ctx, q)
+}
+
+// MaxItemPosition is the last position used in a list (0 when empty).
+func (q *Q) MaxItemPosition(ctx context.Context, listID string) (int, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT COALESCE(MAX(position), 0) FROM task_list_items WHERE task_list_id = ?`, listID)
+	return n, err
+}
+
+// DeleteItemOfTask takes a task out of whatever list holds it.
+func (q *Q) DeleteItemOfTask(ctx context.Context, taskID string) error {
+	_, err := q.exec(ctx, `DELETE FROM task_list_items WHERE task_id = ?`, taskID)
+	return err
+}
+
+// InsertItems inserts list items.
+func (q *Q) InsertItems(ctx context.Context, items []*domain.TaskListItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	_, err := q.namedExec(ctx, `INSERT INTO task_list_items (id, task_list_id, task_id, position, item_status,
+		started_at, completed_at, execution_notes, added_at) VALUES (:id, :task_list_id, :task_id, :position,
+		:item_status, :started_at, :completed_at, :execution_notes, :added_at)`, items)
+	return err
+}
+
+// SetItemStatus mirrors a task's status on its list item.
+func (q *Q) SetItemStatus(ctx context.Context, taskID string, status domain.ItemStatus, startedAt, completedAt *time.Time) error {
+	_, err := q.exec(ctx, `UPDATE task_list_items SET item_status = ?,
+		started_at = COALESCE(started_at, ?), completed_at = ? WHERE task_id = ?`, status, startedAt, completedAt, taskID)
+	return err
+}
+
+// ItemsByIDs loads items by id.
+func (q *Q) ItemsByIDs(ctx context.Context, ids []string) ([]*domain.TaskListItem, error) {
+	return byIDs[domain.TaskListItem](ctx, q, "task_list_items", ids)
+}
+
+// ItemsOfTasks loads the list items of tasks.
+func (q *Q) ItemsOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskListItem, error) {
+	return byColumn[domain.TaskListItem](ctx, q, "task_list_items", "task_id", taskIDs, "id")
+}
+
+func itemPageQuery(lists []string, page domain.PageArgs) *pageQuery[*domain.TaskListItem] {
+	return &pageQuery[*domain.TaskListItem]{
+		selectCols: "i.*", from: "task_list_items i", idCol: "i.id",
+		key:   sortKey{col: "i.position", kind: keyInt},
+		keyOf: func(i *domain.TaskListItem) any { return i.Position }, idOf: func(i *domain.TaskListItem) string { return i.ID },
+		parentCol: "i.task_list_id", parents: lists, parentOf: func(i *domain.TaskListItem) string { return i.TaskListID },
+		page: page,
+	}
+}
+
+// ItemsByLists pages items per list, in list order.
+func (q *Q) ItemsByLists(ctx context.Context, lists []string, page domain.PageArgs) (map[string]domain.Page[*domain.TaskListItem], error) {
+	return itemPageQuery(lists, page).fetch(ctx, q)
+}
+
+// CountItemsByLists counts items per list.
+func (q *Q) CountItemsByLists(ctx context.Context, lists []string) (map[string]int, error) {
+	return itemPageQuery(lists, domain.PageArgs{}).count(ctx, q)
+}
+
+// InsertTemplate inserts a task template.
+func (q *Q) InsertTemplate(ctx context.Context, t *domain.TaskTemplate) error {
+	_, err := q.namedExec(ctx, `INSERT INTO task_templates (id, name, description, category, default_acceptance_criteria,
+		default_codebase_tests, default_api_tests, default_ui_tests, default_affected_files, scope, scope_id,
+		usage_count, created_by, created_at, updated_at) VALUES (:id, :name, :description, :category,
+		:default_acceptance_criteria, :default_codebase_tests, :default_api_tests, :default_ui_tests,
+		:default_affected_files, :scope, :scope_id, :usage_count, :created_by, :created_at, :updated_at)`, t)
+	return err
+}
+
+// TemplatesByIDs loads templates by id.
+func (q *Q) TemplatesByIDs(ctx context.Context, ids []string) ([]*domain.TaskTemplate, error) {
+	return byIDs[domain.TaskTemplate](ctx, q, "task_templates", ids)
+}
+
+// CountTemplateUse raises a template's usage count by one.
+func (q *Q) CountTemplateUse(ctx context.Context, id string, now time.Time) error {
+	_, err := q.exec(ctx, `UPDATE task_templates SET usage_count = usage_count + 1, updated_at = ? WHERE id = ?`, now, id)
+	return err
+}
+
+// TemplateQuery selects the templates usable in a project by a user: GLOBAL ones,
+// the project's, and the user's own. Without a project: GLOBAL, the user's, and
+// those of the projects the scope can see.
+type TemplateQuery struct {
+	Scope     domain.ProjectScope
+	ProjectID string
+	UserID    string
+	Page      domain.PageArgs
+}
+
+func templatePageQuery(tq TemplateQuery) *pageQuery[*domain.TaskTemplate] {
+	pq := &pageQuery[*domain.TaskTemplate]{
+		selectCols: "tt.*", from: "task_templates tt", idCol: "tt.id",
+		key:   sortKey{col: "tt.created_at", kind: keyTime},
+		keyOf: func(t *domain.TaskTemplate) any { return t.CreatedAt }, idOf: func(t *domain.TaskTemplate) string { return t.ID },
+		page: tq.Page,
+	}
+	switch {
+	case tq.ProjectID != "":
+		pq.filter(`(tt.scope = 'GLOBAL' OR (tt.scope = 'PROJECT' AND tt.scope_id = ?) OR (tt.scope = 'USER' AND tt.scope_id = ?))`,
+			tq.ProjectID, tq.UserID)
+	case tq.Scope.All:
+	case tq.Scope.ProjectID != "":
+		pq.filter(`(tt.scope = 'GLOBAL' OR (tt.scope = 'PROJECT' AND tt.scope_id = ?) OR (tt.scope = 'USER' AND tt.scope_id = ?))`,
+			tq.Scope.ProjectID, tq.UserID)
+	default:
+		pq.filter(`(tt.scope = 'GLOBAL' OR (tt.scope = 'USER' AND tt.scope_id = ?) OR
+			(tt.scope = 'PROJECT' AND tt.scope_id IN (SELECT id FROM projects WHERE owner_id = ?)))`, tq.UserID, tq.Scope.OwnerID)
+	}
+	return pq
+}
+
+// Templates pages templates.
+func (q *Q) Templates(ctx context.Context, tq TemplateQuery) (domain.Page[*domain.TaskTemplate], error) {
+	pq := templatePageQuery(tq)
+	pages, err := pq.fetch(ctx, q)
+	if err != nil {
+		return domain.Page[*domain.TaskTemplate]{}, err
+	}
+	pg := pages[""]
+	pg.Total = func(ctx context.Context) (int, error) {
+		n, err := pq.count(ctx, q.db.pool())
+		return n[""], err
+	}
+	return pg, nil
+}

@@ -1,0 +1,284 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+// ErrVersionConflict means a task changed since it was read.
+var ErrVersionConflict = errors.New("store: task version changed")
+
+const taskColumns = `id, display_id, user_id, project_id, idea_id, parent_task_id, queue, task_list_id, title,
+	description, category, status, risk_level, priority, priority_score, blocks_count, is_quick_win, deadline,
+	effort, owner, assigned_agent, phase, acceptance_criteria, codebase_tests, api_tests, ui_tests,
+	actual_effort_minutes, affected_files, execution_log, version, supersedes_task_id, embedding,
+	embedding_model, created_at, updated_at, started_at, completed_at`
+
+// InsertTask inserts a task.
+func (q *Q) InsertTask(ctx context.Context, t *domain.Task) error {
+	_, err := q.namedExec(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES (`+namedList(taskColumns)+`)`, t)
+	return err
+}
+
+// UpdateTask writes every mutable column of t if the stored version is still
+// t.Version, and raises the version by one (in the row and in t).
+func (q *Q) UpdateTask(ctx context.Context, t *domain.Task) error {
+	res, err := q.namedExec(ctx, `UPDATE tasks SET idea_id = :idea_id, parent_task_id = :parent_task_id,
+		queue = :queue, task_list_id = :task_list_id, title = :title, description = :description,
+		category = :category, status = :status, risk_level = :risk_level, priority = :priority,
+		priority_score = :priority_score, blocks_count = :blocks_count, is_quick_win = :is_quick_win,
+		deadline = :deadline, effort = :effort, owner = :owner, assigned_agent = :assigned_agent, phase = :phase,
+		acceptance_criteria = :acceptance_criteria, codebase_tests = :codebase_tests, api_tests = :api_tests,
+		ui_tests = :ui_tests, actual_effort_minutes = :actual_effort_minutes, affected_files = :affected_files,
+		execution_log = :execution_log, supersedes_task_id = :supersedes_task_id, embedding = :embedding,
+		embedding_model = :embedding_model, updated_at = :updated_at, started_at = :started_at,
+		completed_at = :completed_at, version = version + 1
+		WHERE id = :id AND version = :version`, t)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return ErrVersionConflict
+	}
+	t.Version++
+	return nil
+}
+
+// TasksByIDs loads tasks by id.
+func (q *Q) TasksByIDs(ctx context.Context, ids []string) ([]*domain.Task, error) {
+	return byIDs[domain.Task](ctx, q, "tasks", ids)
+}
+
+// TaskForUpdate loads a task and, inside a PostgreSQL transaction, locks its row.
+func (q *Q) TaskForUpdate(ctx context.Context, id string) (*domain.Task, error) {
+	var t domain.Task
+	if err := q.get(ctx, &t, `SELECT * FROM tasks WHERE id = ?`+q.forUpdate(), id); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// TaskByDisplayID finds a task by display id.
+func (q *Q) TaskByDisplayID(ctx context.Context, displayID string) (*domain.Task, error) {
+	var t domain.Task
+	if err := q.get(ctx, &t, `SELECT * FROM tasks WHERE display_id = ?`, displayID); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// NextDisplayNumber allocates the next number of a (project, category) counter.
+// The upsert takes a row lock, so concurrent creators get distinct numbers, and
+// numbers are never reused.
+func (q *Q) NextDisplayNumber(ctx context.Context, projectID string, category domain.TaskCategory) (int, error) {
+	var n int
+	err := q.get(ctx, &n, `INSERT INTO display_id_counters (project_id, category, last_value) VALUES (?, ?, 1)
+		ON CONFLICT (project_id, category) DO UPDATE SET last_value = display_id_counters.last_value + 1
+		RETURNING last_value`, projectID, category)
+	return n, err
+}
+
+// RecountBlocks recomputes blocks_count of the given tasks: the distinct tasks that
+// wait on each (sources of incoming DEPENDS_ON, targets of outgoing BLOCKS).
+func (q *Q) RecountBlocks(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	query, args := in(`UPDATE tasks SET blocks_count = (
+		SELECT COUNT(*) FROM (
+			SELECT r.source_task_id AS waiter FROM task_relationships r
+			 WHERE r.target_task_id = tasks.id AND r.relationship_type = 'DEPENDS_ON'
+			UNION
+			SELECT r.target_task_id FROM task_relationships r
+			 WHERE r.source_task_id = tasks.id AND r.relationship_type = 'BLOCKS'
+		) waiters)
+		WHERE id IN (?)`, ids)
+	_, err := q.exec(ctx, query, args...)
+	return err
+}
+
+// SetTaskScore stores a recomputed priority score and quick-win flag without
+// touching the version: the score is derived, not edited.
+func (q *Q) SetTaskScore(ctx context.Context, id string, score int, quickWin bool) error {
+	_, err := q.exec(ctx, `UPDATE tasks SET priority_score = ?, is_quick_win = ? WHERE id = ?`, score, quickWin, id)
+	return err
+}
+
+// TasksWithDeadlines lists unfinished tasks that have a deadline, whose score
+// depends on the clock.
+func (q *Q) TasksWithDeadlines(ctx context.Context) ([]*domain.Task, error) {
+	var out []*domain.Task
+	err := q.selectx(ctx, &out, `SELECT * FROM tasks WHERE deadline IS NOT NULL AND status NOT IN ('COMPLETED', 'FAILED')`)
+	return out, err
+}
+
+// TaskQuery selects tasks for a connection.
+type TaskQuery struct {
+	Scope      domain.ProjectScope
+	ProjectIDs []string // page per project (nested) when set; with one element and no nesting, that project only
+	IdeaIDs    []string // page per idea (nested)
+	Filter     *domain.TaskFilter
+	Order      *domain.TaskOrder
+	Page       domain.PageArgs
+}
+
+var taskSortKeys = map[domain.TaskOrderField]sortKey{
+	domain.OrderPriorityScore: {col: "t.priority_score", kind: keyInt},
+	domain.OrderCreatedAt:     {col: "t.created_at", kind: keyTime},
+	domain.OrderUpdatedAt:     {col: "t.updated_at", kind: keyTime},
+	domain.OrderDeadline:      {col: "t.deadline", kind: keyTime, nullable: true},
+	domain.OrderDisplayID:     {col: "t.display_id", kind: keyString},
+}
+
+func taskKey(field domain.TaskOrderField) func(*domain.Task) any {
+	switch field {
+	case domain.OrderPriorityScore:
+		return func(t *domain.Task) any { return t.PriorityScore }
+	case domain.OrderUpdatedAt:
+		return func(t *domain.Task) any { return t.UpdatedAt }
+	case domain.OrderDeadline:
+		return func(t *domain.Task) any { return t.Deadline }
+	case domain.OrderDisplayID:
+		return func(t *domain.Task) any { return t.DisplayID }
+	default:
+		return func(t *domain.Task) any { return t.CreatedAt }
+	}
+}
+
+func taskPageQuery(tq TaskQuery) *pageQuery[*domain.Task] {
+	order := domain.TaskOrder{Field: domain.OrderCreatedAt, Direction: domain.OrderAsc}
+	if tq.Order != nil {
+		order = *tq.Order
+	}
+	key := taskSortKeys[order.Field]
+	key.desc = order.Direction == domain.OrderDesc
+	pq := &pageQuery[*domain.Task]{
+		selectCols: "t.*", from: "tasks t", idCol: "t.id", key: key,
+		keyOf: taskKey(order.Field), idOf: func(t *domain.Task) string { return t.ID },
+		page: tq.Page,
+	}
+	switch {
+	case tq.Scope.All:
+	case tq.Scope.ProjectID != "":
+		pq.filter("t.project_id = ?", tq.Scope.ProjectID)
+	default:
+		pq.filter("t.project_id IN (SELECT id FROM projects WHERE owner_id = ?)", tq.Scope.OwnerID)
+	}
+	switch {
+	case len(tq.IdeaIDs) > 0:
+		pq.parentCol, pq.parents, pq.parentOf = "t.idea_id", tq.IdeaIDs, func(t *domain.Task) string { return deref(t.IdeaID) }
+	case len(tq.ProjectIDs) > 0:
+		pq.parentCol, pq.parents, pq.parentOf = "t.project_id", tq.ProjectIDs, func(t *domain.Task) string { return t.ProjectID }
+	}
+	if f := tq.Filter; f != nil {
+		if len(f.Status) > 0 {
+			pq.filter("t.status IN (?)", f.Status)
+		}
+		if len(f.Category) > 0 {
+			pq.filter("t.category IN (?)", f.Category)
+		}
+		if len(f.Priority) > 0 {
+			pq.filter("t.priority IN (?)", f.Priority)
+		}
+		if f.TaskListID != nil {
+			pq.filter("t.task_list_id = ?", *f.TaskListID)
+		}
+		if f.InEvaluationQueue != nil {
+			if *f.InEvaluationQueue {
+				pq.filter("t.queue = ?", domain.QueueEvaluation)
+			} else {
+				pq.filter("t.queue IS NULL")
+			}
+		}
+		if f.Search != nil && strings.TrimSpace(*f.Search) != "" {
+			like := likePattern(*f.Search)
+			pq.filter("("+likeExpr("t.title")+" OR "+likeExpr("t.description")+")", like, like)
+		}
+		if f.AffectsFile != nil {
+			pq.filter("EXISTS (SELECT 1 FROM task_file_impacts fi WHERE fi.task_id = t.id AND fi.file_path = ?)", *f.AffectsFile)
+		}
+		if f.RelationshipType != nil {
+			pq.filter(`EXISTS (SELECT 1 FROM task_relationships r WHERE (r.source_task_id = t.id OR r.target_task_id = t.id)
+				AND r.relationship_type = ?)`, *f.RelationshipType)
+		}
+	}
+	return pq
+}
+
+// Tasks pages tasks; with ProjectIDs or IdeaIDs it pages per parent (key = parent
+// id), otherwise the single page is under key "".
+func (q *Q) Tasks(ctx context.Context, tq TaskQuery) (map[string]domain.Page[*domain.Task], error) {
+	return taskPageQuery(tq).fetch(ctx, q)
+}
+
+// CountTasks counts the tasks of a TaskQuery, per parent like Tasks.
+func (q *Q) CountTasks(ctx context.Context, tq TaskQuery) (map[string]int, error) {
+	return taskPageQuery(tq).count(ctx, q)
+}
+
+// TaskEdge is a link of one of the acyclic graphs, as (from, to) task ids.
+type TaskEdge struct {
+	From string `db:"from_id"`
+	To   string `db:"to_id"`
+}
+
+// OrderingEdges lists a project's links of the given types as edges "from must
+// follow to": DEPENDS_ON source->target, BLOCKS target->source (the reverse
+// dependency), SUBTASK_OF and SUPERSEDES source->target.
+func (q *Q) OrderingEdges(ctx context.Context, projectID string, types []domain.RelationshipType) ([]TaskEdge, error) {
+	query, args := in(`SELECT CASE WHEN r.relationship_type = 'BLOCKS' THEN r.target_task_id ELSE r.source_task_id END AS from_id,
+		CASE WHEN r.relationship_type = 'BLOCKS' THEN r.source_task_id ELSE r.target_task_id END AS to_id
+		FROM task_relationships r JOIN tasks s ON s.id = r.source_task_id
+		WHERE s.project_id = ? AND r.relationship_type IN (?)`, projectID, types)
+	var out []TaskEdge
+	err := q.selectx(ctx, &out, query, args...)
+	return out, err
+}
+
+// LockProjectGraph serialises changes to one project's task graph (cycle checks)
+// across PostgreSQL transactions; SQLite's single writer already does.
+func (q *Q) LockProjectGraph(ctx context.Context, projectID string) error {
+	if q.db.dialect != Postgres {
+		return nil
+	}
+	_, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "task-graph:"+projectID)
+	return err
+}
+
+// Now is the database's clock.
+func (q *Q) Now(ctx context.Context) (time.Time, error) {
+	if q.db.dialect == SQLite {
+		return time.Now().UTC().Truncate(time.Microsecond), nil
+	}
+	var t time.Time
+	err := q.get(ctx, &t, `SELECT CURRENT_TIMESTAMP`)
+	return t.UTC(), err
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// namedList turns "a, b" into ":a, :b".
+func namedList(cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = ":" + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// SetTaskList records which list holds a task (the list item is written apart).
+func (q *Q) SetTaskList(ctx context.Context, taskID string, listID *string) error {
+	_, err := q.exec(ctx, `UPDATE tasks SET task_list_id = ?, queue = NULL WHERE id = ?`, listID, taskID)
+	return err
+}

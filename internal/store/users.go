@@ -1,0 +1,87 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+// CreateUser inserts a user.
+func (q *Q) CreateUser(ctx context.Context, u *domain.User) error {
+	if len(u.Settings) == 0 {
+		u.Settings = domain.JSON("{}")
+	}
+	_, err := q.exec(ctx, `INSERT INTO users (id, slug, name, email, telegram_chat_id, settings, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		u.ID, u.Slug, u.Name, u.Email, u.TelegramChatID, u.Settings, u.CreatedAt, u.UpdatedAt)
+	return err
+}
+
+// UsersByIDs loads users by id.
+func (q *Q) UsersByIDs(ctx context.Context, ids []string) ([]*domain.User, error) {
+	return byIDs[domain.User](ctx, q, "users", ids)
+}
+
+// UserBySlug finds a user by slug.
+func (q *Q) UserBySlug(ctx context.Context, slug string) (*domain.User, error) {
+	var u domain.User
+	if err := q.get(ctx, &u, `SELECT * FROM users WHERE slug = ?`, slug); err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+// CountUsers counts every user.
+func (q *Q) CountUsers(ctx context.Context) (int, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT COUNT(*) FROM users`)
+	return n, err
+}
+
+// CreateAPIToken inserts a token (its hash only).
+func (q *Q) CreateAPIToken(ctx context.Context, t *domain.APIToken) error {
+	_, err := q.exec(ctx, `INSERT INTO api_tokens (id, user_id, name, role, project_id, token_hash, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, t.ID, t.UserID, t.Name, t.Role, t.ProjectID, t.TokenHash, t.CreatedAt)
+	return err
+}
+
+// APITokenByHash finds a live (unrevoked) token by its hash.
+func (q *Q) APITokenByHash(ctx context.Context, hash string) (*domain.APIToken, error) {
+	var t domain.APIToken
+	if err := q.get(ctx, &t, `SELECT * FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`, hash); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// APITokensByIDs loads tokens by id.
+func (q *Q) APITokensByIDs(ctx context.Context, ids []string) ([]*domain.APIToken, error) {
+	return byIDs[domain.APIToken](ctx, q, "api_tokens", ids)
+}
+
+// APITokensByUsers lists the tokens of users, oldest first.
+func (q *Q) APITokensByUsers(ctx context.Context, userIDs []string) ([]*domain.APIToken, error) {
+	return byColumn[domain.APIToken](ctx, q, "api_tokens", "user_id", userIDs, "created_at, id")
+}
+
+// RevokeAPIToken marks a token revoked.
+func (q *Q) RevokeAPIToken(ctx context.Context, id string, at time.Time) error {
+	_, err := q.exec(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, at, id)
+	return err
+}
+
+// TouchAPIToken records that a token was used; it only writes when the last mark
+// is older than a minute, so authentication does not write on every request.
+func (q *Q) TouchAPIToken(ctx context.Context, id string, at time.Time) error {
+	_, err := q.exec(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`,
+		at, id, at.Add(-time.Minute))
+	return err
+}
+
+// DeleteRevokedToken removes a revoked token with this hash, so the bootstrap
+// admin token given on the command line can be stored again.
+func (q *Q) DeleteRevokedToken(ctx context.Context, hash string) error {
+	_, err := q.exec(ctx, `DELETE FROM api_tokens WHERE token_hash = ? AND revoked_at IS NOT NULL`, hash)
+	return err
+}
