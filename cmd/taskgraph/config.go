@@ -1,0 +1,91 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+)
+
+// serveConfig holds the serve flags; each has an environment variable (API.md).
+type serveConfig struct {
+	addr              string
+	database          string
+	adminToken        string
+	heartbeatInterval time.Duration
+	missedHeartbeats  int
+	maxAttempts       int
+	production        bool
+	logFormat         string
+}
+
+const defaultDatabase = "sqlite:data/taskgraph.db"
+
+// databaseFlag registers --database on fs.
+func databaseFlag(fs *flag.FlagSet) *string {
+	return fs.String("database", envOr("TASKGRAPH_DATABASE_URL", defaultDatabase),
+		"database URL: sqlite:<path> or postgres://… (env TASKGRAPH_DATABASE_URL)")
+}
+
+func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
+	var c serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.addr, "addr", envOr("TASKGRAPH_ADDR", "127.0.0.1:8080"), "listen address (env TASKGRAPH_ADDR)")
+	db := databaseFlag(fs)
+	fs.StringVar(&c.adminToken, "admin-token", os.Getenv("TASKGRAPH_ADMIN_TOKEN"),
+		"token that authenticates as the bootstrap admin (env TASKGRAPH_ADMIN_TOKEN)")
+	fs.DurationVar(&c.heartbeatInterval, "heartbeat-interval", envDuration("TASKGRAPH_HEARTBEAT_INTERVAL", 10*time.Second),
+		"expected period of agent heartbeats (env TASKGRAPH_HEARTBEAT_INTERVAL)")
+	fs.IntVar(&c.missedHeartbeats, "missed-heartbeats", envInt("TASKGRAPH_MISSED_HEARTBEATS", 3),
+		"an agent is dead after this many intervals without a heartbeat (env TASKGRAPH_MISSED_HEARTBEATS)")
+	fs.IntVar(&c.maxAttempts, "max-attempts", envInt("TASKGRAPH_MAX_ATTEMPTS", 3),
+		"attempts per task per run (env TASKGRAPH_MAX_ATTEMPTS)")
+	fs.BoolVar(&c.production, "production", envBool("TASKGRAPH_PRODUCTION"),
+		"turn off introspection and field suggestions (env TASKGRAPH_PRODUCTION)")
+	fs.StringVar(&c.logFormat, "log-format", envOr("TASKGRAPH_LOG_FORMAT", "auto"),
+		"log format: auto (text on a terminal, else JSON), text or json (env TASKGRAPH_LOG_FORMAT)")
+	if err := fs.Parse(args); err != nil {
+		return c, errUsage
+	}
+	c.database = *db
+	switch {
+	case c.heartbeatInterval <= 0:
+		return c, fmt.Errorf("--heartbeat-interval must be positive")
+	case c.missedHeartbeats < 1:
+		return c, fmt.Errorf("--missed-heartbeats must be at least 1")
+	case c.maxAttempts < 1:
+		return c, fmt.Errorf("--max-attempts must be at least 1")
+	case c.logFormat != "auto" && c.logFormat != "text" && c.logFormat != "json":
+		return c, fmt.Errorf("--log-format must be auto, text or json")
+	}
+	return c, nil
+}
+
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return n
+	}
+	return def
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil {
+		return d
+	}
+	return def
+}
+
+func envBool(key string) bool {
+	b, _ := strconv.ParseBool(os.Getenv(key))
+	return b
+}

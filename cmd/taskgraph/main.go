@@ -1,0 +1,65 @@
+// Command taskgraph is the Taskgraph server and its operator tools:
+//
+//	taskgraph serve            run the GraphQL server
+//	taskgraph migrate up       apply database migrations
+//	taskgraph migrate status   list migrations and whether they are applied
+//	taskgraph token create     create an API token (--role, --user, --project)
+//	taskgraph schema           print the GraphQL schema (SDL)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "taskgraph:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+const usage = `taskgraph — coordination server for AI agent work
+
+Usage:
+  taskgraph serve [flags]              run the server (see taskgraph serve -h)
+  taskgraph migrate up|status [flags]  apply or list database migrations
+  taskgraph token create [flags]       create an API token and print it once
+  taskgraph schema                     print the GraphQL schema
+`
+
+// run dispatches a subcommand; it is main without the process around it, so
+// tests can run the real thing.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], stdout, stderr, nil)
+	case "migrate":
+		return runMigrate(ctx, args[1:], stdout, stderr)
+	case "token":
+		return runToken(ctx, args[1:], stdout, stderr)
+	case "schema":
+		return runSchema(stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprintf(stderr, "unknown command %q\n\n%s", args[0], usage)
+		return errUsage
+	}
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/server"
+	"github.com/taskgraph/taskgraph/internal/service"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// testHooks lets end-to-end tests observe the real serve path.
+type testHooks struct {
+	onListen   func(addr net.Addr, db *store.DB)
+	loaderWait time.Duration
+}
+
+// runServe opens and migrates the database, makes sure an admin can log in, and
+// serves until ctx ends, then shuts down gracefully.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hooks *testHooks) error {
+	cfg, err := parseServe(args, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.logFormat, stderr)
+	db, err := store.Open(ctx, cfg.database)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := db.Close(); err != nil {
+			log.Error("closing the database failed", "err", err)
+		}
+		log.Info("database closed")
+	}()
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	opts := service.Options{Logger: log}
+	if hooks != nil {
+		opts.LoaderWait = hooks.loaderWait
+	}
+	svc := service.New(db, opts)
+	token, err := svc.BootstrapAdmin(ctx, cfg.adminToken)
+	if err != nil {
+		return fmt.Errorf("bootstrap admin: %w", err)
+	}
+	if token != "" {
+		fmt.Fprintf(stdout, "Created the admin user. Its API token, shown this once:\n\n    %s\n\n"+
+			"Send it as the header  Authorization: Bearer <token>\n", token)
+	}
+
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	handler := server.New(server.Config{
+		Schema:           graph.Schema(svc),
+		Authenticate:     svc.Authenticate,
+		Ready:            db.Ping,
+		Logger:           log,
+		Registry:         registry,
+		DBStats:          db.SQL().Stats,
+		OperationContext: svc.WithLoaders,
+		Introspection:    !cfg.production,
+		FieldSuggestions: !cfg.production,
+	})
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Taskgraph on http://%s (playground at /, GraphQL at /graphql, database %s)\n", ln.Addr(), db.Dialect())
+	if hooks != nil && hooks.onListen != nil {
+		hooks.onListen(ln.Addr(), db)
+	}
+	go svc.RunScoreRefresher(ctx, time.Minute)
+	return server.Serve(ctx, ln, handler, log)
+}
+
+func newLogger(format string, w io.Writer) *slog.Logger {
+	if format == "auto" {
+		format = "json"
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				format = "text"
+			}
+		}
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, nil))
+	}
+	return slog.New(slog.NewJSONHandler(w, nil))
+}

@@ -1,0 +1,59 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// Cache sizes, as gqlgen's NewDefaultServer chooses them.
+const (
+	queryCacheSize = 1000 // parsed and validated documents
+	apqCacheSize   = 100  // persisted query texts by hash
+)
+
+// graphQLHandler builds the gqlgen server. Extension order matters: gqlgen
+// runs parameter and context mutators in the order they are added, and the
+// first interceptor added is the outermost.
+func (s *server) graphQLHandler() http.Handler {
+	srv := handler.New(withPagedComplexity(s.cfg.Schema))
+
+	// Transports: the first whose Supports matches handles the request.
+	// The websocket transport (graphql-transport-ws and graphql-ws, a later
+	// issue) goes here, first: transport.Websocket{Upgrader: …, InitFunc: …,
+	// KeepAlivePingInterval: …}; its InitFunc authenticates the connection_init
+	// payload with s.authenticateToken, after which requireAuth sees the
+	// principal in the operation context as it does for HTTP.
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
+	srv.SetParserTokenLimit(s.cfg.ParserTokenLimit)
+	srv.SetDisableSuggestion(!s.cfg.FieldSuggestions)
+	srv.SetErrorPresenter(s.presentError)
+	srv.SetRecoverFunc(s.recoverPanic)
+
+	// Outermost, so that it sees every response, short-circuited ones too.
+	srv.Use(observeGraphQL{m: s.metrics})
+	// Before persisted queries: anonymous clients must not fill the APQ cache.
+	srv.Use(requireAuth{present: s.presentError})
+	if oc := s.cfg.OperationContext; oc != nil {
+		srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+			return next(oc(ctx))
+		})
+	}
+	if s.cfg.Introspection {
+		srv.Use(extension.Introspection{})
+	}
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](apqCacheSize)})
+	// Before the complexity limit: it bounds the work of the complexity walk.
+	srv.Use(queryLimits{maxDepth: s.cfg.MaxDepth, maxFields: s.cfg.MaxComplexity})
+	srv.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
+	return srv
+}

@@ -1,0 +1,224 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const metricsNamespace = "taskgraph"
+
+// Bounded label values: client-chosen names and codes never grow the label set.
+const (
+	labelAnonymous   = "anonymous"
+	labelOther       = "other"
+	maxLabelValueLen = 64
+)
+
+type metrics struct {
+	graphqlRequests *prometheus.CounterVec   // operation, status
+	graphqlDuration *prometheus.HistogramVec // operation
+	graphqlErrors   *prometheus.CounterVec   // code
+	httpRequests    *prometheus.CounterVec   // path, code
+}
+
+// newMetrics registers the server's collectors on reg. A second server on the
+// same registry shares the collectors already there.
+func newMetrics(reg prometheus.Registerer, dbStats func() sql.DBStats) *metrics {
+	m := &metrics{
+		graphqlRequests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "graphql_requests_total",
+			Help:      "GraphQL operations by operation name and outcome (ok: no errors).",
+		}, []string{"operation", "status"})),
+		graphqlDuration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: metricsNamespace,
+			Name:      "graphql_request_duration_seconds",
+			Help:      "Time from receiving a GraphQL operation to its (first) response.",
+			Buckets:   prometheus.DefBuckets,
+		}, []string{"operation"})),
+		graphqlErrors: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "graphql_errors_total",
+			Help:      "GraphQL errors sent to clients, by extensions.code.",
+		}, []string{"code"})),
+		httpRequests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "http_requests_total",
+			Help:      "HTTP requests by route and status code.",
+		}, []string{"path", "code"})),
+	}
+	if dbStats != nil {
+		register(reg, newDBStatsCollector(dbStats))
+	}
+	return m
+}
+
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic("server: registering metrics: " + err.Error())
+	}
+	return c
+}
+
+func (m *metrics) countError(code string) {
+	m.graphqlErrors.WithLabelValues(boundedLabel(code, labelOther)).Inc()
+}
+
+// boundedLabel returns v when it is a short identifier ([A-Za-z0-9_]), else
+// fallback.
+func boundedLabel(v, fallback string) string {
+	if v == "" || len(v) > maxLabelValueLen {
+		return fallback
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return fallback
+		}
+	}
+	return v
+}
+
+// operationName is the label and log value for the operation in ctx:
+// its name, "anonymous", or "other" for names unfit for a label.
+func operationName(ctx context.Context) string {
+	if !graphql.HasOperationContext(ctx) {
+		return labelAnonymous
+	}
+	opCtx := graphql.GetOperationContext(ctx)
+	name := opCtx.OperationName
+	if opCtx.Operation != nil && opCtx.Operation.Name != "" {
+		name = opCtx.Operation.Name
+	}
+	if name == "" {
+		return labelAnonymous
+	}
+	return boundedLabel(name, labelOther)
+}
+
+// observeGraphQL counts GraphQL operations, their duration and their errors,
+// and tells the access log the operation name. As the outermost operation
+// interceptor it sees the responses of every operation, including those
+// short-circuited by inner interceptors; as a response interceptor it sees the
+// responses gqlgen builds for requests that never became an operation (parse,
+// validation and limit errors). A context mark keeps the two from counting the
+// same response twice.
+type observeGraphQL struct {
+	m *metrics
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationInterceptor
+	graphql.ResponseInterceptor
+} = observeGraphQL{}
+
+type observedKey struct{}
+
+func (observeGraphQL) ExtensionName() string                   { return "Observe" }
+func (observeGraphQL) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (o observeGraphQL) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	ctx = context.WithValue(ctx, observedKey{}, true)
+	h := next(ctx)
+	first := true
+	return func(ctx context.Context) *graphql.Response {
+		ctx = context.WithValue(ctx, observedKey{}, true)
+		resp := h(ctx)
+		o.record(ctx, resp, first)
+		if resp != nil {
+			first = false
+		}
+		return resp
+	}
+}
+
+func (o observeGraphQL) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if ctx.Value(observedKey{}) == nil {
+		o.record(ctx, resp, true)
+	}
+	return resp
+}
+
+// record counts resp's errors, and on an operation's first response the
+// operation itself (a subscription's later events are not new operations).
+func (o observeGraphQL) record(ctx context.Context, resp *graphql.Response, first bool) {
+	if resp == nil {
+		return
+	}
+	for _, e := range resp.Errors {
+		code, _ := e.Extensions["code"].(string)
+		o.m.countError(code)
+	}
+	if !first {
+		return
+	}
+	op := operationName(ctx)
+	status := "ok"
+	if len(resp.Errors) > 0 {
+		status = "error"
+	}
+	o.m.graphqlRequests.WithLabelValues(op, status).Inc()
+	if graphql.HasOperationContext(ctx) {
+		if start := graphql.GetOperationContext(ctx).Stats.OperationStart; !start.IsZero() {
+			o.m.graphqlDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
+		}
+	}
+	if info := requestInfoFrom(ctx); info != nil {
+		info.setOperation(op)
+	}
+}
+
+// dbStatsCollector exports database/sql pool statistics read at scrape time.
+type dbStatsCollector struct {
+	stats        func() sql.DBStats
+	maxOpen      *prometheus.Desc
+	open         *prometheus.Desc
+	inUse        *prometheus.Desc
+	idle         *prometheus.Desc
+	waitCount    *prometheus.Desc
+	waitDuration *prometheus.Desc
+}
+
+func newDBStatsCollector(stats func() sql.DBStats) *dbStatsCollector {
+	desc := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(metricsNamespace, "db", name), help, nil, nil)
+	}
+	return &dbStatsCollector{
+		stats:        stats,
+		maxOpen:      desc("max_open_connections", "Maximum number of open connections to the database (0: unlimited)."),
+		open:         desc("open_connections", "Established connections, in use and idle."),
+		inUse:        desc("in_use_connections", "Connections currently in use."),
+		idle:         desc("idle_connections", "Idle connections."),
+		waitCount:    desc("wait_count_total", "Connections waited for."),
+		waitDuration: desc("wait_duration_seconds_total", "Time blocked waiting for a new connection."),
+	}
+}
+
+func (c *dbStatsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.maxOpen, c.open, c.inUse, c.idle, c.waitCount, c.waitDuration} {
+		ch <- d
+	}
+}
+
+func (c *dbStatsCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	ch <- prometheus.MustNewConstMetric(c.maxOpen, prometheus.GaugeValue, float64(s.MaxOpenConnections))
+	ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(s.OpenConnections))
+	ch <- prometheus.MustNewConstMetric(c.inUse, prometheus.GaugeValue, float64(s.InUse))
+	ch <- prometheus.MustNewConstMetric(c.idle, prometheus.GaugeValue, float64(s.Idle))
+	ch <- prometheus.MustNewConstMetric(c.waitCount, prometheus.CounterValue, float64(s.WaitCount))
+	ch <- prometheus.MustNewConstMetric(c.waitDuration, prometheus.CounterValue, s.WaitDuration.Seconds())
+}

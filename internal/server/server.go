@@ -1,0 +1,147 @@
+// Package server is Taskgraph's http.Handler: the GraphQL endpoint with its
+// transports, authentication, request limits (body size, depth, complexity,
+// parser tokens) and error presenter, plus the playground, health probes and
+// Prometheus metrics. Serve runs a handler with graceful shutdown.
+//
+// Everything a request passes through, outermost first:
+//
+//	observe (request id, logger, panic recovery, access log, HTTP metrics)
+//	  mux: POST|GET /graphql -> body limit -> authenticate -> gqlgen
+//	       GET / (playground), /healthz, /readyz, /metrics
+//
+// and inside gqlgen, in this order: metrics, authentication check, introspection
+// switch, persisted queries, depth and selection-size limit, complexity limit.
+package server
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"net/http"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/taskgraph/taskgraph/internal/auth"
+)
+
+// Defaults for the zero values of Config's limits.
+const (
+	DefaultMaxBodyBytes int64 = 1 << 20
+	// DefaultMaxDepth is 15, not 12: the introspection query GraphiQL sends
+	// (graphql-js getIntrospectionQuery, 9 nested ofType levels) reaches depth 15
+	// through __schema.types.fields.args.type; gqlgen's own copy reaches 13.
+	DefaultMaxDepth         = 15
+	DefaultMaxComplexity    = 50000
+	DefaultParserTokenLimit = 15000
+)
+
+// Config configures New. Schema is required; everything else has a usable zero value.
+type Config struct {
+	Schema graphql.ExecutableSchema // gqlgen generated schema
+
+	// Authenticate resolves a bearer token. It returns (nil, nil) for an unknown
+	// token and an error only when it cannot decide (database down). Nil: no
+	// token authenticates.
+	Authenticate func(ctx context.Context, token string) (*auth.Principal, error)
+	// Ready is the readiness probe (database ping). Nil: always ready.
+	Ready  func(ctx context.Context) error
+	Logger *slog.Logger // nil: slog.Default()
+	// Registry receives the server's collectors and is what /metrics serves.
+	// Nil: a private registry.
+	Registry *prometheus.Registry
+	// DBStats, when set, is exported as connection pool metrics.
+	DBStats func() sql.DBStats
+	// OperationContext, when set, prepares the context of every GraphQL
+	// operation (per-operation dataloaders).
+	OperationContext func(ctx context.Context) context.Context
+
+	Introspection    bool // false in production
+	FieldSuggestions bool // "Did you mean …" in validation errors; false in production
+
+	MaxBodyBytes     int64 // default DefaultMaxBodyBytes
+	MaxDepth         int   // default DefaultMaxDepth
+	MaxComplexity    int   // default DefaultMaxComplexity; list fields multiply by first/last
+	ParserTokenLimit int   // default DefaultParserTokenLimit
+}
+
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Registry == nil {
+		c.Registry = prometheus.NewRegistry()
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = DefaultMaxDepth
+	}
+	if c.MaxComplexity <= 0 {
+		c.MaxComplexity = DefaultMaxComplexity
+	}
+	if c.ParserTokenLimit <= 0 {
+		c.ParserTokenLimit = DefaultParserTokenLimit
+	}
+	return c
+}
+
+// server holds what the handlers share; one per New.
+type server struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+}
+
+// Route labels: the path label of taskgraph_http_requests_total. Unmatched
+// requests are counted as "other" so that scanners cannot grow the label set.
+const (
+	routeGraphQL    = "/graphql"
+	routePlayground = "/"
+	routeHealthz    = "/healthz"
+	routeReadyz     = "/readyz"
+	routeMetrics    = "/metrics"
+	routeOther      = "other"
+)
+
+// New returns the server's http.Handler. It registers the server's metrics on
+// cfg.Registry and panics when cfg.Schema is nil (a programming error).
+func New(cfg Config) http.Handler {
+	if cfg.Schema == nil {
+		panic("server: Config.Schema is nil")
+	}
+	cfg = cfg.withDefaults()
+	s := &server{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		metrics: newMetrics(cfg.Registry, cfg.DBStats),
+	}
+
+	gql := s.graphQLHandler()
+
+	mux := http.NewServeMux()
+	// POST carries queries and mutations; GET carries queries and, once the
+	// websocket transport is added (see graphQLHandler), the Upgrade handshake.
+	mux.Handle("POST /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(gql))))
+	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(gql))))
+	mux.Handle("GET /{$}", s.route(routePlayground, playground.Handler("Taskgraph", "/graphql")))
+	mux.Handle("GET /healthz", s.route(routeHealthz, http.HandlerFunc(healthz)))
+	mux.Handle("GET /readyz", s.route(routeReadyz, s.readyz()))
+	mux.Handle("GET /metrics", s.route(routeMetrics,
+		promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelError)})))
+
+	return s.observe(mux)
+}
+
+// route names the request's route for metrics and the access log.
+func (s *server) route(label string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if info := requestInfoFrom(r.Context()); info != nil {
+			info.setRoute(label)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
