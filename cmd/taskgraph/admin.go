@@ -19,7 +19,10 @@ import (
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, "usage: taskgraph migrate up|status [--database URL]"); fs.PrintDefaults() }
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: taskgraph migrate up|status [--database URL]")
+		fs.PrintDefaults()
+	}
 	db := databaseFlag(fs)
 	if len(args) == 0 || (args[0] != "up" && args[0] != "status") {
 		fs.Usage()
