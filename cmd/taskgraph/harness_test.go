@@ -8,11 +8,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
 	"github.com/taskgraph/taskgraph/internal/testdb"
 )
@@ -34,6 +37,13 @@ func eachDB(t *testing.T, f func(t *testing.T, s *testServer)) {
 // shut down cleanly.
 func startServer(t testing.TB, dbURL string, extraArgs ...string) *testServer {
 	t.Helper()
+	// A generous batch window, so batches never split on a slow CI machine.
+	return startServerWait(t, dbURL, 20*time.Millisecond, extraArgs...)
+}
+
+// startServerWait is startServer with the dataloader batch window given.
+func startServerWait(t testing.TB, dbURL string, loaderWait time.Duration, extraArgs ...string) *testServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{AdminToken: "admin-" + t.Name(), Stdout: &bytes.Buffer{}}
 	type ready struct {
@@ -44,7 +54,7 @@ func startServer(t testing.TB, dbURL string, extraArgs ...string) *testServer {
 	done := make(chan error, 1)
 	hooks := &testHooks{
 		onListen:   func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
-		loaderWait: 20 * time.Millisecond, // generous, so batches never split on a slow CI machine
+		loaderWait: loaderWait,
 	}
 	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json"}, extraArgs...)
 	go func() { done <- runServe(ctx, args, s.Stdout, io.Discard, hooks) }()
@@ -181,3 +191,217 @@ func (s *testServer) userWithToken(t testing.TB, slug, role, projectID string) (
 }
 
 func (s *testServer) String() string { return fmt.Sprintf("taskgraph at %s", s.URL) }
+
+// M is a JSON object: GraphQL variables and inputs.
+type M = map[string]any
+
+// jv is decoded JSON data read by dotted paths: "createTask.task.id",
+// "tasks.nodes.0.displayId". A path that does not resolve fails the test.
+type jv struct {
+	t testing.TB
+	v any
+}
+
+// query runs a request that must succeed and returns its data.
+func (s *testServer) query(t testing.TB, token, query string, vars map[string]any) jv {
+	t.Helper()
+	var v any
+	s.mustDo(t, token, query, vars, &v)
+	return jv{t: t, v: v}
+}
+
+// at returns the value at path.
+func (j jv) at(path string) jv {
+	j.t.Helper()
+	v := j.v
+	if path == "" {
+		return j
+	}
+	for _, part := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			got, ok := x[part]
+			require.True(j.t, ok, "no key %q in %v (path %s)", part, x, path)
+			v = got
+		case []any:
+			i, err := strconv.Atoi(part)
+			require.NoError(j.t, err, "path %s: %q indexes a list", path, part)
+			require.Less(j.t, i, len(x), "path %s: index %d out of range", path, i)
+			v = x[i]
+		default:
+			j.t.Fatalf("path %s: cannot descend into %T at %q", path, v, part)
+		}
+	}
+	return jv{t: j.t, v: v}
+}
+
+// S is the string at path.
+func (j jv) S(path string) string {
+	j.t.Helper()
+	s, ok := j.at(path).v.(string)
+	require.True(j.t, ok, "%s is %T (%v), not a string", path, j.at(path).v, j.at(path).v)
+	return s
+}
+
+// N is the integer at path.
+func (j jv) N(path string) int {
+	j.t.Helper()
+	f, ok := j.at(path).v.(float64)
+	require.True(j.t, ok, "%s is %T (%v), not a number", path, j.at(path).v, j.at(path).v)
+	return int(f)
+}
+
+// F is the number at path.
+func (j jv) F(path string) float64 {
+	j.t.Helper()
+	f, ok := j.at(path).v.(float64)
+	require.True(j.t, ok, "%s is %T, not a number", path, j.at(path).v)
+	return f
+}
+
+// B is the boolean at path.
+func (j jv) B(path string) bool {
+	j.t.Helper()
+	b, ok := j.at(path).v.(bool)
+	require.True(j.t, ok, "%s is %T (%v), not a boolean", path, j.at(path).v, j.at(path).v)
+	return b
+}
+
+// Null reports whether the value at path is null.
+func (j jv) Null(path string) bool {
+	j.t.Helper()
+	return j.at(path).v == nil
+}
+
+// L is the list at path.
+func (j jv) L(path string) []jv {
+	j.t.Helper()
+	l, ok := j.at(path).v.([]any)
+	require.True(j.t, ok, "%s is %T (%v), not a list", path, j.at(path).v, j.at(path).v)
+	out := make([]jv, len(l))
+	for i, v := range l {
+		out[i] = jv{t: j.t, v: v}
+	}
+	return out
+}
+
+// Strs is the list of strings at path.
+func (j jv) Strs(path string) []string {
+	j.t.Helper()
+	var out []string
+	for _, e := range j.L(path) {
+		out = append(out, e.S(""))
+	}
+	return out
+}
+
+// Col is field of every object in the list at path.
+func (j jv) Col(path, field string) []string {
+	j.t.Helper()
+	out := []string{}
+	for _, e := range j.L(path) {
+		out = append(out, e.S(field))
+	}
+	return out
+}
+
+// ext returns extensions[key] of the first error.
+func (r gqlResponse) ext(key string) any {
+	if len(r.Errors) == 0 {
+		return nil
+	}
+	return r.Errors[0].Extensions[key]
+}
+
+// member creates a MEMBER user with a token.
+func (s *testServer) member(t testing.TB, slug string) (string, string) {
+	t.Helper()
+	return s.userWithToken(t, slug, "MEMBER", "")
+}
+
+// transition moves a task to status `to` and returns the payload.
+func (s *testServer) transition(t testing.TB, token, taskID, to string) jv {
+	t.Helper()
+	return s.query(t, token, `mutation($id: ID!, $to: TaskStatus!) { transitionTask(input: {id: $id, to: $to, reason: "test"}) {
+		task { id status } stateChange { fromStatus toStatus reason changedBy } } }`, M{"id": taskID, "to": to})
+}
+
+// link adds a relationship and returns its id.
+func (s *testServer) link(t testing.TB, token, source, target, typ string) string {
+	t.Helper()
+	d := s.query(t, token, `mutation($s: ID!, $t: ID!, $type: RelationshipType!) {
+		addTaskRelationship(input: {sourceTaskId: $s, targetTaskId: $t, type: $type}) { relationship { id } } }`,
+		M{"s": source, "t": target, "type": typ})
+	return d.S("addTaskRelationship.relationship.id")
+}
+
+// createList creates a task list with tasks and returns its id.
+func (s *testServer) createList(t testing.TB, token, projectID, name string, taskIDs ...string) string {
+	t.Helper()
+	input := M{"projectId": projectID, "name": name}
+	if len(taskIDs) > 0 {
+		input["taskIds"] = taskIDs
+	}
+	d := s.query(t, token, `mutation($input: CreateTaskListInput!) { createTaskList(input: $input) { taskList { id } } }`,
+		M{"input": input})
+	return d.S("createTaskList.taskList.id")
+}
+
+// get sends an HTTP request to path and returns the response with its body read.
+func (s *testServer) get(t testing.TB, path string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.Get(s.URL + path)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(b)
+}
+
+// dataIsNull reports whether the response carries no data.
+func (r gqlResponse) dataIsNull() bool {
+	return len(r.Data) == 0 || string(r.Data) == "null"
+}
+
+func decodeJSON(r io.Reader, dst any) error { return json.NewDecoder(r).Decode(dst) }
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+// post is do without testing.TB, for goroutines: it returns transport and
+// decoding failures as errors.
+func (s *testServer) post(token, query string, vars map[string]any) (gqlResponse, error) {
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		return gqlResponse{}, err
+	}
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		return gqlResponse{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return gqlResponse{}, err
+	}
+	defer resp.Body.Close()
+	out := gqlResponse{Status: resp.StatusCode}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return out, fmt.Errorf("decode response (HTTP %d): %w", resp.StatusCode, err)
+	}
+	return out, nil
+}
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+
+// missingID is a well-formed global id of kind that names nothing.
+func missingID(kind string) string {
+	return domain.GlobalID(domain.Kind(kind), "00000000-0000-4000-8000-000000000001")
+}

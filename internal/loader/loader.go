@@ -16,7 +16,8 @@ const DefaultWait = 2 * time.Millisecond
 
 // Loader batches and caches loads of V by K for one request.
 type Loader[K comparable, V any] struct {
-	dl *dataloader.Loader[K, V]
+	dl    *dataloader.Loader[K, V]
+	fetch func(ctx context.Context, keys []K) (map[K]V, error)
 }
 
 // New returns a loader over fetch, which returns the values it found by key;
@@ -37,7 +38,22 @@ func New[K comparable, V any](wait time.Duration, fetch func(ctx context.Context
 	if wait <= 0 {
 		wait = DefaultWait
 	}
-	return &Loader[K, V]{dl: dataloader.NewBatchedLoader(batch, dataloader.WithWait[K, V](wait))}
+	return &Loader[K, V]{dl: dataloader.NewBatchedLoader(batch, dataloader.WithWait[K, V](wait)), fetch: fetch}
+}
+
+// Get reads key at once, without waiting for a batch, and caches the value for
+// later Loads. Entry points of a request (a mutation's checks, a root query)
+// use it: there is nothing to batch them with, so waiting would only add latency.
+func (l *Loader[K, V]) Get(ctx context.Context, key K) (V, error) {
+	found, err := l.fetch(ctx, []K{key})
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	v := found[key]
+	l.dl.Clear(ctx, key)
+	l.dl.Prime(ctx, key, v)
+	return v, nil
 }
 
 // Load returns the value of key, batched with other loads of this request.

@@ -87,7 +87,7 @@ func (s *Service) ResolveTaskBlock(ctx context.Context, in domain.ResolveTaskBlo
 	if err != nil {
 		return nil, nil, err
 	}
-	b0, err := s.load(ctx).blocks.Load(ctx, id)
+	b0, err := s.load(ctx).blocks.Get(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}

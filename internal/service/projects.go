@@ -19,7 +19,7 @@ func (s *Service) visibleProject(ctx context.Context, p *auth.Principal, gid, fi
 }
 
 func (s *Service) visibleProjectByID(ctx context.Context, p *auth.Principal, id string) (*domain.Project, error) {
-	project, err := s.load(ctx).projects.Load(ctx, id)
+	project, err := s.load(ctx).projects.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (s *Service) Project(ctx context.Context, gid, slug *string) (*domain.Proje
 		if kind != domain.KindProject {
 			return nil, nil
 		}
-		if project, err = s.load(ctx).projects.Load(ctx, id); err != nil {
+		if project, err = s.load(ctx).projects.Get(ctx, id); err != nil {
 			return nil, err
 		}
 	} else {

@@ -112,7 +112,7 @@ func (s *Service) RemoveTaskRelationship(ctx context.Context, in domain.RemoveTa
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.load(ctx).relationships.Load(ctx, id)
+	r, err := s.load(ctx).relationships.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (s *Service) CreateTaskList(ctx context.Context, in domain.CreateTaskListIn
 	if err != nil {
 		return nil, err
 	}
-	return s.load(ctx).lists.Load(ctx, l.ID)
+	return s.load(ctx).lists.Get(ctx, l.ID)
 }
 
 // tasksForList decodes task ids, each once, all visible and in the project.
@@ -128,7 +128,7 @@ func (s *Service) AddTasksToList(ctx context.Context, in domain.AddTasksToListIn
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err = s.load(ctx).lists.Load(ctx, l.ID)
+	l, err = s.load(ctx).lists.Get(ctx, l.ID)
 	return l, items, err
 }
 
@@ -137,7 +137,7 @@ func (s *Service) visibleList(ctx context.Context, p *auth.Principal, gid, field
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.load(ctx).lists.Load(ctx, id)
+	l, err := s.load(ctx).lists.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}

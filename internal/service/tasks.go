@@ -28,7 +28,7 @@ func (s *Service) resolveRefs(ctx context.Context, projectID string, listID, par
 		if err != nil {
 			return r, err
 		}
-		if r.list, err = l.lists.Load(ctx, id); err != nil {
+		if r.list, err = l.lists.Get(ctx, id); err != nil {
 			return r, err
 		}
 		if r.list == nil || r.list.ProjectID != projectID {
@@ -47,7 +47,7 @@ func (s *Service) resolveRefs(ctx context.Context, projectID string, listID, par
 		if err != nil {
 			return r, err
 		}
-		t, err := l.tasks.Load(ctx, id)
+		t, err := l.tasks.Get(ctx, id)
 		if err != nil {
 			return r, err
 		}
@@ -61,7 +61,7 @@ func (s *Service) resolveRefs(ctx context.Context, projectID string, listID, par
 		if err != nil {
 			return r, err
 		}
-		if r.idea, err = l.ideas.Load(ctx, id); err != nil {
+		if r.idea, err = l.ideas.Get(ctx, id); err != nil {
 			return r, err
 		}
 		if r.idea == nil || r.idea.ProjectID != projectID {
@@ -271,14 +271,14 @@ func (s *Service) visibleTask(ctx context.Context, p *auth.Principal, gid, field
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := s.load(ctx).tasks.Load(ctx, id)
+	t, err := s.load(ctx).tasks.Get(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	if t == nil {
 		return nil, nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "task not found"}
 	}
-	project, err := s.load(ctx).projects.Load(ctx, t.ProjectID)
+	project, err := s.load(ctx).projects.Get(ctx, t.ProjectID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -628,7 +628,7 @@ func (s *Service) Task(ctx context.Context, gid, displayID *string) (*domain.Tas
 		if kind != domain.KindTask {
 			return nil, nil
 		}
-		if t, err = s.load(ctx).tasks.Load(ctx, id); err != nil {
+		if t, err = s.load(ctx).tasks.Get(ctx, id); err != nil {
 			return nil, err
 		}
 	} else if t, err = s.db.TaskByDisplayID(ctx, *displayID); errors.Is(err, store.ErrNotFound) {
@@ -639,7 +639,7 @@ func (s *Service) Task(ctx context.Context, gid, displayID *string) (*domain.Tas
 	if t == nil {
 		return nil, nil
 	}
-	project, err := s.load(ctx).projects.Load(ctx, t.ProjectID)
+	project, err := s.load(ctx).projects.Get(ctx, t.ProjectID)
 	if err != nil || !canSee(p, project) {
 		return nil, err
 	}

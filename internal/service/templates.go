@@ -58,7 +58,7 @@ func (s *Service) CreateTaskTemplate(ctx context.Context, in domain.CreateTaskTe
 		if userID != p.UserID && !p.IsAdmin() {
 			return nil, domain.Forbidden("members create USER templates for themselves only")
 		}
-		if u, err := s.load(ctx).users.Load(ctx, userID); err != nil {
+		if u, err := s.load(ctx).users.Get(ctx, userID); err != nil {
 			return nil, err
 		} else if u == nil {
 			return nil, &domain.Error{Code: domain.CodeNotFound, Field: "userId", Message: "user not found"}
@@ -85,7 +85,7 @@ func (s *Service) canUseTemplate(ctx context.Context, p *auth.Principal, t *doma
 	case domain.ScopeUser:
 		return p.IsAdmin() || deref(t.ScopeID) == p.UserID, nil
 	default:
-		project, err := s.load(ctx).projects.Load(ctx, deref(t.ScopeID))
+		project, err := s.load(ctx).projects.Get(ctx, deref(t.ScopeID))
 		return canSee(p, project), err
 	}
 }
@@ -100,7 +100,7 @@ func (s *Service) CreateTaskFromTemplate(ctx context.Context, in domain.CreateTa
 	if err != nil {
 		return nil, nil, err
 	}
-	tpl, err := s.load(ctx).templates.Load(ctx, id)
+	tpl, err := s.load(ctx).templates.Get(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -138,7 +138,7 @@ func (s *Service) CreateTaskFromTemplate(ctx context.Context, in domain.CreateTa
 	if err != nil {
 		return nil, nil, err
 	}
-	tpl, err = s.load(ctx).templates.Load(ctx, id)
+	tpl, err = s.load(ctx).templates.Get(ctx, id)
 	return t, tpl, err
 }
 

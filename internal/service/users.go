@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
@@ -23,8 +24,11 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*auth.Princip
 	if err != nil {
 		return nil, err
 	}
-	if err := s.db.TouchAPIToken(ctx, t.ID, s.now()); err != nil {
-		s.log.WarnContext(ctx, "recording token use failed", "err", err)
+	// Record use at most once a minute, so authenticating is a read, not a write.
+	if now := s.now(); t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) > time.Minute {
+		if err := s.db.TouchAPIToken(ctx, t.ID, now); err != nil {
+			s.log.WarnContext(ctx, "recording token use failed", "err", err)
+		}
 	}
 	return &auth.Principal{UserID: t.UserID, TokenID: t.ID, Role: t.Role, ProjectID: t.ProjectID}, nil
 }
@@ -75,7 +79,7 @@ func (s *Service) Viewer(ctx context.Context) (*domain.User, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.load(ctx).users.Load(ctx, p.UserID)
+	u, err := s.load(ctx).users.Get(ctx, p.UserID)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +157,7 @@ func (s *Service) CreateAPIToken(ctx context.Context, in domain.CreateAPITokenIn
 	if !p.IsAdmin() && (userID != p.UserID || in.Role == domain.RoleAdmin) {
 		return "", nil, domain.Forbidden("members can create MEMBER and AGENT tokens for themselves only")
 	}
-	if u, err := s.load(ctx).users.Load(ctx, userID); err != nil {
+	if u, err := s.load(ctx).users.Get(ctx, userID); err != nil {
 		return "", nil, err
 	} else if u == nil {
 		return "", nil, domain.NotFound("user")
@@ -193,7 +197,7 @@ func (s *Service) RevokeAPIToken(ctx context.Context, in domain.RevokeAPITokenIn
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.load(ctx).tokens.Load(ctx, id)
+	t, err := s.load(ctx).tokens.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +209,7 @@ func (s *Service) RevokeAPIToken(ctx context.Context, in domain.RevokeAPITokenIn
 			return nil, err
 		}
 	}
-	return s.load(ctx).tokens.Load(ctx, id)
+	return s.load(ctx).tokens.Get(ctx, id)
 }
 
 // APITokensOfUser lists a user's tokens, to that user and admins only.

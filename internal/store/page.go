@@ -187,7 +187,8 @@ func (p *pageQuery[T]) fetch(ctx context.Context, q *Q) (map[string]domain.Page[
 		whereSQL = " WHERE " + strings.Join(where, " AND ")
 	}
 	var query string
-	if p.parentCol == "" {
+	if p.parentCol == "" || len(p.parents) == 1 {
+		// One parent needs no window: a plain ordered LIMIT uses the index.
 		query = fmt.Sprintf("SELECT %s FROM %s%s ORDER BY %s LIMIT %d", p.selectCols, p.from, whereSQL, p.order(backward), limit+1)
 	} else {
 		query = fmt.Sprintf("SELECT * FROM (SELECT %s, ROW_NUMBER() OVER (PARTITION BY %s ORDER BY %s) AS rn__ FROM %s%s) ranked WHERE rn__ <= %d ORDER BY rn__",

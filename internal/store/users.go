@@ -71,11 +71,9 @@ func (q *Q) RevokeAPIToken(ctx context.Context, id string, at time.Time) error {
 	return err
 }
 
-// TouchAPIToken records that a token was used; it only writes when the last mark
-// is older than a minute, so authentication does not write on every request.
+// TouchAPIToken records when a token was last used.
 func (q *Q) TouchAPIToken(ctx context.Context, id string, at time.Time) error {
-	_, err := q.exec(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`,
-		at, id, at.Add(-time.Minute))
+	_, err := q.exec(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, at, id)
 	return err
 }
 

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// nestedQuery is the query issue 2 measures: project -> tasks -> relationships ->
+// target -> fileImpacts.
+const nestedQuery = `query($slug: String!) {
+  project(slug: $slug) {
+    tasks(first: 100) {
+      nodes {
+        id displayId
+        relationships { type target { id displayId fileImpacts { filePath operation } } }
+      }
+    }
+  }
+}`
+
+// seedChain creates n tasks in a new project, each with two file impacts and a
+// DEPENDS_ON link to the task before it, and returns the project's slug.
+func seedChain(t testing.TB, s *testServer, slug string, n int) {
+	t.Helper()
+	projectID := s.createProject(t, s.AdminToken, slug)
+	prev := ""
+	for i := 0; i < n; i++ {
+		id := s.createTask(t, s.AdminToken, projectID, fmt.Sprintf("task %d", i), map[string]any{
+			"fileImpacts": []map[string]any{
+				{"filePath": fmt.Sprintf("src/f%d.go", i), "operation": "UPDATE"},
+				{"filePath": "go.mod", "operation": "READ"},
+			},
+		})
+		if prev != "" {
+			s.mustDo(t, s.AdminToken, `mutation($s: ID!, $t: ID!) { addTaskRelationship(input: {sourceTaskId: $s, targetTaskId: $t, type: DEPENDS_ON}) { relationship { id } } }`,
+				map[string]any{"s": id, "t": prev}, nil)
+		}
+		prev = id
+	}
+}
+
+// statementsFor runs the nested query on a project and returns the SQL statements
+// it cost and the number of tasks it returned.
+func statementsFor(t testing.TB, s *testServer, slug string) (int64, int) {
+	t.Helper()
+	var out struct {
+		Project struct {
+			Tasks struct {
+				Nodes []struct {
+					Relationships []struct {
+						Target struct{ FileImpacts []struct{ FilePath string } }
+					}
+				}
+			}
+		}
+	}
+	before := s.DB.Statements()
+	s.mustDo(t, s.AdminToken, nestedQuery, map[string]any{"slug": slug}, &out)
+	return s.DB.Statements() - before, len(out.Project.Tasks.Nodes)
+}
+
+// TestNestedQueryStatements proves that SQL statements grow with the depth of a
+// query, not with the rows it returns: 10 tasks and 100 tasks cost the same.
+func TestNestedQueryStatements(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *testServer) {
+		seedChain(t, s, "small", 10)
+		seedChain(t, s, "large", 100)
+		statementsFor(t, s, "small") // warm the token's last-used mark
+		small, nSmall := statementsFor(t, s, "small")
+		large, nLarge := statementsFor(t, s, "large")
+		require.Equal(t, 10, nSmall)
+		require.Equal(t, 100, nLarge)
+		require.Equal(t, small, large, "statements for 10 tasks vs 100 tasks")
+		// token, project, tasks, relationships, targets, file impacts
+		require.LessOrEqual(t, large, int64(6))
+		t.Logf("nested query: %d statements for 10 tasks, %d for 100", small, large)
+	})
+}
