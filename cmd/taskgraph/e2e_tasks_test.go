@@ -142,12 +142,18 @@ func TestTasks(t *testing.T) {
 				{"ab", "AB"},
 				{"web-app-frontend-2", "WEBAPPFR"},
 				{"x1-y2-z3", "X1Y2Z3"},
-				{"abcdefgh", "ABCDEFGH"},
-				{"abcdefghi", "ABCDEFGH"},
+				{"abcdefghij", "ABCDEFGH"},
 			} {
 				p := s.createProject(t, admin, tc.slug)
 				id := s.createTask(t, admin, p, "t", nil)
 				require.Equal(t, "TU-"+tc.prefix+"-TSK-001", s.query(t, admin, `query($id: ID!) { task(id: $id) { displayId } }`, M{"id": id}).S("task.displayId"))
+			}
+			// Display ids are unique across projects, so two slugs with the same
+			// <PROJECT> part cannot both be projects.
+			for _, slug := range []string{"abcdefgh", "abcdefgh-x", "a-b-c-d-e-f-g-h-i"} {
+				r := s.requireCode(t, admin, `mutation($s: String!) { createProject(input: {name: "n", slug: $s}) { project { id } } }`, M{"s": slug}, "CONFLICT")
+				require.Equal(t, "slug", r.ext("field"))
+				require.Contains(t, r.Errors[0].Message, "TU-ABCDEFGH-")
 			}
 			p := s.createProject(t, admin, "cats")
 			codes := map[string]string{"FEATURE": "FEA", "BUG": "BUG", "TASK": "TSK", "REFACTOR": "REF", "TEST": "TST", "DOCS": "DOC", "RESEARCH": "RES", "INFRA": "INF"}
@@ -318,7 +324,7 @@ func TestTasks(t *testing.T) {
 				M{"p": project}).S("createIdea.idea.id")
 			parent := s.createTask(t, admin, project, "new parent", nil)
 			old := s.createTask(t, admin, project, "superseded", nil)
-			deadline := time.Now().Add(10 * 24 * time.Hour).UTC().Truncate(time.Second)
+			deadline := time.Now().Add(5 * 24 * time.Hour).UTC().Truncate(time.Second)
 			d := s.query(t, admin, `mutation($in: UpdateTaskInput!) { updateTask(input: $in) { task { `+taskFields+` } } }`, M{"in": M{
 				"id": id, "expectedVersion": 1, "title": "updated", "description": "new text", "category": "BUG", "priority": "P2",
 				"effort": "SMALL", "riskLevel": "LOW", "owner": "HUMAN", "phase": "UI", "deadline": deadline.Format(time.RFC3339),

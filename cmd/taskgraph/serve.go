@@ -45,7 +45,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if err := db.Migrate(ctx); err != nil {
 		return err
 	}
-	opts := service.Options{Logger: log}
+	opts := service.Options{Logger: log, LoggerFrom: server.LoggerFrom}
 	if hooks != nil {
 		opts.LoaderWait = hooks.loaderWait
 	}

@@ -20,7 +20,6 @@ import (
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -127,7 +126,9 @@ func New(cfg Config) http.Handler {
 	// websocket transport is added (see graphQLHandler), the Upgrade handshake.
 	mux.Handle("POST /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(gql))))
 	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(gql))))
-	mux.Handle("GET /{$}", s.route(routePlayground, playground.Handler("Taskgraph", "/graphql")))
+	page, assets := playgroundHandler()
+	mux.Handle("GET /{$}", s.route(routePlayground, page))
+	mux.Handle("GET /playground/", s.route(routePlayground, assets))
 	mux.Handle("GET /healthz", s.route(routeHealthz, http.HandlerFunc(healthz)))
 	mux.Handle("GET /readyz", s.route(routeReadyz, s.readyz()))
 	mux.Handle("GET /metrics", s.route(routeMetrics,

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
@@ -71,6 +72,11 @@ func (s *Service) CreateProject(ctx context.Context, in domain.CreateProjectInpu
 		Status: domain.ProjectActive, CreatedAt: now, UpdatedAt: now}
 	err = s.tx(ctx, func(q *store.Q) error { return q.CreateProject(ctx, project) })
 	if errors.Is(err, store.ErrUnique) {
+		if strings.Contains(err.Error(), "projects_display_prefix_key") {
+			code := domain.ProjectCode(in.Slug)
+			return nil, &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "slug " + in.Slug +
+				" gives the display-id prefix TU-" + code + "-, which another project uses; choose a slug that differs in its first 8 letters or digits"}
+		}
 		return nil, &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "slug " + in.Slug + " is taken"}
 	}
 	return project, err

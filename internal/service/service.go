@@ -24,6 +24,9 @@ type Options struct {
 	// LoaderWait is how long a read batch stays open; default loader.DefaultWait.
 	LoaderWait time.Duration
 	Logger     *slog.Logger
+	// LoggerFrom returns the logger of a request (carrying its request id);
+	// default: Logger for every request.
+	LoggerFrom func(ctx context.Context) *slog.Logger
 }
 
 // Service is the application core.
@@ -32,11 +35,12 @@ type Service struct {
 	clock      func() time.Time
 	loaderWait time.Duration
 	log        *slog.Logger
+	loggerFrom func(ctx context.Context) *slog.Logger
 }
 
 // New returns a Service over db.
 func New(db *store.DB, opts Options) *Service {
-	s := &Service{db: db, clock: opts.Clock, loaderWait: opts.LoaderWait, log: opts.Logger}
+	s := &Service{db: db, clock: opts.Clock, loaderWait: opts.LoaderWait, log: opts.Logger, loggerFrom: opts.LoggerFrom}
 	if s.clock == nil {
 		s.clock = time.Now
 	}
@@ -46,8 +50,14 @@ func New(db *store.DB, opts Options) *Service {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	if s.loggerFrom == nil {
+		s.loggerFrom = func(context.Context) *slog.Logger { return s.log }
+	}
 	return s
 }
+
+// logger is the logger of the request ctx belongs to.
+func (s *Service) logger(ctx context.Context) *slog.Logger { return s.loggerFrom(ctx) }
 
 // now is the current time as stored: UTC, microsecond precision (PostgreSQL's).
 func (s *Service) now() time.Time { return s.clock().UTC().Truncate(time.Microsecond) }

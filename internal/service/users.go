@@ -27,7 +27,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*auth.Princip
 	// Record use at most once a minute, so authenticating is a read, not a write.
 	if now := s.now(); t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) > time.Minute {
 		if err := s.db.TouchAPIToken(ctx, t.ID, now); err != nil {
-			s.log.WarnContext(ctx, "recording token use failed", "err", err)
+			s.logger(ctx).WarnContext(ctx, "recording token use failed", "err", err)
 		}
 	}
 	return &auth.Principal{UserID: t.UserID, TokenID: t.ID, Role: t.Role, ProjectID: t.ProjectID}, nil
