@@ -71,6 +71,12 @@ func ItemStatusFor(s TaskStatus) ItemStatus {
 
 // DisplayID formats TU-<PROJECT>-<CAT>-<NNN>.
 func DisplayID(projectSlug string, category TaskCategory, n int) string {
+	return fmt.Sprintf("TU-%s-%s-%03d", ProjectCode(projectSlug), category.Code(), n)
+}
+
+// ProjectCode is the <PROJECT> part of a display id: the slug upper-cased, without
+// non-alphanumerics, at most 8 characters. Two projects must not share one.
+func ProjectCode(projectSlug string) string {
 	var b strings.Builder
 	for _, r := range strings.ToUpper(projectSlug) {
 		if b.Len() == 8 {
@@ -80,7 +86,7 @@ func DisplayID(projectSlug string, category TaskCategory, n int) string {
 			b.WriteRune(r)
 		}
 	}
-	return fmt.Sprintf("TU-%s-%s-%03d", b.String(), category.Code(), n)
+	return b.String()
 }
 
 var priorityBase = map[Priority]int{PriorityP1: 100, PriorityP2: 70, PriorityP3: 40, PriorityP4: 10}
@@ -121,32 +127,55 @@ var EffortHours = map[Effort]float64{EffortTrivial: 0.5, EffortSmall: 2, EffortM
 // (adjacency: node -> successors), or nil when there is none. Breadth first, so
 // the path is a shortest one; successors are visited in the order given.
 func FindPath(edges map[string][]string, from, to string) []string {
+	path, _ := SearchPath(from, to, func(frontier []string) (map[string][]string, error) {
+		out := make(map[string][]string, len(frontier))
+		for _, n := range frontier {
+			out[n] = edges[n]
+		}
+		return out, nil
+	})
+	return path
+}
+
+// SearchPath is FindPath over a graph discovered one breadth-first level at a
+// time: expand returns the successors of every node of a frontier. Only the part
+// of the graph reachable from `from` is ever expanded, one call per level.
+func SearchPath(from, to string, expand func(frontier []string) (map[string][]string, error)) ([]string, error) {
 	prev := map[string]string{from: ""}
-	queue := []string{from}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		if n == to {
-			var path []string
-			for at := to; at != ""; at = prev[at] {
-				path = append(path, at)
-				if at == from {
-					break
+	frontier := []string{from}
+	for len(frontier) > 0 {
+		if _, ok := prev[to]; ok {
+			break
+		}
+		succ, err := expand(frontier)
+		if err != nil {
+			return nil, err
+		}
+		var next []string
+		for _, n := range frontier {
+			for _, m := range succ[n] {
+				if _, seen := prev[m]; !seen {
+					prev[m] = n
+					next = append(next, m)
 				}
 			}
-			for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-				path[i], path[j] = path[j], path[i]
-			}
-			return path
 		}
-		for _, m := range edges[n] {
-			if _, seen := prev[m]; !seen {
-				prev[m] = n
-				queue = append(queue, m)
-			}
+		frontier = next
+	}
+	if _, ok := prev[to]; !ok {
+		return nil, nil
+	}
+	var path []string
+	for at := to; ; at = prev[at] {
+		path = append(path, at)
+		if at == from {
+			break
 		}
 	}
-	return nil
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path, nil
 }
 
 // GraphKind groups relationship types into the acyclic graphs they form:

@@ -253,3 +253,23 @@ func TestIsQuickWin(t *testing.T) {
 	require.Equal(t, map[domain.Effort]float64{domain.EffortTrivial: 0.5, domain.EffortSmall: 2,
 		domain.EffortMedium: 6, domain.EffortLarge: 16, domain.EffortEpic: 40}, domain.EffortHours)
 }
+
+func TestSearchPathExpandsOneLevelAtATime(t *testing.T) {
+	edges := map[string][]string{"a": {"b", "c"}, "b": {"d"}, "c": {"d"}, "d": {"e"}, "x": {"a"}}
+	var calls [][]string
+	path, err := domain.SearchPath("a", "e", func(frontier []string) (map[string][]string, error) {
+		calls = append(calls, append([]string(nil), frontier...))
+		out := map[string][]string{}
+		for _, n := range frontier {
+			out[n] = edges[n]
+		}
+		return out, nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b", "d", "e"}, path)
+	require.Equal(t, [][]string{{"a"}, {"b", "c"}, {"d"}}, calls, "one call per level, nothing unreachable expanded")
+
+	path, err = domain.SearchPath("e", "a", func(frontier []string) (map[string][]string, error) { return nil, nil })
+	require.NoError(t, err)
+	require.Nil(t, path)
+}

@@ -81,7 +81,9 @@ func setup(t *testing.T, url string) *bundle {
 }
 
 // run runs f on every test database with a fresh bundle.
+// Each test has databases of its own, so tests run in parallel.
 func run(t *testing.T, f func(t *testing.T, b *bundle)) {
+	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) { f(t, setup(t, url)) })
 }
 
@@ -158,3 +160,5 @@ func requireCode(t *testing.T, err error, code domain.Code, field ...string) *do
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func service_TasksArgs() service.TasksArgs { return service.TasksArgs{} }

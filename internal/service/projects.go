@@ -16,7 +16,12 @@ func (s *Service) visibleProject(ctx context.Context, p *auth.Principal, gid, fi
 	if err != nil {
 		return nil, err
 	}
-	return s.visibleProjectByID(ctx, p, id)
+	project, err := s.visibleProjectByID(ctx, p, id)
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		// Like the other lookups by input id, name the field that held it.
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "project not found"}
+	}
+	return project, err
 }
 
 func (s *Service) visibleProjectByID(ctx context.Context, p *auth.Principal, id string) (*domain.Project, error) {

@@ -15,16 +15,21 @@ func (s *Service) insertLink(ctx context.Context, q *store.Q, projectID string, 
 		if err := q.LockProjectGraph(ctx, projectID); err != nil {
 			return err
 		}
-		edges, err := q.OrderingEdges(ctx, projectID, kinds)
+		from, to := domain.OrderingEdge(r.Type, r.SourceTaskID, r.TargetTaskID)
+		// Would `from` become reachable from itself? Search from `to`, one SQL
+		// statement per level of the part of the graph reachable from it.
+		path, err := domain.SearchPath(to, from, func(frontier []string) (map[string][]string, error) {
+			edges, err := q.OrderingEdgesFrom(ctx, frontier, kinds)
+			adj := make(map[string][]string, len(frontier))
+			for _, e := range edges {
+				adj[e.From] = append(adj[e.From], e.To)
+			}
+			return adj, err
+		})
 		if err != nil {
 			return err
 		}
-		adj := make(map[string][]string, len(edges))
-		for _, e := range edges {
-			adj[e.From] = append(adj[e.From], e.To)
-		}
-		from, to := domain.OrderingEdge(r.Type, r.SourceTaskID, r.TargetTaskID)
-		if path := domain.FindPath(adj, to, from); path != nil {
+		if path != nil {
 			cycle := make([]string, 0, len(path)+1)
 			for _, id := range append([]string{from}, path...) {
 				cycle = append(cycle, domain.GlobalID(domain.KindTask, id))

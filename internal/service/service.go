@@ -62,7 +62,10 @@ func (s *Service) logger(ctx context.Context) *slog.Logger { return s.loggerFrom
 // now is the current time as stored: UTC, microsecond precision (PostgreSQL's).
 func (s *Service) now() time.Time { return s.clock().UTC().Truncate(time.Microsecond) }
 
-func newID() string { return uuid.NewString() }
+// newID returns a time-ordered UUID (v7, monotonic within the process): rows
+// written at the same timestamp, such as two status changes in one transaction,
+// still read back in the order they were made when ordered by (time, id).
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // caller returns the authenticated principal or UNAUTHENTICATED.
 func caller(ctx context.Context) (*auth.Principal, error) {

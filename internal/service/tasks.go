@@ -544,6 +544,10 @@ func (s *Service) TransitionTask(ctx context.Context, in domain.TransitionTaskIn
 			return err
 		}
 		now := s.now()
+		// A move the lifecycle forbids is INVALID_TRANSITION whatever the list says.
+		if err := domain.CheckTransition(t.Status, in.To, false); err != nil {
+			return err
+		}
 		if in.To == domain.StatusEvaluating && t.TaskListID != nil {
 			return &domain.Error{Code: domain.CodeConflict, Field: "to",
 				Message: "the task is in a task list; only tasks outside lists go to the evaluation queue"}

@@ -39,7 +39,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*auth.Princip
 // once; otherwise it returns "".
 func (s *Service) BootstrapAdmin(ctx context.Context, adminToken string) (string, error) {
 	var printed string
-	err := s.db.InTx(ctx, func(q *store.Q) error {
+	bootstrap := func(q *store.Q) error {
+		printed = ""
 		admin, err := q.UserBySlug(ctx, "admin")
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
@@ -69,7 +70,13 @@ func (s *Service) BootstrapAdmin(ctx context.Context, adminToken string) (string
 		}
 		return q.CreateAPIToken(ctx, &domain.APIToken{ID: newID(), UserID: admin.ID, Name: "bootstrap",
 			Role: domain.RoleAdmin, TokenHash: hash, CreatedAt: now})
-	})
+	}
+	err := s.db.InTx(ctx, bootstrap)
+	if errors.Is(err, store.ErrUnique) {
+		// Replicas starting together race to create the admin (or its token); the
+		// loser hits a unique key and, trying again, finds what the winner made.
+		err = s.db.InTx(ctx, bootstrap)
+	}
 	return printed, err
 }
 

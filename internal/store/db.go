@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,7 +65,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		}
 		// WAL lets readers run beside the one writer; immediate transactions take
 		// the write lock up front so two writers never deadlock upgrading a read lock.
-		dsn = "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
+		dsn = "file:" + sqliteURIPath(path) + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
 			"&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate&_time_format=sqlite"
 		driver, dialect = "sqlite", SQLite
 	default:
@@ -92,6 +93,10 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	return d, nil
 }
 
+// sqliteURIPath escapes what a file: URI gives meaning to (SQLite decodes %HH in
+// the path): unescaped, "#" would end the file name early and "?" start the query.
+var sqliteURIPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace
+
 // redact hides a password in a database url for error messages.
 func redact(url string) string {
 	if at := strings.Index(url, "@"); at > 0 {
@@ -118,7 +123,7 @@ func (d *DB) Ping(ctx context.Context) error { return d.sqlx.PingContext(ctx) }
 // use it to show that statements grow with query depth, not with rows.
 func (d *DB) Statements() int64 { return d.statements.Load() }
 
-func (d *DB) provider() (*goose.Provider, error) {
+func (d *DB) provider(ctx context.Context) (*goose.Provider, error) {
 	sub, err := fs.Sub(db.Migrations, db.Dir(string(d.dialect)))
 	if err != nil {
 		return nil, err
@@ -127,8 +132,17 @@ func (d *DB) provider() (*goose.Provider, error) {
 	var opts []goose.ProviderOption
 	if d.dialect == Postgres {
 		dialect = goose.DialectPostgres
-		// Replicas starting together migrate one at a time.
-		locker, err := lock.NewPostgresSessionLocker()
+		// Replicas starting together migrate one at a time. The advisory lock is
+		// per schema: databases in other schemas of the same server (tests, other
+		// tenants) migrate independently instead of queueing behind one lock id
+		// with goose's 5-second retry period.
+		var schema string
+		if err := d.sqlx.GetContext(ctx, &schema, `SELECT current_schema()`); err != nil {
+			return nil, fmt.Errorf("store: read current schema: %w", err)
+		}
+		h := fnv.New64a()
+		_, _ = h.Write([]byte("taskgraph-migrate:" + schema))
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64()>>1)), lock.WithLockTimeout(1, 300))
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +153,7 @@ func (d *DB) provider() (*goose.Provider, error) {
 
 // Migrate applies every pending migration.
 func (d *DB) Migrate(ctx context.Context) error {
-	p, err := d.provider()
+	p, err := d.provider(ctx)
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
@@ -159,7 +173,7 @@ type MigrationStatus struct {
 
 // MigrationStatuses lists every known migration.
 func (d *DB) MigrationStatuses(ctx context.Context) ([]MigrationStatus, error) {
-	p, err := d.provider()
+	p, err := d.provider(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,9 @@ func setup(t *testing.T, url string) *bundle {
 }
 
 // run runs f on every test database with a fresh bundle.
+// Each test has databases of its own, so tests run in parallel.
 func run(t *testing.T, f func(t *testing.T, b *bundle)) {
+	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) { f(t, setup(t, url)) })
 }
 

@@ -25,7 +25,9 @@ func seedPaging(t *testing.T, b *bundle, p *domain.Project, n int) []*domain.Tas
 		task.CreatedAt = ts(time.Duration(i/3) * time.Second)
 		task.UpdatedAt = ts(time.Duration((n-i)%4)*time.Minute + 500*time.Microsecond)
 		if i%3 != 0 {
-			task.Deadline = ptr(ts(time.Duration((i*5)%7) * time.Hour))
+			// whole seconds and fractions mixed: SQLite compares the stored text
+			task.Deadline = ptr(base.Truncate(time.Second).Add(time.Duration((i*5)%7)*time.Hour +
+				time.Duration(i%2)*250*time.Millisecond))
 		}
 		out[i] = b.insertTask(t, task)
 	}
@@ -92,7 +94,7 @@ var allOrderFields = []domain.TaskOrderField{domain.OrderPriorityScore, domain.O
 
 func TestTaskPagingEveryOrder(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
-		const n = 23
+		const n = 17
 		tasks := seedPaging(t, b, b.project, n)
 		// a task in another project must never show up in this project's pages
 		b.insertTask(t, b.task(b.newProject(t, "elsewhere"), 1))
@@ -474,5 +476,40 @@ func TestOtherConnections(t *testing.T) {
 		require.Equal(t, []string{"g", "mine", "project"}, names(store.TemplateQuery{ProjectID: b.project.ID, UserID: b.user.ID}))
 		require.Equal(t, []string{"g", "theirs"}, names(store.TemplateQuery{Scope: domain.ProjectScope{OwnerID: stranger.ID}, UserID: stranger.ID}))
 		require.Len(t, names(store.TemplateQuery{Scope: domain.ProjectScope{All: true}}), 5)
+	})
+}
+
+func TestTaskPagingPerIdea(t *testing.T) {
+	run(t, func(t *testing.T, b *bundle) {
+		var ideas []*domain.Idea
+		for i := range 3 {
+			idea := &domain.Idea{ID: uuid.NewString(), Slug: fmt.Sprintf("idea-%d", i), ProjectID: b.project.ID, Name: "I",
+				LifecycleStage: "spark", CreatedAt: ts(0), UpdatedAt: ts(0)}
+			require.NoError(t, b.db.CreateIdea(b.ctx, idea))
+			ideas = append(ideas, idea)
+		}
+		var first []*domain.Task
+		for i := range 6 {
+			task := b.task(b.project, i+1)
+			task.CreatedAt = ts(time.Duration(i) * time.Second)
+			switch {
+			case i < 4:
+				task.IdeaID = &ideas[0].ID
+				first = append(first, task)
+			case i == 4:
+				task.IdeaID = &ideas[1].ID
+			}
+			b.insertTask(t, task)
+		}
+		parents := []string{ideas[0].ID, ideas[1].ID, ideas[2].ID}
+		pages, err := b.db.Tasks(b.ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, IdeaIDs: parents, Page: domain.PageArgs{First: ptr(3)}})
+		require.NoError(t, err)
+		require.Equal(t, expectedOrder(first, domain.OrderCreatedAt, domain.OrderAsc)[:3], pageIDs(pages[ideas[0].ID]))
+		require.True(t, pages[ideas[0].ID].HasNextPage)
+		require.Len(t, pages[ideas[1].ID].Items, 1)
+		require.Empty(t, pages[ideas[2].ID].Items)
+		counts, err := b.db.CountTasks(b.ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, IdeaIDs: parents})
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{ideas[0].ID: 4, ideas[1].ID: 1}, counts)
 	})
 }

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -512,12 +514,18 @@ func TestStatementsCount(t *testing.T) {
 			{"one get", func() error { _, err := b.db.CountUsers(ctx); return err }, 1},
 			{"one exec", func() error { return b.db.SetTaskScore(ctx, task.ID, 1, false) }, 1},
 			{"one named exec", func() error { return b.db.InsertTask(ctx, b.task(b.project, 2)) }, 1},
-			{"a page", func() error { _, err := b.db.Tasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}}); return err }, 1},
+			{"a page", func() error {
+				_, err := b.db.Tasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}})
+				return err
+			}, 1},
 			{"a nested page", func() error {
 				_, err := b.db.Tasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, ProjectIDs: []string{b.project.ID, uuid.NewString()}})
 				return err
 			}, 1},
-			{"a count", func() error { _, err := b.db.CountTasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}}); return err }, 1},
+			{"a count", func() error {
+				_, err := b.db.CountTasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}})
+				return err
+			}, 1},
 			{"empty batch reads run nothing", func() error { _, err := b.db.TasksByIDs(ctx, nil); return err }, 0},
 			{"begin + 2 statements + commit", func() error {
 				return b.db.InTx(ctx, func(q *store.Q) error {
@@ -534,4 +542,22 @@ func TestStatementsCount(t *testing.T) {
 			require.Equal(t, s.want, b.db.Statements()-before, s.name)
 		}
 	})
+}
+
+func TestOpenSQLitePathWithURICharacters(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "a#b?c%20d")
+	path := filepath.Join(dir, "x.db")
+	db, err := store.Open(ctx, "sqlite:"+path)
+	require.NoError(t, err)
+	defer db.Close()
+	require.NoError(t, db.Migrate(ctx))
+	_, err = os.Stat(path)
+	require.NoError(t, err, "the database is the file named, not a prefix of it")
+	entries, err := os.ReadDir(filepath.Dir(dir))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no stray file beside the directory")
+	var fk int
+	require.NoError(t, db.SQL().QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk))
+	require.Equal(t, 1, fk, "the pragmas still apply")
 }

@@ -36,6 +36,13 @@ func (q *Q) RecountTaskLists(ctx context.Context, ids []string, now time.Time) e
 	if len(ids) == 0 {
 		return nil
 	}
+	// On PostgreSQL the counting UPDATE reads with the snapshot its statement
+	// started with: waiting inside it for a concurrent recount's row lock would
+	// count without that transaction's rows. Lock the lists first, in a
+	// statement of their own, so the UPDATE's snapshot sees every committed change.
+	if err := q.lockTaskLists(ctx, ids); err != nil {
+		return err
+	}
 	query, args := in(`UPDATE task_lists SET
 		total_tasks = (SELECT COUNT(*) FROM task_list_items i WHERE i.task_list_id = task_lists.id),
 		completed_tasks = (SELECT COUNT(*) FROM tasks t WHERE t.task_list_id = task_lists.id AND t.status = 'COMPLETED'),
@@ -66,8 +73,27 @@ func (q *Q) CountTaskListsByProjects(ctx context.Context, projects []string) (ma
 	return taskListPageQuery(projects, domain.PageArgs{}).count(ctx, q)
 }
 
-// MaxItemPosition is the last position used in a list (0 when empty).
+// lockTaskLists locks list rows (in id order, against deadlocks) inside a
+// PostgreSQL transaction; SQLite's single writer needs no lock. NO KEY UPDATE is
+// the lock the counters' UPDATE takes anyway; unlike FOR UPDATE it does not
+// wait for the KEY SHARE locks that writing a task's or item's task_list_id
+// takes on the list, which would deadlock two transactions adding to one list.
+func (q *Q) lockTaskLists(ctx context.Context, ids []string) error {
+	if q.forUpdate() == "" {
+		return nil
+	}
+	query, args := in(`SELECT id FROM task_lists WHERE id IN (?) ORDER BY id FOR NO KEY UPDATE`, ids)
+	var locked []string
+	return q.selectx(ctx, &locked, query, args...)
+}
+
+// MaxItemPosition is the last position used in a list (0 when empty). Inside a
+// transaction it first locks the list, so that concurrent appenders take
+// distinct positions.
 func (q *Q) MaxItemPosition(ctx context.Context, listID string) (int, error) {
+	if err := q.lockTaskLists(ctx, []string{listID}); err != nil {
+		return 0, err
+	}
 	var n int
 	err := q.get(ctx, &n, `SELECT COALESCE(MAX(position), 0) FROM task_list_items WHERE task_list_id = ?`, listID)
 	return n, err

@@ -228,14 +228,20 @@ type TaskEdge struct {
 	To   string `db:"to_id"`
 }
 
-// OrderingEdges lists a project's links of the given types as edges "from must
-// follow to": DEPENDS_ON source->target, BLOCKS target->source (the reverse
-// dependency), SUBTASK_OF and SUPERSEDES source->target.
-func (q *Q) OrderingEdges(ctx context.Context, projectID string, types []domain.RelationshipType) ([]TaskEdge, error) {
-	query, args := in(`SELECT CASE WHEN r.relationship_type = 'BLOCKS' THEN r.target_task_id ELSE r.source_task_id END AS from_id,
-		CASE WHEN r.relationship_type = 'BLOCKS' THEN r.source_task_id ELSE r.target_task_id END AS to_id
-		FROM task_relationships r JOIN tasks s ON s.id = r.source_task_id
-		WHERE s.project_id = ? AND r.relationship_type IN (?)`, projectID, types)
+// OrderingEdgesFrom lists the links of the given types that leave the given
+// tasks, as edges "from must follow to": DEPENDS_ON source->target, BLOCKS
+// target->source (the reverse dependency), SUBTASK_OF and SUPERSEDES
+// source->target.
+func (q *Q) OrderingEdgesFrom(ctx context.Context, from []string, types []domain.RelationshipType) ([]TaskEdge, error) {
+	if len(from) == 0 {
+		return nil, nil
+	}
+	query, args := in(`SELECT r.source_task_id AS from_id, r.target_task_id AS to_id FROM task_relationships r
+		WHERE r.source_task_id IN (?) AND r.relationship_type IN (?) AND r.relationship_type <> 'BLOCKS'
+		UNION ALL
+		SELECT r.target_task_id, r.source_task_id FROM task_relationships r
+		WHERE r.target_task_id IN (?) AND r.relationship_type IN (?) AND r.relationship_type = 'BLOCKS'
+		ORDER BY 1, 2`, from, types, from, types)
 	var out []TaskEdge
 	err := q.selectx(ctx, &out, query, args...)
 	return out, err
