@@ -12,6 +12,7 @@ import (
 // createApiToken (the secret works and is shown once), revokeApiToken, and
 // UNAUTHENTICATED for no, bad and revoked tokens.
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		t.Run("unauthenticated", func(t *testing.T) {
 			for name, tok := range map[string]string{"no token": "", "bad token": "tg_not-a-real-token", "admin token with junk": s.AdminToken + "x"} {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ const taskFields = `id displayId title description category status priority prio
 // rules of API.md: defaults, initial status, display ids, priority scores,
 // the lifecycle and its history, and expectedVersion.
 func TestTasks(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		admin := s.AdminToken
 		project := s.createProject(t, admin, "tasks")
@@ -49,6 +51,10 @@ func TestTasks(t *testing.T) {
 			require.Equal(t, project, task.S("project.id"))
 			require.Equal(t, s.query(t, admin, `{ viewer { id } }`, nil).S("viewer.id"), task.S("createdBy.id"))
 			require.Equal(t, task.S("createdAt"), task.S("updatedAt"))
+			require.True(t, strings.HasSuffix(task.S("createdAt"), "Z"), "times are UTC: %s", task.S("createdAt"))
+			// A deadline given with an offset comes back in UTC.
+			d = s.query(t, admin, `mutation($p: ID!) { createTask(input: {projectId: $p, title: "tz", deadline: "2030-01-01T12:00:00+02:00"}) { task { deadline } } }`, M{"p": project})
+			require.Equal(t, "2030-01-01T10:00:00Z", d.S("createTask.task.deadline"))
 		})
 
 		t.Run("createTask with every field", func(t *testing.T) {
@@ -62,7 +68,7 @@ func TestTasks(t *testing.T) {
 				"effort": "LARGE", "riskLevel": "HIGH", "owner": "BUILD_AGENT", "phase": "API", "deadline": deadline.Format(time.RFC3339),
 				"acceptanceCriteria": []string{"works"}, "codebaseTests": []string{"go test ./..."}, "apiTests": []string{"api one", "api two"},
 				"uiTests": []string{"ui"}, "affectedFiles": []string{"a.go", "b.go"},
-				"fileImpacts": []M{{"filePath": "a.go", "operation": "UPDATE", "confidence": 0.5, "source": "AI_ESTIMATE"}, {"filePath": "b.go", "operation": "CREATE"}},
+				"fileImpacts":  []M{{"filePath": "a.go", "operation": "UPDATE", "confidence": 0.5, "source": "AI_ESTIMATE"}, {"filePath": "b.go", "operation": "CREATE"}},
 				"parentTaskId": parent, "ideaId": idea, "supersedesTaskId": old,
 			}})
 			task := d.at("createTask.task")
@@ -135,6 +141,16 @@ func TestTasks(t *testing.T) {
 			r := s.requireCode(t, admin, `mutation($p: ID!, $l: ID!) { createTask(input: {projectId: $p, title: "both", taskListId: $l, inEvaluationQueue: true}) { task { id } } }`,
 				M{"p": project, "l": list}, "BAD_USER_INPUT")
 			require.Equal(t, "inEvaluationQueue", r.ext("field"))
+			// References must lie in the task's project.
+			other := s.createProject(t, admin, "tasks-elsewhere")
+			otherList := s.createList(t, admin, other, "elsewhere")
+			otherTask := s.createTask(t, admin, other, "elsewhere", nil)
+			for field, id := range map[string]string{"taskListId": otherList, "parentTaskId": otherTask, "supersedesTaskId": otherTask} {
+				r = s.requireCode(t, admin, `mutation($in: CreateTaskInput!) { createTask(input: $in) { task { id } } }`,
+					M{"in": M{"projectId": project, "title": "x", field: id}}, "NOT_FOUND")
+				require.Equal(t, field, r.ext("field"))
+			}
+			s.requireCode(t, admin, `mutation($p: ID!) { createTask(input: {projectId: $p, title: "x"}) { task { id } } }`, M{"p": missingID("Project")}, "NOT_FOUND")
 		})
 
 		t.Run("display ids", func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -404,4 +405,29 @@ func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 // missingID is a well-formed global id of kind that names nothing.
 func missingID(kind string) string {
 	return domain.GlobalID(domain.Kind(kind), "00000000-0000-4000-8000-000000000001")
+}
+
+// concurrently runs f(0..n-1) in parallel goroutines, released together, and
+// requires every call to succeed without GraphQL errors.
+func concurrently(t testing.TB, n int, f func(i int) (gqlResponse, error)) []gqlResponse {
+	t.Helper()
+	out := make([]gqlResponse, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[i], errs[i] = f(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range n {
+		require.NoError(t, errs[i], "call %d", i)
+		require.Empty(t, out[i].Errors, "call %d", i)
+	}
+	return out
 }

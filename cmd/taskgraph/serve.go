@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
@@ -22,6 +23,9 @@ import (
 type testHooks struct {
 	onListen   func(addr net.Addr, db *store.DB)
 	loaderWait time.Duration
+	// wrapHandler, when set, wraps the server's handler (graceful shutdown
+	// tests hold a request in flight with it).
+	wrapHandler func(http.Handler) http.Handler
 }
 
 // runServe opens and migrates the database, makes sure an admin can log in, and
@@ -72,6 +76,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		Introspection:    !cfg.production,
 		FieldSuggestions: !cfg.production,
 	})
+	if hooks != nil && hooks.wrapHandler != nil {
+		handler = hooks.wrapHandler(handler)
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err

@@ -124,8 +124,8 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	// POST carries queries and mutations; GET carries queries and, once the
 	// websocket transport is added (see graphQLHandler), the Upgrade handshake.
-	mux.Handle("POST /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(gql))))
-	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(gql))))
+	mux.Handle("POST /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(gql)))))
+	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(gql)))))
 	page, assets := playgroundHandler()
 	mux.Handle("GET /{$}", s.route(routePlayground, page))
 	mux.Handle("GET /playground/", s.route(routePlayground, assets))

@@ -101,10 +101,35 @@ func (s *Service) AddTaskRelationship(ctx context.Context, in domain.AddTaskRela
 	}
 	r := &domain.TaskRelationship{ID: newID(), SourceTaskID: source.ID, TargetTaskID: target.ID, Type: in.Type,
 		Strength: in.Strength, Notes: notes, CreatedAt: s.now(), CreatedByID: &p.UserID}
-	if err := s.tx(ctx, func(q *store.Q) error { return s.insertLink(ctx, q, project.ID, r, "type") }); err != nil {
+	err = s.tx(ctx, func(q *store.Q) error {
+		if err := s.insertLink(ctx, q, project.ID, r, "type"); err != nil {
+			return err
+		}
+		return mirrorRef(ctx, q, r)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// mirrorRef keeps Task.parentTask and Task.supersedes in step with a new
+// SUBTASK_OF or SUPERSEDES link, as createTask and updateTask do from the other
+// side: a task has one parent and supersedes one task.
+func mirrorRef(ctx context.Context, q *store.Q, r *domain.TaskRelationship) error {
+	if r.Type != domain.RelSubtaskOf && r.Type != domain.RelSupersedes {
+		return nil
+	}
+	set, err := q.SetMirroredRef(ctx, r.SourceTaskID, r.TargetTaskID, r.Type)
+	if err != nil || set {
+		return err
+	}
+	what, field := "a parent task", "parentTaskId"
+	if r.Type == domain.RelSupersedes {
+		what, field = "a task it supersedes", "supersedesTaskId"
+	}
+	return &domain.Error{Code: domain.CodeConflict, Field: "sourceTaskId",
+		Message: "the source task already has " + what + "; change it with updateTask(" + field + ")"}
 }
 
 // RemoveTaskRelationship removes a link and returns it.

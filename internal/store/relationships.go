@@ -53,6 +53,22 @@ func (q *Q) DeleteLink(ctx context.Context, source, target string, typ domain.Re
 	return err
 }
 
+// SetMirroredRef sets tasks.parent_task_id or supersedes_task_id to mirror a new
+// SUBTASK_OF or SUPERSEDES link; it reports false, changing nothing, when the
+// task already has one.
+func (q *Q) SetMirroredRef(ctx context.Context, source, target string, typ domain.RelationshipType) (bool, error) {
+	col := "parent_task_id"
+	if typ == domain.RelSupersedes {
+		col = "supersedes_task_id"
+	}
+	res, err := q.exec(ctx, `UPDATE tasks SET `+col+` = ?, version = version + 1 WHERE id = ? AND `+col+` IS NULL`, target, source)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
 // ClearMirroredRef clears tasks.parent_task_id or supersedes_task_id when the
 // SUBTASK_OF or SUPERSEDES link it mirrors is removed.
 func (q *Q) ClearMirroredRef(ctx context.Context, source, target string, typ domain.RelationshipType) error {
