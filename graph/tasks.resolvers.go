@@ -22,6 +22,7 @@ func (r *mutationResolver) CreateTask(ctx context.Context, input domain.CreateTa
 }
 
 func (r *mutationResolver) UpdateTask(ctx context.Context, input domain.UpdateTaskInput) (*model.UpdateTaskPayload, error) {
+	input.Null = explicitNulls(ctx, "input")
 	t, err := r.Svc.UpdateTask(ctx, input)
 	if err != nil {
 		return nil, err

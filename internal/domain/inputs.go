@@ -112,6 +112,9 @@ type UpdateTaskInput struct {
 	ActualEffortMinutes *int
 	EmbeddingModel      *string
 	Embedding           []float64
+	// Null names the fields the client set to null (GraphQL field names):
+	// those are cleared, where a nil pointer alone means "unchanged".
+	Null map[string]bool
 }
 
 // TransitionTaskInput moves a task along its lifecycle.

@@ -353,7 +353,7 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 				return err
 			}
 		}
-		if err := s.relink(ctx, q, p, t, refs, now); err != nil {
+		if err := s.relink(ctx, q, p, t, refs, in.Null, now); err != nil {
 			return err
 		}
 		if in.InEvaluationQueue != nil {
@@ -430,12 +430,52 @@ func applyTaskFields(t *domain.Task, in domain.UpdateTaskInput, lists taskLists)
 		}
 		t.Embedding = domain.EncodeEmbedding(in.Embedding)
 	}
+	return clearTaskFields(t, in.Null)
+}
+
+// clearTaskFields applies the fields an update set to null: optional ones are
+// cleared, lists emptied; fields a task cannot be without are refused.
+func clearTaskFields(t *domain.Task, null map[string]bool) error {
+	for field := range null {
+		switch field {
+		case "title", "category", "priority", "riskLevel", "id", "taskListId", "inEvaluationQueue":
+			return domain.InputError(field, "%s cannot be null", field)
+		case "description":
+			t.Description = ""
+		case "effort":
+			t.Effort = nil
+		case "owner":
+			t.Owner = nil
+		case "phase":
+			t.Phase = nil
+		case "deadline":
+			t.Deadline = nil
+		case "actualEffortMinutes":
+			t.ActualEffortMinutes = nil
+		case "embeddingModel":
+			t.EmbeddingModel = nil
+		case "embedding":
+			t.Embedding = nil
+		case "acceptanceCriteria":
+			t.AcceptanceCriteria = domain.Strings{}
+		case "codebaseTests":
+			t.CodebaseTests = domain.Strings{}
+		case "apiTests":
+			t.APITests = domain.Strings{}
+		case "uiTests":
+			t.UITests = domain.Strings{}
+		case "affectedFiles":
+			t.AffectedFiles = domain.Strings{}
+		case "ideaId":
+			t.IdeaID = nil
+		}
+	}
 	return nil
 }
 
 // relink applies new idea, parent and superseded references; parent and
 // superseded task are mirrored as SUBTASK_OF and SUPERSEDES links, cycle-checked.
-func (s *Service) relink(ctx context.Context, q *store.Q, p *auth.Principal, t *domain.Task, refs taskRefs, now time.Time) error {
+func (s *Service) relink(ctx context.Context, q *store.Q, p *auth.Principal, t *domain.Task, refs taskRefs, null map[string]bool, now time.Time) error {
 	if refs.idea != nil {
 		t.IdeaID = &refs.idea.ID
 	}
@@ -445,6 +485,14 @@ func (s *Service) relink(ctx context.Context, q *store.Q, p *auth.Principal, t *
 		typ    domain.RelationshipType
 		field  string
 	}{{refs.parent, &t.ParentTaskID, domain.RelSubtaskOf, "parentTaskId"}, {refs.supersedes, &t.SupersedesTaskID, domain.RelSupersedes, "supersedesTaskId"}} {
+		if link.target == nil && null[link.field] && *link.cur != nil {
+			// Set to null: drop the reference and the link that mirrors it.
+			if err := q.DeleteLink(ctx, t.ID, **link.cur, link.typ); err != nil {
+				return err
+			}
+			*link.cur = nil
+			continue
+		}
 		if link.target == nil || deref(*link.cur) == link.target.ID {
 			continue
 		}
