@@ -13,7 +13,7 @@ import (
 func BenchmarkNestedQuery(b *testing.B) {
 	for _, c := range testdb.Cases(b) {
 		b.Run(c.Name, func(b *testing.B) {
-			s := startServerWait(b, c.URL(b), loader.DefaultWait)
+			s := startServerWait(b, c.URL(b), loader.DefaultTiming)
 			seedChain(b, s, "bench", 1000)
 			statementsFor(b, s, "bench") // warm caches and the token's last-used mark
 			b.ResetTimer()

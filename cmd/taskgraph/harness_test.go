@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/store"
 	"github.com/taskgraph/taskgraph/internal/testdb"
 )
@@ -38,12 +39,16 @@ func eachDB(t *testing.T, f func(t *testing.T, s *testServer)) {
 // shut down cleanly.
 func startServer(t testing.TB, dbURL string, extraArgs ...string) *testServer {
 	t.Helper()
-	// A generous batch window, so batches never split on a slow CI machine.
-	return startServerWait(t, dbURL, 20*time.Millisecond, extraArgs...)
+	return startServerWait(t, dbURL, testLoaderTiming, extraArgs...)
 }
 
-// startServerWait is startServer with the dataloader batch window given.
-func startServerWait(t testing.TB, dbURL string, loaderWait time.Duration, extraArgs ...string) *testServer {
+// testLoaderTiming keeps a batch open until its keys have stopped arriving for
+// 20ms, so that batches never split on a loaded CI machine and statement counts
+// are exact.
+var testLoaderTiming = loader.Timing{Idle: 20 * time.Millisecond, MaxWait: 2 * time.Second}
+
+// startServerWait is startServer with the loaders' batch timing given.
+func startServerWait(t testing.TB, dbURL string, timing loader.Timing, extraArgs ...string) *testServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{AdminToken: "admin-" + t.Name(), Stdout: &bytes.Buffer{}}
@@ -54,8 +59,8 @@ func startServerWait(t testing.TB, dbURL string, loaderWait time.Duration, extra
 	readyc := make(chan ready, 1)
 	done := make(chan error, 1)
 	hooks := &testHooks{
-		onListen:   func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
-		loaderWait: loaderWait,
+		onListen:     func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
+		loaderTiming: timing,
 	}
 	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json"}, extraArgs...)
 	go func() { done <- runServe(ctx, args, s.Stdout, io.Discard, hooks) }()

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -21,8 +22,8 @@ import (
 
 // testHooks lets end-to-end tests observe the real serve path.
 type testHooks struct {
-	onListen   func(addr net.Addr, db *store.DB)
-	loaderWait time.Duration
+	onListen     func(addr net.Addr, db *store.DB)
+	loaderTiming loader.Timing
 	// wrapHandler, when set, wraps the server's handler (graceful shutdown
 	// tests hold a request in flight with it).
 	wrapHandler func(http.Handler) http.Handler
@@ -51,7 +52,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	}
 	opts := service.Options{Logger: log, LoggerFrom: server.LoggerFrom}
 	if hooks != nil {
-		opts.LoaderWait = hooks.loaderWait
+		opts.LoaderTiming = hooks.loaderTiming
 	}
 	svc := service.New(db, opts)
 	token, err := svc.BootstrapAdmin(ctx, cfg.adminToken)

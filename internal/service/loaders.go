@@ -74,7 +74,7 @@ func grouped[T any](fetch func(context.Context, []string) ([]*T, error), parent 
 
 func newLoaders(s *Service) *loaders {
 	q := &s.db.Q
-	w := s.loaderWait
+	w := s.loaderTiming
 	l := &loaders{pages: map[string]clearer{}}
 	l.users = loader.New(w, byID(q.UsersByIDs, func(u *domain.User) string { return u.ID }))
 	l.tokens = loader.New(w, byID(q.APITokensByIDs, func(t *domain.APIToken) string { return t.ID }))
@@ -148,7 +148,7 @@ func pageLoader[T any](ctx context.Context, s *Service, field string, args any,
 	if got, ok := l.pages[key]; ok {
 		return got.(*loader.Loader[string, domain.Page[T]])
 	}
-	ld := loader.New(s.loaderWait, fetch)
+	ld := loader.New(s.loaderTiming, fetch)
 	l.pages[key] = ld
 	return ld
 }
@@ -165,7 +165,7 @@ func countLoader(ctx context.Context, s *Service, field string, args any,
 	if got, ok := l.pages[key]; ok {
 		return got.(*loader.Loader[string, int])
 	}
-	ld := loader.New(s.loaderWait, fetch)
+	ld := loader.New(s.loaderTiming, fetch)
 	l.pages[key] = ld
 	return ld
 }

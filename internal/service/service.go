@@ -21,9 +21,9 @@ import (
 type Options struct {
 	// Clock is the time source (tests inject their own); default time.Now.
 	Clock func() time.Time
-	// LoaderWait is how long a read batch stays open; default loader.DefaultWait.
-	LoaderWait time.Duration
-	Logger     *slog.Logger
+	// LoaderTiming says when a read batch closes; default loader.DefaultTiming.
+	LoaderTiming loader.Timing
+	Logger       *slog.Logger
 	// LoggerFrom returns the logger of a request (carrying its request id);
 	// default: Logger for every request.
 	LoggerFrom func(ctx context.Context) *slog.Logger
@@ -31,21 +31,18 @@ type Options struct {
 
 // Service is the application core.
 type Service struct {
-	db         *store.DB
-	clock      func() time.Time
-	loaderWait time.Duration
-	log        *slog.Logger
-	loggerFrom func(ctx context.Context) *slog.Logger
+	db           *store.DB
+	clock        func() time.Time
+	loaderTiming loader.Timing
+	log          *slog.Logger
+	loggerFrom   func(ctx context.Context) *slog.Logger
 }
 
 // New returns a Service over db.
 func New(db *store.DB, opts Options) *Service {
-	s := &Service{db: db, clock: opts.Clock, loaderWait: opts.LoaderWait, log: opts.Logger, loggerFrom: opts.LoggerFrom}
+	s := &Service{db: db, clock: opts.Clock, loaderTiming: opts.LoaderTiming, log: opts.Logger, loggerFrom: opts.LoggerFrom}
 	if s.clock == nil {
 		s.clock = time.Now
-	}
-	if s.loaderWait <= 0 {
-		s.loaderWait = loader.DefaultWait
 	}
 	if s.log == nil {
 		s.log = slog.Default()

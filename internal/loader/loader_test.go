@@ -1,0 +1,156 @@
+package loader_test
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskgraph/taskgraph/internal/loader"
+)
+
+// recorder is a fetch that records its batches and squares its keys; key 0 is
+// never found.
+type recorder struct {
+	mu      sync.Mutex
+	batches [][]int
+	err     error
+}
+
+func (r *recorder) fetch(_ context.Context, keys []int) (map[int]int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := append([]int(nil), keys...)
+	sort.Ints(b)
+	r.batches = append(r.batches, b)
+	if r.err != nil {
+		return nil, r.err
+	}
+	out := map[int]int{}
+	for _, k := range keys {
+		if k != 0 {
+			out[k] = k * k
+		}
+	}
+	return out, nil
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.batches)
+}
+
+var slow = loader.Timing{Idle: 20 * time.Millisecond, MaxWait: 5 * time.Second}
+
+func TestConcurrentLoadsShareOneBatch(t *testing.T) {
+	rec := &recorder{}
+	l := loader.New(slow, rec.fetch)
+	var wg sync.WaitGroup
+	got := make([]int, 100)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := l.Load(context.Background(), i)
+			require.NoError(t, err)
+			got[i] = v
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, 1, rec.count())
+	require.Len(t, rec.batches[0], 100)
+	for i, v := range got {
+		require.Equal(t, i*i, v, "key %d", i) // key 0 is missing: zero value
+	}
+}
+
+func TestBatchStaysOpenWhileKeysKeepArriving(t *testing.T) {
+	rec := &recorder{}
+	l := loader.New(loader.Timing{Idle: 30 * time.Millisecond, MaxWait: 10 * time.Second}, rec.fetch)
+	results := make(chan int, 5)
+	for i := 1; i <= 5; i++ {
+		go func() {
+			v, _ := l.Load(context.Background(), i)
+			results <- v
+		}()
+		time.Sleep(5 * time.Millisecond) // keys arrive 5ms apart, well inside the idle window
+	}
+	for range 5 {
+		<-results
+	}
+	require.Equal(t, [][]int{{1, 2, 3, 4, 5}}, rec.batches)
+}
+
+func TestMaxKeysClosesABatchEarly(t *testing.T) {
+	rec := &recorder{}
+	l := loader.New(loader.Timing{Idle: time.Hour, MaxWait: time.Hour, MaxKeys: 3}, rec.fetch)
+	vals, err := l.LoadMany(context.Background(), []int{1, 2, 3})
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 4, 9}, vals)
+	require.Equal(t, 1, rec.count())
+}
+
+func TestCacheAndClear(t *testing.T) {
+	rec := &recorder{}
+	l := loader.New(loader.Timing{Idle: time.Millisecond}, rec.fetch)
+	ctx := context.Background()
+	_, err := l.Load(ctx, 2)
+	require.NoError(t, err)
+	_, err = l.LoadMany(ctx, []int{2, 2})
+	require.NoError(t, err)
+	require.Equal(t, 1, rec.count(), "cached within the request")
+	l.Clear()
+	_, err = l.Load(ctx, 2)
+	require.NoError(t, err)
+	require.Equal(t, 2, rec.count(), "fetched again after Clear")
+}
+
+func TestGetFetchesAtOnceAndPrimes(t *testing.T) {
+	rec := &recorder{}
+	l := loader.New(loader.Timing{Idle: time.Hour, MaxWait: time.Hour}, rec.fetch)
+	v, err := l.Get(context.Background(), 3)
+	require.NoError(t, err)
+	require.Equal(t, 9, v)
+	v, err = l.Load(context.Background(), 3) // would wait an hour if not cached
+	require.NoError(t, err)
+	require.Equal(t, 9, v)
+	require.Equal(t, 1, rec.count())
+}
+
+func TestErrorsReachEveryKeyOfTheBatch(t *testing.T) {
+	boom := errors.New("boom")
+	rec := &recorder{err: boom}
+	l := loader.New(loader.Timing{Idle: time.Millisecond}, rec.fetch)
+	_, err := l.LoadMany(context.Background(), []int{1, 2})
+	require.ErrorIs(t, err, boom)
+	_, err = l.Get(context.Background(), 5)
+	require.ErrorIs(t, err, boom)
+}
+
+func TestCancelledWaiterReturnsAndOthersStillLoad(t *testing.T) {
+	var calls atomic.Int32
+	release := make(chan struct{})
+	l := loader.New(loader.Timing{Idle: 50 * time.Millisecond}, func(ctx context.Context, keys []int) (map[int]int, error) {
+		calls.Add(1)
+		<-release
+		require.NoError(t, ctx.Err(), "a cancelled first caller does not cancel the batch")
+		return map[int]int{1: 1, 2: 2}, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := l.Load(ctx, 1); errc <- err }()
+	other := make(chan int, 1)
+	go func() { v, _ := l.Load(context.Background(), 2); other <- v }()
+	time.Sleep(10 * time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	close(release)
+	require.Equal(t, 2, <-other)
+	require.Equal(t, int32(1), calls.Load())
+}
