@@ -1,0 +1,623 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+// The catalog: suites, actions, MCP servers, tools, their parameters, and the
+// maps that bind actions to tools.
+
+// insertChunk is how many rows one multi-row INSERT carries: well below the
+// bind-parameter limits of SQLite (32766) and PostgreSQL (65535).
+const insertChunk = 500
+
+// inChunks calls insert with successive parts of rows, none when rows is empty.
+func inChunks[T any](rows []T, insert func([]T) error) error {
+	for len(rows) > 0 {
+		n := min(len(rows), insertChunk)
+		if err := insert(rows[:n]); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// InsertSuite inserts a suite.
+func (q *Q) InsertSuite(ctx context.Context, s *domain.Suite) error {
+	_, err := q.exec(ctx, `INSERT INTO suites (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)`,
+		s.ID, s.Name, s.CreatedAt, s.UpdatedAt)
+	return err
+}
+
+// SuitesByIDs loads suites by id.
+func (q *Q) SuitesByIDs(ctx context.Context, ids []string) ([]*domain.Suite, error) {
+	return byIDs[domain.Suite](ctx, q, "suites", ids)
+}
+
+// namePage pages rows of a catalog table by name (names are unique within a
+// parent, ids break ties across parents).
+func namePage[T any](alias, table string, name func(T) string, id func(T) string, page domain.PageArgs) *pageQuery[T] {
+	return &pageQuery[T]{
+		selectCols: alias + ".*", from: table + " " + alias, idCol: alias + ".id",
+		key:   sortKey{col: alias + ".name", kind: keyString},
+		keyOf: func(r T) any { return name(r) }, idOf: id,
+		page: page,
+	}
+}
+
+// createdPage pages rows by creation time.
+func createdPage[T any](alias, table string, created func(T) time.Time, id func(T) string, page domain.PageArgs) *pageQuery[T] {
+	return &pageQuery[T]{
+		selectCols: alias + ".*", from: table + " " + alias, idCol: alias + ".id",
+		key:   sortKey{col: alias + ".created_at", kind: keyTime},
+		keyOf: func(r T) any { return created(r) }, idOf: id,
+		page: page,
+	}
+}
+
+// rootPage runs a page query without parents and gives it a lazy total.
+func rootPage[T any](ctx context.Context, q *Q, pq *pageQuery[T]) (domain.Page[T], error) {
+	pages, err := pq.fetch(ctx, q)
+	if err != nil {
+		return domain.Page[T]{}, err
+	}
+	pg := pages[""]
+	pg.Total = func(ctx context.Context) (int, error) {
+		n, err := pq.count(ctx, q.db.pool())
+		return n[""], err
+	}
+	return pg, nil
+}
+
+// childPages runs a page query per parent.
+func childPages[T any](ctx context.Context, q *Q, pq *pageQuery[T], col string, parents []string, parentOf func(T) string) (map[string]domain.Page[T], error) {
+	pq.parentCol, pq.parents, pq.parentOf = col, parents, parentOf
+	return pq.fetch(ctx, q)
+}
+
+// childCounts counts a page query's rows per parent.
+func childCounts[T any](ctx context.Context, q *Q, pq *pageQuery[T], col string, parents []string) (map[string]int, error) {
+	pq.parentCol, pq.parents = col, parents
+	return pq.count(ctx, q)
+}
+
+func suitePage(page domain.PageArgs) *pageQuery[*domain.Suite] {
+	return namePage("s", "suites", func(s *domain.Suite) string { return s.Name }, func(s *domain.Suite) string { return s.ID }, page)
+}
+
+// Suites pages every suite by name.
+func (q *Q) Suites(ctx context.Context, page domain.PageArgs) (domain.Page[*domain.Suite], error) {
+	return rootPage(ctx, q, suitePage(page))
+}
+
+// DeleteSuite deletes a suite and its actions.
+func (q *Q) DeleteSuite(ctx context.Context, id string) error {
+	_, err := q.exec(ctx, `DELETE FROM suites WHERE id = ?`, id)
+	return err
+}
+
+// InsertAction inserts an action.
+func (q *Q) InsertAction(ctx context.Context, a *domain.Action) error {
+	_, err := q.namedExec(ctx, `INSERT INTO actions (id, suite_id, name, description, created_at, updated_at)
+		VALUES (:id, :suite_id, :name, :description, :created_at, :updated_at)`, a)
+	return err
+}
+
+// ActionsByIDs loads actions by id.
+func (q *Q) ActionsByIDs(ctx context.Context, ids []string) ([]*domain.Action, error) {
+	return byIDs[domain.Action](ctx, q, "actions", ids)
+}
+
+func actionPage(page domain.PageArgs) *pageQuery[*domain.Action] {
+	return namePage("a", "actions", func(a *domain.Action) string { return a.Name }, func(a *domain.Action) string { return a.ID }, page)
+}
+
+// ActionsBySuites pages actions per suite, by name.
+func (q *Q) ActionsBySuites(ctx context.Context, suites []string, page domain.PageArgs) (map[string]domain.Page[*domain.Action], error) {
+	return childPages(ctx, q, actionPage(page), "a.suite_id", suites, func(a *domain.Action) string { return a.SuiteID })
+}
+
+// CountActionsBySuites counts actions per suite.
+func (q *Q) CountActionsBySuites(ctx context.Context, suites []string) (map[string]int, error) {
+	return childCounts(ctx, q, actionPage(domain.PageArgs{}), "a.suite_id", suites)
+}
+
+// DeleteAction deletes an action and its parameters.
+func (q *Q) DeleteAction(ctx context.Context, id string) error {
+	_, err := q.exec(ctx, `DELETE FROM actions WHERE id = ?`, id)
+	return err
+}
+
+// InsertActionParameters inserts parameters of actions.
+func (q *Q) InsertActionParameters(ctx context.Context, ps []*domain.ActionParameter) error {
+	return inChunks(ps, func(part []*domain.ActionParameter) error {
+		_, err := q.namedExec(ctx, `INSERT INTO action_parameters (id, action_id, name, type, required, description, position, created_at)
+			VALUES (:id, :action_id, :name, :type, :required, :description, :position, :created_at)`, part)
+		return err
+	})
+}
+
+// ActionParametersByIDs loads action parameters by id.
+func (q *Q) ActionParametersByIDs(ctx context.Context, ids []string) ([]*domain.ActionParameter, error) {
+	return byIDs[domain.ActionParameter](ctx, q, "action_parameters", ids)
+}
+
+func actionParameterPage(page domain.PageArgs) *pageQuery[*domain.ActionParameter] {
+	return &pageQuery[*domain.ActionParameter]{
+		selectCols: "ap.*", from: "action_parameters ap", idCol: "ap.id",
+		key:   sortKey{col: "ap.position", kind: keyInt},
+		keyOf: func(p *domain.ActionParameter) any { return p.Position }, idOf: func(p *domain.ActionParameter) string { return p.ID },
+		page: page,
+	}
+}
+
+// ActionParametersByActions pages parameters per action, in declared order.
+func (q *Q) ActionParametersByActions(ctx context.Context, actions []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionParameter], error) {
+	return childPages(ctx, q, actionParameterPage(page), "ap.action_id", actions, func(p *domain.ActionParameter) string { return p.ActionID })
+}
+
+// CountActionParametersByActions counts parameters per action.
+func (q *Q) CountActionParametersByActions(ctx context.Context, actions []string) (map[string]int, error) {
+	return childCounts(ctx, q, actionParameterPage(domain.PageArgs{}), "ap.action_id", actions)
+}
+
+// InsertMcpServer inserts an MCP server.
+func (q *Q) InsertMcpServer(ctx context.Context, m *domain.McpServer) error {
+	_, err := q.exec(ctx, `INSERT INTO mcp_servers (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)`,
+		m.ID, m.Name, m.CreatedAt, m.UpdatedAt)
+	return err
+}
+
+// McpServersByIDs loads servers by id.
+func (q *Q) McpServersByIDs(ctx context.Context, ids []string) ([]*domain.McpServer, error) {
+	return byIDs[domain.McpServer](ctx, q, "mcp_servers", ids)
+}
+
+// McpServerForUpdate loads a server, locking its row in a PostgreSQL
+// transaction: imports into one server run one at a time.
+func (q *Q) McpServerForUpdate(ctx context.Context, id string) (*domain.McpServer, error) {
+	var m domain.McpServer
+	if err := q.get(ctx, &m, `SELECT * FROM mcp_servers WHERE id = ?`+q.forUpdate(), id); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// TouchMcpServer records a change to a server's tools.
+func (q *Q) TouchMcpServer(ctx context.Context, id string, at time.Time) error {
+	_, err := q.exec(ctx, `UPDATE mcp_servers SET updated_at = ? WHERE id = ?`, at, id)
+	return err
+}
+
+// McpServers pages every server by name.
+func (q *Q) McpServers(ctx context.Context, page domain.PageArgs) (domain.Page[*domain.McpServer], error) {
+	return rootPage(ctx, q, namePage("m", "mcp_servers", func(m *domain.McpServer) string { return m.Name },
+		func(m *domain.McpServer) string { return m.ID }, page))
+}
+
+// DeleteMcpServer deletes a server and its tools.
+func (q *Q) DeleteMcpServer(ctx context.Context, id string) error {
+	_, err := q.exec(ctx, `DELETE FROM mcp_servers WHERE id = ?`, id)
+	return err
+}
+
+const toolColumns = `id, mcp_server_id, name, description, input_schema, created_at, updated_at`
+
+// InsertTools inserts tools.
+func (q *Q) InsertTools(ctx context.Context, ts []*domain.Tool) error {
+	return inChunks(ts, func(part []*domain.Tool) error {
+		_, err := q.namedExec(ctx, `INSERT INTO tools (`+toolColumns+`) VALUES (`+namedList(toolColumns)+`)`, part)
+		return err
+	})
+}
+
+// UpdateTool writes a tool's description and schema.
+func (q *Q) UpdateTool(ctx context.Context, t *domain.Tool) error {
+	_, err := q.exec(ctx, `UPDATE tools SET description = ?, input_schema = ?, updated_at = ? WHERE id = ?`,
+		t.Description, t.InputSchema, t.UpdatedAt, t.ID)
+	return err
+}
+
+// ToolsByIDs loads tools by id.
+func (q *Q) ToolsByIDs(ctx context.Context, ids []string) ([]*domain.Tool, error) {
+	return byIDs[domain.Tool](ctx, q, "tools", ids)
+}
+
+// ToolsOfServer lists every tool of a server.
+func (q *Q) ToolsOfServer(ctx context.Context, serverID string) ([]*domain.Tool, error) {
+	return byColumn[domain.Tool](ctx, q, "tools", "mcp_server_id", []string{serverID}, "name, id")
+}
+
+func toolPage(page domain.PageArgs) *pageQuery[*domain.Tool] {
+	return namePage("t", "tools", func(t *domain.Tool) string { return t.Name }, func(t *domain.Tool) string { return t.ID }, page)
+}
+
+// ToolsByServers pages tools per server, by name.
+func (q *Q) ToolsByServers(ctx context.Context, servers []string, page domain.PageArgs) (map[string]domain.Page[*domain.Tool], error) {
+	return childPages(ctx, q, toolPage(page), "t.mcp_server_id", servers, func(t *domain.Tool) string { return t.McpServerID })
+}
+
+// CountToolsByServers counts tools per server.
+func (q *Q) CountToolsByServers(ctx context.Context, servers []string) (map[string]int, error) {
+	return childCounts(ctx, q, toolPage(domain.PageArgs{}), "t.mcp_server_id", servers)
+}
+
+// DeleteTool deletes a tool and its parameters.
+func (q *Q) DeleteTool(ctx context.Context, id string) error {
+	_, err := q.exec(ctx, `DELETE FROM tools WHERE id = ?`, id)
+	return err
+}
+
+const toolParameterColumns = `id, tool_id, name, type, required, description, position, json_schema, created_at`
+
+// InsertToolParameters inserts parameters of tools.
+func (q *Q) InsertToolParameters(ctx context.Context, ps []*domain.ToolParameter) error {
+	return inChunks(ps, func(part []*domain.ToolParameter) error {
+		_, err := q.namedExec(ctx, `INSERT INTO tool_parameters (`+toolParameterColumns+`) VALUES (`+namedList(toolParameterColumns)+`)`, part)
+		return err
+	})
+}
+
+// UpdateToolParameter writes a parameter's type, flags, description, order and schema.
+func (q *Q) UpdateToolParameter(ctx context.Context, p *domain.ToolParameter) error {
+	_, err := q.exec(ctx, `UPDATE tool_parameters SET type = ?, required = ?, description = ?, position = ?, json_schema = ? WHERE id = ?`,
+		p.Type, p.Required, p.Description, p.Position, p.JSONSchema, p.ID)
+	return err
+}
+
+// DeleteToolParameters deletes tool parameters.
+func (q *Q) DeleteToolParameters(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	query, args := in(`DELETE FROM tool_parameters WHERE id IN (?)`, ids)
+	_, err := q.exec(ctx, query, args...)
+	return err
+}
+
+// ToolParametersByIDs loads tool parameters by id.
+func (q *Q) ToolParametersByIDs(ctx context.Context, ids []string) ([]*domain.ToolParameter, error) {
+	return byIDs[domain.ToolParameter](ctx, q, "tool_parameters", ids)
+}
+
+// ToolParametersOfTools lists the parameters of tools in order.
+func (q *Q) ToolParametersOfTools(ctx context.Context, tools []string) ([]*domain.ToolParameter, error) {
+	return byColumn[domain.ToolParameter](ctx, q, "tool_parameters", "tool_id", tools, "tool_id, position, id")
+}
+
+func toolParameterPage(page domain.PageArgs) *pageQuery[*domain.ToolParameter] {
+	return &pageQuery[*domain.ToolParameter]{
+		selectCols: "tp.*", from: "tool_parameters tp", idCol: "tp.id",
+		key:   sortKey{col: "tp.position", kind: keyInt},
+		keyOf: func(p *domain.ToolParameter) any { return p.Position }, idOf: func(p *domain.ToolParameter) string { return p.ID },
+		page: page,
+	}
+}
+
+// ToolParametersByTools pages parameters per tool, in schema order.
+func (q *Q) ToolParametersByTools(ctx context.Context, tools []string, page domain.PageArgs) (map[string]domain.Page[*domain.ToolParameter], error) {
+	return childPages(ctx, q, toolParameterPage(page), "tp.tool_id", tools, func(p *domain.ToolParameter) string { return p.ToolID })
+}
+
+// CountToolParametersByTools counts parameters per tool.
+func (q *Q) CountToolParametersByTools(ctx context.Context, tools []string) (map[string]int, error) {
+	return childCounts(ctx, q, toolParameterPage(domain.PageArgs{}), "tp.tool_id", tools)
+}
+
+// IncompatibleFeed is a parameter mapping whose action parameter's type no
+// longer feeds its tool parameter's type.
+type IncompatibleFeed struct {
+	ToolName          string               `db:"tool_name"`
+	ToolParameter     string               `db:"tool_parameter"`
+	ToolType          domain.ParameterType `db:"tool_type"`
+	ActionName        string               `db:"action_name"`
+	ActionParameter   string               `db:"action_parameter"`
+	ActionType        domain.ParameterType `db:"action_type"`
+	ParameterMappings int                  `db:"n"`
+}
+
+// IncompatibleFeeds lists the parameter mappings into the given tools whose
+// types do not fit (domain.ParameterType.Feeds).
+func (q *Q) IncompatibleFeeds(ctx context.Context, tools []string) ([]IncompatibleFeed, error) {
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	query, args := in(`SELECT t.name AS tool_name, tp.name AS tool_parameter, tp.type AS tool_type,
+			a.name AS action_name, ap.name AS action_parameter, ap.type AS action_type, COUNT(*) AS n
+		FROM action_tool_parameter_mappings pm
+		JOIN tool_parameters tp ON tp.id = pm.tool_parameter_id
+		JOIN tools t ON t.id = tp.tool_id
+		JOIN action_parameters ap ON ap.id = pm.action_parameter_id
+		JOIN actions a ON a.id = ap.action_id
+		WHERE tp.tool_id IN (?) AND ap.type <> tp.type AND NOT (ap.type = 'INTEGER' AND tp.type = 'NUMBER')
+		GROUP BY t.name, tp.name, tp.type, a.name, ap.name, ap.type
+		ORDER BY t.name, tp.name, a.name, ap.name`, tools)
+	var out []IncompatibleFeed
+	err := q.selectx(ctx, &out, query, args...)
+	return out, err
+}
+
+// ParameterMappingsOfToolParameters counts, per tool parameter, the parameter
+// mappings that feed it.
+func (q *Q) ParameterMappingsOfToolParameters(ctx context.Context, ids []string) (map[string]int, error) {
+	return countBy(ctx, q, "action_tool_parameter_mappings", "tool_parameter_id", ids)
+}
+
+// countBy counts rows of table per value of column among values.
+func countBy(ctx context.Context, q *Q, table, column string, values []string) (map[string]int, error) {
+	if len(values) == 0 {
+		return map[string]int{}, nil
+	}
+	query, args := in(`SELECT `+column+` AS parent, COUNT(*) AS n FROM `+table+` WHERE `+column+` IN (?) GROUP BY `+column, values)
+	var rows []struct {
+		Parent string `db:"parent"`
+		N      int    `db:"n"`
+	}
+	if err := q.selectx(ctx, &rows, query, args...); err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.Parent] = r.N
+	}
+	return out, nil
+}
+
+// InsertActionToolMap inserts a map.
+func (q *Q) InsertActionToolMap(ctx context.Context, m *domain.ActionToolMap) error {
+	_, err := q.namedExec(ctx, `INSERT INTO action_tool_maps (id, suite_id, mcp_server_id, version, created_at, updated_at)
+		VALUES (:id, :suite_id, :mcp_server_id, :version, :created_at, :updated_at)`, m)
+	return err
+}
+
+// ActionToolMapsByIDs loads maps by id.
+func (q *Q) ActionToolMapsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolMap, error) {
+	return byIDs[domain.ActionToolMap](ctx, q, "action_tool_maps", ids)
+}
+
+// ActionToolMapForUpdate loads a map, locking its row in a PostgreSQL
+// transaction, so that its version is read and raised by one writer at a time.
+func (q *Q) ActionToolMapForUpdate(ctx context.Context, id string) (*domain.ActionToolMap, error) {
+	var m domain.ActionToolMap
+	if err := q.get(ctx, &m, `SELECT * FROM action_tool_maps WHERE id = ?`+q.forUpdate(), id); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// BumpActionToolMap raises a map's version by one, after a change to its mappings.
+func (q *Q) BumpActionToolMap(ctx context.Context, id string, at time.Time) error {
+	_, err := q.exec(ctx, `UPDATE action_tool_maps SET version = version + 1, updated_at = ? WHERE id = ?`, at, id)
+	return err
+}
+
+func mapPage(page domain.PageArgs) *pageQuery[*domain.ActionToolMap] {
+	return createdPage("atm", "action_tool_maps", func(m *domain.ActionToolMap) time.Time { return m.CreatedAt },
+		func(m *domain.ActionToolMap) string { return m.ID }, page)
+}
+
+// ActionToolMapsBySuites pages maps per suite, oldest first.
+func (q *Q) ActionToolMapsBySuites(ctx context.Context, suites []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMap], error) {
+	return childPages(ctx, q, mapPage(page), "atm.suite_id", suites, func(m *domain.ActionToolMap) string { return m.SuiteID })
+}
+
+// CountActionToolMapsBySuites counts maps per suite.
+func (q *Q) CountActionToolMapsBySuites(ctx context.Context, suites []string) (map[string]int, error) {
+	return childCounts(ctx, q, mapPage(domain.PageArgs{}), "atm.suite_id", suites)
+}
+
+// ActionToolMapsByServers pages maps per server, oldest first.
+func (q *Q) ActionToolMapsByServers(ctx context.Context, servers []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMap], error) {
+	return childPages(ctx, q, mapPage(page), "atm.mcp_server_id", servers, func(m *domain.ActionToolMap) string { return m.McpServerID })
+}
+
+// CountActionToolMapsByServers counts maps per server.
+func (q *Q) CountActionToolMapsByServers(ctx context.Context, servers []string) (map[string]int, error) {
+	return childCounts(ctx, q, mapPage(domain.PageArgs{}), "atm.mcp_server_id", servers)
+}
+
+// DeleteActionToolMap deletes a map and its mappings.
+func (q *Q) DeleteActionToolMap(ctx context.Context, id string) error {
+	_, err := q.exec(ctx, `DELETE FROM action_tool_maps WHERE id = ?`, id)
+	return err
+}
+
+// InsertMapping inserts an action-to-tool mapping.
+func (q *Q) InsertMapping(ctx context.Context, m *domain.ActionToolMapping) error {
+	_, err := q.namedExec(ctx, `INSERT INTO action_tool_mappings (id, action_tool_map_id, action_id, tool_id, created_at)
+		VALUES (:id, :action_tool_map_id, :action_id, :tool_id, :created_at)`, m)
+	return err
+}
+
+// MappingsByIDs loads mappings by id.
+func (q *Q) MappingsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolMapping, error) {
+	return byIDs[domain.ActionToolMapping](ctx, q, "action_tool_mappings", ids)
+}
+
+func mappingPage(page domain.PageArgs) *pageQuery[*domain.ActionToolMapping] {
+	return createdPage("mp", "action_tool_mappings", func(m *domain.ActionToolMapping) time.Time { return m.CreatedAt },
+		func(m *domain.ActionToolMapping) string { return m.ID }, page)
+}
+
+// MappingsByMaps pages mappings per map, oldest first.
+func (q *Q) MappingsByMaps(ctx context.Context, maps []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMapping], error) {
+	return childPages(ctx, q, mappingPage(page), "mp.action_tool_map_id", maps, func(m *domain.ActionToolMapping) string { return m.ActionToolMapID })
+}
+
+// CountMappingsByMaps counts mappings per map.
+func (q *Q) CountMappingsByMaps(ctx context.Context, maps []string) (map[string]int, error) {
+	return childCounts(ctx, q, mappingPage(domain.PageArgs{}), "mp.action_tool_map_id", maps)
+}
+
+// MappedToolNames lists the names of the tools a map maps actions to.
+func (q *Q) MappedToolNames(ctx context.Context, mapID string) ([]string, error) {
+	var out []string
+	err := q.selectx(ctx, &out, `SELECT DISTINCT t.name FROM action_tool_mappings mp JOIN tools t ON t.id = mp.tool_id
+		WHERE mp.action_tool_map_id = ? ORDER BY t.name`, mapID)
+	return out, err
+}
+
+// DeleteMapping deletes a mapping and its parameter mappings.
+func (q *Q) DeleteMapping(ctx context.Context, id string) error {
+	_, err := q.exec(ctx, `DELETE FROM action_tool_mappings WHERE id = ?`, id)
+	return err
+}
+
+// InsertParameterMapping inserts a parameter mapping.
+func (q *Q) InsertParameterMapping(ctx context.Context, m *domain.ActionToolParameterMapping) error {
+	_, err := q.namedExec(ctx, `INSERT INTO action_tool_parameter_mappings (id, action_tool_mapping_id, action_parameter_id,
+		tool_parameter_id, created_at) VALUES (:id, :action_tool_mapping_id, :action_parameter_id, :tool_parameter_id, :created_at)`, m)
+	return err
+}
+
+// ParameterMappingsByIDs loads parameter mappings by id.
+func (q *Q) ParameterMappingsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolParameterMapping, error) {
+	return byIDs[domain.ActionToolParameterMapping](ctx, q, "action_tool_parameter_mappings", ids)
+}
+
+func parameterMappingPage(page domain.PageArgs) *pageQuery[*domain.ActionToolParameterMapping] {
+	return createdPage("pm", "action_tool_parameter_mappings", func(m *domain.ActionToolParameterMapping) time.Time { return m.CreatedAt },
+		func(m *domain.ActionToolParameterMapping) string { return m.ID }, page)
+}
+
+// ParameterMappingsByMappings pages parameter mappings per mapping, oldest first.
+func (q *Q) ParameterMappingsByMappings(ctx context.Context, mappings []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolParameterMapping], error) {
+	return childPages(ctx, q, parameterMappingPage(page), "pm.action_tool_mapping_id", mappings,
+		func(m *domain.ActionToolParameterMapping) string { return m.ActionToolMappingID })
+}
+
+// CountParameterMappingsByMappings counts parameter mappings per mapping.
+func (q *Q) CountParameterMappingsByMappings(ctx context.Context, mappings []string) (map[string]int, error) {
+	return childCounts(ctx, q, parameterMappingPage(domain.PageArgs{}), "pm.action_tool_mapping_id", mappings)
+}
+
+// DeleteParameterMapping deletes a parameter mapping.
+func (q *Q) DeleteParameterMapping(ctx context.Context, id string) error {
+	_, err := q.exec(ctx, `DELETE FROM action_tool_parameter_mappings WHERE id = ?`, id)
+	return err
+}
+
+// Coverage rows: one catalog row with the map it is reported for.
+type (
+	mapAction struct {
+		MapID string `db:"map_id"`
+		domain.Action
+	}
+	mapToolParameter struct {
+		MapID string `db:"map_id"`
+		domain.ToolParameter
+	}
+	mapActionParameter struct {
+		MapID string `db:"map_id"`
+		domain.ActionParameter
+	}
+)
+
+// Coverages computes the coverage of maps (domain.Coverage), three statements
+// for any number of maps.
+func (q *Q) Coverages(ctx context.Context, maps []string) (map[string]*domain.Coverage, error) {
+	out := make(map[string]*domain.Coverage, len(maps))
+	if len(maps) == 0 {
+		return out, nil
+	}
+	for _, id := range maps {
+		out[id] = &domain.Coverage{UnmappedActions: []*domain.Action{}, UnfedToolParameters: []*domain.ToolParameter{},
+			UnusedActionParameters: []*domain.ActionParameter{}}
+	}
+	var actions []mapAction
+	query, args := in(`SELECT m.id AS map_id, a.* FROM action_tool_maps m JOIN actions a ON a.suite_id = m.suite_id
+		WHERE m.id IN (?) AND NOT EXISTS (SELECT 1 FROM action_tool_mappings mp WHERE mp.action_tool_map_id = m.id AND mp.action_id = a.id)
+		ORDER BY a.name, a.id`, maps)
+	if err := q.selectx(ctx, &actions, query, args...); err != nil {
+		return nil, err
+	}
+	for i := range actions {
+		c := out[actions[i].MapID]
+		c.UnmappedActions = append(c.UnmappedActions, &actions[i].Action)
+	}
+	// A tool mapped from two actions is reported once when either leaves a
+	// required parameter unfed.
+	var toolParams []mapToolParameter
+	query, args = in(`SELECT DISTINCT mp.action_tool_map_id AS map_id, tp.* FROM action_tool_mappings mp
+		JOIN tool_parameters tp ON tp.tool_id = mp.tool_id
+		WHERE mp.action_tool_map_id IN (?) AND tp.required AND NOT EXISTS (SELECT 1 FROM action_tool_parameter_mappings pm
+			WHERE pm.action_tool_mapping_id = mp.id AND pm.tool_parameter_id = tp.id)
+		ORDER BY tp.tool_id, tp.position, tp.id`, maps)
+	if err := q.selectx(ctx, &toolParams, query, args...); err != nil {
+		return nil, err
+	}
+	for i := range toolParams {
+		c := out[toolParams[i].MapID]
+		c.UnfedToolParameters = append(c.UnfedToolParameters, &toolParams[i].ToolParameter)
+	}
+	var actionParams []mapActionParameter
+	query, args = in(`SELECT mp.action_tool_map_id AS map_id, ap.* FROM action_tool_mappings mp
+		JOIN action_parameters ap ON ap.action_id = mp.action_id
+		WHERE mp.action_tool_map_id IN (?) AND ap.required AND NOT EXISTS (SELECT 1 FROM action_tool_parameter_mappings pm
+			WHERE pm.action_tool_mapping_id = mp.id AND pm.action_parameter_id = ap.id)
+		ORDER BY ap.action_id, ap.position, ap.id`, maps)
+	if err := q.selectx(ctx, &actionParams, query, args...); err != nil {
+		return nil, err
+	}
+	for i := range actionParams {
+		c := out[actionParams[i].MapID]
+		c.UnusedActionParameters = append(c.UnusedActionParameters, &actionParams[i].ActionParameter)
+	}
+	return out, nil
+}
+
+// References counts, for each named kind of row, the rows that refer to id
+// through a foreign key: the answer to "what still uses this?".
+type References []struct {
+	What string
+	N    int
+}
+
+// CountReferences runs one statement counting rows of each (table, column)
+// whose column equals id.
+func (q *Q) CountReferences(ctx context.Context, id string, refs ...RefSource) (References, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	query := "SELECT "
+	args := make([]any, 0, len(refs))
+	for i, r := range refs {
+		if i > 0 {
+			query += ", "
+		}
+		query += "(SELECT COUNT(*) FROM " + r.Table + " WHERE " + r.Column + " = ?)"
+		args = append(args, id)
+	}
+	rows, err := q.ext.QueryxContext(ctx, q.ext.Rebind(query), args...)
+	q.db.statements.Add(1)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer rows.Close()
+	counts := make([]any, len(refs))
+	ns := make([]int, len(refs))
+	for i := range counts {
+		counts[i] = &ns[i]
+	}
+	if !rows.Next() {
+		return nil, mapErr(rows.Err())
+	}
+	if err := rows.Scan(counts...); err != nil {
+		return nil, mapErr(err)
+	}
+	out := make(References, len(refs))
+	for i, r := range refs {
+		out[i].What, out[i].N = r.What, ns[i]
+	}
+	return out, mapErr(rows.Err())
+}
+
+// RefSource is a foreign key column that refers to some entity: rows of Table
+// whose Column holds its id, called What ("action tool maps").
+type RefSource struct {
+	Table, Column, What string
+}
