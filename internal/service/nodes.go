@@ -44,6 +44,9 @@ func (s *Service) Nodes(ctx context.Context, gids []string) ([]domain.Node, erro
 
 // node loads one entity and checks that its project (or owner) is visible.
 func (s *Service) node(ctx context.Context, p *auth.Principal, kind domain.Kind, id string) (domain.Node, error) {
+	if node, ok, err := s.catalogNode(ctx, kind, id); ok {
+		return node, err // the catalog is global: visible to every caller
+	}
 	l := s.load(ctx)
 	var (
 		projectID string

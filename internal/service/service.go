@@ -14,6 +14,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/loader"
+	"github.com/taskgraph/taskgraph/internal/storage"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
@@ -27,6 +28,10 @@ type Options struct {
 	// LoggerFrom returns the logger of a request (carrying its request id);
 	// default: Logger for every request.
 	LoggerFrom func(ctx context.Context) *slog.Logger
+	// DataDir holds uploaded traces and examples; default "data".
+	DataDir string
+	// MaxUploadBytes bounds one uploaded file; default DefaultMaxUploadBytes.
+	MaxUploadBytes int64
 }
 
 // Service is the application core.
@@ -36,6 +41,8 @@ type Service struct {
 	loaderTiming loader.Timing
 	log          *slog.Logger
 	loggerFrom   func(ctx context.Context) *slog.Logger
+	files        *storage.Dir
+	maxUpload    int64
 }
 
 // New returns a Service over db.
@@ -49,6 +56,13 @@ func New(db *store.DB, opts Options) *Service {
 	}
 	if s.loggerFrom == nil {
 		s.loggerFrom = func(context.Context) *slog.Logger { return s.log }
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = "data"
+	}
+	s.files = storage.New(opts.DataDir)
+	if s.maxUpload = opts.MaxUploadBytes; s.maxUpload <= 0 {
+		s.maxUpload = DefaultMaxUploadBytes
 	}
 	return s
 }
