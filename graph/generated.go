@@ -31,11 +31,20 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Action() ActionResolver
+	ActionParameter() ActionParameterResolver
+	ActionToolMap() ActionToolMapResolver
+	ActionToolMapping() ActionToolMappingResolver
+	ActionToolParameterMapping() ActionToolParameterMappingResolver
 	ApiToken() ApiTokenResolver
+	Example() ExampleResolver
 	Idea() IdeaResolver
+	McpServer() McpServerResolver
+	Model() ModelResolver
 	Mutation() MutationResolver
 	Project() ProjectResolver
 	Query() QueryResolver
+	Suite() SuiteResolver
 	Task() TaskResolver
 	TaskBlock() TaskBlockResolver
 	TaskFileImpact() TaskFileImpactResolver
@@ -44,6 +53,9 @@ type ResolverRoot interface {
 	TaskRelationship() TaskRelationshipResolver
 	TaskStateChange() TaskStateChangeResolver
 	TaskTemplate() TaskTemplateResolver
+	Tool() ToolResolver
+	ToolParameter() ToolParameterResolver
+	TraceSession() TraceSessionResolver
 	User() UserResolver
 }
 
@@ -51,6 +63,133 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Action struct {
+		CreatedAt   func(childComplexity int) int
+		Description func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Parameters  func(childComplexity int, first *int, after *string) int
+		Suite       func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+	}
+
+	ActionConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ActionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ActionParameter struct {
+		Action      func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		Description func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Position    func(childComplexity int) int
+		Required    func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	ActionParameterConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ActionParameterEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ActionToolMap struct {
+		Coverage     func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		Examples     func(childComplexity int, first *int, after *string) int
+		GlobalID     func(childComplexity int) int
+		McpServer    func(childComplexity int) int
+		Suite        func(childComplexity int) int
+		ToolMappings func(childComplexity int, first *int, after *string) int
+		UpdatedAt    func(childComplexity int) int
+		Version      func(childComplexity int) int
+	}
+
+	ActionToolMapConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ActionToolMapCoverage struct {
+		IsComplete             func(childComplexity int) int
+		UnfedToolParameters    func(childComplexity int) int
+		UnmappedActions        func(childComplexity int) int
+		UnusedActionParameters func(childComplexity int) int
+	}
+
+	ActionToolMapEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ActionToolMapping struct {
+		Action            func(childComplexity int) int
+		ActionToolMap     func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		GlobalID          func(childComplexity int) int
+		ParameterMappings func(childComplexity int, first *int, after *string) int
+		Tool              func(childComplexity int) int
+	}
+
+	ActionToolMappingConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ActionToolMappingEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ActionToolParameterMapping struct {
+		ActionParameter   func(childComplexity int) int
+		ActionToolMapping func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		GlobalID          func(childComplexity int) int
+		ToolParameter     func(childComplexity int) int
+	}
+
+	ActionToolParameterMappingConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ActionToolParameterMappingEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	AddActionToolMappingPayload struct {
+		ActionToolMap func(childComplexity int) int
+		Mapping       func(childComplexity int) int
+	}
+
+	AddParameterMappingPayload struct {
+		ActionToolMap    func(childComplexity int) int
+		ParameterMapping func(childComplexity int) int
+	}
+
 	AddTaskRelationshipPayload struct {
 		Relationship func(childComplexity int) int
 	}
@@ -71,17 +210,49 @@ type ComplexityRoot struct {
 		User       func(childComplexity int) int
 	}
 
+	ClaimExamplePayload struct {
+		Example func(childComplexity int) int
+	}
+
+	CompleteExamplePayload struct {
+		Example func(childComplexity int) int
+	}
+
+	CreateActionPayload struct {
+		Action func(childComplexity int) int
+	}
+
+	CreateActionToolMapPayload struct {
+		ActionToolMap func(childComplexity int) int
+	}
+
 	CreateApiTokenPayload struct {
 		APIToken func(childComplexity int) int
 		Token    func(childComplexity int) int
+	}
+
+	CreateExamplePayload struct {
+		Example func(childComplexity int) int
 	}
 
 	CreateIdeaPayload struct {
 		Idea func(childComplexity int) int
 	}
 
+	CreateMcpServerPayload struct {
+		McpServer func(childComplexity int) int
+	}
+
+	CreateModelPayload struct {
+		Model func(childComplexity int) int
+	}
+
 	CreateProjectPayload struct {
 		Project func(childComplexity int) int
+	}
+
+	CreateSuitePayload struct {
+		Suite func(childComplexity int) int
 	}
 
 	CreateTaskBlockPayload struct {
@@ -106,8 +277,56 @@ type ComplexityRoot struct {
 		TaskTemplate func(childComplexity int) int
 	}
 
+	CreateToolPayload struct {
+		Tool func(childComplexity int) int
+	}
+
+	CreateTraceSessionPayload struct {
+		TraceSession func(childComplexity int) int
+	}
+
 	CreateUserPayload struct {
 		User func(childComplexity int) int
+	}
+
+	DeletePayload struct {
+		DeletedID func(childComplexity int) int
+	}
+
+	Example struct {
+		ActionToolMap        func(childComplexity int) int
+		ActionToolMapVersion func(childComplexity int) int
+		ClaimedAt            func(childComplexity int) int
+		ClaimedBy            func(childComplexity int) int
+		ConversationCount    func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		CreatedBy            func(childComplexity int) int
+		FailureReason        func(childComplexity int) int
+		FinishedAt           func(childComplexity int) int
+		GlobalID             func(childComplexity int) int
+		Model                func(childComplexity int) int
+		ModelConfiguration   func(childComplexity int) int
+		Session              func(childComplexity int) int
+		SizeBytes            func(childComplexity int) int
+		Status               func(childComplexity int) int
+		StoragePath          func(childComplexity int) int
+		UpdatedAt            func(childComplexity int) int
+	}
+
+	ExampleConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ExampleEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	FailExamplePayload struct {
+		Example func(childComplexity int) int
 	}
 
 	Idea struct {
@@ -134,24 +353,96 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ImportMcpToolsPayload struct {
+		Created   func(childComplexity int) int
+		Unchanged func(childComplexity int) int
+		Updated   func(childComplexity int) int
+	}
+
+	McpServer struct {
+		ActionToolMaps func(childComplexity int, first *int, after *string) int
+		CreatedAt      func(childComplexity int) int
+		GlobalID       func(childComplexity int) int
+		Name           func(childComplexity int) int
+		Tools          func(childComplexity int, first *int, after *string) int
+		UpdatedAt      func(childComplexity int) int
+	}
+
+	McpServerConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	McpServerEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	Model struct {
+		CreatedAt func(childComplexity int) int
+		Examples  func(childComplexity int, first *int, after *string) int
+		GlobalID  func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Provider  func(childComplexity int) int
+	}
+
+	ModelConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ModelEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Mutation struct {
-		AddTaskRelationship    func(childComplexity int, input domain.AddTaskRelationshipInput) int
-		AddTasksToList         func(childComplexity int, input domain.AddTasksToListInput) int
-		CreateAPIToken         func(childComplexity int, input domain.CreateAPITokenInput) int
-		CreateIdea             func(childComplexity int, input domain.CreateIdeaInput) int
-		CreateProject          func(childComplexity int, input domain.CreateProjectInput) int
-		CreateTask             func(childComplexity int, input domain.CreateTaskInput) int
-		CreateTaskBlock        func(childComplexity int, input domain.CreateTaskBlockInput) int
-		CreateTaskFromTemplate func(childComplexity int, input domain.CreateTaskFromTemplateInput) int
-		CreateTaskList         func(childComplexity int, input domain.CreateTaskListInput) int
-		CreateTaskTemplate     func(childComplexity int, input domain.CreateTaskTemplateInput) int
-		CreateUser             func(childComplexity int, input domain.CreateUserInput) int
-		RemoveTaskRelationship func(childComplexity int, input domain.RemoveTaskRelationshipInput) int
-		ResolveTaskBlock       func(childComplexity int, input domain.ResolveTaskBlockInput) int
-		RevokeAPIToken         func(childComplexity int, input domain.RevokeAPITokenInput) int
-		TransitionTask         func(childComplexity int, input domain.TransitionTaskInput) int
-		UpdateProject          func(childComplexity int, input domain.UpdateProjectInput) int
-		UpdateTask             func(childComplexity int, input domain.UpdateTaskInput) int
+		AddActionToolMapping    func(childComplexity int, input domain.AddActionToolMappingInput) int
+		AddParameterMapping     func(childComplexity int, input domain.AddParameterMappingInput) int
+		AddTaskRelationship     func(childComplexity int, input domain.AddTaskRelationshipInput) int
+		AddTasksToList          func(childComplexity int, input domain.AddTasksToListInput) int
+		ClaimExample            func(childComplexity int, input domain.ClaimExampleInput) int
+		CompleteExample         func(childComplexity int, input model.CompleteExampleInput) int
+		CreateAPIToken          func(childComplexity int, input domain.CreateAPITokenInput) int
+		CreateAction            func(childComplexity int, input domain.CreateActionInput) int
+		CreateActionToolMap     func(childComplexity int, input domain.CreateActionToolMapInput) int
+		CreateExample           func(childComplexity int, input domain.CreateExampleInput) int
+		CreateIdea              func(childComplexity int, input domain.CreateIdeaInput) int
+		CreateMcpServer         func(childComplexity int, input domain.CreateMcpServerInput) int
+		CreateModel             func(childComplexity int, input domain.CreateModelInput) int
+		CreateProject           func(childComplexity int, input domain.CreateProjectInput) int
+		CreateSuite             func(childComplexity int, input domain.CreateSuiteInput) int
+		CreateTask              func(childComplexity int, input domain.CreateTaskInput) int
+		CreateTaskBlock         func(childComplexity int, input domain.CreateTaskBlockInput) int
+		CreateTaskFromTemplate  func(childComplexity int, input domain.CreateTaskFromTemplateInput) int
+		CreateTaskList          func(childComplexity int, input domain.CreateTaskListInput) int
+		CreateTaskTemplate      func(childComplexity int, input domain.CreateTaskTemplateInput) int
+		CreateTool              func(childComplexity int, input domain.CreateToolInput) int
+		CreateTraceSession      func(childComplexity int, input domain.CreateTraceSessionInput) int
+		CreateUser              func(childComplexity int, input domain.CreateUserInput) int
+		DeleteAction            func(childComplexity int, input model.DeleteActionInput) int
+		DeleteActionToolMap     func(childComplexity int, input model.DeleteActionToolMapInput) int
+		DeleteExample           func(childComplexity int, input model.DeleteExampleInput) int
+		DeleteMcpServer         func(childComplexity int, input model.DeleteMcpServerInput) int
+		DeleteModel             func(childComplexity int, input model.DeleteModelInput) int
+		DeleteSuite             func(childComplexity int, input model.DeleteSuiteInput) int
+		DeleteTool              func(childComplexity int, input model.DeleteToolInput) int
+		DeleteTraceSession      func(childComplexity int, input model.DeleteTraceSessionInput) int
+		FailExample             func(childComplexity int, input domain.FailExampleInput) int
+		ImportMcpTools          func(childComplexity int, input domain.ImportMcpToolsInput) int
+		RemoveActionToolMapping func(childComplexity int, input model.RemoveActionToolMappingInput) int
+		RemoveParameterMapping  func(childComplexity int, input model.RemoveParameterMappingInput) int
+		RemoveTaskRelationship  func(childComplexity int, input domain.RemoveTaskRelationshipInput) int
+		ResolveTaskBlock        func(childComplexity int, input domain.ResolveTaskBlockInput) int
+		RevokeAPIToken          func(childComplexity int, input domain.RevokeAPITokenInput) int
+		TransitionTask          func(childComplexity int, input domain.TransitionTaskInput) int
+		UpdateProject           func(childComplexity int, input domain.UpdateProjectInput) int
+		UpdateTask              func(childComplexity int, input domain.UpdateTaskInput) int
+		UploadTraceEvents       func(childComplexity int, input model.UploadTraceEventsInput) int
 	}
 
 	PageInfo struct {
@@ -190,15 +481,29 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Examples      func(childComplexity int, filter *domain.ExampleFilter, first *int, after *string) int
+		McpServers    func(childComplexity int, first *int, after *string) int
+		Models        func(childComplexity int, first *int, after *string) int
 		Node          func(childComplexity int, id string) int
 		Nodes         func(childComplexity int, ids []string) int
 		Project       func(childComplexity int, id *string, slug *string) int
 		Projects      func(childComplexity int, first *int, after *string, filter *domain.ProjectFilter) int
+		Suites        func(childComplexity int, first *int, after *string) int
 		Task          func(childComplexity int, id *string, displayID *string) int
 		TaskList      func(childComplexity int, id string) int
 		TaskTemplates func(childComplexity int, projectID *string, first *int, after *string) int
 		Tasks         func(childComplexity int, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
 		Viewer        func(childComplexity int) int
+	}
+
+	RemoveActionToolMappingPayload struct {
+		ActionToolMap    func(childComplexity int) int
+		RemovedMappingID func(childComplexity int) int
+	}
+
+	RemoveParameterMappingPayload struct {
+		ActionToolMap             func(childComplexity int) int
+		RemovedParameterMappingID func(childComplexity int) int
 	}
 
 	RemoveTaskRelationshipPayload struct {
@@ -214,6 +519,28 @@ type ComplexityRoot struct {
 
 	RevokeApiTokenPayload struct {
 		APIToken func(childComplexity int) int
+	}
+
+	Suite struct {
+		ActionToolMaps func(childComplexity int, first *int, after *string) int
+		Actions        func(childComplexity int, first *int, after *string) int
+		CreatedAt      func(childComplexity int) int
+		GlobalID       func(childComplexity int) int
+		Name           func(childComplexity int) int
+		TraceSessions  func(childComplexity int, first *int, after *string) int
+		UpdatedAt      func(childComplexity int) int
+	}
+
+	SuiteConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	SuiteEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Task struct {
@@ -410,6 +737,78 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Tool struct {
+		CreatedAt   func(childComplexity int) int
+		Description func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
+		InputSchema func(childComplexity int) int
+		McpServer   func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Parameters  func(childComplexity int, first *int, after *string) int
+		UpdatedAt   func(childComplexity int) int
+	}
+
+	ToolConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ToolEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ToolParameter struct {
+		CreatedAt   func(childComplexity int) int
+		Description func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
+		JSONSchema  func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Position    func(childComplexity int) int
+		Required    func(childComplexity int) int
+		Tool        func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	ToolParameterConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ToolParameterEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	TraceSession struct {
+		CreatedAt   func(childComplexity int) int
+		Description func(childComplexity int) int
+		EventCount  func(childComplexity int) int
+		Examples    func(childComplexity int, first *int, after *string) int
+		GlobalID    func(childComplexity int) int
+		SizeBytes   func(childComplexity int) int
+		StoragePath func(childComplexity int) int
+		Suite       func(childComplexity int) int
+		UploadedAt  func(childComplexity int) int
+		User        func(childComplexity int) int
+	}
+
+	TraceSessionConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	TraceSessionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	TransitionTaskPayload struct {
 		StateChange func(childComplexity int) int
 		Task        func(childComplexity int) int
@@ -421,6 +820,10 @@ type ComplexityRoot struct {
 
 	UpdateTaskPayload struct {
 		Task func(childComplexity int) int
+	}
+
+	UploadTraceEventsPayload struct {
+		TraceSession func(childComplexity int) int
 	}
 
 	User struct {
@@ -441,16 +844,83 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type ActionResolver interface {
+	Suite(ctx context.Context, obj *domain.Action) (*domain.Suite, error)
+
+	Parameters(ctx context.Context, obj *domain.Action, first *int, after *string) (*model.ActionParameterConnection, error)
+}
+type ActionParameterResolver interface {
+	Action(ctx context.Context, obj *domain.ActionParameter) (*domain.Action, error)
+}
+type ActionToolMapResolver interface {
+	Suite(ctx context.Context, obj *domain.ActionToolMap) (*domain.Suite, error)
+	McpServer(ctx context.Context, obj *domain.ActionToolMap) (*domain.McpServer, error)
+
+	ToolMappings(ctx context.Context, obj *domain.ActionToolMap, first *int, after *string) (*model.ActionToolMappingConnection, error)
+	Coverage(ctx context.Context, obj *domain.ActionToolMap) (*domain.Coverage, error)
+	Examples(ctx context.Context, obj *domain.ActionToolMap, first *int, after *string) (*model.ExampleConnection, error)
+}
+type ActionToolMappingResolver interface {
+	ActionToolMap(ctx context.Context, obj *domain.ActionToolMapping) (*domain.ActionToolMap, error)
+	Action(ctx context.Context, obj *domain.ActionToolMapping) (*domain.Action, error)
+	Tool(ctx context.Context, obj *domain.ActionToolMapping) (*domain.Tool, error)
+	ParameterMappings(ctx context.Context, obj *domain.ActionToolMapping, first *int, after *string) (*model.ActionToolParameterMappingConnection, error)
+}
+type ActionToolParameterMappingResolver interface {
+	ActionToolMapping(ctx context.Context, obj *domain.ActionToolParameterMapping) (*domain.ActionToolMapping, error)
+	ActionParameter(ctx context.Context, obj *domain.ActionToolParameterMapping) (*domain.ActionParameter, error)
+	ToolParameter(ctx context.Context, obj *domain.ActionToolParameterMapping) (*domain.ToolParameter, error)
+}
 type ApiTokenResolver interface {
 	User(ctx context.Context, obj *domain.APIToken) (*domain.User, error)
 	Project(ctx context.Context, obj *domain.APIToken) (*domain.Project, error)
+}
+type ExampleResolver interface {
+	Session(ctx context.Context, obj *domain.Example) (*domain.TraceSession, error)
+	Model(ctx context.Context, obj *domain.Example) (*domain.Model, error)
+	ActionToolMap(ctx context.Context, obj *domain.Example) (*domain.ActionToolMap, error)
+
+	CreatedBy(ctx context.Context, obj *domain.Example) (*domain.User, error)
+	ClaimedBy(ctx context.Context, obj *domain.Example) (*domain.User, error)
 }
 type IdeaResolver interface {
 	Project(ctx context.Context, obj *domain.Idea) (*domain.Project, error)
 	Tasks(ctx context.Context, obj *domain.Idea, first *int, after *string) (*model.TaskConnection, error)
 }
+type McpServerResolver interface {
+	Tools(ctx context.Context, obj *domain.McpServer, first *int, after *string) (*model.ToolConnection, error)
+	ActionToolMaps(ctx context.Context, obj *domain.McpServer, first *int, after *string) (*model.ActionToolMapConnection, error)
+}
+type ModelResolver interface {
+	Examples(ctx context.Context, obj *domain.Model, first *int, after *string) (*model.ExampleConnection, error)
+}
 type MutationResolver interface {
 	CreateUser(ctx context.Context, input domain.CreateUserInput) (*model.CreateUserPayload, error)
+	CreateSuite(ctx context.Context, input domain.CreateSuiteInput) (*model.CreateSuitePayload, error)
+	CreateAction(ctx context.Context, input domain.CreateActionInput) (*model.CreateActionPayload, error)
+	CreateMcpServer(ctx context.Context, input domain.CreateMcpServerInput) (*model.CreateMcpServerPayload, error)
+	CreateTool(ctx context.Context, input domain.CreateToolInput) (*model.CreateToolPayload, error)
+	ImportMcpTools(ctx context.Context, input domain.ImportMcpToolsInput) (*model.ImportMcpToolsPayload, error)
+	CreateActionToolMap(ctx context.Context, input domain.CreateActionToolMapInput) (*model.CreateActionToolMapPayload, error)
+	AddActionToolMapping(ctx context.Context, input domain.AddActionToolMappingInput) (*model.AddActionToolMappingPayload, error)
+	AddParameterMapping(ctx context.Context, input domain.AddParameterMappingInput) (*model.AddParameterMappingPayload, error)
+	RemoveActionToolMapping(ctx context.Context, input model.RemoveActionToolMappingInput) (*model.RemoveActionToolMappingPayload, error)
+	RemoveParameterMapping(ctx context.Context, input model.RemoveParameterMappingInput) (*model.RemoveParameterMappingPayload, error)
+	CreateModel(ctx context.Context, input domain.CreateModelInput) (*model.CreateModelPayload, error)
+	CreateTraceSession(ctx context.Context, input domain.CreateTraceSessionInput) (*model.CreateTraceSessionPayload, error)
+	UploadTraceEvents(ctx context.Context, input model.UploadTraceEventsInput) (*model.UploadTraceEventsPayload, error)
+	CreateExample(ctx context.Context, input domain.CreateExampleInput) (*model.CreateExamplePayload, error)
+	ClaimExample(ctx context.Context, input domain.ClaimExampleInput) (*model.ClaimExamplePayload, error)
+	CompleteExample(ctx context.Context, input model.CompleteExampleInput) (*model.CompleteExamplePayload, error)
+	FailExample(ctx context.Context, input domain.FailExampleInput) (*model.FailExamplePayload, error)
+	DeleteSuite(ctx context.Context, input model.DeleteSuiteInput) (*model.DeletePayload, error)
+	DeleteAction(ctx context.Context, input model.DeleteActionInput) (*model.DeletePayload, error)
+	DeleteMcpServer(ctx context.Context, input model.DeleteMcpServerInput) (*model.DeletePayload, error)
+	DeleteTool(ctx context.Context, input model.DeleteToolInput) (*model.DeletePayload, error)
+	DeleteActionToolMap(ctx context.Context, input model.DeleteActionToolMapInput) (*model.DeletePayload, error)
+	DeleteModel(ctx context.Context, input model.DeleteModelInput) (*model.DeletePayload, error)
+	DeleteTraceSession(ctx context.Context, input model.DeleteTraceSessionInput) (*model.DeletePayload, error)
+	DeleteExample(ctx context.Context, input model.DeleteExampleInput) (*model.DeletePayload, error)
 	CreateProject(ctx context.Context, input domain.CreateProjectInput) (*model.CreateProjectPayload, error)
 	UpdateProject(ctx context.Context, input domain.UpdateProjectInput) (*model.UpdateProjectPayload, error)
 	CreateIdea(ctx context.Context, input domain.CreateIdeaInput) (*model.CreateIdeaPayload, error)
@@ -481,12 +951,21 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (domain.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]domain.Node, error)
 	Viewer(ctx context.Context) (*domain.User, error)
+	Suites(ctx context.Context, first *int, after *string) (*model.SuiteConnection, error)
+	McpServers(ctx context.Context, first *int, after *string) (*model.McpServerConnection, error)
+	Models(ctx context.Context, first *int, after *string) (*model.ModelConnection, error)
+	Examples(ctx context.Context, filter *domain.ExampleFilter, first *int, after *string) (*model.ExampleConnection, error)
 	Projects(ctx context.Context, first *int, after *string, filter *domain.ProjectFilter) (*model.ProjectConnection, error)
 	Project(ctx context.Context, id *string, slug *string) (*domain.Project, error)
 	TaskList(ctx context.Context, id string) (*domain.TaskList, error)
 	TaskTemplates(ctx context.Context, projectID *string, first *int, after *string) (*model.TaskTemplateConnection, error)
 	Task(ctx context.Context, id *string, displayID *string) (*domain.Task, error)
 	Tasks(ctx context.Context, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) (*model.TaskConnection, error)
+}
+type SuiteResolver interface {
+	Actions(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.ActionConnection, error)
+	ActionToolMaps(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.ActionToolMapConnection, error)
+	TraceSessions(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.TraceSessionConnection, error)
 }
 type TaskResolver interface {
 	AcceptanceCriteria(ctx context.Context, obj *domain.Task) ([]string, error)
@@ -549,6 +1028,20 @@ type TaskTemplateResolver interface {
 
 	CreatedBy(ctx context.Context, obj *domain.TaskTemplate) (*domain.User, error)
 }
+type ToolResolver interface {
+	McpServer(ctx context.Context, obj *domain.Tool) (*domain.McpServer, error)
+
+	Parameters(ctx context.Context, obj *domain.Tool, first *int, after *string) (*model.ToolParameterConnection, error)
+}
+type ToolParameterResolver interface {
+	Tool(ctx context.Context, obj *domain.ToolParameter) (*domain.Tool, error)
+}
+type TraceSessionResolver interface {
+	User(ctx context.Context, obj *domain.TraceSession) (*domain.User, error)
+	Suite(ctx context.Context, obj *domain.TraceSession) (*domain.Suite, error)
+
+	Examples(ctx context.Context, obj *domain.TraceSession, first *int, after *string) (*model.ExampleConnection, error)
+}
 type UserResolver interface {
 	Projects(ctx context.Context, obj *domain.User, first *int, after *string) (*model.ProjectConnection, error)
 	APITokens(ctx context.Context, obj *domain.User) ([]*domain.APIToken, error)
@@ -571,6 +1064,482 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Action.createdAt":
+		if e.ComplexityRoot.Action.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Action.CreatedAt(childComplexity), true
+	case "Action.description":
+		if e.ComplexityRoot.Action.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Action.Description(childComplexity), true
+	case "Action.id":
+		if e.ComplexityRoot.Action.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Action.GlobalID(childComplexity), true
+	case "Action.name":
+		if e.ComplexityRoot.Action.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Action.Name(childComplexity), true
+	case "Action.parameters":
+		if e.ComplexityRoot.Action.Parameters == nil {
+			break
+		}
+
+		args, err := ec.field_Action_parameters_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Action.Parameters(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Action.suite":
+		if e.ComplexityRoot.Action.Suite == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Action.Suite(childComplexity), true
+	case "Action.updatedAt":
+		if e.ComplexityRoot.Action.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Action.UpdatedAt(childComplexity), true
+
+	case "ActionConnection.edges":
+		if e.ComplexityRoot.ActionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionConnection.Edges(childComplexity), true
+	case "ActionConnection.nodes":
+		if e.ComplexityRoot.ActionConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionConnection.Nodes(childComplexity), true
+	case "ActionConnection.pageInfo":
+		if e.ComplexityRoot.ActionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionConnection.PageInfo(childComplexity), true
+	case "ActionConnection.totalCount":
+		if e.ComplexityRoot.ActionConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionConnection.TotalCount(childComplexity), true
+
+	case "ActionEdge.cursor":
+		if e.ComplexityRoot.ActionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionEdge.Cursor(childComplexity), true
+	case "ActionEdge.node":
+		if e.ComplexityRoot.ActionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionEdge.Node(childComplexity), true
+
+	case "ActionParameter.action":
+		if e.ComplexityRoot.ActionParameter.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameter.Action(childComplexity), true
+	case "ActionParameter.createdAt":
+		if e.ComplexityRoot.ActionParameter.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameter.CreatedAt(childComplexity), true
+	case "ActionParameter.description":
+		if e.ComplexityRoot.ActionParameter.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameter.Description(childComplexity), true
+	case "ActionParameter.id":
+		if e.ComplexityRoot.ActionParameter.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameter.GlobalID(childComplexity), true
+	case "ActionParameter.name":
+		if e.ComplexityRoot.ActionParameter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameter.Name(childComplexity), true
+	case "ActionParameter.position":
+		if e.ComplexityRoot.ActionParameter.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameter.Position(childComplexity), true
+	case "ActionParameter.required":
+		if e.ComplexityRoot.ActionParameter.Required == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameter.Required(childComplexity), true
+	case "ActionParameter.type":
+		if e.ComplexityRoot.ActionParameter.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameter.Type(childComplexity), true
+
+	case "ActionParameterConnection.edges":
+		if e.ComplexityRoot.ActionParameterConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameterConnection.Edges(childComplexity), true
+	case "ActionParameterConnection.nodes":
+		if e.ComplexityRoot.ActionParameterConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameterConnection.Nodes(childComplexity), true
+	case "ActionParameterConnection.pageInfo":
+		if e.ComplexityRoot.ActionParameterConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameterConnection.PageInfo(childComplexity), true
+	case "ActionParameterConnection.totalCount":
+		if e.ComplexityRoot.ActionParameterConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameterConnection.TotalCount(childComplexity), true
+
+	case "ActionParameterEdge.cursor":
+		if e.ComplexityRoot.ActionParameterEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameterEdge.Cursor(childComplexity), true
+	case "ActionParameterEdge.node":
+		if e.ComplexityRoot.ActionParameterEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionParameterEdge.Node(childComplexity), true
+
+	case "ActionToolMap.coverage":
+		if e.ComplexityRoot.ActionToolMap.Coverage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMap.Coverage(childComplexity), true
+	case "ActionToolMap.createdAt":
+		if e.ComplexityRoot.ActionToolMap.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMap.CreatedAt(childComplexity), true
+	case "ActionToolMap.examples":
+		if e.ComplexityRoot.ActionToolMap.Examples == nil {
+			break
+		}
+
+		args, err := ec.field_ActionToolMap_examples_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ActionToolMap.Examples(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "ActionToolMap.id":
+		if e.ComplexityRoot.ActionToolMap.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMap.GlobalID(childComplexity), true
+	case "ActionToolMap.mcpServer":
+		if e.ComplexityRoot.ActionToolMap.McpServer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMap.McpServer(childComplexity), true
+	case "ActionToolMap.suite":
+		if e.ComplexityRoot.ActionToolMap.Suite == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMap.Suite(childComplexity), true
+	case "ActionToolMap.toolMappings":
+		if e.ComplexityRoot.ActionToolMap.ToolMappings == nil {
+			break
+		}
+
+		args, err := ec.field_ActionToolMap_toolMappings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ActionToolMap.ToolMappings(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "ActionToolMap.updatedAt":
+		if e.ComplexityRoot.ActionToolMap.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMap.UpdatedAt(childComplexity), true
+	case "ActionToolMap.version":
+		if e.ComplexityRoot.ActionToolMap.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMap.Version(childComplexity), true
+
+	case "ActionToolMapConnection.edges":
+		if e.ComplexityRoot.ActionToolMapConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapConnection.Edges(childComplexity), true
+	case "ActionToolMapConnection.nodes":
+		if e.ComplexityRoot.ActionToolMapConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapConnection.Nodes(childComplexity), true
+	case "ActionToolMapConnection.pageInfo":
+		if e.ComplexityRoot.ActionToolMapConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapConnection.PageInfo(childComplexity), true
+	case "ActionToolMapConnection.totalCount":
+		if e.ComplexityRoot.ActionToolMapConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapConnection.TotalCount(childComplexity), true
+
+	case "ActionToolMapCoverage.isComplete":
+		if e.ComplexityRoot.ActionToolMapCoverage.IsComplete == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapCoverage.IsComplete(childComplexity), true
+	case "ActionToolMapCoverage.unfedToolParameters":
+		if e.ComplexityRoot.ActionToolMapCoverage.UnfedToolParameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapCoverage.UnfedToolParameters(childComplexity), true
+	case "ActionToolMapCoverage.unmappedActions":
+		if e.ComplexityRoot.ActionToolMapCoverage.UnmappedActions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapCoverage.UnmappedActions(childComplexity), true
+	case "ActionToolMapCoverage.unusedActionParameters":
+		if e.ComplexityRoot.ActionToolMapCoverage.UnusedActionParameters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapCoverage.UnusedActionParameters(childComplexity), true
+
+	case "ActionToolMapEdge.cursor":
+		if e.ComplexityRoot.ActionToolMapEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapEdge.Cursor(childComplexity), true
+	case "ActionToolMapEdge.node":
+		if e.ComplexityRoot.ActionToolMapEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapEdge.Node(childComplexity), true
+
+	case "ActionToolMapping.action":
+		if e.ComplexityRoot.ActionToolMapping.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapping.Action(childComplexity), true
+	case "ActionToolMapping.actionToolMap":
+		if e.ComplexityRoot.ActionToolMapping.ActionToolMap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapping.ActionToolMap(childComplexity), true
+	case "ActionToolMapping.createdAt":
+		if e.ComplexityRoot.ActionToolMapping.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapping.CreatedAt(childComplexity), true
+	case "ActionToolMapping.id":
+		if e.ComplexityRoot.ActionToolMapping.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapping.GlobalID(childComplexity), true
+	case "ActionToolMapping.parameterMappings":
+		if e.ComplexityRoot.ActionToolMapping.ParameterMappings == nil {
+			break
+		}
+
+		args, err := ec.field_ActionToolMapping_parameterMappings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ActionToolMapping.ParameterMappings(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "ActionToolMapping.tool":
+		if e.ComplexityRoot.ActionToolMapping.Tool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMapping.Tool(childComplexity), true
+
+	case "ActionToolMappingConnection.edges":
+		if e.ComplexityRoot.ActionToolMappingConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMappingConnection.Edges(childComplexity), true
+	case "ActionToolMappingConnection.nodes":
+		if e.ComplexityRoot.ActionToolMappingConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMappingConnection.Nodes(childComplexity), true
+	case "ActionToolMappingConnection.pageInfo":
+		if e.ComplexityRoot.ActionToolMappingConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMappingConnection.PageInfo(childComplexity), true
+	case "ActionToolMappingConnection.totalCount":
+		if e.ComplexityRoot.ActionToolMappingConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMappingConnection.TotalCount(childComplexity), true
+
+	case "ActionToolMappingEdge.cursor":
+		if e.ComplexityRoot.ActionToolMappingEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMappingEdge.Cursor(childComplexity), true
+	case "ActionToolMappingEdge.node":
+		if e.ComplexityRoot.ActionToolMappingEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolMappingEdge.Node(childComplexity), true
+
+	case "ActionToolParameterMapping.actionParameter":
+		if e.ComplexityRoot.ActionToolParameterMapping.ActionParameter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolParameterMapping.ActionParameter(childComplexity), true
+	case "ActionToolParameterMapping.actionToolMapping":
+		if e.ComplexityRoot.ActionToolParameterMapping.ActionToolMapping == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolParameterMapping.ActionToolMapping(childComplexity), true
+	case "ActionToolParameterMapping.createdAt":
+		if e.ComplexityRoot.ActionToolParameterMapping.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolParameterMapping.CreatedAt(childComplexity), true
+	case "ActionToolParameterMapping.id":
+		if e.ComplexityRoot.ActionToolParameterMapping.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolParameterMapping.GlobalID(childComplexity), true
+	case "ActionToolParameterMapping.toolParameter":
+		if e.ComplexityRoot.ActionToolParameterMapping.ToolParameter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolParameterMapping.ToolParameter(childComplexity), true
+
+	case "ActionToolParameterMappingConnection.edges":
+		if e.ComplexityRoot.ActionToolParameterMappingConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolParameterMappingConnection.Edges(childComplexity), true
+	case "ActionToolParameterMappingConnection.nodes":
+		if e.ComplexityRoot.ActionToolParameterMappingConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolParameterMappingConnection.Nodes(childComplexity), true
+	case "ActionToolParameterMappingConnection.pageInfo":
+		if e.ComplexityRoot.ActionToolParameterMappingConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolParameterMappingConnection.PageInfo(childComplexity), true
+	case "ActionToolParameterMappingConnection.totalCount":
+		if e.ComplexityRoot.ActionToolParameterMappingConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolParameterMappingConnection.TotalCount(childComplexity), true
+
+	case "ActionToolParameterMappingEdge.cursor":
+		if e.ComplexityRoot.ActionToolParameterMappingEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolParameterMappingEdge.Cursor(childComplexity), true
+	case "ActionToolParameterMappingEdge.node":
+		if e.ComplexityRoot.ActionToolParameterMappingEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ActionToolParameterMappingEdge.Node(childComplexity), true
+
+	case "AddActionToolMappingPayload.actionToolMap":
+		if e.ComplexityRoot.AddActionToolMappingPayload.ActionToolMap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddActionToolMappingPayload.ActionToolMap(childComplexity), true
+	case "AddActionToolMappingPayload.mapping":
+		if e.ComplexityRoot.AddActionToolMappingPayload.Mapping == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddActionToolMappingPayload.Mapping(childComplexity), true
+
+	case "AddParameterMappingPayload.actionToolMap":
+		if e.ComplexityRoot.AddParameterMappingPayload.ActionToolMap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddParameterMappingPayload.ActionToolMap(childComplexity), true
+	case "AddParameterMappingPayload.parameterMapping":
+		if e.ComplexityRoot.AddParameterMappingPayload.ParameterMapping == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddParameterMappingPayload.ParameterMapping(childComplexity), true
 
 	case "AddTaskRelationshipPayload.relationship":
 		if e.ComplexityRoot.AddTaskRelationshipPayload.Relationship == nil {
@@ -641,6 +1610,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ApiToken.User(childComplexity), true
 
+	case "ClaimExamplePayload.example":
+		if e.ComplexityRoot.ClaimExamplePayload.Example == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimExamplePayload.Example(childComplexity), true
+
+	case "CompleteExamplePayload.example":
+		if e.ComplexityRoot.CompleteExamplePayload.Example == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompleteExamplePayload.Example(childComplexity), true
+
+	case "CreateActionPayload.action":
+		if e.ComplexityRoot.CreateActionPayload.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateActionPayload.Action(childComplexity), true
+
+	case "CreateActionToolMapPayload.actionToolMap":
+		if e.ComplexityRoot.CreateActionToolMapPayload.ActionToolMap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateActionToolMapPayload.ActionToolMap(childComplexity), true
+
 	case "CreateApiTokenPayload.apiToken":
 		if e.ComplexityRoot.CreateApiTokenPayload.APIToken == nil {
 			break
@@ -654,6 +1651,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreateApiTokenPayload.Token(childComplexity), true
 
+	case "CreateExamplePayload.example":
+		if e.ComplexityRoot.CreateExamplePayload.Example == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateExamplePayload.Example(childComplexity), true
+
 	case "CreateIdeaPayload.idea":
 		if e.ComplexityRoot.CreateIdeaPayload.Idea == nil {
 			break
@@ -661,12 +1665,33 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreateIdeaPayload.Idea(childComplexity), true
 
+	case "CreateMcpServerPayload.mcpServer":
+		if e.ComplexityRoot.CreateMcpServerPayload.McpServer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateMcpServerPayload.McpServer(childComplexity), true
+
+	case "CreateModelPayload.model":
+		if e.ComplexityRoot.CreateModelPayload.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateModelPayload.Model(childComplexity), true
+
 	case "CreateProjectPayload.project":
 		if e.ComplexityRoot.CreateProjectPayload.Project == nil {
 			break
 		}
 
 		return e.ComplexityRoot.CreateProjectPayload.Project(childComplexity), true
+
+	case "CreateSuitePayload.suite":
+		if e.ComplexityRoot.CreateSuitePayload.Suite == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateSuitePayload.Suite(childComplexity), true
 
 	case "CreateTaskBlockPayload.block":
 		if e.ComplexityRoot.CreateTaskBlockPayload.Block == nil {
@@ -715,12 +1740,181 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreateTaskTemplatePayload.TaskTemplate(childComplexity), true
 
+	case "CreateToolPayload.tool":
+		if e.ComplexityRoot.CreateToolPayload.Tool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateToolPayload.Tool(childComplexity), true
+
+	case "CreateTraceSessionPayload.traceSession":
+		if e.ComplexityRoot.CreateTraceSessionPayload.TraceSession == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateTraceSessionPayload.TraceSession(childComplexity), true
+
 	case "CreateUserPayload.user":
 		if e.ComplexityRoot.CreateUserPayload.User == nil {
 			break
 		}
 
 		return e.ComplexityRoot.CreateUserPayload.User(childComplexity), true
+
+	case "DeletePayload.deletedId":
+		if e.ComplexityRoot.DeletePayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeletePayload.DeletedID(childComplexity), true
+
+	case "Example.actionToolMap":
+		if e.ComplexityRoot.Example.ActionToolMap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.ActionToolMap(childComplexity), true
+	case "Example.actionToolMapVersion":
+		if e.ComplexityRoot.Example.ActionToolMapVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.ActionToolMapVersion(childComplexity), true
+	case "Example.claimedAt":
+		if e.ComplexityRoot.Example.ClaimedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.ClaimedAt(childComplexity), true
+	case "Example.claimedBy":
+		if e.ComplexityRoot.Example.ClaimedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.ClaimedBy(childComplexity), true
+	case "Example.conversationCount":
+		if e.ComplexityRoot.Example.ConversationCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.ConversationCount(childComplexity), true
+	case "Example.createdAt":
+		if e.ComplexityRoot.Example.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.CreatedAt(childComplexity), true
+	case "Example.createdBy":
+		if e.ComplexityRoot.Example.CreatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.CreatedBy(childComplexity), true
+	case "Example.failureReason":
+		if e.ComplexityRoot.Example.FailureReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.FailureReason(childComplexity), true
+	case "Example.finishedAt":
+		if e.ComplexityRoot.Example.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.FinishedAt(childComplexity), true
+	case "Example.id":
+		if e.ComplexityRoot.Example.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.GlobalID(childComplexity), true
+	case "Example.model":
+		if e.ComplexityRoot.Example.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.Model(childComplexity), true
+	case "Example.modelConfiguration":
+		if e.ComplexityRoot.Example.ModelConfiguration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.ModelConfiguration(childComplexity), true
+	case "Example.session":
+		if e.ComplexityRoot.Example.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.Session(childComplexity), true
+	case "Example.sizeBytes":
+		if e.ComplexityRoot.Example.SizeBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.SizeBytes(childComplexity), true
+	case "Example.status":
+		if e.ComplexityRoot.Example.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.Status(childComplexity), true
+	case "Example.storagePath":
+		if e.ComplexityRoot.Example.StoragePath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.StoragePath(childComplexity), true
+	case "Example.updatedAt":
+		if e.ComplexityRoot.Example.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Example.UpdatedAt(childComplexity), true
+
+	case "ExampleConnection.edges":
+		if e.ComplexityRoot.ExampleConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExampleConnection.Edges(childComplexity), true
+	case "ExampleConnection.nodes":
+		if e.ComplexityRoot.ExampleConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExampleConnection.Nodes(childComplexity), true
+	case "ExampleConnection.pageInfo":
+		if e.ComplexityRoot.ExampleConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExampleConnection.PageInfo(childComplexity), true
+	case "ExampleConnection.totalCount":
+		if e.ComplexityRoot.ExampleConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExampleConnection.TotalCount(childComplexity), true
+
+	case "ExampleEdge.cursor":
+		if e.ComplexityRoot.ExampleEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExampleEdge.Cursor(childComplexity), true
+	case "ExampleEdge.node":
+		if e.ComplexityRoot.ExampleEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExampleEdge.Node(childComplexity), true
+
+	case "FailExamplePayload.example":
+		if e.ComplexityRoot.FailExamplePayload.Example == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FailExamplePayload.Example(childComplexity), true
 
 	case "Idea.createdAt":
 		if e.ComplexityRoot.Idea.CreatedAt == nil {
@@ -820,6 +2014,206 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.IdeaEdge.Node(childComplexity), true
 
+	case "ImportMcpToolsPayload.created":
+		if e.ComplexityRoot.ImportMcpToolsPayload.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportMcpToolsPayload.Created(childComplexity), true
+	case "ImportMcpToolsPayload.unchanged":
+		if e.ComplexityRoot.ImportMcpToolsPayload.Unchanged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportMcpToolsPayload.Unchanged(childComplexity), true
+	case "ImportMcpToolsPayload.updated":
+		if e.ComplexityRoot.ImportMcpToolsPayload.Updated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportMcpToolsPayload.Updated(childComplexity), true
+
+	case "McpServer.actionToolMaps":
+		if e.ComplexityRoot.McpServer.ActionToolMaps == nil {
+			break
+		}
+
+		args, err := ec.field_McpServer_actionToolMaps_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.McpServer.ActionToolMaps(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "McpServer.createdAt":
+		if e.ComplexityRoot.McpServer.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.CreatedAt(childComplexity), true
+	case "McpServer.id":
+		if e.ComplexityRoot.McpServer.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.GlobalID(childComplexity), true
+	case "McpServer.name":
+		if e.ComplexityRoot.McpServer.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.Name(childComplexity), true
+	case "McpServer.tools":
+		if e.ComplexityRoot.McpServer.Tools == nil {
+			break
+		}
+
+		args, err := ec.field_McpServer_tools_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.McpServer.Tools(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "McpServer.updatedAt":
+		if e.ComplexityRoot.McpServer.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServer.UpdatedAt(childComplexity), true
+
+	case "McpServerConnection.edges":
+		if e.ComplexityRoot.McpServerConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServerConnection.Edges(childComplexity), true
+	case "McpServerConnection.nodes":
+		if e.ComplexityRoot.McpServerConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServerConnection.Nodes(childComplexity), true
+	case "McpServerConnection.pageInfo":
+		if e.ComplexityRoot.McpServerConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServerConnection.PageInfo(childComplexity), true
+	case "McpServerConnection.totalCount":
+		if e.ComplexityRoot.McpServerConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServerConnection.TotalCount(childComplexity), true
+
+	case "McpServerEdge.cursor":
+		if e.ComplexityRoot.McpServerEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServerEdge.Cursor(childComplexity), true
+	case "McpServerEdge.node":
+		if e.ComplexityRoot.McpServerEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.McpServerEdge.Node(childComplexity), true
+
+	case "Model.createdAt":
+		if e.ComplexityRoot.Model.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Model.CreatedAt(childComplexity), true
+	case "Model.examples":
+		if e.ComplexityRoot.Model.Examples == nil {
+			break
+		}
+
+		args, err := ec.field_Model_examples_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Model.Examples(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Model.id":
+		if e.ComplexityRoot.Model.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Model.GlobalID(childComplexity), true
+	case "Model.name":
+		if e.ComplexityRoot.Model.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Model.Name(childComplexity), true
+	case "Model.provider":
+		if e.ComplexityRoot.Model.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Model.Provider(childComplexity), true
+
+	case "ModelConnection.edges":
+		if e.ComplexityRoot.ModelConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelConnection.Edges(childComplexity), true
+	case "ModelConnection.nodes":
+		if e.ComplexityRoot.ModelConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelConnection.Nodes(childComplexity), true
+	case "ModelConnection.pageInfo":
+		if e.ComplexityRoot.ModelConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelConnection.PageInfo(childComplexity), true
+	case "ModelConnection.totalCount":
+		if e.ComplexityRoot.ModelConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelConnection.TotalCount(childComplexity), true
+
+	case "ModelEdge.cursor":
+		if e.ComplexityRoot.ModelEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelEdge.Cursor(childComplexity), true
+	case "ModelEdge.node":
+		if e.ComplexityRoot.ModelEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModelEdge.Node(childComplexity), true
+
+	case "Mutation.addActionToolMapping":
+		if e.ComplexityRoot.Mutation.AddActionToolMapping == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addActionToolMapping_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddActionToolMapping(childComplexity, args["input"].(domain.AddActionToolMappingInput)), true
+	case "Mutation.addParameterMapping":
+		if e.ComplexityRoot.Mutation.AddParameterMapping == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addParameterMapping_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddParameterMapping(childComplexity, args["input"].(domain.AddParameterMappingInput)), true
 	case "Mutation.addTaskRelationship":
 		if e.ComplexityRoot.Mutation.AddTaskRelationship == nil {
 			break
@@ -842,6 +2236,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddTasksToList(childComplexity, args["input"].(domain.AddTasksToListInput)), true
+	case "Mutation.claimExample":
+		if e.ComplexityRoot.Mutation.ClaimExample == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_claimExample_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClaimExample(childComplexity, args["input"].(domain.ClaimExampleInput)), true
+	case "Mutation.completeExample":
+		if e.ComplexityRoot.Mutation.CompleteExample == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_completeExample_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompleteExample(childComplexity, args["input"].(model.CompleteExampleInput)), true
 	case "Mutation.createApiToken":
 		if e.ComplexityRoot.Mutation.CreateAPIToken == nil {
 			break
@@ -853,6 +2269,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateAPIToken(childComplexity, args["input"].(domain.CreateAPITokenInput)), true
+	case "Mutation.createAction":
+		if e.ComplexityRoot.Mutation.CreateAction == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createAction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateAction(childComplexity, args["input"].(domain.CreateActionInput)), true
+	case "Mutation.createActionToolMap":
+		if e.ComplexityRoot.Mutation.CreateActionToolMap == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createActionToolMap_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateActionToolMap(childComplexity, args["input"].(domain.CreateActionToolMapInput)), true
+	case "Mutation.createExample":
+		if e.ComplexityRoot.Mutation.CreateExample == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createExample_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateExample(childComplexity, args["input"].(domain.CreateExampleInput)), true
 	case "Mutation.createIdea":
 		if e.ComplexityRoot.Mutation.CreateIdea == nil {
 			break
@@ -864,6 +2313,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateIdea(childComplexity, args["input"].(domain.CreateIdeaInput)), true
+	case "Mutation.createMcpServer":
+		if e.ComplexityRoot.Mutation.CreateMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateMcpServer(childComplexity, args["input"].(domain.CreateMcpServerInput)), true
+	case "Mutation.createModel":
+		if e.ComplexityRoot.Mutation.CreateModel == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createModel_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateModel(childComplexity, args["input"].(domain.CreateModelInput)), true
 	case "Mutation.createProject":
 		if e.ComplexityRoot.Mutation.CreateProject == nil {
 			break
@@ -875,6 +2346,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateProject(childComplexity, args["input"].(domain.CreateProjectInput)), true
+	case "Mutation.createSuite":
+		if e.ComplexityRoot.Mutation.CreateSuite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createSuite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateSuite(childComplexity, args["input"].(domain.CreateSuiteInput)), true
 	case "Mutation.createTask":
 		if e.ComplexityRoot.Mutation.CreateTask == nil {
 			break
@@ -930,6 +2412,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateTaskTemplate(childComplexity, args["input"].(domain.CreateTaskTemplateInput)), true
+	case "Mutation.createTool":
+		if e.ComplexityRoot.Mutation.CreateTool == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createTool_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateTool(childComplexity, args["input"].(domain.CreateToolInput)), true
+	case "Mutation.createTraceSession":
+		if e.ComplexityRoot.Mutation.CreateTraceSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createTraceSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateTraceSession(childComplexity, args["input"].(domain.CreateTraceSessionInput)), true
 	case "Mutation.createUser":
 		if e.ComplexityRoot.Mutation.CreateUser == nil {
 			break
@@ -941,6 +2445,138 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateUser(childComplexity, args["input"].(domain.CreateUserInput)), true
+	case "Mutation.deleteAction":
+		if e.ComplexityRoot.Mutation.DeleteAction == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteAction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteAction(childComplexity, args["input"].(model.DeleteActionInput)), true
+	case "Mutation.deleteActionToolMap":
+		if e.ComplexityRoot.Mutation.DeleteActionToolMap == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteActionToolMap_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteActionToolMap(childComplexity, args["input"].(model.DeleteActionToolMapInput)), true
+	case "Mutation.deleteExample":
+		if e.ComplexityRoot.Mutation.DeleteExample == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteExample_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteExample(childComplexity, args["input"].(model.DeleteExampleInput)), true
+	case "Mutation.deleteMcpServer":
+		if e.ComplexityRoot.Mutation.DeleteMcpServer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteMcpServer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteMcpServer(childComplexity, args["input"].(model.DeleteMcpServerInput)), true
+	case "Mutation.deleteModel":
+		if e.ComplexityRoot.Mutation.DeleteModel == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteModel_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteModel(childComplexity, args["input"].(model.DeleteModelInput)), true
+	case "Mutation.deleteSuite":
+		if e.ComplexityRoot.Mutation.DeleteSuite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteSuite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteSuite(childComplexity, args["input"].(model.DeleteSuiteInput)), true
+	case "Mutation.deleteTool":
+		if e.ComplexityRoot.Mutation.DeleteTool == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteTool_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteTool(childComplexity, args["input"].(model.DeleteToolInput)), true
+	case "Mutation.deleteTraceSession":
+		if e.ComplexityRoot.Mutation.DeleteTraceSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteTraceSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteTraceSession(childComplexity, args["input"].(model.DeleteTraceSessionInput)), true
+	case "Mutation.failExample":
+		if e.ComplexityRoot.Mutation.FailExample == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_failExample_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.FailExample(childComplexity, args["input"].(domain.FailExampleInput)), true
+	case "Mutation.importMcpTools":
+		if e.ComplexityRoot.Mutation.ImportMcpTools == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_importMcpTools_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ImportMcpTools(childComplexity, args["input"].(domain.ImportMcpToolsInput)), true
+	case "Mutation.removeActionToolMapping":
+		if e.ComplexityRoot.Mutation.RemoveActionToolMapping == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeActionToolMapping_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveActionToolMapping(childComplexity, args["input"].(model.RemoveActionToolMappingInput)), true
+	case "Mutation.removeParameterMapping":
+		if e.ComplexityRoot.Mutation.RemoveParameterMapping == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeParameterMapping_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveParameterMapping(childComplexity, args["input"].(model.RemoveParameterMappingInput)), true
 	case "Mutation.removeTaskRelationship":
 		if e.ComplexityRoot.Mutation.RemoveTaskRelationship == nil {
 			break
@@ -1007,6 +2643,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateTask(childComplexity, args["input"].(domain.UpdateTaskInput)), true
+	case "Mutation.uploadTraceEvents":
+		if e.ComplexityRoot.Mutation.UploadTraceEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uploadTraceEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UploadTraceEvents(childComplexity, args["input"].(model.UploadTraceEventsInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1175,6 +2822,40 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProjectEdge.Node(childComplexity), true
 
+	case "Query.examples":
+		if e.ComplexityRoot.Query.Examples == nil {
+			break
+		}
+
+		args, err := ec.field_Query_examples_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Examples(childComplexity, args["filter"].(*domain.ExampleFilter), args["first"].(*int), args["after"].(*string)), true
+
+	case "Query.mcpServers":
+		if e.ComplexityRoot.Query.McpServers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_mcpServers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.McpServers(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.models":
+		if e.ComplexityRoot.Query.Models == nil {
+			break
+		}
+
+		args, err := ec.field_Query_models_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Models(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -1219,6 +2900,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Projects(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*domain.ProjectFilter)), true
+	case "Query.suites":
+		if e.ComplexityRoot.Query.Suites == nil {
+			break
+		}
+
+		args, err := ec.field_Query_suites_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Suites(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.task":
 		if e.ComplexityRoot.Query.Task == nil {
 			break
@@ -1270,6 +2962,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
 
+	case "RemoveActionToolMappingPayload.actionToolMap":
+		if e.ComplexityRoot.RemoveActionToolMappingPayload.ActionToolMap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoveActionToolMappingPayload.ActionToolMap(childComplexity), true
+	case "RemoveActionToolMappingPayload.removedMappingId":
+		if e.ComplexityRoot.RemoveActionToolMappingPayload.RemovedMappingID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoveActionToolMappingPayload.RemovedMappingID(childComplexity), true
+
+	case "RemoveParameterMappingPayload.actionToolMap":
+		if e.ComplexityRoot.RemoveParameterMappingPayload.ActionToolMap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoveParameterMappingPayload.ActionToolMap(childComplexity), true
+	case "RemoveParameterMappingPayload.removedParameterMappingId":
+		if e.ComplexityRoot.RemoveParameterMappingPayload.RemovedParameterMappingID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemoveParameterMappingPayload.RemovedParameterMappingID(childComplexity), true
+
 	case "RemoveTaskRelationshipPayload.removedRelationshipId":
 		if e.ComplexityRoot.RemoveTaskRelationshipPayload.RemovedRelationshipID == nil {
 			break
@@ -1308,6 +3026,102 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevokeApiTokenPayload.APIToken(childComplexity), true
+
+	case "Suite.actionToolMaps":
+		if e.ComplexityRoot.Suite.ActionToolMaps == nil {
+			break
+		}
+
+		args, err := ec.field_Suite_actionToolMaps_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Suite.ActionToolMaps(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Suite.actions":
+		if e.ComplexityRoot.Suite.Actions == nil {
+			break
+		}
+
+		args, err := ec.field_Suite_actions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Suite.Actions(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Suite.createdAt":
+		if e.ComplexityRoot.Suite.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suite.CreatedAt(childComplexity), true
+	case "Suite.id":
+		if e.ComplexityRoot.Suite.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suite.GlobalID(childComplexity), true
+	case "Suite.name":
+		if e.ComplexityRoot.Suite.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suite.Name(childComplexity), true
+	case "Suite.traceSessions":
+		if e.ComplexityRoot.Suite.TraceSessions == nil {
+			break
+		}
+
+		args, err := ec.field_Suite_traceSessions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Suite.TraceSessions(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Suite.updatedAt":
+		if e.ComplexityRoot.Suite.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Suite.UpdatedAt(childComplexity), true
+
+	case "SuiteConnection.edges":
+		if e.ComplexityRoot.SuiteConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuiteConnection.Edges(childComplexity), true
+	case "SuiteConnection.nodes":
+		if e.ComplexityRoot.SuiteConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuiteConnection.Nodes(childComplexity), true
+	case "SuiteConnection.pageInfo":
+		if e.ComplexityRoot.SuiteConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuiteConnection.PageInfo(childComplexity), true
+	case "SuiteConnection.totalCount":
+		if e.ComplexityRoot.SuiteConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuiteConnection.TotalCount(childComplexity), true
+
+	case "SuiteEdge.cursor":
+		if e.ComplexityRoot.SuiteEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuiteEdge.Cursor(childComplexity), true
+	case "SuiteEdge.node":
+		if e.ComplexityRoot.SuiteEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuiteEdge.Node(childComplexity), true
 
 	case "Task.apiTests":
 		if e.ComplexityRoot.Task.APITests == nil {
@@ -2221,6 +4035,295 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskTemplateEdge.Node(childComplexity), true
 
+	case "Tool.createdAt":
+		if e.ComplexityRoot.Tool.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tool.CreatedAt(childComplexity), true
+	case "Tool.description":
+		if e.ComplexityRoot.Tool.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tool.Description(childComplexity), true
+	case "Tool.id":
+		if e.ComplexityRoot.Tool.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tool.GlobalID(childComplexity), true
+	case "Tool.inputSchema":
+		if e.ComplexityRoot.Tool.InputSchema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tool.InputSchema(childComplexity), true
+	case "Tool.mcpServer":
+		if e.ComplexityRoot.Tool.McpServer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tool.McpServer(childComplexity), true
+	case "Tool.name":
+		if e.ComplexityRoot.Tool.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tool.Name(childComplexity), true
+	case "Tool.parameters":
+		if e.ComplexityRoot.Tool.Parameters == nil {
+			break
+		}
+
+		args, err := ec.field_Tool_parameters_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Tool.Parameters(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Tool.updatedAt":
+		if e.ComplexityRoot.Tool.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tool.UpdatedAt(childComplexity), true
+
+	case "ToolConnection.edges":
+		if e.ComplexityRoot.ToolConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolConnection.Edges(childComplexity), true
+	case "ToolConnection.nodes":
+		if e.ComplexityRoot.ToolConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolConnection.Nodes(childComplexity), true
+	case "ToolConnection.pageInfo":
+		if e.ComplexityRoot.ToolConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolConnection.PageInfo(childComplexity), true
+	case "ToolConnection.totalCount":
+		if e.ComplexityRoot.ToolConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolConnection.TotalCount(childComplexity), true
+
+	case "ToolEdge.cursor":
+		if e.ComplexityRoot.ToolEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolEdge.Cursor(childComplexity), true
+	case "ToolEdge.node":
+		if e.ComplexityRoot.ToolEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolEdge.Node(childComplexity), true
+
+	case "ToolParameter.createdAt":
+		if e.ComplexityRoot.ToolParameter.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameter.CreatedAt(childComplexity), true
+	case "ToolParameter.description":
+		if e.ComplexityRoot.ToolParameter.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameter.Description(childComplexity), true
+	case "ToolParameter.id":
+		if e.ComplexityRoot.ToolParameter.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameter.GlobalID(childComplexity), true
+	case "ToolParameter.jsonSchema":
+		if e.ComplexityRoot.ToolParameter.JSONSchema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameter.JSONSchema(childComplexity), true
+	case "ToolParameter.name":
+		if e.ComplexityRoot.ToolParameter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameter.Name(childComplexity), true
+	case "ToolParameter.position":
+		if e.ComplexityRoot.ToolParameter.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameter.Position(childComplexity), true
+	case "ToolParameter.required":
+		if e.ComplexityRoot.ToolParameter.Required == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameter.Required(childComplexity), true
+	case "ToolParameter.tool":
+		if e.ComplexityRoot.ToolParameter.Tool == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameter.Tool(childComplexity), true
+	case "ToolParameter.type":
+		if e.ComplexityRoot.ToolParameter.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameter.Type(childComplexity), true
+
+	case "ToolParameterConnection.edges":
+		if e.ComplexityRoot.ToolParameterConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameterConnection.Edges(childComplexity), true
+	case "ToolParameterConnection.nodes":
+		if e.ComplexityRoot.ToolParameterConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameterConnection.Nodes(childComplexity), true
+	case "ToolParameterConnection.pageInfo":
+		if e.ComplexityRoot.ToolParameterConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameterConnection.PageInfo(childComplexity), true
+	case "ToolParameterConnection.totalCount":
+		if e.ComplexityRoot.ToolParameterConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameterConnection.TotalCount(childComplexity), true
+
+	case "ToolParameterEdge.cursor":
+		if e.ComplexityRoot.ToolParameterEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameterEdge.Cursor(childComplexity), true
+	case "ToolParameterEdge.node":
+		if e.ComplexityRoot.ToolParameterEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ToolParameterEdge.Node(childComplexity), true
+
+	case "TraceSession.createdAt":
+		if e.ComplexityRoot.TraceSession.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSession.CreatedAt(childComplexity), true
+	case "TraceSession.description":
+		if e.ComplexityRoot.TraceSession.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSession.Description(childComplexity), true
+	case "TraceSession.eventCount":
+		if e.ComplexityRoot.TraceSession.EventCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSession.EventCount(childComplexity), true
+	case "TraceSession.examples":
+		if e.ComplexityRoot.TraceSession.Examples == nil {
+			break
+		}
+
+		args, err := ec.field_TraceSession_examples_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.TraceSession.Examples(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "TraceSession.id":
+		if e.ComplexityRoot.TraceSession.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSession.GlobalID(childComplexity), true
+	case "TraceSession.sizeBytes":
+		if e.ComplexityRoot.TraceSession.SizeBytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSession.SizeBytes(childComplexity), true
+	case "TraceSession.storagePath":
+		if e.ComplexityRoot.TraceSession.StoragePath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSession.StoragePath(childComplexity), true
+	case "TraceSession.suite":
+		if e.ComplexityRoot.TraceSession.Suite == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSession.Suite(childComplexity), true
+	case "TraceSession.uploadedAt":
+		if e.ComplexityRoot.TraceSession.UploadedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSession.UploadedAt(childComplexity), true
+	case "TraceSession.user":
+		if e.ComplexityRoot.TraceSession.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSession.User(childComplexity), true
+
+	case "TraceSessionConnection.edges":
+		if e.ComplexityRoot.TraceSessionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSessionConnection.Edges(childComplexity), true
+	case "TraceSessionConnection.nodes":
+		if e.ComplexityRoot.TraceSessionConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSessionConnection.Nodes(childComplexity), true
+	case "TraceSessionConnection.pageInfo":
+		if e.ComplexityRoot.TraceSessionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSessionConnection.PageInfo(childComplexity), true
+	case "TraceSessionConnection.totalCount":
+		if e.ComplexityRoot.TraceSessionConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSessionConnection.TotalCount(childComplexity), true
+
+	case "TraceSessionEdge.cursor":
+		if e.ComplexityRoot.TraceSessionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSessionEdge.Cursor(childComplexity), true
+	case "TraceSessionEdge.node":
+		if e.ComplexityRoot.TraceSessionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TraceSessionEdge.Node(childComplexity), true
+
 	case "TransitionTaskPayload.stateChange":
 		if e.ComplexityRoot.TransitionTaskPayload.StateChange == nil {
 			break
@@ -2247,6 +4350,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.UpdateTaskPayload.Task(childComplexity), true
+
+	case "UploadTraceEventsPayload.traceSession":
+		if e.ComplexityRoot.UploadTraceEventsPayload.TraceSession == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UploadTraceEventsPayload.TraceSession(childComplexity), true
 
 	case "User.apiTokens":
 		if e.ComplexityRoot.User.APITokens == nil {
@@ -2322,19 +4432,45 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAddActionToolMappingInput,
+		ec.unmarshalInputAddParameterMappingInput,
 		ec.unmarshalInputAddTaskRelationshipInput,
 		ec.unmarshalInputAddTasksToListInput,
+		ec.unmarshalInputClaimExampleInput,
+		ec.unmarshalInputCompleteExampleInput,
+		ec.unmarshalInputCreateActionInput,
+		ec.unmarshalInputCreateActionToolMapInput,
 		ec.unmarshalInputCreateApiTokenInput,
+		ec.unmarshalInputCreateExampleInput,
 		ec.unmarshalInputCreateIdeaInput,
+		ec.unmarshalInputCreateMcpServerInput,
+		ec.unmarshalInputCreateModelInput,
 		ec.unmarshalInputCreateProjectInput,
+		ec.unmarshalInputCreateSuiteInput,
 		ec.unmarshalInputCreateTaskBlockInput,
 		ec.unmarshalInputCreateTaskFromTemplateInput,
 		ec.unmarshalInputCreateTaskInput,
 		ec.unmarshalInputCreateTaskListInput,
 		ec.unmarshalInputCreateTaskTemplateInput,
+		ec.unmarshalInputCreateToolInput,
+		ec.unmarshalInputCreateTraceSessionInput,
 		ec.unmarshalInputCreateUserInput,
+		ec.unmarshalInputDeleteActionInput,
+		ec.unmarshalInputDeleteActionToolMapInput,
+		ec.unmarshalInputDeleteExampleInput,
+		ec.unmarshalInputDeleteMcpServerInput,
+		ec.unmarshalInputDeleteModelInput,
+		ec.unmarshalInputDeleteSuiteInput,
+		ec.unmarshalInputDeleteToolInput,
+		ec.unmarshalInputDeleteTraceSessionInput,
+		ec.unmarshalInputExampleFilter,
+		ec.unmarshalInputFailExampleInput,
 		ec.unmarshalInputFileImpactInput,
+		ec.unmarshalInputImportMcpToolsInput,
+		ec.unmarshalInputParameterInput,
 		ec.unmarshalInputProjectFilter,
+		ec.unmarshalInputRemoveActionToolMappingInput,
+		ec.unmarshalInputRemoveParameterMappingInput,
 		ec.unmarshalInputRemoveTaskRelationshipInput,
 		ec.unmarshalInputResolveTaskBlockInput,
 		ec.unmarshalInputRevokeApiTokenInput,
@@ -2343,6 +4479,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputTransitionTaskInput,
 		ec.unmarshalInputUpdateProjectInput,
 		ec.unmarshalInputUpdateTaskInput,
+		ec.unmarshalInputUploadTraceEventsInput,
 	)
 	first := true
 
@@ -2417,7 +4554,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
+//go:embed "schema/catalog.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -2475,6 +4612,7 @@ type Mutation {
   createUser(input: CreateUserInput!): CreateUserPayload!
 }
 `, BuiltIn: false},
+	{Name: "schema/catalog.graphqls", Input: sourceData("schema/catalog.graphqls"), BuiltIn: false},
 	{Name: "schema/projects.graphqls", Input: sourceData("schema/projects.graphqls"), BuiltIn: false},
 	{Name: "schema/tasklists.graphqls", Input: sourceData("schema/tasklists.graphqls"), BuiltIn: false},
 	{Name: "schema/tasks.graphqls", Input: sourceData("schema/tasks.graphqls"), BuiltIn: false},
@@ -2485,6 +4623,260 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_Action(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Action_id(ctx, field)
+	case "suite":
+		return ec.fieldContext_Action_suite(ctx, field)
+	case "name":
+		return ec.fieldContext_Action_name(ctx, field)
+	case "description":
+		return ec.fieldContext_Action_description(ctx, field)
+	case "parameters":
+		return ec.fieldContext_Action_parameters(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Action_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Action_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Action", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ActionConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ActionConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ActionConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ActionConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ActionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ActionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionParameter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ActionParameter_id(ctx, field)
+	case "action":
+		return ec.fieldContext_ActionParameter_action(ctx, field)
+	case "name":
+		return ec.fieldContext_ActionParameter_name(ctx, field)
+	case "type":
+		return ec.fieldContext_ActionParameter_type(ctx, field)
+	case "required":
+		return ec.fieldContext_ActionParameter_required(ctx, field)
+	case "description":
+		return ec.fieldContext_ActionParameter_description(ctx, field)
+	case "position":
+		return ec.fieldContext_ActionParameter_position(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ActionParameter_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionParameter", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionParameterConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ActionParameterConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ActionParameterConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ActionParameterConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ActionParameterConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionParameterConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionParameterEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ActionParameterEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ActionParameterEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionParameterEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionToolMap(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ActionToolMap_id(ctx, field)
+	case "suite":
+		return ec.fieldContext_ActionToolMap_suite(ctx, field)
+	case "mcpServer":
+		return ec.fieldContext_ActionToolMap_mcpServer(ctx, field)
+	case "version":
+		return ec.fieldContext_ActionToolMap_version(ctx, field)
+	case "toolMappings":
+		return ec.fieldContext_ActionToolMap_toolMappings(ctx, field)
+	case "coverage":
+		return ec.fieldContext_ActionToolMap_coverage(ctx, field)
+	case "examples":
+		return ec.fieldContext_ActionToolMap_examples(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ActionToolMap_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ActionToolMap_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionToolMap", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionToolMapConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ActionToolMapConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ActionToolMapConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ActionToolMapConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ActionToolMapConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionToolMapConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionToolMapCoverage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "isComplete":
+		return ec.fieldContext_ActionToolMapCoverage_isComplete(ctx, field)
+	case "unmappedActions":
+		return ec.fieldContext_ActionToolMapCoverage_unmappedActions(ctx, field)
+	case "unfedToolParameters":
+		return ec.fieldContext_ActionToolMapCoverage_unfedToolParameters(ctx, field)
+	case "unusedActionParameters":
+		return ec.fieldContext_ActionToolMapCoverage_unusedActionParameters(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionToolMapCoverage", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionToolMapEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ActionToolMapEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ActionToolMapEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionToolMapEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionToolMapping(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ActionToolMapping_id(ctx, field)
+	case "actionToolMap":
+		return ec.fieldContext_ActionToolMapping_actionToolMap(ctx, field)
+	case "action":
+		return ec.fieldContext_ActionToolMapping_action(ctx, field)
+	case "tool":
+		return ec.fieldContext_ActionToolMapping_tool(ctx, field)
+	case "parameterMappings":
+		return ec.fieldContext_ActionToolMapping_parameterMappings(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ActionToolMapping_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionToolMapping", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionToolMappingConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ActionToolMappingConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ActionToolMappingConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ActionToolMappingConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ActionToolMappingConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionToolMappingConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionToolMappingEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ActionToolMappingEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ActionToolMappingEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionToolMappingEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionToolParameterMapping(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ActionToolParameterMapping_id(ctx, field)
+	case "actionToolMapping":
+		return ec.fieldContext_ActionToolParameterMapping_actionToolMapping(ctx, field)
+	case "actionParameter":
+		return ec.fieldContext_ActionToolParameterMapping_actionParameter(ctx, field)
+	case "toolParameter":
+		return ec.fieldContext_ActionToolParameterMapping_toolParameter(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ActionToolParameterMapping_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionToolParameterMapping", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionToolParameterMappingConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ActionToolParameterMappingConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ActionToolParameterMappingConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ActionToolParameterMappingConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ActionToolParameterMappingConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionToolParameterMappingConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ActionToolParameterMappingEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ActionToolParameterMappingEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ActionToolParameterMappingEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ActionToolParameterMappingEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_AddActionToolMappingPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "mapping":
+		return ec.fieldContext_AddActionToolMappingPayload_mapping(ctx, field)
+	case "actionToolMap":
+		return ec.fieldContext_AddActionToolMappingPayload_actionToolMap(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AddActionToolMappingPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_AddParameterMappingPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "parameterMapping":
+		return ec.fieldContext_AddParameterMappingPayload_parameterMapping(ctx, field)
+	case "actionToolMap":
+		return ec.fieldContext_AddParameterMappingPayload_actionToolMap(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AddParameterMappingPayload", field.Name)
+}
 
 func (ec *executionContext) childFields_AddTaskRelationshipPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -2526,6 +4918,38 @@ func (ec *executionContext) childFields_ApiToken(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type ApiToken", field.Name)
 }
 
+func (ec *executionContext) childFields_ClaimExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "example":
+		return ec.fieldContext_ClaimExamplePayload_example(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClaimExamplePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CompleteExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "example":
+		return ec.fieldContext_CompleteExamplePayload_example(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CompleteExamplePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "action":
+		return ec.fieldContext_CreateActionPayload_action(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateActionPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateActionToolMapPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "actionToolMap":
+		return ec.fieldContext_CreateActionToolMapPayload_actionToolMap(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateActionToolMapPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateApiTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "token":
@@ -2536,6 +4960,14 @@ func (ec *executionContext) childFields_CreateApiTokenPayload(ctx context.Contex
 	return nil, fmt.Errorf("no field named %q was found under type CreateApiTokenPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "example":
+		return ec.fieldContext_CreateExamplePayload_example(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateExamplePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateIdeaPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "idea":
@@ -2544,12 +4976,36 @@ func (ec *executionContext) childFields_CreateIdeaPayload(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type CreateIdeaPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateMcpServerPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "mcpServer":
+		return ec.fieldContext_CreateMcpServerPayload_mcpServer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateMcpServerPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateModelPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "model":
+		return ec.fieldContext_CreateModelPayload_model(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateModelPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateProjectPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "project":
 		return ec.fieldContext_CreateProjectPayload_project(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateProjectPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateSuitePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "suite":
+		return ec.fieldContext_CreateSuitePayload_suite(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateSuitePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_CreateTaskBlockPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2596,12 +5052,108 @@ func (ec *executionContext) childFields_CreateTaskTemplatePayload(ctx context.Co
 	return nil, fmt.Errorf("no field named %q was found under type CreateTaskTemplatePayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateToolPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tool":
+		return ec.fieldContext_CreateToolPayload_tool(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateToolPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateTraceSessionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "traceSession":
+		return ec.fieldContext_CreateTraceSessionPayload_traceSession(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateTraceSessionPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateUserPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "user":
 		return ec.fieldContext_CreateUserPayload_user(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateUserPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeletePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeletePayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeletePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Example(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Example_id(ctx, field)
+	case "session":
+		return ec.fieldContext_Example_session(ctx, field)
+	case "model":
+		return ec.fieldContext_Example_model(ctx, field)
+	case "actionToolMap":
+		return ec.fieldContext_Example_actionToolMap(ctx, field)
+	case "actionToolMapVersion":
+		return ec.fieldContext_Example_actionToolMapVersion(ctx, field)
+	case "modelConfiguration":
+		return ec.fieldContext_Example_modelConfiguration(ctx, field)
+	case "storagePath":
+		return ec.fieldContext_Example_storagePath(ctx, field)
+	case "status":
+		return ec.fieldContext_Example_status(ctx, field)
+	case "failureReason":
+		return ec.fieldContext_Example_failureReason(ctx, field)
+	case "conversationCount":
+		return ec.fieldContext_Example_conversationCount(ctx, field)
+	case "sizeBytes":
+		return ec.fieldContext_Example_sizeBytes(ctx, field)
+	case "createdBy":
+		return ec.fieldContext_Example_createdBy(ctx, field)
+	case "claimedBy":
+		return ec.fieldContext_Example_claimedBy(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Example_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Example_updatedAt(ctx, field)
+	case "claimedAt":
+		return ec.fieldContext_Example_claimedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_Example_finishedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Example", field.Name)
+}
+
+func (ec *executionContext) childFields_ExampleConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ExampleConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ExampleConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ExampleConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ExampleConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExampleConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ExampleEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ExampleEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ExampleEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExampleEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_FailExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "example":
+		return ec.fieldContext_FailExamplePayload_example(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FailExamplePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Idea(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2650,6 +5202,100 @@ func (ec *executionContext) childFields_IdeaEdge(ctx context.Context, field grap
 		return ec.fieldContext_IdeaEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IdeaEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ImportMcpToolsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "created":
+		return ec.fieldContext_ImportMcpToolsPayload_created(ctx, field)
+	case "updated":
+		return ec.fieldContext_ImportMcpToolsPayload_updated(ctx, field)
+	case "unchanged":
+		return ec.fieldContext_ImportMcpToolsPayload_unchanged(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ImportMcpToolsPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_McpServer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_McpServer_id(ctx, field)
+	case "name":
+		return ec.fieldContext_McpServer_name(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_McpServer_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_McpServer_updatedAt(ctx, field)
+	case "tools":
+		return ec.fieldContext_McpServer_tools(ctx, field)
+	case "actionToolMaps":
+		return ec.fieldContext_McpServer_actionToolMaps(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type McpServer", field.Name)
+}
+
+func (ec *executionContext) childFields_McpServerConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_McpServerConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_McpServerConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_McpServerConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_McpServerConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type McpServerConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_McpServerEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_McpServerEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_McpServerEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type McpServerEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Model(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Model_id(ctx, field)
+	case "provider":
+		return ec.fieldContext_Model_provider(ctx, field)
+	case "name":
+		return ec.fieldContext_Model_name(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Model_createdAt(ctx, field)
+	case "examples":
+		return ec.fieldContext_Model_examples(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Model", field.Name)
+}
+
+func (ec *executionContext) childFields_ModelConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ModelConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ModelConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ModelConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ModelConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ModelConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ModelEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ModelEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ModelEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ModelEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2722,6 +5368,26 @@ func (ec *executionContext) childFields_ProjectEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ProjectEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_RemoveActionToolMappingPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "removedMappingId":
+		return ec.fieldContext_RemoveActionToolMappingPayload_removedMappingId(ctx, field)
+	case "actionToolMap":
+		return ec.fieldContext_RemoveActionToolMappingPayload_actionToolMap(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RemoveActionToolMappingPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RemoveParameterMappingPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "removedParameterMappingId":
+		return ec.fieldContext_RemoveParameterMappingPayload_removedParameterMappingId(ctx, field)
+	case "actionToolMap":
+		return ec.fieldContext_RemoveParameterMappingPayload_actionToolMap(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RemoveParameterMappingPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RemoveTaskRelationshipPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "removedRelationshipId":
@@ -2750,6 +5416,50 @@ func (ec *executionContext) childFields_RevokeApiTokenPayload(ctx context.Contex
 		return ec.fieldContext_RevokeApiTokenPayload_apiToken(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevokeApiTokenPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Suite(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Suite_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Suite_name(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Suite_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Suite_updatedAt(ctx, field)
+	case "actions":
+		return ec.fieldContext_Suite_actions(ctx, field)
+	case "actionToolMaps":
+		return ec.fieldContext_Suite_actionToolMaps(ctx, field)
+	case "traceSessions":
+		return ec.fieldContext_Suite_traceSessions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Suite", field.Name)
+}
+
+func (ec *executionContext) childFields_SuiteConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_SuiteConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_SuiteConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SuiteConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SuiteConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuiteConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_SuiteEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SuiteEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SuiteEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuiteEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3140,6 +5850,150 @@ func (ec *executionContext) childFields_TaskTemplateEdge(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type TaskTemplateEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_Tool(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Tool_id(ctx, field)
+	case "mcpServer":
+		return ec.fieldContext_Tool_mcpServer(ctx, field)
+	case "name":
+		return ec.fieldContext_Tool_name(ctx, field)
+	case "description":
+		return ec.fieldContext_Tool_description(ctx, field)
+	case "inputSchema":
+		return ec.fieldContext_Tool_inputSchema(ctx, field)
+	case "parameters":
+		return ec.fieldContext_Tool_parameters(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Tool_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Tool_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Tool", field.Name)
+}
+
+func (ec *executionContext) childFields_ToolConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ToolConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ToolConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ToolConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ToolConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ToolConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ToolEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ToolEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ToolEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ToolEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ToolParameter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ToolParameter_id(ctx, field)
+	case "tool":
+		return ec.fieldContext_ToolParameter_tool(ctx, field)
+	case "name":
+		return ec.fieldContext_ToolParameter_name(ctx, field)
+	case "type":
+		return ec.fieldContext_ToolParameter_type(ctx, field)
+	case "required":
+		return ec.fieldContext_ToolParameter_required(ctx, field)
+	case "description":
+		return ec.fieldContext_ToolParameter_description(ctx, field)
+	case "position":
+		return ec.fieldContext_ToolParameter_position(ctx, field)
+	case "jsonSchema":
+		return ec.fieldContext_ToolParameter_jsonSchema(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ToolParameter_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ToolParameter", field.Name)
+}
+
+func (ec *executionContext) childFields_ToolParameterConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ToolParameterConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ToolParameterConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ToolParameterConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ToolParameterConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ToolParameterConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ToolParameterEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ToolParameterEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ToolParameterEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ToolParameterEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_TraceSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TraceSession_id(ctx, field)
+	case "user":
+		return ec.fieldContext_TraceSession_user(ctx, field)
+	case "suite":
+		return ec.fieldContext_TraceSession_suite(ctx, field)
+	case "description":
+		return ec.fieldContext_TraceSession_description(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_TraceSession_createdAt(ctx, field)
+	case "storagePath":
+		return ec.fieldContext_TraceSession_storagePath(ctx, field)
+	case "sizeBytes":
+		return ec.fieldContext_TraceSession_sizeBytes(ctx, field)
+	case "eventCount":
+		return ec.fieldContext_TraceSession_eventCount(ctx, field)
+	case "uploadedAt":
+		return ec.fieldContext_TraceSession_uploadedAt(ctx, field)
+	case "examples":
+		return ec.fieldContext_TraceSession_examples(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TraceSession", field.Name)
+}
+
+func (ec *executionContext) childFields_TraceSessionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_TraceSessionConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_TraceSessionConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_TraceSessionConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_TraceSessionConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TraceSessionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_TraceSessionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_TraceSessionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_TraceSessionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TraceSessionEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_TransitionTaskPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "task":
@@ -3164,6 +6018,14 @@ func (ec *executionContext) childFields_UpdateTaskPayload(ctx context.Context, f
 		return ec.fieldContext_UpdateTaskPayload_task(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdateTaskPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_UploadTraceEventsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "traceSession":
+		return ec.fieldContext_UploadTraceEventsPayload_traceSession(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UploadTraceEventsPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3308,6 +6170,94 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_ActionToolMap_examples_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_ActionToolMap_toolMappings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_ActionToolMapping_parameterMappings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Action_parameters_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Idea_tasks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3327,6 +6277,100 @@ func (ec *executionContext) field_Idea_tasks_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_McpServer_actionToolMaps_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_McpServer_tools_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Model_examples_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_addActionToolMapping_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.AddActionToolMappingInput, error) {
+			return ec.unmarshalNAddActionToolMappingInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddActionToolMappingInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_addParameterMapping_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.AddParameterMappingInput, error) {
+			return ec.unmarshalNAddParameterMappingInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddParameterMappingInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -3358,12 +6402,82 @@ func (ec *executionContext) field_Mutation_addTasksToList_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_claimExample_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.ClaimExampleInput, error) {
+			return ec.unmarshalNClaimExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimExampleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_completeExample_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CompleteExampleInput, error) {
+			return ec.unmarshalNCompleteExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteExampleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createActionToolMap_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreateActionToolMapInput, error) {
+			return ec.unmarshalNCreateActionToolMapInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateActionToolMapInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createAction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreateActionInput, error) {
+			return ec.unmarshalNCreateActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createApiToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.CreateAPITokenInput, error) {
 			return ec.unmarshalNCreateApiTokenInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateAPITokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createExample_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreateExampleInput, error) {
+			return ec.unmarshalNCreateExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateExampleInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3386,12 +6500,54 @@ func (ec *executionContext) field_Mutation_createIdea_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreateMcpServerInput, error) {
+			return ec.unmarshalNCreateMcpServerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateMcpServerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createModel_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreateModelInput, error) {
+			return ec.unmarshalNCreateModelInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateModelInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createProject_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.CreateProjectInput, error) {
 			return ec.unmarshalNCreateProjectInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateProjectInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createSuite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreateSuiteInput, error) {
+			return ec.unmarshalNCreateSuiteInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateSuiteInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3470,12 +6626,208 @@ func (ec *executionContext) field_Mutation_createTask_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createTool_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreateToolInput, error) {
+			return ec.unmarshalNCreateToolInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateToolInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createTraceSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreateTraceSessionInput, error) {
+			return ec.unmarshalNCreateTraceSessionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateTraceSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.CreateUserInput, error) {
 			return ec.unmarshalNCreateUserInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateUserInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteActionToolMap_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteActionToolMapInput, error) {
+			return ec.unmarshalNDeleteActionToolMapInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteActionToolMapInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteAction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteActionInput, error) {
+			return ec.unmarshalNDeleteActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteExample_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteExampleInput, error) {
+			return ec.unmarshalNDeleteExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteExampleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteMcpServer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteMcpServerInput, error) {
+			return ec.unmarshalNDeleteMcpServerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteMcpServerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteModel_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteModelInput, error) {
+			return ec.unmarshalNDeleteModelInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteModelInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteSuite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteSuiteInput, error) {
+			return ec.unmarshalNDeleteSuiteInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteSuiteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteTool_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteToolInput, error) {
+			return ec.unmarshalNDeleteToolInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteToolInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteTraceSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteTraceSessionInput, error) {
+			return ec.unmarshalNDeleteTraceSessionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteTraceSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_failExample_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.FailExampleInput, error) {
+			return ec.unmarshalNFailExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFailExampleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_importMcpTools_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.ImportMcpToolsInput, error) {
+			return ec.unmarshalNImportMcpToolsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐImportMcpToolsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeActionToolMapping_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RemoveActionToolMappingInput, error) {
+			return ec.unmarshalNRemoveActionToolMappingInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRemoveActionToolMappingInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeParameterMapping_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RemoveParameterMappingInput, error) {
+			return ec.unmarshalNRemoveParameterMappingInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRemoveParameterMappingInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3560,6 +6912,20 @@ func (ec *executionContext) field_Mutation_updateTask_args(ctx context.Context, 
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.UpdateTaskInput, error) {
 			return ec.unmarshalNUpdateTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUpdateTaskInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_uploadTraceEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UploadTraceEventsInput, error) {
+			return ec.unmarshalNUploadTraceEventsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐUploadTraceEventsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3724,6 +7090,80 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_examples_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*domain.ExampleFilter, error) {
+			return ec.unmarshalOExampleFilter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_mcpServers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_models_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3801,6 +7241,28 @@ func (ec *executionContext) field_Query_projects_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["filter"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_suites_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -3932,6 +7394,72 @@ func (ec *executionContext) field_Query_tasks_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Suite_actionToolMaps_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Suite_actions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Suite_traceSessions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_TaskList_items_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4009,6 +7537,50 @@ func (ec *executionContext) field_Task_relationships_args(ctx context.Context, r
 		return nil, err
 	}
 	args["types"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Tool_parameters_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_TraceSession_examples_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -4093,6 +7665,2111 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Action_id(ctx context.Context, field graphql.CollectedField, obj *domain.Action) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Action_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Action_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Action", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Action_suite(ctx context.Context, field graphql.CollectedField, obj *domain.Action) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Action_suite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Action().Suite(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Suite) graphql.Marshaler {
+			return ec.marshalNSuite2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Action_suite(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Action",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Suite(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Action_name(ctx context.Context, field graphql.CollectedField, obj *domain.Action) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Action_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Action_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Action", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Action_description(ctx context.Context, field graphql.CollectedField, obj *domain.Action) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Action_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Action_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Action", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Action_parameters(ctx context.Context, field graphql.CollectedField, obj *domain.Action) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Action_parameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Action().Parameters(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ActionParameterConnection) graphql.Marshaler {
+			return ec.marshalNActionParameterConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionParameterConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Action_parameters(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Action",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionParameterConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Action_parameters_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Action_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Action) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Action_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Action_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Action", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Action_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Action) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Action_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Action_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Action", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ActionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ActionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ActionEdge) graphql.Marshaler {
+			return ec.marshalNActionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ActionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Action) graphql.Marshaler {
+			return ec.marshalNAction2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Action(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ActionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ActionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ActionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ActionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ActionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ActionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Action) graphql.Marshaler {
+			return ec.marshalNAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Action(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionParameter_id(ctx context.Context, field graphql.CollectedField, obj *domain.ActionParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameter_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameter_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionParameter", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ActionParameter_action(ctx context.Context, field graphql.CollectedField, obj *domain.ActionParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameter_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActionParameter().Action(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Action) graphql.Marshaler {
+			return ec.marshalNAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameter_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionParameter",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Action(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionParameter_name(ctx context.Context, field graphql.CollectedField, obj *domain.ActionParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameter_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameter_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionParameter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ActionParameter_type(ctx context.Context, field graphql.CollectedField, obj *domain.ActionParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameter_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ParameterType) graphql.Marshaler {
+			return ec.marshalNParameterType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParameterType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameter_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionParameter", field, false, false, errors.New("field of type ParameterType does not have child fields"))
+}
+
+func (ec *executionContext) _ActionParameter_required(ctx context.Context, field graphql.CollectedField, obj *domain.ActionParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameter_required(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Required, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameter_required(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionParameter", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ActionParameter_description(ctx context.Context, field graphql.CollectedField, obj *domain.ActionParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameter_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameter_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionParameter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ActionParameter_position(ctx context.Context, field graphql.CollectedField, obj *domain.ActionParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameter_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameter_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionParameter", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ActionParameter_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.ActionParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameter_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameter_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionParameter", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ActionParameterConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ActionParameterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameterConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ActionParameterEdge) graphql.Marshaler {
+			return ec.marshalNActionParameterEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionParameterEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameterConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionParameterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionParameterEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionParameterConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ActionParameterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameterConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ActionParameter) graphql.Marshaler {
+			return ec.marshalNActionParameter2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionParameterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameterConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionParameterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionParameterConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ActionParameterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameterConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameterConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionParameterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionParameterConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ActionParameterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameterConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameterConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionParameterConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ActionParameterEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ActionParameterEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameterEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameterEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionParameterEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ActionParameterEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ActionParameterEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionParameterEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionParameter) graphql.Marshaler {
+			return ec.marshalNActionParameter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionParameter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionParameterEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionParameterEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMap_id(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMap_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMap_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolMap", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolMap_suite(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMap_suite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActionToolMap().Suite(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Suite) graphql.Marshaler {
+			return ec.marshalNSuite2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMap_suite(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMap",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Suite(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMap_mcpServer(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMap_mcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActionToolMap().McpServer(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.McpServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐMcpServer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMap_mcpServer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMap",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMap_version(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMap_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMap_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolMap", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolMap_toolMappings(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMap_toolMappings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ActionToolMap().ToolMappings(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ActionToolMappingConnection) graphql.Marshaler {
+			return ec.marshalNActionToolMappingConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMappingConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMap_toolMappings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMap",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMappingConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ActionToolMap_toolMappings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMap_coverage(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMap_coverage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActionToolMap().Coverage(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Coverage) graphql.Marshaler {
+			return ec.marshalNActionToolMapCoverage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCoverage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMap_coverage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMap",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMapCoverage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMap_examples(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMap_examples(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ActionToolMap().Examples(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExampleConnection) graphql.Marshaler {
+			return ec.marshalNExampleConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExampleConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMap_examples(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMap",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExampleConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ActionToolMap_examples_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMap_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMap_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMap_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolMap", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolMap_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMap_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMap_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolMap", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolMapConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMapConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ActionToolMapEdge) graphql.Marshaler {
+			return ec.marshalNActionToolMapEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMapEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMapConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMapEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMapConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMapConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ActionToolMap) graphql.Marshaler {
+			return ec.marshalNActionToolMap2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMapᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMapConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMapConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMapConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMapConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMapConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMapConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolMapConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolMapCoverage_isComplete(ctx context.Context, field graphql.CollectedField, obj *domain.Coverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapCoverage_isComplete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsComplete(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapCoverage_isComplete(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolMapCoverage", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolMapCoverage_unmappedActions(ctx context.Context, field graphql.CollectedField, obj *domain.Coverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapCoverage_unmappedActions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnmappedActions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Action) graphql.Marshaler {
+			return ec.marshalNAction2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapCoverage_unmappedActions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMapCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Action(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMapCoverage_unfedToolParameters(ctx context.Context, field graphql.CollectedField, obj *domain.Coverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapCoverage_unfedToolParameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnfedToolParameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ToolParameter) graphql.Marshaler {
+			return ec.marshalNToolParameter2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolParameterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapCoverage_unfedToolParameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMapCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ToolParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMapCoverage_unusedActionParameters(ctx context.Context, field graphql.CollectedField, obj *domain.Coverage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapCoverage_unusedActionParameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnusedActionParameters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ActionParameter) graphql.Marshaler {
+			return ec.marshalNActionParameter2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionParameterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapCoverage_unusedActionParameters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMapCoverage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMapEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMapEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolMapEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolMapEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMapEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolMap) graphql.Marshaler {
+			return ec.marshalNActionToolMap2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMapEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMapping_id(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapping_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapping_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolMapping", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolMapping_actionToolMap(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapping_actionToolMap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActionToolMapping().ActionToolMap(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolMap) graphql.Marshaler {
+			return ec.marshalNActionToolMap2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapping_actionToolMap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMapping",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMapping_action(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapping_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActionToolMapping().Action(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Action) graphql.Marshaler {
+			return ec.marshalNAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapping_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMapping",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Action(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMapping_tool(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapping_tool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActionToolMapping().Tool(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Tool) graphql.Marshaler {
+			return ec.marshalNTool2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapping_tool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMapping",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMapping_parameterMappings(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapping_parameterMappings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ActionToolMapping().ParameterMappings(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ActionToolParameterMappingConnection) graphql.Marshaler {
+			return ec.marshalNActionToolParameterMappingConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolParameterMappingConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapping_parameterMappings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMapping",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolParameterMappingConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ActionToolMapping_parameterMappings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMapping_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMapping_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMapping_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolMapping", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolMappingConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMappingConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMappingConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ActionToolMappingEdge) graphql.Marshaler {
+			return ec.marshalNActionToolMappingEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMappingEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMappingConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMappingConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMappingEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMappingConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMappingConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMappingConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ActionToolMapping) graphql.Marshaler {
+			return ec.marshalNActionToolMapping2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMappingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMappingConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMappingConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMapping(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMappingConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMappingConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMappingConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMappingConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMappingConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolMappingConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMappingConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMappingConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMappingConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolMappingConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolMappingEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMappingEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMappingEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMappingEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolMappingEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolMappingEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolMappingEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolMappingEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolMapping) graphql.Marshaler {
+			return ec.marshalNActionToolMapping2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMapping(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolMappingEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolMappingEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMapping(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolParameterMapping_id(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolParameterMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolParameterMapping_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolParameterMapping_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolParameterMapping", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolParameterMapping_actionToolMapping(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolParameterMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolParameterMapping_actionToolMapping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActionToolParameterMapping().ActionToolMapping(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolMapping) graphql.Marshaler {
+			return ec.marshalNActionToolMapping2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMapping(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolParameterMapping_actionToolMapping(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolParameterMapping",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMapping(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolParameterMapping_actionParameter(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolParameterMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolParameterMapping_actionParameter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActionToolParameterMapping().ActionParameter(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionParameter) graphql.Marshaler {
+			return ec.marshalNActionParameter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionParameter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolParameterMapping_actionParameter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolParameterMapping",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolParameterMapping_toolParameter(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolParameterMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolParameterMapping_toolParameter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ActionToolParameterMapping().ToolParameter(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ToolParameter) graphql.Marshaler {
+			return ec.marshalNToolParameter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolParameter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolParameterMapping_toolParameter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolParameterMapping",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ToolParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolParameterMapping_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.ActionToolParameterMapping) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolParameterMapping_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolParameterMapping_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolParameterMapping", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolParameterMappingConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolParameterMappingConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolParameterMappingConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ActionToolParameterMappingEdge) graphql.Marshaler {
+			return ec.marshalNActionToolParameterMappingEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolParameterMappingEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolParameterMappingConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolParameterMappingConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolParameterMappingEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolParameterMappingConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolParameterMappingConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolParameterMappingConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ActionToolParameterMapping) graphql.Marshaler {
+			return ec.marshalNActionToolParameterMapping2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolParameterMappingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolParameterMappingConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolParameterMappingConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolParameterMapping(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolParameterMappingConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolParameterMappingConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolParameterMappingConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolParameterMappingConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolParameterMappingConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ActionToolParameterMappingConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolParameterMappingConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolParameterMappingConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolParameterMappingConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolParameterMappingConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolParameterMappingEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolParameterMappingEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolParameterMappingEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolParameterMappingEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ActionToolParameterMappingEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ActionToolParameterMappingEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ActionToolParameterMappingEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ActionToolParameterMappingEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolParameterMapping) graphql.Marshaler {
+			return ec.marshalNActionToolParameterMapping2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolParameterMapping(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ActionToolParameterMappingEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ActionToolParameterMappingEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolParameterMapping(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AddActionToolMappingPayload_mapping(ctx context.Context, field graphql.CollectedField, obj *model.AddActionToolMappingPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddActionToolMappingPayload_mapping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mapping, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolMapping) graphql.Marshaler {
+			return ec.marshalNActionToolMapping2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMapping(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddActionToolMappingPayload_mapping(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddActionToolMappingPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMapping(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AddActionToolMappingPayload_actionToolMap(ctx context.Context, field graphql.CollectedField, obj *model.AddActionToolMappingPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddActionToolMappingPayload_actionToolMap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActionToolMap, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolMap) graphql.Marshaler {
+			return ec.marshalNActionToolMap2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddActionToolMappingPayload_actionToolMap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddActionToolMappingPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AddParameterMappingPayload_parameterMapping(ctx context.Context, field graphql.CollectedField, obj *model.AddParameterMappingPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddParameterMappingPayload_parameterMapping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ParameterMapping, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolParameterMapping) graphql.Marshaler {
+			return ec.marshalNActionToolParameterMapping2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolParameterMapping(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddParameterMappingPayload_parameterMapping(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddParameterMappingPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolParameterMapping(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AddParameterMappingPayload_actionToolMap(ctx context.Context, field graphql.CollectedField, obj *model.AddParameterMappingPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddParameterMappingPayload_actionToolMap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActionToolMap, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolMap) graphql.Marshaler {
+			return ec.marshalNActionToolMap2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddParameterMappingPayload_actionToolMap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddParameterMappingPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMap(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _AddTaskRelationshipPayload_relationship(ctx context.Context, field graphql.CollectedField, obj *model.AddTaskRelationshipPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -4392,6 +10069,134 @@ func (ec *executionContext) fieldContext_ApiToken_revokedAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("ApiToken", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _ClaimExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.ClaimExamplePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimExamplePayload_example(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Example, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Example) graphql.Marshaler {
+			return ec.marshalOExample2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExample(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimExamplePayload_example(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClaimExamplePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Example(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompleteExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.CompleteExamplePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompleteExamplePayload_example(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Example, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Example) graphql.Marshaler {
+			return ec.marshalNExample2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExample(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CompleteExamplePayload_example(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompleteExamplePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Example(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateActionPayload_action(ctx context.Context, field graphql.CollectedField, obj *model.CreateActionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateActionPayload_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Action) graphql.Marshaler {
+			return ec.marshalNAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateActionPayload_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateActionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Action(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateActionToolMapPayload_actionToolMap(ctx context.Context, field graphql.CollectedField, obj *model.CreateActionToolMapPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateActionToolMapPayload_actionToolMap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActionToolMap, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolMap) graphql.Marshaler {
+			return ec.marshalNActionToolMap2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateActionToolMapPayload_actionToolMap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateActionToolMapPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreateApiTokenPayload_token(ctx context.Context, field graphql.CollectedField, obj *model.CreateAPITokenPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4447,6 +10252,38 @@ func (ec *executionContext) fieldContext_CreateApiTokenPayload_apiToken(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _CreateExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.CreateExamplePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateExamplePayload_example(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Example, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Example) graphql.Marshaler {
+			return ec.marshalNExample2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExample(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateExamplePayload_example(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateExamplePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Example(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreateIdeaPayload_idea(ctx context.Context, field graphql.CollectedField, obj *model.CreateIdeaPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4479,6 +10316,70 @@ func (ec *executionContext) fieldContext_CreateIdeaPayload_idea(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _CreateMcpServerPayload_mcpServer(ctx context.Context, field graphql.CollectedField, obj *model.CreateMcpServerPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateMcpServerPayload_mcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.McpServer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.McpServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐMcpServer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateMcpServerPayload_mcpServer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateMcpServerPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateModelPayload_model(ctx context.Context, field graphql.CollectedField, obj *model.CreateModelPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateModelPayload_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Model) graphql.Marshaler {
+			return ec.marshalNModel2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐModel(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateModelPayload_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateModelPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Model(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreateProjectPayload_project(ctx context.Context, field graphql.CollectedField, obj *model.CreateProjectPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4506,6 +10407,38 @@ func (ec *executionContext) fieldContext_CreateProjectPayload_project(_ context.
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateSuitePayload_suite(ctx context.Context, field graphql.CollectedField, obj *model.CreateSuitePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateSuitePayload_suite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Suite, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Suite) graphql.Marshaler {
+			return ec.marshalNSuite2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateSuitePayload_suite(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateSuitePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Suite(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4735,6 +10668,70 @@ func (ec *executionContext) fieldContext_CreateTaskTemplatePayload_taskTemplate(
 	return fc, nil
 }
 
+func (ec *executionContext) _CreateToolPayload_tool(ctx context.Context, field graphql.CollectedField, obj *model.CreateToolPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateToolPayload_tool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tool, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Tool) graphql.Marshaler {
+			return ec.marshalNTool2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateToolPayload_tool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateToolPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateTraceSessionPayload_traceSession(ctx context.Context, field graphql.CollectedField, obj *model.CreateTraceSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateTraceSessionPayload_traceSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TraceSession, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TraceSession) graphql.Marshaler {
+			return ec.marshalNTraceSession2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTraceSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateTraceSessionPayload_traceSession(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateTraceSessionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TraceSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreateUserPayload_user(ctx context.Context, field graphql.CollectedField, obj *model.CreateUserPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4762,6 +10759,671 @@ func (ec *executionContext) fieldContext_CreateUserPayload_user(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeletePayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeletePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeletePayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeletePayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeletePayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Example_id(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Example_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Example_session(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Example().Session(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TraceSession) graphql.Marshaler {
+			return ec.marshalNTraceSession2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTraceSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Example_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Example",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TraceSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Example_model(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Example().Model(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Model) graphql.Marshaler {
+			return ec.marshalNModel2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐModel(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Example_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Example",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Model(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Example_actionToolMap(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_actionToolMap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Example().ActionToolMap(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolMap) graphql.Marshaler {
+			return ec.marshalNActionToolMap2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Example_actionToolMap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Example",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Example_actionToolMapVersion(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_actionToolMapVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActionToolMapVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Example_actionToolMapVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Example_modelConfiguration(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_modelConfiguration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ModelConfiguration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Example_modelConfiguration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Example_storagePath(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_storagePath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StoragePath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Example_storagePath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Example_status(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExampleStatus) graphql.Marshaler {
+			return ec.marshalNExampleStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Example_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, false, false, errors.New("field of type ExampleStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Example_failureReason(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_failureReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailureReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Example_failureReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Example_conversationCount(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_conversationCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConversationCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Example_conversationCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Example_sizeBytes(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_sizeBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SizeBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Example_sizeBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Example_createdBy(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_createdBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Example().CreatedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Example_createdBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Example",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Example_claimedBy(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_claimedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Example().ClaimedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Example_claimedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Example",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Example_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Example_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Example_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Example_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Example_claimedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_claimedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClaimedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Example_claimedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Example_finishedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Example_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Example_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Example", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ExampleConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ExampleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExampleConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ExampleEdge) graphql.Marshaler {
+			return ec.marshalNExampleEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExampleEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExampleConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExampleConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExampleEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExampleConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ExampleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExampleConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Example) graphql.Marshaler {
+			return ec.marshalNExample2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExampleConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExampleConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Example(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExampleConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ExampleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExampleConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExampleConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExampleConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExampleConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ExampleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExampleConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExampleConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExampleConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExampleEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ExampleEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExampleEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExampleEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExampleEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExampleEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ExampleEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExampleEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Example) graphql.Marshaler {
+			return ec.marshalNExample2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExample(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExampleEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExampleEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Example(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FailExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.FailExamplePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FailExamplePayload_example(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Example, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Example) graphql.Marshaler {
+			return ec.marshalNExample2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExample(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FailExamplePayload_example(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FailExamplePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Example(ctx, field)
 		},
 	}
 	return fc, nil
@@ -5178,6 +11840,766 @@ func (ec *executionContext) fieldContext_IdeaEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _ImportMcpToolsPayload_created(ctx context.Context, field graphql.CollectedField, obj *model.ImportMcpToolsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportMcpToolsPayload_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Tool) graphql.Marshaler {
+			return ec.marshalNTool2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportMcpToolsPayload_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ImportMcpToolsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ImportMcpToolsPayload_updated(ctx context.Context, field graphql.CollectedField, obj *model.ImportMcpToolsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportMcpToolsPayload_updated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Updated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Tool) graphql.Marshaler {
+			return ec.marshalNTool2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportMcpToolsPayload_updated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ImportMcpToolsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ImportMcpToolsPayload_unchanged(ctx context.Context, field graphql.CollectedField, obj *model.ImportMcpToolsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportMcpToolsPayload_unchanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unchanged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Tool) graphql.Marshaler {
+			return ec.marshalNTool2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportMcpToolsPayload_unchanged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ImportMcpToolsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _McpServer_id(ctx context.Context, field graphql.CollectedField, obj *domain.McpServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _McpServer_name(ctx context.Context, field graphql.CollectedField, obj *domain.McpServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _McpServer_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.McpServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _McpServer_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.McpServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServer", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _McpServer_tools(ctx context.Context, field graphql.CollectedField, obj *domain.McpServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_tools(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.McpServer().Tools(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ToolConnection) graphql.Marshaler {
+			return ec.marshalNToolConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_tools(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "McpServer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ToolConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_McpServer_tools_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _McpServer_actionToolMaps(ctx context.Context, field graphql.CollectedField, obj *domain.McpServer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServer_actionToolMaps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.McpServer().ActionToolMaps(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ActionToolMapConnection) graphql.Marshaler {
+			return ec.marshalNActionToolMapConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMapConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServer_actionToolMaps(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "McpServer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMapConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_McpServer_actionToolMaps_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _McpServerConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.McpServerConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServerConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.McpServerEdge) graphql.Marshaler {
+			return ec.marshalNMcpServerEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐMcpServerEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServerConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "McpServerConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServerEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _McpServerConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.McpServerConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServerConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.McpServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐMcpServerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServerConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "McpServerConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _McpServerConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.McpServerConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServerConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServerConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "McpServerConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _McpServerConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.McpServerConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServerConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServerConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServerConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _McpServerEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.McpServerEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServerEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServerEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("McpServerEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _McpServerEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.McpServerEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_McpServerEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.McpServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐMcpServer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_McpServerEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "McpServerEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Model_id(ctx context.Context, field graphql.CollectedField, obj *domain.Model) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Model_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Model_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Model", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Model_provider(ctx context.Context, field graphql.CollectedField, obj *domain.Model) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Model_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.Provider) graphql.Marshaler {
+			return ec.marshalNProvider2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProvider(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Model_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Model", field, false, false, errors.New("field of type Provider does not have child fields"))
+}
+
+func (ec *executionContext) _Model_name(ctx context.Context, field graphql.CollectedField, obj *domain.Model) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Model_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Model_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Model", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Model_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Model) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Model_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Model_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Model", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Model_examples(ctx context.Context, field graphql.CollectedField, obj *domain.Model) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Model_examples(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Model().Examples(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExampleConnection) graphql.Marshaler {
+			return ec.marshalNExampleConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExampleConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Model_examples(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Model",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExampleConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Model_examples_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ModelConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ModelConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ModelEdge) graphql.Marshaler {
+			return ec.marshalNModelEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐModelEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ModelConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ModelConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ModelConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Model) graphql.Marshaler {
+			return ec.marshalNModel2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐModelᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ModelConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Model(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ModelConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ModelConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ModelConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ModelConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ModelConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ModelEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ModelEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModelEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ModelEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ModelEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModelEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Model) graphql.Marshaler {
+			return ec.marshalNModel2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐModel(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ModelEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ModelEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Model(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createUser(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5216,6 +12638,1106 @@ func (ec *executionContext) fieldContext_Mutation_createUser(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createUser_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createSuite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createSuite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateSuite(ctx, fc.Args["input"].(domain.CreateSuiteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateSuitePayload) graphql.Marshaler {
+			return ec.marshalNCreateSuitePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateSuitePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createSuite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateSuitePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createSuite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createAction(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createAction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateAction(ctx, fc.Args["input"].(domain.CreateActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateActionPayload) graphql.Marshaler {
+			return ec.marshalNCreateActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createAction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createAction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateMcpServer(ctx, fc.Args["input"].(domain.CreateMcpServerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateMcpServerPayload) graphql.Marshaler {
+			return ec.marshalNCreateMcpServerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateMcpServerPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateMcpServerPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createTool(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createTool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateTool(ctx, fc.Args["input"].(domain.CreateToolInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateToolPayload) graphql.Marshaler {
+			return ec.marshalNCreateToolPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateToolPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createTool(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateToolPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createTool_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_importMcpTools(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_importMcpTools(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ImportMcpTools(ctx, fc.Args["input"].(domain.ImportMcpToolsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportMcpToolsPayload) graphql.Marshaler {
+			return ec.marshalNImportMcpToolsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐImportMcpToolsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_importMcpTools(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImportMcpToolsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_importMcpTools_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createActionToolMap(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createActionToolMap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateActionToolMap(ctx, fc.Args["input"].(domain.CreateActionToolMapInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateActionToolMapPayload) graphql.Marshaler {
+			return ec.marshalNCreateActionToolMapPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateActionToolMapPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createActionToolMap(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateActionToolMapPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createActionToolMap_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addActionToolMapping(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addActionToolMapping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddActionToolMapping(ctx, fc.Args["input"].(domain.AddActionToolMappingInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AddActionToolMappingPayload) graphql.Marshaler {
+			return ec.marshalNAddActionToolMappingPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAddActionToolMappingPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addActionToolMapping(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AddActionToolMappingPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addActionToolMapping_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addParameterMapping(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addParameterMapping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddParameterMapping(ctx, fc.Args["input"].(domain.AddParameterMappingInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AddParameterMappingPayload) graphql.Marshaler {
+			return ec.marshalNAddParameterMappingPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAddParameterMappingPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addParameterMapping(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AddParameterMappingPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addParameterMapping_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeActionToolMapping(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeActionToolMapping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveActionToolMapping(ctx, fc.Args["input"].(model.RemoveActionToolMappingInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RemoveActionToolMappingPayload) graphql.Marshaler {
+			return ec.marshalNRemoveActionToolMappingPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRemoveActionToolMappingPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeActionToolMapping(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RemoveActionToolMappingPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeActionToolMapping_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeParameterMapping(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeParameterMapping(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveParameterMapping(ctx, fc.Args["input"].(model.RemoveParameterMappingInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RemoveParameterMappingPayload) graphql.Marshaler {
+			return ec.marshalNRemoveParameterMappingPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRemoveParameterMappingPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeParameterMapping(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RemoveParameterMappingPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeParameterMapping_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createModel(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createModel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateModel(ctx, fc.Args["input"].(domain.CreateModelInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateModelPayload) graphql.Marshaler {
+			return ec.marshalNCreateModelPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateModelPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createModel(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateModelPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createModel_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createTraceSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createTraceSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateTraceSession(ctx, fc.Args["input"].(domain.CreateTraceSessionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateTraceSessionPayload) graphql.Marshaler {
+			return ec.marshalNCreateTraceSessionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateTraceSessionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createTraceSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateTraceSessionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createTraceSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_uploadTraceEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uploadTraceEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UploadTraceEvents(ctx, fc.Args["input"].(model.UploadTraceEventsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UploadTraceEventsPayload) graphql.Marshaler {
+			return ec.marshalNUploadTraceEventsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐUploadTraceEventsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uploadTraceEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UploadTraceEventsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uploadTraceEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createExample(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createExample(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateExample(ctx, fc.Args["input"].(domain.CreateExampleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateExamplePayload) graphql.Marshaler {
+			return ec.marshalNCreateExamplePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateExamplePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createExample(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateExamplePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createExample_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_claimExample(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_claimExample(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClaimExample(ctx, fc.Args["input"].(domain.ClaimExampleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClaimExamplePayload) graphql.Marshaler {
+			return ec.marshalNClaimExamplePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐClaimExamplePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_claimExample(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClaimExamplePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_claimExample_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_completeExample(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_completeExample(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CompleteExample(ctx, fc.Args["input"].(model.CompleteExampleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CompleteExamplePayload) graphql.Marshaler {
+			return ec.marshalNCompleteExamplePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteExamplePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_completeExample(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CompleteExamplePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_completeExample_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_failExample(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_failExample(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().FailExample(ctx, fc.Args["input"].(domain.FailExampleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FailExamplePayload) graphql.Marshaler {
+			return ec.marshalNFailExamplePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐFailExamplePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_failExample(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FailExamplePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_failExample_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteSuite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteSuite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteSuite(ctx, fc.Args["input"].(model.DeleteSuiteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteSuite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteSuite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteAction(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteAction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteAction(ctx, fc.Args["input"].(model.DeleteActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteAction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteAction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteMcpServer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteMcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteMcpServer(ctx, fc.Args["input"].(model.DeleteMcpServerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteMcpServer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteMcpServer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteTool(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteTool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteTool(ctx, fc.Args["input"].(model.DeleteToolInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteTool(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteTool_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteActionToolMap(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteActionToolMap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteActionToolMap(ctx, fc.Args["input"].(model.DeleteActionToolMapInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteActionToolMap(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteActionToolMap_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteModel(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteModel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteModel(ctx, fc.Args["input"].(model.DeleteModelInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteModel(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteModel_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteTraceSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteTraceSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteTraceSession(ctx, fc.Args["input"].(model.DeleteTraceSessionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteTraceSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteTraceSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteExample(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteExample(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteExample(ctx, fc.Args["input"].(model.DeleteExampleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteExample(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteExample_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6725,6 +15247,182 @@ func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_suites(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_suites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Suites(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SuiteConnection) graphql.Marshaler {
+			return ec.marshalNSuiteConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSuiteConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_suites(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuiteConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_suites_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_mcpServers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_mcpServers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().McpServers(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.McpServerConnection) graphql.Marshaler {
+			return ec.marshalNMcpServerConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐMcpServerConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_mcpServers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServerConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_mcpServers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_models(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_models(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Models(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ModelConnection) graphql.Marshaler {
+			return ec.marshalNModelConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐModelConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_models(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModelConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_models_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_examples(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_examples(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Examples(ctx, fc.Args["filter"].(*domain.ExampleFilter), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExampleConnection) graphql.Marshaler {
+			return ec.marshalNExampleConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExampleConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_examples(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExampleConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_examples_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_projects(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7065,6 +15763,116 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _RemoveActionToolMappingPayload_removedMappingId(ctx context.Context, field graphql.CollectedField, obj *model.RemoveActionToolMappingPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoveActionToolMappingPayload_removedMappingId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RemovedMappingID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoveActionToolMappingPayload_removedMappingId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoveActionToolMappingPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RemoveActionToolMappingPayload_actionToolMap(ctx context.Context, field graphql.CollectedField, obj *model.RemoveActionToolMappingPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoveActionToolMappingPayload_actionToolMap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActionToolMap, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolMap) graphql.Marshaler {
+			return ec.marshalNActionToolMap2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoveActionToolMappingPayload_actionToolMap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RemoveActionToolMappingPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RemoveParameterMappingPayload_removedParameterMappingId(ctx context.Context, field graphql.CollectedField, obj *model.RemoveParameterMappingPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoveParameterMappingPayload_removedParameterMappingId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RemovedParameterMappingID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoveParameterMappingPayload_removedParameterMappingId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RemoveParameterMappingPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RemoveParameterMappingPayload_actionToolMap(ctx context.Context, field graphql.CollectedField, obj *model.RemoveParameterMappingPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemoveParameterMappingPayload_actionToolMap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActionToolMap, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ActionToolMap) graphql.Marshaler {
+			return ec.marshalNActionToolMap2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemoveParameterMappingPayload_actionToolMap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RemoveParameterMappingPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RemoveTaskRelationshipPayload_removedRelationshipId(ctx context.Context, field graphql.CollectedField, obj *model.RemoveTaskRelationshipPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7243,6 +16051,404 @@ func (ec *executionContext) fieldContext_RevokeApiTokenPayload_apiToken(_ contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Suite_id(ctx context.Context, field graphql.CollectedField, obj *domain.Suite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suite_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suite_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suite", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Suite_name(ctx context.Context, field graphql.CollectedField, obj *domain.Suite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suite_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suite_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suite", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Suite_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Suite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suite_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suite_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suite", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Suite_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Suite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suite_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suite_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Suite", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Suite_actions(ctx context.Context, field graphql.CollectedField, obj *domain.Suite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suite_actions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Suite().Actions(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ActionConnection) graphql.Marshaler {
+			return ec.marshalNActionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suite_actions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Suite",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Suite_actions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Suite_actionToolMaps(ctx context.Context, field graphql.CollectedField, obj *domain.Suite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suite_actionToolMaps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Suite().ActionToolMaps(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ActionToolMapConnection) graphql.Marshaler {
+			return ec.marshalNActionToolMapConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMapConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suite_actionToolMaps(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Suite",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ActionToolMapConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Suite_actionToolMaps_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Suite_traceSessions(ctx context.Context, field graphql.CollectedField, obj *domain.Suite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Suite_traceSessions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Suite().TraceSessions(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TraceSessionConnection) graphql.Marshaler {
+			return ec.marshalNTraceSessionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTraceSessionConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Suite_traceSessions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Suite",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TraceSessionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Suite_traceSessions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuiteConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.SuiteConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuiteConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SuiteEdge) graphql.Marshaler {
+			return ec.marshalNSuiteEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSuiteEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuiteConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuiteConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuiteEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuiteConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.SuiteConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuiteConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Suite) graphql.Marshaler {
+			return ec.marshalNSuite2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuiteᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuiteConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuiteConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Suite(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuiteConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SuiteConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuiteConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuiteConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuiteConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuiteConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.SuiteConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuiteConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuiteConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuiteConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SuiteEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.SuiteEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuiteEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuiteEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuiteEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuiteEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.SuiteEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuiteEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Suite) graphql.Marshaler {
+			return ec.marshalNSuite2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuiteEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuiteEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Suite(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11068,6 +20274,1227 @@ func (ec *executionContext) fieldContext_TaskTemplateEdge_node(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Tool_id(ctx context.Context, field graphql.CollectedField, obj *domain.Tool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tool_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tool_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tool", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Tool_mcpServer(ctx context.Context, field graphql.CollectedField, obj *domain.Tool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tool_mcpServer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Tool().McpServer(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.McpServer) graphql.Marshaler {
+			return ec.marshalNMcpServer2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐMcpServer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tool_mcpServer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tool",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_McpServer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Tool_name(ctx context.Context, field graphql.CollectedField, obj *domain.Tool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tool_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tool_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tool", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Tool_description(ctx context.Context, field graphql.CollectedField, obj *domain.Tool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tool_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tool_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tool", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Tool_inputSchema(ctx context.Context, field graphql.CollectedField, obj *domain.Tool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tool_inputSchema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InputSchema, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Tool_inputSchema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tool", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Tool_parameters(ctx context.Context, field graphql.CollectedField, obj *domain.Tool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tool_parameters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Tool().Parameters(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ToolParameterConnection) graphql.Marshaler {
+			return ec.marshalNToolParameterConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolParameterConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tool_parameters(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tool",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ToolParameterConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Tool_parameters_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Tool_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Tool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tool_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tool_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tool", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Tool_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Tool) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tool_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tool_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tool", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ToolConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ToolConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ToolEdge) graphql.Marshaler {
+			return ec.marshalNToolEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ToolConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ToolEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ToolConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ToolConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Tool) graphql.Marshaler {
+			return ec.marshalNTool2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ToolConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ToolConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ToolConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ToolConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ToolConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ToolConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ToolEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ToolEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ToolEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ToolEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Tool) graphql.Marshaler {
+			return ec.marshalNTool2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ToolEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ToolParameter_id(ctx context.Context, field graphql.CollectedField, obj *domain.ToolParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameter_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameter_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolParameter", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ToolParameter_tool(ctx context.Context, field graphql.CollectedField, obj *domain.ToolParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameter_tool(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ToolParameter().Tool(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Tool) graphql.Marshaler {
+			return ec.marshalNTool2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameter_tool(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ToolParameter",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ToolParameter_name(ctx context.Context, field graphql.CollectedField, obj *domain.ToolParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameter_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameter_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolParameter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ToolParameter_type(ctx context.Context, field graphql.CollectedField, obj *domain.ToolParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameter_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ParameterType) graphql.Marshaler {
+			return ec.marshalNParameterType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParameterType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameter_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolParameter", field, false, false, errors.New("field of type ParameterType does not have child fields"))
+}
+
+func (ec *executionContext) _ToolParameter_required(ctx context.Context, field graphql.CollectedField, obj *domain.ToolParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameter_required(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Required, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameter_required(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolParameter", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ToolParameter_description(ctx context.Context, field graphql.CollectedField, obj *domain.ToolParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameter_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameter_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolParameter", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ToolParameter_position(ctx context.Context, field graphql.CollectedField, obj *domain.ToolParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameter_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameter_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolParameter", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ToolParameter_jsonSchema(ctx context.Context, field graphql.CollectedField, obj *domain.ToolParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameter_jsonSchema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JSONSchema, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameter_jsonSchema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolParameter", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ToolParameter_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.ToolParameter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameter_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameter_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolParameter", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ToolParameterConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ToolParameterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameterConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ToolParameterEdge) graphql.Marshaler {
+			return ec.marshalNToolParameterEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolParameterEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameterConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ToolParameterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ToolParameterEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ToolParameterConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ToolParameterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameterConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ToolParameter) graphql.Marshaler {
+			return ec.marshalNToolParameter2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolParameterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameterConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ToolParameterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ToolParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ToolParameterConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ToolParameterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameterConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameterConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ToolParameterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ToolParameterConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ToolParameterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameterConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameterConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolParameterConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ToolParameterEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ToolParameterEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameterEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameterEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ToolParameterEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ToolParameterEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ToolParameterEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolParameterEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ToolParameter) graphql.Marshaler {
+			return ec.marshalNToolParameter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolParameter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ToolParameterEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ToolParameterEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ToolParameter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TraceSession_id(ctx context.Context, field graphql.CollectedField, obj *domain.TraceSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSession_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSession_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TraceSession", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TraceSession_user(ctx context.Context, field graphql.CollectedField, obj *domain.TraceSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSession_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TraceSession().User(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSession_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TraceSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TraceSession_suite(ctx context.Context, field graphql.CollectedField, obj *domain.TraceSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSession_suite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TraceSession().Suite(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Suite) graphql.Marshaler {
+			return ec.marshalNSuite2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSession_suite(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TraceSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Suite(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TraceSession_description(ctx context.Context, field graphql.CollectedField, obj *domain.TraceSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSession_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSession_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TraceSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TraceSession_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.TraceSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSession_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSession_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TraceSession", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TraceSession_storagePath(ctx context.Context, field graphql.CollectedField, obj *domain.TraceSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSession_storagePath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StoragePath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSession_storagePath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TraceSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TraceSession_sizeBytes(ctx context.Context, field graphql.CollectedField, obj *domain.TraceSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSession_sizeBytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SizeBytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSession_sizeBytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TraceSession", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TraceSession_eventCount(ctx context.Context, field graphql.CollectedField, obj *domain.TraceSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSession_eventCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSession_eventCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TraceSession", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TraceSession_uploadedAt(ctx context.Context, field graphql.CollectedField, obj *domain.TraceSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSession_uploadedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UploadedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSession_uploadedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TraceSession", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TraceSession_examples(ctx context.Context, field graphql.CollectedField, obj *domain.TraceSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSession_examples(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.TraceSession().Examples(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExampleConnection) graphql.Marshaler {
+			return ec.marshalNExampleConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExampleConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSession_examples(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TraceSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExampleConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_TraceSession_examples_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TraceSessionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TraceSessionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSessionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TraceSessionEdge) graphql.Marshaler {
+			return ec.marshalNTraceSessionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTraceSessionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSessionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TraceSessionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TraceSessionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TraceSessionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.TraceSessionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSessionConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.TraceSession) graphql.Marshaler {
+			return ec.marshalNTraceSession2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTraceSessionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSessionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TraceSessionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TraceSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TraceSessionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TraceSessionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSessionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSessionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TraceSessionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TraceSessionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.TraceSessionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSessionConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSessionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TraceSessionConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TraceSessionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.TraceSessionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSessionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSessionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TraceSessionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TraceSessionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.TraceSessionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TraceSessionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TraceSession) graphql.Marshaler {
+			return ec.marshalNTraceSession2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTraceSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TraceSessionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TraceSessionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TraceSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TransitionTaskPayload_task(ctx context.Context, field graphql.CollectedField, obj *model.TransitionTaskPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11191,6 +21618,38 @@ func (ec *executionContext) fieldContext_UpdateTaskPayload_task(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UploadTraceEventsPayload_traceSession(ctx context.Context, field graphql.CollectedField, obj *model.UploadTraceEventsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UploadTraceEventsPayload_traceSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TraceSession, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TraceSession) graphql.Marshaler {
+			return ec.marshalNTraceSession2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTraceSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UploadTraceEventsPayload_traceSession(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UploadTraceEventsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TraceSession(ctx, field)
 		},
 	}
 	return fc, nil
@@ -12515,6 +22974,94 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAddActionToolMappingInput(ctx context.Context, obj any) (domain.AddActionToolMappingInput, error) {
+	var it domain.AddActionToolMappingInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"actionToolMapId", "actionId", "toolId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "actionToolMapId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionToolMapId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionToolMapID = data
+		case "actionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionID = data
+		case "toolId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toolId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToolID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAddParameterMappingInput(ctx context.Context, obj any) (domain.AddParameterMappingInput, error) {
+	var it domain.AddParameterMappingInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"mappingId", "actionParameterId", "toolParameterId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "mappingId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mappingId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MappingID = data
+		case "actionParameterId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionParameterId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionParameterID = data
+		case "toolParameterId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toolParameterId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToolParameterID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAddTaskRelationshipInput(ctx context.Context, obj any) (domain.AddTaskRelationshipInput, error) {
 	var it domain.AddTaskRelationshipInput
 	if obj == nil {
@@ -12610,6 +23157,182 @@ func (ec *executionContext) unmarshalInputAddTasksToListInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputClaimExampleInput(ctx context.Context, obj any) (domain.ClaimExampleInput, error) {
+	var it domain.ClaimExampleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "suiteId", "modelId", "actionToolMapId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "suiteId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("suiteId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SuiteID = data
+		case "modelId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelID = data
+		case "actionToolMapId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionToolMapId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionToolMapID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCompleteExampleInput(ctx context.Context, obj any) (model.CompleteExampleInput, error) {
+	var it model.CompleteExampleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "messages"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "messages":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("messages"))
+			data, err := ec.unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Messages = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateActionInput(ctx context.Context, obj any) (domain.CreateActionInput, error) {
+	var it domain.CreateActionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"suiteId", "name", "description", "parameters"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "suiteId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("suiteId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SuiteID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "parameters":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parameters"))
+			data, err := ec.unmarshalOParameterInput2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParameterInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Parameters = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateActionToolMapInput(ctx context.Context, obj any) (domain.CreateActionToolMapInput, error) {
+	var it domain.CreateActionToolMapInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"suiteId", "mcpServerId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "suiteId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("suiteId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SuiteID = data
+		case "mcpServerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mcpServerId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.McpServerID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateApiTokenInput(ctx context.Context, obj any) (domain.CreateAPITokenInput, error) {
 	var it domain.CreateAPITokenInput
 	if obj == nil {
@@ -12656,6 +23379,57 @@ func (ec *executionContext) unmarshalInputCreateApiTokenInput(ctx context.Contex
 				return it, err
 			}
 			it.ProjectID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateExampleInput(ctx context.Context, obj any) (domain.CreateExampleInput, error) {
+	var it domain.CreateExampleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionId", "modelId", "actionToolMapId", "modelConfiguration"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "modelId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelID = data
+		case "actionToolMapId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionToolMapId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionToolMapID = data
+		case "modelConfiguration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelConfiguration"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelConfiguration = data
 		}
 	}
 	return it, nil
@@ -12719,6 +23493,73 @@ func (ec *executionContext) unmarshalInputCreateIdeaInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateMcpServerInput(ctx context.Context, obj any) (domain.CreateMcpServerInput, error) {
+	var it domain.CreateMcpServerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateModelInput(ctx context.Context, obj any) (domain.CreateModelInput, error) {
+	var it domain.CreateModelInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"provider", "name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "provider":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("provider"))
+			data, err := ec.unmarshalNProvider2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProvider(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Provider = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateProjectInput(ctx context.Context, obj any) (domain.CreateProjectInput, error) {
 	var it domain.CreateProjectInput
 	if obj == nil {
@@ -12758,6 +23599,36 @@ func (ec *executionContext) unmarshalInputCreateProjectInput(ctx context.Context
 				return it, err
 			}
 			it.Description = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateSuiteInput(ctx context.Context, obj any) (domain.CreateSuiteInput, error) {
+	var it domain.CreateSuiteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
 		}
 	}
 	return it, nil
@@ -13242,6 +24113,94 @@ func (ec *executionContext) unmarshalInputCreateTaskTemplateInput(ctx context.Co
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateToolInput(ctx context.Context, obj any) (domain.CreateToolInput, error) {
+	var it domain.CreateToolInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"mcpServerId", "name", "description", "parameters"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "mcpServerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mcpServerId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.McpServerID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "parameters":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parameters"))
+			data, err := ec.unmarshalOParameterInput2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParameterInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Parameters = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateTraceSessionInput(ctx context.Context, obj any) (domain.CreateTraceSessionInput, error) {
+	var it domain.CreateTraceSessionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"suiteId", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "suiteId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("suiteId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SuiteID = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateUserInput(ctx context.Context, obj any) (domain.CreateUserInput, error) {
 	var it domain.CreateUserInput
 	if obj == nil {
@@ -13300,6 +24259,341 @@ func (ec *executionContext) unmarshalInputCreateUserInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputDeleteActionInput(ctx context.Context, obj any) (model.DeleteActionInput, error) {
+	var it model.DeleteActionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteActionToolMapInput(ctx context.Context, obj any) (model.DeleteActionToolMapInput, error) {
+	var it model.DeleteActionToolMapInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteExampleInput(ctx context.Context, obj any) (model.DeleteExampleInput, error) {
+	var it model.DeleteExampleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteMcpServerInput(ctx context.Context, obj any) (model.DeleteMcpServerInput, error) {
+	var it model.DeleteMcpServerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteModelInput(ctx context.Context, obj any) (model.DeleteModelInput, error) {
+	var it model.DeleteModelInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteSuiteInput(ctx context.Context, obj any) (model.DeleteSuiteInput, error) {
+	var it model.DeleteSuiteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteToolInput(ctx context.Context, obj any) (model.DeleteToolInput, error) {
+	var it model.DeleteToolInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteTraceSessionInput(ctx context.Context, obj any) (model.DeleteTraceSessionInput, error) {
+	var it model.DeleteTraceSessionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputExampleFilter(ctx context.Context, obj any) (domain.ExampleFilter, error) {
+	var it domain.ExampleFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "suiteId", "modelId", "actionToolMapId", "sessionId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOExampleStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "suiteId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("suiteId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SuiteID = data
+		case "modelId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("modelId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ModelID = data
+		case "actionToolMapId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionToolMapId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionToolMapID = data
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputFailExampleInput(ctx context.Context, obj any) (domain.FailExampleInput, error) {
+	var it domain.FailExampleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputFileImpactInput(ctx context.Context, obj any) (domain.FileImpactInput, error) {
 	var it domain.FileImpactInput
 	if obj == nil {
@@ -13351,6 +24645,94 @@ func (ec *executionContext) unmarshalInputFileImpactInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputImportMcpToolsInput(ctx context.Context, obj any) (domain.ImportMcpToolsInput, error) {
+	var it domain.ImportMcpToolsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"mcpServerId", "toolsJson"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "mcpServerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mcpServerId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.McpServerID = data
+		case "toolsJson":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toolsJson"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToolsJSON = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputParameterInput(ctx context.Context, obj any) (domain.ParameterInput, error) {
+	var it domain.ParameterInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "type", "required", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNParameterType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParameterType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "required":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("required"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Required = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputProjectFilter(ctx context.Context, obj any) (domain.ProjectFilter, error) {
 	var it domain.ProjectFilter
 	if obj == nil {
@@ -13383,6 +24765,66 @@ func (ec *executionContext) unmarshalInputProjectFilter(ctx context.Context, obj
 				return it, err
 			}
 			it.Search = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRemoveActionToolMappingInput(ctx context.Context, obj any) (model.RemoveActionToolMappingInput, error) {
+	var it model.RemoveActionToolMappingInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRemoveParameterMappingInput(ctx context.Context, obj any) (model.RemoveParameterMappingInput, error) {
+	var it model.RemoveParameterMappingInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -13894,6 +25336,43 @@ func (ec *executionContext) unmarshalInputUpdateTaskInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUploadTraceEventsInput(ctx context.Context, obj any) (model.UploadTraceEventsInput, error) {
+	var it model.UploadTraceEventsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sessionId", "inputEvents"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sessionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sessionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SessionID = data
+		case "inputEvents":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inputEvents"))
+			data, err := ec.unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InputEvents = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -13907,6 +25386,21 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._User(ctx, sel, obj)
+	case *domain.TraceSession:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TraceSession(ctx, sel, obj)
+	case *domain.ToolParameter:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ToolParameter(ctx, sel, obj)
+	case *domain.Tool:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Tool(ctx, sel, obj)
 	case *domain.TaskTemplate:
 		if obj == nil {
 			return graphql.Null
@@ -13947,21 +25441,66 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Task(ctx, sel, obj)
+	case *domain.Suite:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Suite(ctx, sel, obj)
 	case *domain.Project:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Project(ctx, sel, obj)
+	case *domain.Model:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Model(ctx, sel, obj)
+	case *domain.McpServer:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._McpServer(ctx, sel, obj)
 	case *domain.Idea:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Idea(ctx, sel, obj)
+	case *domain.Example:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Example(ctx, sel, obj)
 	case *domain.APIToken:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._ApiToken(ctx, sel, obj)
+	case *domain.ActionToolParameterMapping:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ActionToolParameterMapping(ctx, sel, obj)
+	case *domain.ActionToolMapping:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ActionToolMapping(ctx, sel, obj)
+	case *domain.ActionToolMap:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ActionToolMap(ctx, sel, obj)
+	case *domain.ActionParameter:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ActionParameter(ctx, sel, obj)
+	case *domain.Action:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Action(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -13974,6 +25513,1625 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var actionImplementors = []string{"Action", "Node"}
+
+func (ec *executionContext) _Action(ctx context.Context, sel ast.SelectionSet, obj *domain.Action) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Action")
+		case "id":
+			out.Values[i] = ec._Action_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "suite":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Action_suite(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "name":
+			out.Values[i] = ec._Action_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._Action_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "parameters":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Action_parameters(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Action_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Action_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionConnectionImplementors = []string{"ActionConnection"}
+
+func (ec *executionContext) _ActionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ActionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionConnection")
+		case "edges":
+			out.Values[i] = ec._ActionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ActionConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ActionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionEdgeImplementors = []string{"ActionEdge"}
+
+func (ec *executionContext) _ActionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ActionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionEdge")
+		case "cursor":
+			out.Values[i] = ec._ActionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ActionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionParameterImplementors = []string{"ActionParameter", "Node"}
+
+func (ec *executionContext) _ActionParameter(ctx context.Context, sel ast.SelectionSet, obj *domain.ActionParameter) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionParameterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionParameter")
+		case "id":
+			out.Values[i] = ec._ActionParameter_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "action":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionParameter_action(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "name":
+			out.Values[i] = ec._ActionParameter_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._ActionParameter_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "required":
+			out.Values[i] = ec._ActionParameter_required(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._ActionParameter_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "position":
+			out.Values[i] = ec._ActionParameter_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._ActionParameter_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionParameterConnectionImplementors = []string{"ActionParameterConnection"}
+
+func (ec *executionContext) _ActionParameterConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ActionParameterConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionParameterConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionParameterConnection")
+		case "edges":
+			out.Values[i] = ec._ActionParameterConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ActionParameterConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ActionParameterConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionParameterConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionParameterEdgeImplementors = []string{"ActionParameterEdge"}
+
+func (ec *executionContext) _ActionParameterEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ActionParameterEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionParameterEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionParameterEdge")
+		case "cursor":
+			out.Values[i] = ec._ActionParameterEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ActionParameterEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionToolMapImplementors = []string{"ActionToolMap", "Node"}
+
+func (ec *executionContext) _ActionToolMap(ctx context.Context, sel ast.SelectionSet, obj *domain.ActionToolMap) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionToolMapImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionToolMap")
+		case "id":
+			out.Values[i] = ec._ActionToolMap_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "suite":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolMap_suite(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "mcpServer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolMap_mcpServer(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "version":
+			out.Values[i] = ec._ActionToolMap_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "toolMappings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolMap_toolMappings(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "coverage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolMap_coverage(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "examples":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolMap_examples(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._ActionToolMap_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._ActionToolMap_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionToolMapConnectionImplementors = []string{"ActionToolMapConnection"}
+
+func (ec *executionContext) _ActionToolMapConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ActionToolMapConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionToolMapConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionToolMapConnection")
+		case "edges":
+			out.Values[i] = ec._ActionToolMapConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ActionToolMapConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ActionToolMapConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolMapConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionToolMapCoverageImplementors = []string{"ActionToolMapCoverage"}
+
+func (ec *executionContext) _ActionToolMapCoverage(ctx context.Context, sel ast.SelectionSet, obj *domain.Coverage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionToolMapCoverageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionToolMapCoverage")
+		case "isComplete":
+			out.Values[i] = ec._ActionToolMapCoverage_isComplete(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unmappedActions":
+			out.Values[i] = ec._ActionToolMapCoverage_unmappedActions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unfedToolParameters":
+			out.Values[i] = ec._ActionToolMapCoverage_unfedToolParameters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unusedActionParameters":
+			out.Values[i] = ec._ActionToolMapCoverage_unusedActionParameters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionToolMapEdgeImplementors = []string{"ActionToolMapEdge"}
+
+func (ec *executionContext) _ActionToolMapEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ActionToolMapEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionToolMapEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionToolMapEdge")
+		case "cursor":
+			out.Values[i] = ec._ActionToolMapEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ActionToolMapEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionToolMappingImplementors = []string{"ActionToolMapping", "Node"}
+
+func (ec *executionContext) _ActionToolMapping(ctx context.Context, sel ast.SelectionSet, obj *domain.ActionToolMapping) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionToolMappingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionToolMapping")
+		case "id":
+			out.Values[i] = ec._ActionToolMapping_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actionToolMap":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolMapping_actionToolMap(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "action":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolMapping_action(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "tool":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolMapping_tool(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "parameterMappings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolMapping_parameterMappings(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._ActionToolMapping_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionToolMappingConnectionImplementors = []string{"ActionToolMappingConnection"}
+
+func (ec *executionContext) _ActionToolMappingConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ActionToolMappingConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionToolMappingConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionToolMappingConnection")
+		case "edges":
+			out.Values[i] = ec._ActionToolMappingConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ActionToolMappingConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ActionToolMappingConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolMappingConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionToolMappingEdgeImplementors = []string{"ActionToolMappingEdge"}
+
+func (ec *executionContext) _ActionToolMappingEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ActionToolMappingEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionToolMappingEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionToolMappingEdge")
+		case "cursor":
+			out.Values[i] = ec._ActionToolMappingEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ActionToolMappingEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionToolParameterMappingImplementors = []string{"ActionToolParameterMapping", "Node"}
+
+func (ec *executionContext) _ActionToolParameterMapping(ctx context.Context, sel ast.SelectionSet, obj *domain.ActionToolParameterMapping) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionToolParameterMappingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionToolParameterMapping")
+		case "id":
+			out.Values[i] = ec._ActionToolParameterMapping_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actionToolMapping":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolParameterMapping_actionToolMapping(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "actionParameter":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolParameterMapping_actionParameter(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "toolParameter":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolParameterMapping_toolParameter(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._ActionToolParameterMapping_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionToolParameterMappingConnectionImplementors = []string{"ActionToolParameterMappingConnection"}
+
+func (ec *executionContext) _ActionToolParameterMappingConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ActionToolParameterMappingConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionToolParameterMappingConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionToolParameterMappingConnection")
+		case "edges":
+			out.Values[i] = ec._ActionToolParameterMappingConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ActionToolParameterMappingConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ActionToolParameterMappingConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ActionToolParameterMappingConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var actionToolParameterMappingEdgeImplementors = []string{"ActionToolParameterMappingEdge"}
+
+func (ec *executionContext) _ActionToolParameterMappingEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ActionToolParameterMappingEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, actionToolParameterMappingEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ActionToolParameterMappingEdge")
+		case "cursor":
+			out.Values[i] = ec._ActionToolParameterMappingEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ActionToolParameterMappingEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var addActionToolMappingPayloadImplementors = []string{"AddActionToolMappingPayload"}
+
+func (ec *executionContext) _AddActionToolMappingPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddActionToolMappingPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, addActionToolMappingPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AddActionToolMappingPayload")
+		case "mapping":
+			out.Values[i] = ec._AddActionToolMappingPayload_mapping(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actionToolMap":
+			out.Values[i] = ec._AddActionToolMappingPayload_actionToolMap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var addParameterMappingPayloadImplementors = []string{"AddParameterMappingPayload"}
+
+func (ec *executionContext) _AddParameterMappingPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddParameterMappingPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, addParameterMappingPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AddParameterMappingPayload")
+		case "parameterMapping":
+			out.Values[i] = ec._AddParameterMappingPayload_parameterMapping(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actionToolMap":
+			out.Values[i] = ec._AddParameterMappingPayload_actionToolMap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var addTaskRelationshipPayloadImplementors = []string{"AddTaskRelationshipPayload"}
 
@@ -14195,6 +27353,158 @@ func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var claimExamplePayloadImplementors = []string{"ClaimExamplePayload"}
+
+func (ec *executionContext) _ClaimExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.ClaimExamplePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, claimExamplePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClaimExamplePayload")
+		case "example":
+			out.Values[i] = ec._ClaimExamplePayload_example(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var completeExamplePayloadImplementors = []string{"CompleteExamplePayload"}
+
+func (ec *executionContext) _CompleteExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CompleteExamplePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, completeExamplePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CompleteExamplePayload")
+		case "example":
+			out.Values[i] = ec._CompleteExamplePayload_example(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var createActionPayloadImplementors = []string{"CreateActionPayload"}
+
+func (ec *executionContext) _CreateActionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateActionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createActionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateActionPayload")
+		case "action":
+			out.Values[i] = ec._CreateActionPayload_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var createActionToolMapPayloadImplementors = []string{"CreateActionToolMapPayload"}
+
+func (ec *executionContext) _CreateActionToolMapPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateActionToolMapPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createActionToolMapPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateActionToolMapPayload")
+		case "actionToolMap":
+			out.Values[i] = ec._CreateActionToolMapPayload_actionToolMap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var createApiTokenPayloadImplementors = []string{"CreateApiTokenPayload"}
 
 func (ec *executionContext) _CreateApiTokenPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateAPITokenPayload) graphql.Marshaler {
@@ -14214,6 +27524,44 @@ func (ec *executionContext) _CreateApiTokenPayload(ctx context.Context, sel ast.
 			}
 		case "apiToken":
 			out.Values[i] = ec._CreateApiTokenPayload_apiToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var createExamplePayloadImplementors = []string{"CreateExamplePayload"}
+
+func (ec *executionContext) _CreateExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateExamplePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createExamplePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateExamplePayload")
+		case "example":
+			out.Values[i] = ec._CreateExamplePayload_example(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14276,6 +27624,82 @@ func (ec *executionContext) _CreateIdeaPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var createMcpServerPayloadImplementors = []string{"CreateMcpServerPayload"}
+
+func (ec *executionContext) _CreateMcpServerPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateMcpServerPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createMcpServerPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateMcpServerPayload")
+		case "mcpServer":
+			out.Values[i] = ec._CreateMcpServerPayload_mcpServer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var createModelPayloadImplementors = []string{"CreateModelPayload"}
+
+func (ec *executionContext) _CreateModelPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateModelPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createModelPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateModelPayload")
+		case "model":
+			out.Values[i] = ec._CreateModelPayload_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var createProjectPayloadImplementors = []string{"CreateProjectPayload"}
 
 func (ec *executionContext) _CreateProjectPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateProjectPayload) graphql.Marshaler {
@@ -14290,6 +27714,44 @@ func (ec *executionContext) _CreateProjectPayload(ctx context.Context, sel ast.S
 			out.Values[i] = graphql.MarshalString("CreateProjectPayload")
 		case "project":
 			out.Values[i] = ec._CreateProjectPayload_project(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var createSuitePayloadImplementors = []string{"CreateSuitePayload"}
+
+func (ec *executionContext) _CreateSuitePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateSuitePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createSuitePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateSuitePayload")
+		case "suite":
+			out.Values[i] = ec._CreateSuitePayload_suite(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14514,6 +27976,82 @@ func (ec *executionContext) _CreateTaskTemplatePayload(ctx context.Context, sel 
 	return out
 }
 
+var createToolPayloadImplementors = []string{"CreateToolPayload"}
+
+func (ec *executionContext) _CreateToolPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateToolPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createToolPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateToolPayload")
+		case "tool":
+			out.Values[i] = ec._CreateToolPayload_tool(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var createTraceSessionPayloadImplementors = []string{"CreateTraceSessionPayload"}
+
+func (ec *executionContext) _CreateTraceSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateTraceSessionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createTraceSessionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateTraceSessionPayload")
+		case "traceSession":
+			out.Values[i] = ec._CreateTraceSessionPayload_traceSession(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var createUserPayloadImplementors = []string{"CreateUserPayload"}
 
 func (ec *executionContext) _CreateUserPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateUserPayload) graphql.Marshaler {
@@ -14528,6 +28066,494 @@ func (ec *executionContext) _CreateUserPayload(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("CreateUserPayload")
 		case "user":
 			out.Values[i] = ec._CreateUserPayload_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deletePayloadImplementors = []string{"DeletePayload"}
+
+func (ec *executionContext) _DeletePayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeletePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deletePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeletePayload")
+		case "deletedId":
+			out.Values[i] = ec._DeletePayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var exampleImplementors = []string{"Example", "Node"}
+
+func (ec *executionContext) _Example(ctx context.Context, sel ast.SelectionSet, obj *domain.Example) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exampleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Example")
+		case "id":
+			out.Values[i] = ec._Example_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "session":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Example_session(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "model":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Example_model(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "actionToolMap":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Example_actionToolMap(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "actionToolMapVersion":
+			out.Values[i] = ec._Example_actionToolMapVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "modelConfiguration":
+			out.Values[i] = ec._Example_modelConfiguration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "storagePath":
+			out.Values[i] = ec._Example_storagePath(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Example_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failureReason":
+			out.Values[i] = ec._Example_failureReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "conversationCount":
+			out.Values[i] = ec._Example_conversationCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sizeBytes":
+			out.Values[i] = ec._Example_sizeBytes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Example_createdBy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "claimedBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Example_claimedBy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Example_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Example_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "claimedAt":
+			out.Values[i] = ec._Example_claimedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "finishedAt":
+			out.Values[i] = ec._Example_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var exampleConnectionImplementors = []string{"ExampleConnection"}
+
+func (ec *executionContext) _ExampleConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ExampleConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exampleConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExampleConnection")
+		case "edges":
+			out.Values[i] = ec._ExampleConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ExampleConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ExampleConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExampleConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var exampleEdgeImplementors = []string{"ExampleEdge"}
+
+func (ec *executionContext) _ExampleEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ExampleEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, exampleEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExampleEdge")
+		case "cursor":
+			out.Values[i] = ec._ExampleEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ExampleEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var failExamplePayloadImplementors = []string{"FailExamplePayload"}
+
+func (ec *executionContext) _FailExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.FailExamplePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, failExamplePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FailExamplePayload")
+		case "example":
+			out.Values[i] = ec._FailExamplePayload_example(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14825,6 +28851,532 @@ func (ec *executionContext) _IdeaEdge(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var importMcpToolsPayloadImplementors = []string{"ImportMcpToolsPayload"}
+
+func (ec *executionContext) _ImportMcpToolsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ImportMcpToolsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, importMcpToolsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ImportMcpToolsPayload")
+		case "created":
+			out.Values[i] = ec._ImportMcpToolsPayload_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updated":
+			out.Values[i] = ec._ImportMcpToolsPayload_updated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unchanged":
+			out.Values[i] = ec._ImportMcpToolsPayload_unchanged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var mcpServerImplementors = []string{"McpServer", "Node"}
+
+func (ec *executionContext) _McpServer(ctx context.Context, sel ast.SelectionSet, obj *domain.McpServer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mcpServerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("McpServer")
+		case "id":
+			out.Values[i] = ec._McpServer_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._McpServer_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._McpServer_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._McpServer_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tools":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._McpServer_tools(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "actionToolMaps":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._McpServer_actionToolMaps(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var mcpServerConnectionImplementors = []string{"McpServerConnection"}
+
+func (ec *executionContext) _McpServerConnection(ctx context.Context, sel ast.SelectionSet, obj *model.McpServerConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mcpServerConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("McpServerConnection")
+		case "edges":
+			out.Values[i] = ec._McpServerConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._McpServerConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._McpServerConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._McpServerConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var mcpServerEdgeImplementors = []string{"McpServerEdge"}
+
+func (ec *executionContext) _McpServerEdge(ctx context.Context, sel ast.SelectionSet, obj *model.McpServerEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mcpServerEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("McpServerEdge")
+		case "cursor":
+			out.Values[i] = ec._McpServerEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._McpServerEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var modelImplementors = []string{"Model", "Node"}
+
+func (ec *executionContext) _Model(ctx context.Context, sel ast.SelectionSet, obj *domain.Model) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, modelImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Model")
+		case "id":
+			out.Values[i] = ec._Model_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "provider":
+			out.Values[i] = ec._Model_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Model_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Model_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "examples":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Model_examples(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var modelConnectionImplementors = []string{"ModelConnection"}
+
+func (ec *executionContext) _ModelConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ModelConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, modelConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ModelConnection")
+		case "edges":
+			out.Values[i] = ec._ModelConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ModelConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ModelConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ModelConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var modelEdgeImplementors = []string{"ModelEdge"}
+
+func (ec *executionContext) _ModelEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ModelEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, modelEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ModelEdge")
+		case "cursor":
+			out.Values[i] = ec._ModelEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ModelEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -14848,6 +29400,181 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "createUser":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createUser(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createSuite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createSuite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createAction":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createAction(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createTool":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createTool(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "importMcpTools":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_importMcpTools(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createActionToolMap":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createActionToolMap(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addActionToolMapping":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addActionToolMapping(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addParameterMapping":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addParameterMapping(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeActionToolMapping":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeActionToolMapping(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeParameterMapping":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeParameterMapping(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createModel":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createModel(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createTraceSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createTraceSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uploadTraceEvents":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uploadTraceEvents(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createExample":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createExample(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "claimExample":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_claimExample(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completeExample":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_completeExample(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failExample":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_failExample(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteSuite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteSuite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteAction":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteAction(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteMcpServer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteMcpServer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteTool":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteTool(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteActionToolMap":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteActionToolMap(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteModel":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteModel(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteTraceSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteTraceSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteExample":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteExample(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -15549,6 +30276,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "suites":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_suites(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "mcpServers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_mcpServers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "models":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_models(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "examples":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_examples(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "projects":
 			field := field
 
@@ -15716,6 +30531,92 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
+var removeActionToolMappingPayloadImplementors = []string{"RemoveActionToolMappingPayload"}
+
+func (ec *executionContext) _RemoveActionToolMappingPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RemoveActionToolMappingPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, removeActionToolMappingPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RemoveActionToolMappingPayload")
+		case "removedMappingId":
+			out.Values[i] = ec._RemoveActionToolMappingPayload_removedMappingId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actionToolMap":
+			out.Values[i] = ec._RemoveActionToolMappingPayload_actionToolMap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var removeParameterMappingPayloadImplementors = []string{"RemoveParameterMappingPayload"}
+
+func (ec *executionContext) _RemoveParameterMappingPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RemoveParameterMappingPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, removeParameterMappingPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RemoveParameterMappingPayload")
+		case "removedParameterMappingId":
+			out.Values[i] = ec._RemoveParameterMappingPayload_removedParameterMappingId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "actionToolMap":
+			out.Values[i] = ec._RemoveParameterMappingPayload_actionToolMap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var removeTaskRelationshipPayloadImplementors = []string{"RemoveTaskRelationshipPayload"}
 
 func (ec *executionContext) _RemoveTaskRelationshipPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RemoveTaskRelationshipPayload) graphql.Marshaler {
@@ -15821,6 +30722,302 @@ func (ec *executionContext) _RevokeApiTokenPayload(ctx context.Context, sel ast.
 			out.Values[i] = graphql.MarshalString("RevokeApiTokenPayload")
 		case "apiToken":
 			out.Values[i] = ec._RevokeApiTokenPayload_apiToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suiteImplementors = []string{"Suite", "Node"}
+
+func (ec *executionContext) _Suite(ctx context.Context, sel ast.SelectionSet, obj *domain.Suite) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suiteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Suite")
+		case "id":
+			out.Values[i] = ec._Suite_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Suite_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Suite_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Suite_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "actions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Suite_actions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "actionToolMaps":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Suite_actionToolMaps(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "traceSessions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Suite_traceSessions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suiteConnectionImplementors = []string{"SuiteConnection"}
+
+func (ec *executionContext) _SuiteConnection(ctx context.Context, sel ast.SelectionSet, obj *model.SuiteConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suiteConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuiteConnection")
+		case "edges":
+			out.Values[i] = ec._SuiteConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._SuiteConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SuiteConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuiteConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suiteEdgeImplementors = []string{"SuiteEdge"}
+
+func (ec *executionContext) _SuiteEdge(ctx context.Context, sel ast.SelectionSet, obj *model.SuiteEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suiteEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuiteEdge")
+		case "cursor":
+			out.Values[i] = ec._SuiteEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SuiteEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -18555,6 +33752,825 @@ func (ec *executionContext) _TaskTemplateEdge(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var toolImplementors = []string{"Tool", "Node"}
+
+func (ec *executionContext) _Tool(ctx context.Context, sel ast.SelectionSet, obj *domain.Tool) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, toolImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Tool")
+		case "id":
+			out.Values[i] = ec._Tool_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mcpServer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Tool_mcpServer(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "name":
+			out.Values[i] = ec._Tool_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._Tool_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "inputSchema":
+			out.Values[i] = ec._Tool_inputSchema(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "parameters":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Tool_parameters(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Tool_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Tool_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var toolConnectionImplementors = []string{"ToolConnection"}
+
+func (ec *executionContext) _ToolConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ToolConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, toolConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ToolConnection")
+		case "edges":
+			out.Values[i] = ec._ToolConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ToolConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ToolConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ToolConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var toolEdgeImplementors = []string{"ToolEdge"}
+
+func (ec *executionContext) _ToolEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ToolEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, toolEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ToolEdge")
+		case "cursor":
+			out.Values[i] = ec._ToolEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ToolEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var toolParameterImplementors = []string{"ToolParameter", "Node"}
+
+func (ec *executionContext) _ToolParameter(ctx context.Context, sel ast.SelectionSet, obj *domain.ToolParameter) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, toolParameterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ToolParameter")
+		case "id":
+			out.Values[i] = ec._ToolParameter_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tool":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ToolParameter_tool(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "name":
+			out.Values[i] = ec._ToolParameter_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._ToolParameter_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "required":
+			out.Values[i] = ec._ToolParameter_required(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._ToolParameter_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "position":
+			out.Values[i] = ec._ToolParameter_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "jsonSchema":
+			out.Values[i] = ec._ToolParameter_jsonSchema(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._ToolParameter_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var toolParameterConnectionImplementors = []string{"ToolParameterConnection"}
+
+func (ec *executionContext) _ToolParameterConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ToolParameterConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, toolParameterConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ToolParameterConnection")
+		case "edges":
+			out.Values[i] = ec._ToolParameterConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ToolParameterConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ToolParameterConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ToolParameterConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var toolParameterEdgeImplementors = []string{"ToolParameterEdge"}
+
+func (ec *executionContext) _ToolParameterEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ToolParameterEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, toolParameterEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ToolParameterEdge")
+		case "cursor":
+			out.Values[i] = ec._ToolParameterEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ToolParameterEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var traceSessionImplementors = []string{"TraceSession", "Node"}
+
+func (ec *executionContext) _TraceSession(ctx context.Context, sel ast.SelectionSet, obj *domain.TraceSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, traceSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TraceSession")
+		case "id":
+			out.Values[i] = ec._TraceSession_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "user":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TraceSession_user(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "suite":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TraceSession_suite(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "description":
+			out.Values[i] = ec._TraceSession_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._TraceSession_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "storagePath":
+			out.Values[i] = ec._TraceSession_storagePath(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sizeBytes":
+			out.Values[i] = ec._TraceSession_sizeBytes(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "eventCount":
+			out.Values[i] = ec._TraceSession_eventCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "uploadedAt":
+			out.Values[i] = ec._TraceSession_uploadedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "examples":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TraceSession_examples(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var traceSessionConnectionImplementors = []string{"TraceSessionConnection"}
+
+func (ec *executionContext) _TraceSessionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.TraceSessionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, traceSessionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TraceSessionConnection")
+		case "edges":
+			out.Values[i] = ec._TraceSessionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._TraceSessionConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._TraceSessionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TraceSessionConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var traceSessionEdgeImplementors = []string{"TraceSessionEdge"}
+
+func (ec *executionContext) _TraceSessionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.TraceSessionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, traceSessionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TraceSessionEdge")
+		case "cursor":
+			out.Values[i] = ec._TraceSessionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._TraceSessionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var transitionTaskPayloadImplementors = []string{"TransitionTaskPayload"}
 
 func (ec *executionContext) _TransitionTaskPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TransitionTaskPayload) graphql.Marshaler {
@@ -18650,6 +34666,44 @@ func (ec *executionContext) _UpdateTaskPayload(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("UpdateTaskPayload")
 		case "task":
 			out.Values[i] = ec._UpdateTaskPayload_task(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var uploadTraceEventsPayloadImplementors = []string{"UploadTraceEventsPayload"}
+
+func (ec *executionContext) _UploadTraceEventsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UploadTraceEventsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, uploadTraceEventsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UploadTraceEventsPayload")
+		case "traceSession":
+			out.Values[i] = ec._UploadTraceEventsPayload_traceSession(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -19215,6 +35269,356 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAction2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Action) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAction(ctx context.Context, sel ast.SelectionSet, v *domain.Action) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Action(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionConnection(ctx context.Context, sel ast.SelectionSet, v *model.ActionConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ActionEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNActionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNActionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionEdge(ctx context.Context, sel ast.SelectionSet, v *model.ActionEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionParameter2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionParameterᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ActionParameter) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNActionParameter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionParameter(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNActionParameter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionParameter(ctx context.Context, sel ast.SelectionSet, v *domain.ActionParameter) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionParameter(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionParameterConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionParameterConnection(ctx context.Context, sel ast.SelectionSet, v *model.ActionParameterConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionParameterConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionParameterEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionParameterEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ActionParameterEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNActionParameterEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionParameterEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNActionParameterEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionParameterEdge(ctx context.Context, sel ast.SelectionSet, v *model.ActionParameterEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionParameterEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionToolMap2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMapᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ActionToolMap) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNActionToolMap2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMap(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNActionToolMap2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMap(ctx context.Context, sel ast.SelectionSet, v *domain.ActionToolMap) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionToolMap(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionToolMapConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMapConnection(ctx context.Context, sel ast.SelectionSet, v *model.ActionToolMapConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionToolMapConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionToolMapCoverage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCoverage(ctx context.Context, sel ast.SelectionSet, v *domain.Coverage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionToolMapCoverage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionToolMapEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMapEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ActionToolMapEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNActionToolMapEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMapEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNActionToolMapEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMapEdge(ctx context.Context, sel ast.SelectionSet, v *model.ActionToolMapEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionToolMapEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionToolMapping2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMappingᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ActionToolMapping) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNActionToolMapping2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMapping(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNActionToolMapping2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolMapping(ctx context.Context, sel ast.SelectionSet, v *domain.ActionToolMapping) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionToolMapping(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionToolMappingConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMappingConnection(ctx context.Context, sel ast.SelectionSet, v *model.ActionToolMappingConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionToolMappingConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionToolMappingEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMappingEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ActionToolMappingEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNActionToolMappingEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMappingEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNActionToolMappingEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolMappingEdge(ctx context.Context, sel ast.SelectionSet, v *model.ActionToolMappingEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionToolMappingEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionToolParameterMapping2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolParameterMappingᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ActionToolParameterMapping) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNActionToolParameterMapping2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolParameterMapping(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNActionToolParameterMapping2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionToolParameterMapping(ctx context.Context, sel ast.SelectionSet, v *domain.ActionToolParameterMapping) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionToolParameterMapping(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionToolParameterMappingConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolParameterMappingConnection(ctx context.Context, sel ast.SelectionSet, v *model.ActionToolParameterMappingConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionToolParameterMappingConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNActionToolParameterMappingEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolParameterMappingEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ActionToolParameterMappingEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNActionToolParameterMappingEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolParameterMappingEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNActionToolParameterMappingEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐActionToolParameterMappingEdge(ctx context.Context, sel ast.SelectionSet, v *model.ActionToolParameterMappingEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ActionToolParameterMappingEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAddActionToolMappingInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddActionToolMappingInput(ctx context.Context, v any) (domain.AddActionToolMappingInput, error) {
+	res, err := ec.unmarshalInputAddActionToolMappingInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAddActionToolMappingPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAddActionToolMappingPayload(ctx context.Context, sel ast.SelectionSet, v *model.AddActionToolMappingPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AddActionToolMappingPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAddParameterMappingInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddParameterMappingInput(ctx context.Context, v any) (domain.AddParameterMappingInput, error) {
+	res, err := ec.unmarshalInputAddParameterMappingInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAddParameterMappingPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAddParameterMappingPayload(ctx context.Context, sel ast.SelectionSet, v *model.AddParameterMappingPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AddParameterMappingPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNAddTaskRelationshipInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddTaskRelationshipInput(ctx context.Context, v any) (domain.AddTaskRelationshipInput, error) {
 	res, err := ec.unmarshalInputAddTaskRelationshipInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19304,6 +35708,66 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNClaimExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimExampleInput(ctx context.Context, v any) (domain.ClaimExampleInput, error) {
+	res, err := ec.unmarshalInputClaimExampleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClaimExamplePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐClaimExamplePayload(ctx context.Context, sel ast.SelectionSet, v *model.ClaimExamplePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClaimExamplePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCompleteExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteExampleInput(ctx context.Context, v any) (model.CompleteExampleInput, error) {
+	res, err := ec.unmarshalInputCompleteExampleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCompleteExamplePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteExamplePayload(ctx context.Context, sel ast.SelectionSet, v *model.CompleteExamplePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CompleteExamplePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateActionInput(ctx context.Context, v any) (domain.CreateActionInput, error) {
+	res, err := ec.unmarshalInputCreateActionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateActionPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateActionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateActionPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateActionToolMapInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateActionToolMapInput(ctx context.Context, v any) (domain.CreateActionToolMapInput, error) {
+	res, err := ec.unmarshalInputCreateActionToolMapInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateActionToolMapPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateActionToolMapPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateActionToolMapPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateActionToolMapPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateApiTokenInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateAPITokenInput(ctx context.Context, v any) (domain.CreateAPITokenInput, error) {
 	res, err := ec.unmarshalInputCreateApiTokenInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19317,6 +35781,21 @@ func (ec *executionContext) marshalNCreateApiTokenPayload2ᚖgithubᚗcomᚋtask
 		return graphql.Null
 	}
 	return ec._CreateApiTokenPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateExampleInput(ctx context.Context, v any) (domain.CreateExampleInput, error) {
+	res, err := ec.unmarshalInputCreateExampleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateExamplePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateExamplePayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateExamplePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateExamplePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreateIdeaInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateIdeaInput(ctx context.Context, v any) (domain.CreateIdeaInput, error) {
@@ -19334,6 +35813,36 @@ func (ec *executionContext) marshalNCreateIdeaPayload2ᚖgithubᚗcomᚋtaskgrap
 	return ec._CreateIdeaPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreateMcpServerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateMcpServerInput(ctx context.Context, v any) (domain.CreateMcpServerInput, error) {
+	res, err := ec.unmarshalInputCreateMcpServerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateMcpServerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateMcpServerPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateMcpServerPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateMcpServerPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateModelInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateModelInput(ctx context.Context, v any) (domain.CreateModelInput, error) {
+	res, err := ec.unmarshalInputCreateModelInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateModelPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateModelPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateModelPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateModelPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateProjectInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateProjectInput(ctx context.Context, v any) (domain.CreateProjectInput, error) {
 	res, err := ec.unmarshalInputCreateProjectInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19347,6 +35856,21 @@ func (ec *executionContext) marshalNCreateProjectPayload2ᚖgithubᚗcomᚋtaskg
 		return graphql.Null
 	}
 	return ec._CreateProjectPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateSuiteInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateSuiteInput(ctx context.Context, v any) (domain.CreateSuiteInput, error) {
+	res, err := ec.unmarshalInputCreateSuiteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateSuitePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateSuitePayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateSuitePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateSuitePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreateTaskBlockInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateTaskBlockInput(ctx context.Context, v any) (domain.CreateTaskBlockInput, error) {
@@ -19424,6 +35948,36 @@ func (ec *executionContext) marshalNCreateTaskTemplatePayload2ᚖgithubᚗcomᚋ
 	return ec._CreateTaskTemplatePayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreateToolInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateToolInput(ctx context.Context, v any) (domain.CreateToolInput, error) {
+	res, err := ec.unmarshalInputCreateToolInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateToolPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateToolPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateToolPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateToolPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateTraceSessionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateTraceSessionInput(ctx context.Context, v any) (domain.CreateTraceSessionInput, error) {
+	res, err := ec.unmarshalInputCreateTraceSessionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateTraceSessionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateTraceSessionPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateTraceSessionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateTraceSessionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateUserInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateUserInput(ctx context.Context, v any) (domain.CreateUserInput, error) {
 	res, err := ec.unmarshalInputCreateUserInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19437,6 +35991,150 @@ func (ec *executionContext) marshalNCreateUserPayload2ᚖgithubᚗcomᚋtaskgrap
 		return graphql.Null
 	}
 	return ec._CreateUserPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeleteActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteActionInput(ctx context.Context, v any) (model.DeleteActionInput, error) {
+	res, err := ec.unmarshalInputDeleteActionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeleteActionToolMapInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteActionToolMapInput(ctx context.Context, v any) (model.DeleteActionToolMapInput, error) {
+	res, err := ec.unmarshalInputDeleteActionToolMapInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeleteExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteExampleInput(ctx context.Context, v any) (model.DeleteExampleInput, error) {
+	res, err := ec.unmarshalInputDeleteExampleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeleteMcpServerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteMcpServerInput(ctx context.Context, v any) (model.DeleteMcpServerInput, error) {
+	res, err := ec.unmarshalInputDeleteMcpServerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeleteModelInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteModelInput(ctx context.Context, v any) (model.DeleteModelInput, error) {
+	res, err := ec.unmarshalInputDeleteModelInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx context.Context, sel ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeletePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeleteSuiteInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteSuiteInput(ctx context.Context, v any) (model.DeleteSuiteInput, error) {
+	res, err := ec.unmarshalInputDeleteSuiteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeleteToolInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteToolInput(ctx context.Context, v any) (model.DeleteToolInput, error) {
+	res, err := ec.unmarshalInputDeleteToolInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDeleteTraceSessionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteTraceSessionInput(ctx context.Context, v any) (model.DeleteTraceSessionInput, error) {
+	res, err := ec.unmarshalInputDeleteTraceSessionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNExample2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Example) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExample2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExample(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNExample2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExample(ctx context.Context, sel ast.SelectionSet, v *domain.Example) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Example(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNExampleConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExampleConnection(ctx context.Context, sel ast.SelectionSet, v *model.ExampleConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExampleConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNExampleEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExampleEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ExampleEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExampleEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExampleEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNExampleEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExampleEdge(ctx context.Context, sel ast.SelectionSet, v *model.ExampleEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExampleEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNExampleStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleStatus(ctx context.Context, v any) (domain.ExampleStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ExampleStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNExampleStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleStatus(ctx context.Context, sel ast.SelectionSet, v domain.ExampleStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNFailExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFailExampleInput(ctx context.Context, v any) (domain.FailExampleInput, error) {
+	res, err := ec.unmarshalInputFailExampleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFailExamplePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐFailExamplePayload(ctx context.Context, sel ast.SelectionSet, v *model.FailExamplePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FailExamplePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFileImpactInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFileImpactInput(ctx context.Context, v any) (*domain.FileImpactInput, error) {
@@ -19601,6 +36299,21 @@ func (ec *executionContext) marshalNImpactSource2githubᚗcomᚋtaskgraphᚋtask
 	return res
 }
 
+func (ec *executionContext) unmarshalNImportMcpToolsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐImportMcpToolsInput(ctx context.Context, v any) (domain.ImportMcpToolsInput, error) {
+	res, err := ec.unmarshalInputImportMcpToolsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNImportMcpToolsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐImportMcpToolsPayload(ctx context.Context, sel ast.SelectionSet, v *model.ImportMcpToolsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ImportMcpToolsPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19650,6 +36363,130 @@ func (ec *executionContext) marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋ
 	return v
 }
 
+func (ec *executionContext) marshalNMcpServer2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐMcpServerᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.McpServer) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMcpServer2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐMcpServer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMcpServer2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐMcpServer(ctx context.Context, sel ast.SelectionSet, v *domain.McpServer) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._McpServer(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMcpServerConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐMcpServerConnection(ctx context.Context, sel ast.SelectionSet, v *model.McpServerConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._McpServerConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMcpServerEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐMcpServerEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.McpServerEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMcpServerEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐMcpServerEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMcpServerEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐMcpServerEdge(ctx context.Context, sel ast.SelectionSet, v *model.McpServerEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._McpServerEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNModel2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐModelᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Model) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNModel2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐModel(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNModel2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐModel(ctx context.Context, sel ast.SelectionSet, v *domain.Model) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Model(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNModelConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐModelConnection(ctx context.Context, sel ast.SelectionSet, v *model.ModelConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ModelConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNModelEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐModelEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ModelEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNModelEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐModelEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNModelEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐModelEdge(ctx context.Context, sel ast.SelectionSet, v *model.ModelEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ModelEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐNode(ctx context.Context, sel ast.SelectionSet, v []domain.Node) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -19685,6 +36522,28 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNParameterInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParameterInput(ctx context.Context, v any) (*domain.ParameterInput, error) {
+	res, err := ec.unmarshalInputParameterInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNParameterType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParameterType(ctx context.Context, v any) (domain.ParameterType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ParameterType(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNParameterType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParameterType(ctx context.Context, sel ast.SelectionSet, v domain.ParameterType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) unmarshalNPriority2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPriority(ctx context.Context, v any) (domain.Priority, error) {
@@ -19783,6 +36642,23 @@ func (ec *executionContext) marshalNProjectStatus2githubᚗcomᚋtaskgraphᚋtas
 	return res
 }
 
+func (ec *executionContext) unmarshalNProvider2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProvider(ctx context.Context, v any) (domain.Provider, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.Provider(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNProvider2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProvider(ctx context.Context, sel ast.SelectionSet, v domain.Provider) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNRelationshipType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRelationshipType(ctx context.Context, v any) (domain.RelationshipType, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := domain.RelationshipType(tmp)
@@ -19798,6 +36674,36 @@ func (ec *executionContext) marshalNRelationshipType2githubᚗcomᚋtaskgraphᚋ
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNRemoveActionToolMappingInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRemoveActionToolMappingInput(ctx context.Context, v any) (model.RemoveActionToolMappingInput, error) {
+	res, err := ec.unmarshalInputRemoveActionToolMappingInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRemoveActionToolMappingPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRemoveActionToolMappingPayload(ctx context.Context, sel ast.SelectionSet, v *model.RemoveActionToolMappingPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RemoveActionToolMappingPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRemoveParameterMappingInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRemoveParameterMappingInput(ctx context.Context, v any) (model.RemoveParameterMappingInput, error) {
+	res, err := ec.unmarshalInputRemoveParameterMappingInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRemoveParameterMappingPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRemoveParameterMappingPayload(ctx context.Context, sel ast.SelectionSet, v *model.RemoveParameterMappingPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RemoveParameterMappingPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRemoveTaskRelationshipInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRemoveTaskRelationshipInput(ctx context.Context, v any) (domain.RemoveTaskRelationshipInput, error) {
@@ -19922,6 +36828,68 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNSuite2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuiteᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Suite) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSuite2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuite(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSuite2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuite(ctx context.Context, sel ast.SelectionSet, v *domain.Suite) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Suite(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSuiteConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSuiteConnection(ctx context.Context, sel ast.SelectionSet, v *model.SuiteConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SuiteConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSuiteEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSuiteEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SuiteEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSuiteEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSuiteEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSuiteEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSuiteEdge(ctx context.Context, sel ast.SelectionSet, v *model.SuiteEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SuiteEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Task) graphql.Marshaler {
@@ -20377,6 +37345,192 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	return res
 }
 
+func (ec *executionContext) marshalNTool2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Tool) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTool2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTool(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTool2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTool(ctx context.Context, sel ast.SelectionSet, v *domain.Tool) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Tool(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNToolConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolConnection(ctx context.Context, sel ast.SelectionSet, v *model.ToolConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ToolConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNToolEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ToolEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNToolEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNToolEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolEdge(ctx context.Context, sel ast.SelectionSet, v *model.ToolEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ToolEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNToolParameter2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolParameterᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ToolParameter) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNToolParameter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolParameter(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNToolParameter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolParameter(ctx context.Context, sel ast.SelectionSet, v *domain.ToolParameter) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ToolParameter(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNToolParameterConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolParameterConnection(ctx context.Context, sel ast.SelectionSet, v *model.ToolParameterConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ToolParameterConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNToolParameterEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolParameterEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ToolParameterEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNToolParameterEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolParameterEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNToolParameterEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐToolParameterEdge(ctx context.Context, sel ast.SelectionSet, v *model.ToolParameterEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ToolParameterEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTraceSession2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTraceSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.TraceSession) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTraceSession2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTraceSession(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTraceSession2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTraceSession(ctx context.Context, sel ast.SelectionSet, v *domain.TraceSession) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TraceSession(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTraceSessionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTraceSessionConnection(ctx context.Context, sel ast.SelectionSet, v *model.TraceSessionConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TraceSessionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTraceSessionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTraceSessionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TraceSessionEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTraceSessionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTraceSessionEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTraceSessionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTraceSessionEdge(ctx context.Context, sel ast.SelectionSet, v *model.TraceSessionEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TraceSessionEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNTransitionTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTransitionTaskInput(ctx context.Context, v any) (domain.TransitionTaskInput, error) {
 	res, err := ec.unmarshalInputTransitionTaskInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -20420,6 +37574,37 @@ func (ec *executionContext) marshalNUpdateTaskPayload2ᚖgithubᚗcomᚋtaskgrap
 		return graphql.Null
 	}
 	return ec._UpdateTaskPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (graphql.Upload, error) {
+	res, err := graphql.UnmarshalUpload(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, sel ast.SelectionSet, v graphql.Upload) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalUpload(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNUploadTraceEventsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐUploadTraceEventsInput(ctx context.Context, v any) (model.UploadTraceEventsInput, error) {
+	res, err := ec.unmarshalInputUploadTraceEventsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUploadTraceEventsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐUploadTraceEventsPayload(ctx context.Context, sel ast.SelectionSet, v *model.UploadTraceEventsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UploadTraceEventsPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUser(ctx context.Context, sel ast.SelectionSet, v *domain.User) graphql.Marshaler {
@@ -20619,6 +37804,57 @@ func (ec *executionContext) marshalOEffort2ᚖgithubᚗcomᚋtaskgraphᚋtaskgra
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) marshalOExample2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExample(ctx context.Context, sel ast.SelectionSet, v *domain.Example) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Example(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOExampleFilter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleFilter(ctx context.Context, v any) (*domain.ExampleFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputExampleFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOExampleStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleStatusᚄ(ctx context.Context, v any) ([]domain.ExampleStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.ExampleStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNExampleStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOExampleStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.ExampleStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExampleStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOFileImpactInput2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFileImpactInputᚄ(ctx context.Context, v any) ([]*domain.FileImpactInput, error) {
@@ -20827,6 +38063,23 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋtaskgraphᚋtaskgraphᚋ
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOParameterInput2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParameterInputᚄ(ctx context.Context, v any) ([]*domain.ParameterInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*domain.ParameterInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNParameterInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParameterInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOPriority2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPriorityᚄ(ctx context.Context, v any) ([]domain.Priority, error) {

@@ -3,8 +3,21 @@
 package model
 
 import (
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
+
+type AddActionToolMappingPayload struct {
+	Mapping *domain.ActionToolMapping `json:"mapping"`
+	// The map at its new version.
+	ActionToolMap *domain.ActionToolMap `json:"actionToolMap"`
+}
+
+type AddParameterMappingPayload struct {
+	ParameterMapping *domain.ActionToolParameterMapping `json:"parameterMapping"`
+	// The map at its new version.
+	ActionToolMap *domain.ActionToolMap `json:"actionToolMap"`
+}
 
 type AddTaskRelationshipPayload struct {
 	Relationship *domain.TaskRelationship `json:"relationship"`
@@ -15,18 +28,60 @@ type AddTasksToListPayload struct {
 	Items    []*domain.TaskListItem `json:"items"`
 }
 
+type ClaimExamplePayload struct {
+	// Null when no PENDING example matches.
+	Example *domain.Example `json:"example,omitempty"`
+}
+
+type CompleteExampleInput struct {
+	ID string `json:"id"`
+	// messages.jsonl: one conversation per line in the chat completion format,
+	// {"messages": [{"role": "system"|"user"|"assistant"|"tool", "content": …,
+	// "tool_calls": [{"function": {"name", "arguments"}}]}]}; every tool called
+	// must be mapped by the example's action tool map.
+	Messages graphql.Upload `json:"messages"`
+}
+
+type CompleteExamplePayload struct {
+	Example *domain.Example `json:"example"`
+}
+
+type CreateActionPayload struct {
+	Action *domain.Action `json:"action"`
+}
+
+type CreateActionToolMapPayload struct {
+	ActionToolMap *domain.ActionToolMap `json:"actionToolMap"`
+}
+
 type CreateAPITokenPayload struct {
 	// The secret: shown this once, stored only as a hash.
 	Token    string           `json:"token"`
 	APIToken *domain.APIToken `json:"apiToken"`
 }
 
+type CreateExamplePayload struct {
+	Example *domain.Example `json:"example"`
+}
+
 type CreateIdeaPayload struct {
 	Idea *domain.Idea `json:"idea"`
 }
 
+type CreateMcpServerPayload struct {
+	McpServer *domain.McpServer `json:"mcpServer"`
+}
+
+type CreateModelPayload struct {
+	Model *domain.Model `json:"model"`
+}
+
 type CreateProjectPayload struct {
 	Project *domain.Project `json:"project"`
+}
+
+type CreateSuitePayload struct {
+	Suite *domain.Suite `json:"suite"`
 }
 
 type CreateTaskBlockPayload struct {
@@ -51,14 +106,90 @@ type CreateTaskTemplatePayload struct {
 	TaskTemplate *domain.TaskTemplate `json:"taskTemplate"`
 }
 
+type CreateToolPayload struct {
+	Tool *domain.Tool `json:"tool"`
+}
+
+type CreateTraceSessionPayload struct {
+	TraceSession *domain.TraceSession `json:"traceSession"`
+}
+
 type CreateUserPayload struct {
 	User *domain.User `json:"user"`
+}
+
+type DeleteActionInput struct {
+	ID string `json:"id"`
+}
+
+type DeleteActionToolMapInput struct {
+	ID string `json:"id"`
+}
+
+type DeleteExampleInput struct {
+	ID string `json:"id"`
+}
+
+type DeleteMcpServerInput struct {
+	ID string `json:"id"`
+}
+
+type DeleteModelInput struct {
+	ID string `json:"id"`
+}
+
+// The result of a delete mutation.
+type DeletePayload struct {
+	DeletedID string `json:"deletedId"`
+}
+
+type DeleteSuiteInput struct {
+	ID string `json:"id"`
+}
+
+type DeleteToolInput struct {
+	ID string `json:"id"`
+}
+
+type DeleteTraceSessionInput struct {
+	ID string `json:"id"`
+}
+
+type FailExamplePayload struct {
+	Example *domain.Example `json:"example"`
+}
+
+// What the import did with each tool of the document, in document order. Tools the document does not list are left as they are.
+type ImportMcpToolsPayload struct {
+	Created   []*domain.Tool `json:"created"`
+	Updated   []*domain.Tool `json:"updated"`
+	Unchanged []*domain.Tool `json:"unchanged"`
 }
 
 type Mutation struct {
 }
 
 type Query struct {
+}
+
+type RemoveActionToolMappingInput struct {
+	ID string `json:"id"`
+}
+
+type RemoveActionToolMappingPayload struct {
+	RemovedMappingID string `json:"removedMappingId"`
+	// The map at its new version.
+	ActionToolMap *domain.ActionToolMap `json:"actionToolMap"`
+}
+
+type RemoveParameterMappingInput struct {
+	ID string `json:"id"`
+}
+
+type RemoveParameterMappingPayload struct {
+	RemovedParameterMappingID string `json:"removedParameterMappingId"`
+	// The map at its new version.
+	ActionToolMap *domain.ActionToolMap `json:"actionToolMap"`
 }
 
 type RemoveTaskRelationshipPayload struct {
@@ -87,4 +218,14 @@ type UpdateProjectPayload struct {
 
 type UpdateTaskPayload struct {
 	Task *domain.Task `json:"task"`
+}
+
+type UploadTraceEventsInput struct {
+	SessionID string `json:"sessionId"`
+	// input_events.jsonl: one JSON object per line.
+	InputEvents graphql.Upload `json:"inputEvents"`
+}
+
+type UploadTraceEventsPayload struct {
+	TraceSession *domain.TraceSession `json:"traceSession"`
 }
