@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,6 +20,8 @@ type serveConfig struct {
 	maxAttempts       int
 	production        bool
 	logFormat         string
+	dataDir           string
+	maxUploadBytes    int64
 }
 
 const defaultDatabase = "sqlite:data/taskgraph.db"
@@ -47,10 +50,18 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"turn off introspection and field suggestions (env TASKGRAPH_PRODUCTION)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("TASKGRAPH_LOG_FORMAT", "auto"),
 		"log format: auto (text on a terminal, else JSON), text or json (env TASKGRAPH_LOG_FORMAT)")
+	fs.StringVar(&c.dataDir, "data-dir", envOr("TASKGRAPH_DATA_DIR", "data"),
+		"directory of uploaded traces and examples (env TASKGRAPH_DATA_DIR)")
+	maxUpload := fs.String("max-upload-size", envOr("TASKGRAPH_MAX_UPLOAD_SIZE", "100MiB"),
+		"largest uploaded file, e.g. 100MiB, 2GB or 1048576 bytes (env TASKGRAPH_MAX_UPLOAD_SIZE)")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
 	}
 	c.database = *db
+	var err error
+	if c.maxUploadBytes, err = parseSize(*maxUpload); err != nil {
+		return c, fmt.Errorf("--max-upload-size: %w", err)
+	}
 	switch {
 	case c.heartbeatInterval <= 0:
 		return c, fmt.Errorf("--heartbeat-interval must be positive")
@@ -60,6 +71,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		return c, fmt.Errorf("--max-attempts must be at least 1")
 	case c.logFormat != "auto" && c.logFormat != "text" && c.logFormat != "json":
 		return c, fmt.Errorf("--log-format must be auto, text or json")
+	case c.dataDir == "":
+		return c, fmt.Errorf("--data-dir must not be empty")
 	}
 	return c, nil
 }
@@ -88,4 +101,31 @@ func envDuration(key string, def time.Duration) time.Duration {
 func envBool(key string) bool {
 	b, _ := strconv.ParseBool(os.Getenv(key))
 	return b
+}
+
+// sizeUnits are the suffixes parseSize knows, longest first.
+var sizeUnits = []struct {
+	suffix string
+	n      int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
+}
+
+// parseSize reads a positive byte count: "1048576", "512KiB", "100MiB", "2GB".
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a positive size such as 100MiB", s)
+	}
+	return n * mult, nil
 }

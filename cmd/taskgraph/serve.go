@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/export"
 	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
@@ -50,7 +51,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if err := db.Migrate(ctx); err != nil {
 		return err
 	}
-	opts := service.Options{Logger: log, LoggerFrom: server.LoggerFrom}
+	opts := service.Options{Logger: log, LoggerFrom: server.LoggerFrom, DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes}
 	if hooks != nil {
 		opts.LoaderTiming = hooks.loaderTiming
 	}
@@ -76,6 +77,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		OperationContext: svc.WithLoaders,
 		Introspection:    !cfg.production,
 		FieldSuggestions: !cfg.production,
+		Export:           export.Handler(svc, server.LoggerFrom),
+		MaxUploadBytes:   cfg.maxUploadBytes,
 	})
 	if hooks != nil && hooks.wrapHandler != nil {
 		handler = hooks.wrapHandler(handler)

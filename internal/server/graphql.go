@@ -32,6 +32,9 @@ func (s *server) graphQLHandler() http.Handler {
 	// principal in the operation context as it does for HTTP.
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
+	// File uploads (graphql-multipart-request-spec); guardUpload has checked
+	// the request's headers and length before it gets here.
+	srv.AddTransport(transport.MultipartForm{MaxUploadSize: s.cfg.MaxUploadBytes + s.cfg.MaxBodyBytes, MaxMemory: uploadMemory})
 
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	srv.SetParserTokenLimit(s.cfg.ParserTokenLimit)

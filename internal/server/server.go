@@ -6,7 +6,8 @@
 // Everything a request passes through, outermost first:
 //
 //	observe (request id, logger, panic recovery, access log, HTTP metrics)
-//	  mux: POST|GET /graphql -> body limit -> authenticate -> gqlgen
+//	  mux: POST|GET /graphql -> body limit (multipart: upload checks) -> authenticate -> gqlgen
+//	       GET /export/examples.jsonl -> authenticate -> Config.Export
 //	       GET / (playground), /healthz, /readyz, /metrics
 //
 // and inside gqlgen, in this order: metrics, authentication check, introspection
@@ -60,10 +61,17 @@ type Config struct {
 	Introspection    bool // false in production
 	FieldSuggestions bool // "Did you mean …" in validation errors; false in production
 
-	MaxBodyBytes     int64 // default DefaultMaxBodyBytes
-	MaxDepth         int   // default DefaultMaxDepth
-	MaxComplexity    int   // default DefaultMaxComplexity; list fields multiply by first/last
-	ParserTokenLimit int   // default DefaultParserTokenLimit
+	// Export, when set, serves GET /export/examples.jsonl to authenticated
+	// callers (the handler maps its own errors; see internal/export).
+	Export http.Handler
+
+	MaxBodyBytes int64 // default DefaultMaxBodyBytes
+	// MaxUploadBytes bounds the files of a multipart (upload) request, which
+	// MaxBodyBytes does not; default DefaultMaxUploadBytes.
+	MaxUploadBytes   int64
+	MaxDepth         int // default DefaultMaxDepth
+	MaxComplexity    int // default DefaultMaxComplexity; list fields multiply by first/last
+	ParserTokenLimit int // default DefaultParserTokenLimit
 }
 
 func (c Config) withDefaults() Config {
@@ -75,6 +83,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxUploadBytes <= 0 {
+		c.MaxUploadBytes = DefaultMaxUploadBytes
 	}
 	if c.MaxDepth <= 0 {
 		c.MaxDepth = DefaultMaxDepth
@@ -103,6 +114,7 @@ const (
 	routeHealthz    = "/healthz"
 	routeReadyz     = "/readyz"
 	routeMetrics    = "/metrics"
+	routeExport     = "/export/examples.jsonl"
 	routeOther      = "other"
 )
 
@@ -124,8 +136,12 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	// POST carries queries and mutations; GET carries queries and, once the
 	// websocket transport is added (see graphQLHandler), the Upgrade handshake.
-	mux.Handle("POST /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(gql)))))
+	// POST also carries multipart uploads, which limitRequest checks apart.
+	mux.Handle("POST /graphql", s.route(routeGraphQL, s.limitRequest(s.authenticate(withErrorCodes(gql)))))
 	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(gql)))))
+	if cfg.Export != nil {
+		mux.Handle("GET /export/examples.jsonl", s.route(routeExport, s.authenticate(s.requirePrincipal(cfg.Export))))
+	}
 	page, assets := playgroundHandler()
 	mux.Handle("GET /{$}", s.route(routePlayground, page))
 	mux.Handle("GET /playground/", s.route(routePlayground, assets))
