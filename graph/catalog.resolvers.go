@@ -101,17 +101,11 @@ func (r *exampleResolver) ActionToolMap(ctx context.Context, obj *domain.Example
 }
 
 func (r *exampleResolver) CreatedBy(ctx context.Context, obj *domain.Example) (*domain.User, error) {
-	if obj.CreatedByID == nil {
-		return nil, nil
-	}
-	return r.Svc.User(ctx, *obj.CreatedByID)
+	return r.Svc.CatalogUser(ctx, obj.CreatedByID)
 }
 
 func (r *exampleResolver) ClaimedBy(ctx context.Context, obj *domain.Example) (*domain.User, error) {
-	if obj.ClaimedByID == nil {
-		return nil, nil
-	}
-	return r.Svc.User(ctx, *obj.ClaimedByID)
+	return r.Svc.CatalogUser(ctx, obj.ClaimedByID)
 }
 
 func (r *mcpServerResolver) Tools(ctx context.Context, obj *domain.McpServer, first *int, after *string) (*model.ToolConnection, error) {
@@ -411,7 +405,7 @@ func (r *toolParameterResolver) Tool(ctx context.Context, obj *domain.ToolParame
 }
 
 func (r *traceSessionResolver) User(ctx context.Context, obj *domain.TraceSession) (*domain.User, error) {
-	return r.Svc.User(ctx, obj.UserID)
+	return r.Svc.CatalogUser(ctx, &obj.UserID)
 }
 
 func (r *traceSessionResolver) Suite(ctx context.Context, obj *domain.TraceSession) (*domain.Suite, error) {

@@ -21088,10 +21088,10 @@ func (ec *executionContext) _TraceSession_user(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUser(ctx, selections, v)
+			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUser(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_TraceSession_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -34287,7 +34287,7 @@ func (ec *executionContext) _TraceSession(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._TraceSession_user(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res

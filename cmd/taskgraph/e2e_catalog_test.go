@@ -837,10 +837,12 @@ func TestTraceUploads(t *testing.T) {
 			r = s.uploadReq(t, admin, uploadTraceMutation, M{"in": M{"sessionId": fresh, "inputEvents": nil}},
 				map[string]string{"Apollo-Require-Preflight": "", "X-Taskgraph-Upload": "1"}, fileOf("variables.in.inputEvents", "e.jsonl", "{}\n"))
 			require.Empty(t, r.Errors)
-			// Without a token it is UNAUTHENTICATED, like every operation.
+			// Without a token it is UNAUTHENTICATED, like every operation, and
+			// refused before the body is read.
 			r = s.uploadReq(t, "", uploadTraceMutation, M{"in": M{"sessionId": fresh, "inputEvents": nil}}, nil,
 				fileOf("variables.in.inputEvents", "e.jsonl", "{}\n"))
 			require.Equal(t, "UNAUTHENTICATED", r.code())
+			require.Equal(t, http.StatusUnauthorized, r.Status)
 		})
 
 		t.Run("replacing a trace", func(t *testing.T) {
@@ -863,6 +865,10 @@ func TestTraceUploads(t *testing.T) {
 			_, agent := s.userWithToken(t, "upload-agent", "AGENT", project)
 			r := s.uploadTrace(t, agent, session, "{}\n")
 			require.Equal(t, "FORBIDDEN", r.code())
+			// Agents read sessions but see no other user.
+			d := s.query(t, agent, `query($id: ID!) { node(id: $id) { ... on TraceSession { id user { id } } } }`, M{"id": session})
+			require.Equal(t, session, d.S("node.id"))
+			require.True(t, d.Null("node.user"))
 			r = s.uploadTrace(t, admin, missingID("TraceSession"), "{}\n")
 			require.Equal(t, "NOT_FOUND", r.code())
 			require.Equal(t, "sessionId", r.ext("field"))

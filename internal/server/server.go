@@ -6,7 +6,8 @@
 // Everything a request passes through, outermost first:
 //
 //	observe (request id, logger, panic recovery, access log, HTTP metrics)
-//	  mux: POST|GET /graphql -> body limit (multipart: upload checks) -> authenticate -> gqlgen
+//	  mux: POST /graphql -> authenticate -> body limit (multipart: upload checks) -> gqlgen
+//	       GET /graphql -> body limit -> authenticate -> gqlgen
 //	       GET /export/examples.jsonl -> authenticate -> Config.Export
 //	       GET / (playground), /healthz, /readyz, /metrics
 //
@@ -136,8 +137,10 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	// POST carries queries and mutations; GET carries queries and, once the
 	// websocket transport is added (see graphQLHandler), the Upgrade handshake.
-	// POST also carries multipart uploads, which limitRequest checks apart.
-	mux.Handle("POST /graphql", s.route(routeGraphQL, s.limitRequest(s.authenticate(withErrorCodes(gql)))))
+	// POST also carries multipart uploads, which limitRequest checks apart;
+	// authentication comes first so that an anonymous upload is refused
+	// before its body is read.
+	mux.Handle("POST /graphql", s.route(routeGraphQL, s.authenticate(s.limitRequest(withErrorCodes(gql)))))
 	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(gql)))))
 	if cfg.Export != nil {
 		mux.Handle("GET /export/examples.jsonl", s.route(routeExport, s.authenticate(s.requirePrincipal(cfg.Export))))

@@ -57,8 +57,13 @@ func (s *server) limitRequest(next http.Handler) http.Handler {
 // (room for the operations and map parts). The body is read at most to its
 // declared length; the service checks each file against the upload limit as
 // it streams it.
+//
+// It runs after authentication and refuses an unauthenticated request before
+// gqlgen spools its body: only callers with a valid token can make the server
+// write to disk.
 func (s *server) guardUpload(next http.Handler) http.Handler {
 	limit := s.cfg.MaxUploadBytes + s.cfg.MaxBodyBytes
+	next = s.requirePrincipal(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hasPreflightHeader(r) {
 			s.metrics.countError(codeBadRequest)

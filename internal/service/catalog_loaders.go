@@ -86,6 +86,9 @@ func asNode[T any, P interface {
 // catalogNode loads a catalog entity by kind; ok is false for other kinds.
 // Catalog entities are global: every authenticated caller may read them.
 func (s *Service) catalogNode(ctx context.Context, kind domain.Kind, id string) (node domain.Node, ok bool, err error) {
+	if !catalogKinds[kind] {
+		return nil, false, nil
+	}
 	c := s.cat(ctx)
 	switch kind {
 	case domain.KindSuite:
@@ -112,10 +115,31 @@ func (s *Service) catalogNode(ctx context.Context, kind domain.Kind, id string) 
 		node, err = asNode(c.sessions.Load(ctx, id))
 	case domain.KindExample:
 		node, err = asNode(c.examples.Load(ctx, id))
-	default:
-		return nil, false, nil
 	}
 	return node, true, err
+}
+
+var catalogKinds = map[domain.Kind]bool{
+	domain.KindSuite: true, domain.KindAction: true, domain.KindActionParameter: true, domain.KindMcpServer: true,
+	domain.KindTool: true, domain.KindToolParameter: true, domain.KindActionToolMap: true, domain.KindMapping: true,
+	domain.KindParameterMapping: true, domain.KindModel: true, domain.KindTraceSession: true, domain.KindExample: true,
+}
+
+// CatalogUser loads a user the catalog names (who uploaded a trace, created or
+// claimed an example): nil when the caller may not see users other than
+// itself (AGENT tokens), as node() would answer.
+func (s *Service) CatalogUser(ctx context.Context, id *string) (*domain.User, error) {
+	if id == nil {
+		return nil, nil
+	}
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !canSeeUser(p, *id) {
+		return nil, nil
+	}
+	return s.load(ctx).users.Load(ctx, *id)
 }
 
 // entity loads the entity named by a global id given in input field `field`:
