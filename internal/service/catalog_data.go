@@ -356,7 +356,13 @@ func (s *Service) ClaimExample(ctx context.Context, in domain.ClaimExampleInput)
 			if cur.Status != domain.ExamplePending {
 				return withField(domain.CheckExampleTransition(cur.Status, domain.ExampleProcessing), "id")
 			}
-			return &domain.Error{Code: domain.CodeConflict, Field: "id", Message: "the example does not match the filters"}
+			// Still PENDING: another claimer held its lock (SKIP LOCKED passed it
+			// over) and gave up, or it does not match the filters. We hold the
+			// lock now, so a second try decides.
+			if out, err = q.ClaimExample(ctx, claim); errors.Is(err, store.ErrNotFound) {
+				return &domain.Error{Code: domain.CodeConflict, Field: "id", Message: "the example does not match the filters"}
+			}
+			return err
 		} else if err != nil {
 			return err
 		}
