@@ -268,68 +268,68 @@ func (r *mutationResolver) FailExample(ctx context.Context, input domain.FailExa
 	return &model.FailExamplePayload{Example: v}, nil
 }
 
-func (r *mutationResolver) DeleteSuite(ctx context.Context, input model.DeleteSuiteInput) (*model.DeletePayload, error) {
+func (r *mutationResolver) DeleteSuite(ctx context.Context, input model.DeleteSuiteInput) (*model.DeleteSuitePayload, error) {
 	id, err := r.Svc.DeleteSuite(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeletePayload{DeletedID: id}, nil
+	return &model.DeleteSuitePayload{DeletedID: id}, nil
 }
 
-func (r *mutationResolver) DeleteAction(ctx context.Context, input model.DeleteActionInput) (*model.DeletePayload, error) {
+func (r *mutationResolver) DeleteAction(ctx context.Context, input model.DeleteActionInput) (*model.DeleteActionPayload, error) {
 	id, err := r.Svc.DeleteAction(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeletePayload{DeletedID: id}, nil
+	return &model.DeleteActionPayload{DeletedID: id}, nil
 }
 
-func (r *mutationResolver) DeleteMcpServer(ctx context.Context, input model.DeleteMcpServerInput) (*model.DeletePayload, error) {
+func (r *mutationResolver) DeleteMcpServer(ctx context.Context, input model.DeleteMcpServerInput) (*model.DeleteMcpServerPayload, error) {
 	id, err := r.Svc.DeleteMcpServer(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeletePayload{DeletedID: id}, nil
+	return &model.DeleteMcpServerPayload{DeletedID: id}, nil
 }
 
-func (r *mutationResolver) DeleteTool(ctx context.Context, input model.DeleteToolInput) (*model.DeletePayload, error) {
+func (r *mutationResolver) DeleteTool(ctx context.Context, input model.DeleteToolInput) (*model.DeleteToolPayload, error) {
 	id, err := r.Svc.DeleteTool(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeletePayload{DeletedID: id}, nil
+	return &model.DeleteToolPayload{DeletedID: id}, nil
 }
 
-func (r *mutationResolver) DeleteActionToolMap(ctx context.Context, input model.DeleteActionToolMapInput) (*model.DeletePayload, error) {
+func (r *mutationResolver) DeleteActionToolMap(ctx context.Context, input model.DeleteActionToolMapInput) (*model.DeleteActionToolMapPayload, error) {
 	id, err := r.Svc.DeleteActionToolMap(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeletePayload{DeletedID: id}, nil
+	return &model.DeleteActionToolMapPayload{DeletedID: id}, nil
 }
 
-func (r *mutationResolver) DeleteModel(ctx context.Context, input model.DeleteModelInput) (*model.DeletePayload, error) {
+func (r *mutationResolver) DeleteModel(ctx context.Context, input model.DeleteModelInput) (*model.DeleteModelPayload, error) {
 	id, err := r.Svc.DeleteModel(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeletePayload{DeletedID: id}, nil
+	return &model.DeleteModelPayload{DeletedID: id}, nil
 }
 
-func (r *mutationResolver) DeleteTraceSession(ctx context.Context, input model.DeleteTraceSessionInput) (*model.DeletePayload, error) {
+func (r *mutationResolver) DeleteTraceSession(ctx context.Context, input model.DeleteTraceSessionInput) (*model.DeleteTraceSessionPayload, error) {
 	id, err := r.Svc.DeleteTraceSession(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeletePayload{DeletedID: id}, nil
+	return &model.DeleteTraceSessionPayload{DeletedID: id}, nil
 }
 
-func (r *mutationResolver) DeleteExample(ctx context.Context, input model.DeleteExampleInput) (*model.DeletePayload, error) {
+func (r *mutationResolver) DeleteExample(ctx context.Context, input model.DeleteExampleInput) (*model.DeleteExamplePayload, error) {
 	id, err := r.Svc.DeleteExample(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeletePayload{DeletedID: id}, nil
+	return &model.DeleteExamplePayload{DeletedID: id}, nil
 }
 
 func (r *queryResolver) Suites(ctx context.Context, first *int, after *string) (*model.SuiteConnection, error) {

@@ -289,7 +289,35 @@ type ComplexityRoot struct {
 		User func(childComplexity int) int
 	}
 
-	DeletePayload struct {
+	DeleteActionPayload struct {
+		DeletedID func(childComplexity int) int
+	}
+
+	DeleteActionToolMapPayload struct {
+		DeletedID func(childComplexity int) int
+	}
+
+	DeleteExamplePayload struct {
+		DeletedID func(childComplexity int) int
+	}
+
+	DeleteMcpServerPayload struct {
+		DeletedID func(childComplexity int) int
+	}
+
+	DeleteModelPayload struct {
+		DeletedID func(childComplexity int) int
+	}
+
+	DeleteSuitePayload struct {
+		DeletedID func(childComplexity int) int
+	}
+
+	DeleteToolPayload struct {
+		DeletedID func(childComplexity int) int
+	}
+
+	DeleteTraceSessionPayload struct {
 		DeletedID func(childComplexity int) int
 	}
 
@@ -913,14 +941,14 @@ type MutationResolver interface {
 	ClaimExample(ctx context.Context, input domain.ClaimExampleInput) (*model.ClaimExamplePayload, error)
 	CompleteExample(ctx context.Context, input model.CompleteExampleInput) (*model.CompleteExamplePayload, error)
 	FailExample(ctx context.Context, input domain.FailExampleInput) (*model.FailExamplePayload, error)
-	DeleteSuite(ctx context.Context, input model.DeleteSuiteInput) (*model.DeletePayload, error)
-	DeleteAction(ctx context.Context, input model.DeleteActionInput) (*model.DeletePayload, error)
-	DeleteMcpServer(ctx context.Context, input model.DeleteMcpServerInput) (*model.DeletePayload, error)
-	DeleteTool(ctx context.Context, input model.DeleteToolInput) (*model.DeletePayload, error)
-	DeleteActionToolMap(ctx context.Context, input model.DeleteActionToolMapInput) (*model.DeletePayload, error)
-	DeleteModel(ctx context.Context, input model.DeleteModelInput) (*model.DeletePayload, error)
-	DeleteTraceSession(ctx context.Context, input model.DeleteTraceSessionInput) (*model.DeletePayload, error)
-	DeleteExample(ctx context.Context, input model.DeleteExampleInput) (*model.DeletePayload, error)
+	DeleteSuite(ctx context.Context, input model.DeleteSuiteInput) (*model.DeleteSuitePayload, error)
+	DeleteAction(ctx context.Context, input model.DeleteActionInput) (*model.DeleteActionPayload, error)
+	DeleteMcpServer(ctx context.Context, input model.DeleteMcpServerInput) (*model.DeleteMcpServerPayload, error)
+	DeleteTool(ctx context.Context, input model.DeleteToolInput) (*model.DeleteToolPayload, error)
+	DeleteActionToolMap(ctx context.Context, input model.DeleteActionToolMapInput) (*model.DeleteActionToolMapPayload, error)
+	DeleteModel(ctx context.Context, input model.DeleteModelInput) (*model.DeleteModelPayload, error)
+	DeleteTraceSession(ctx context.Context, input model.DeleteTraceSessionInput) (*model.DeleteTraceSessionPayload, error)
+	DeleteExample(ctx context.Context, input model.DeleteExampleInput) (*model.DeleteExamplePayload, error)
 	CreateProject(ctx context.Context, input domain.CreateProjectInput) (*model.CreateProjectPayload, error)
 	UpdateProject(ctx context.Context, input domain.UpdateProjectInput) (*model.UpdateProjectPayload, error)
 	CreateIdea(ctx context.Context, input domain.CreateIdeaInput) (*model.CreateIdeaPayload, error)
@@ -1761,12 +1789,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreateUserPayload.User(childComplexity), true
 
-	case "DeletePayload.deletedId":
-		if e.ComplexityRoot.DeletePayload.DeletedID == nil {
+	case "DeleteActionPayload.deletedId":
+		if e.ComplexityRoot.DeleteActionPayload.DeletedID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.DeletePayload.DeletedID(childComplexity), true
+		return e.ComplexityRoot.DeleteActionPayload.DeletedID(childComplexity), true
+
+	case "DeleteActionToolMapPayload.deletedId":
+		if e.ComplexityRoot.DeleteActionToolMapPayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteActionToolMapPayload.DeletedID(childComplexity), true
+
+	case "DeleteExamplePayload.deletedId":
+		if e.ComplexityRoot.DeleteExamplePayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteExamplePayload.DeletedID(childComplexity), true
+
+	case "DeleteMcpServerPayload.deletedId":
+		if e.ComplexityRoot.DeleteMcpServerPayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteMcpServerPayload.DeletedID(childComplexity), true
+
+	case "DeleteModelPayload.deletedId":
+		if e.ComplexityRoot.DeleteModelPayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteModelPayload.DeletedID(childComplexity), true
+
+	case "DeleteSuitePayload.deletedId":
+		if e.ComplexityRoot.DeleteSuitePayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteSuitePayload.DeletedID(childComplexity), true
+
+	case "DeleteToolPayload.deletedId":
+		if e.ComplexityRoot.DeleteToolPayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteToolPayload.DeletedID(childComplexity), true
+
+	case "DeleteTraceSessionPayload.deletedId":
+		if e.ComplexityRoot.DeleteTraceSessionPayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteTraceSessionPayload.DeletedID(childComplexity), true
 
 	case "Example.actionToolMap":
 		if e.ComplexityRoot.Example.ActionToolMap == nil {
@@ -5076,12 +5153,68 @@ func (ec *executionContext) childFields_CreateUserPayload(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type CreateUserPayload", field.Name)
 }
 
-func (ec *executionContext) childFields_DeletePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_DeleteActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "deletedId":
-		return ec.fieldContext_DeletePayload_deletedId(ctx, field)
+		return ec.fieldContext_DeleteActionPayload_deletedId(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type DeletePayload", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type DeleteActionPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteActionToolMapPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteActionToolMapPayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteActionToolMapPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteExamplePayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteExamplePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteMcpServerPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteMcpServerPayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteMcpServerPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteModelPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteModelPayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteModelPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteSuitePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteSuitePayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteSuitePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteToolPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteToolPayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteToolPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteTraceSessionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteTraceSessionPayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteTraceSessionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Example(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10764,13 +10897,13 @@ func (ec *executionContext) fieldContext_CreateUserPayload_user(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _DeletePayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeletePayload) (ret graphql.Marshaler) {
+func (ec *executionContext) _DeleteActionPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteActionPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeletePayload_deletedId(ctx, field)
+			return ec.fieldContext_DeleteActionPayload_deletedId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.DeletedID, nil
@@ -10783,8 +10916,169 @@ func (ec *executionContext) _DeletePayload_deletedId(ctx context.Context, field 
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_DeletePayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DeletePayload", field, false, false, errors.New("field of type ID does not have child fields"))
+func (ec *executionContext) fieldContext_DeleteActionPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteActionPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteActionToolMapPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteActionToolMapPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteActionToolMapPayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteActionToolMapPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteActionToolMapPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteExamplePayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteExamplePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteExamplePayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteExamplePayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteExamplePayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteMcpServerPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteMcpServerPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteMcpServerPayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteMcpServerPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteMcpServerPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteModelPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteModelPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteModelPayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteModelPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteModelPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteSuitePayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteSuitePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteSuitePayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteSuitePayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteSuitePayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteToolPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteToolPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteToolPayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteToolPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteToolPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteTraceSessionPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteTraceSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteTraceSessionPayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteTraceSessionPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteTraceSessionPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Example_id(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
@@ -13405,8 +13699,8 @@ func (ec *executionContext) _Mutation_deleteSuite(ctx context.Context, field gra
 			return ec.Resolvers.Mutation().DeleteSuite(ctx, fc.Args["input"].(model.DeleteSuiteInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
-			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteSuitePayload) graphql.Marshaler {
+			return ec.marshalNDeleteSuitePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteSuitePayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13419,7 +13713,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteSuite(ctx context.Contex
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_DeletePayload(ctx, field)
+			return ec.childFields_DeleteSuitePayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -13449,8 +13743,8 @@ func (ec *executionContext) _Mutation_deleteAction(ctx context.Context, field gr
 			return ec.Resolvers.Mutation().DeleteAction(ctx, fc.Args["input"].(model.DeleteActionInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
-			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteActionPayload) graphql.Marshaler {
+			return ec.marshalNDeleteActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteActionPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13463,7 +13757,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteAction(ctx context.Conte
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_DeletePayload(ctx, field)
+			return ec.childFields_DeleteActionPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -13493,8 +13787,8 @@ func (ec *executionContext) _Mutation_deleteMcpServer(ctx context.Context, field
 			return ec.Resolvers.Mutation().DeleteMcpServer(ctx, fc.Args["input"].(model.DeleteMcpServerInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
-			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteMcpServerPayload) graphql.Marshaler {
+			return ec.marshalNDeleteMcpServerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteMcpServerPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13507,7 +13801,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteMcpServer(ctx context.Co
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_DeletePayload(ctx, field)
+			return ec.childFields_DeleteMcpServerPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -13537,8 +13831,8 @@ func (ec *executionContext) _Mutation_deleteTool(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().DeleteTool(ctx, fc.Args["input"].(model.DeleteToolInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
-			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteToolPayload) graphql.Marshaler {
+			return ec.marshalNDeleteToolPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteToolPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13551,7 +13845,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteTool(ctx context.Context
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_DeletePayload(ctx, field)
+			return ec.childFields_DeleteToolPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -13581,8 +13875,8 @@ func (ec *executionContext) _Mutation_deleteActionToolMap(ctx context.Context, f
 			return ec.Resolvers.Mutation().DeleteActionToolMap(ctx, fc.Args["input"].(model.DeleteActionToolMapInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
-			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteActionToolMapPayload) graphql.Marshaler {
+			return ec.marshalNDeleteActionToolMapPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteActionToolMapPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13595,7 +13889,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteActionToolMap(ctx contex
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_DeletePayload(ctx, field)
+			return ec.childFields_DeleteActionToolMapPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -13625,8 +13919,8 @@ func (ec *executionContext) _Mutation_deleteModel(ctx context.Context, field gra
 			return ec.Resolvers.Mutation().DeleteModel(ctx, fc.Args["input"].(model.DeleteModelInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
-			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteModelPayload) graphql.Marshaler {
+			return ec.marshalNDeleteModelPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteModelPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13639,7 +13933,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteModel(ctx context.Contex
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_DeletePayload(ctx, field)
+			return ec.childFields_DeleteModelPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -13669,8 +13963,8 @@ func (ec *executionContext) _Mutation_deleteTraceSession(ctx context.Context, fi
 			return ec.Resolvers.Mutation().DeleteTraceSession(ctx, fc.Args["input"].(model.DeleteTraceSessionInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
-			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteTraceSessionPayload) graphql.Marshaler {
+			return ec.marshalNDeleteTraceSessionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteTraceSessionPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13683,7 +13977,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteTraceSession(ctx context
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_DeletePayload(ctx, field)
+			return ec.childFields_DeleteTraceSessionPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -13713,8 +14007,8 @@ func (ec *executionContext) _Mutation_deleteExample(ctx context.Context, field g
 			return ec.Resolvers.Mutation().DeleteExample(ctx, fc.Args["input"].(model.DeleteExampleInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
-			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteExamplePayload) graphql.Marshaler {
+			return ec.marshalNDeleteExamplePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteExamplePayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13727,7 +14021,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteExample(ctx context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_DeletePayload(ctx, field)
+			return ec.childFields_DeleteExamplePayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -28090,10 +28384,10 @@ func (ec *executionContext) _CreateUserPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
-var deletePayloadImplementors = []string{"DeletePayload"}
+var deleteActionPayloadImplementors = []string{"DeleteActionPayload"}
 
-func (ec *executionContext) _DeletePayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeletePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deletePayloadImplementors)
+func (ec *executionContext) _DeleteActionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteActionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteActionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -28101,9 +28395,275 @@ func (ec *executionContext) _DeletePayload(ctx context.Context, sel ast.Selectio
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("DeletePayload")
+			out.Values[i] = graphql.MarshalString("DeleteActionPayload")
 		case "deletedId":
-			out.Values[i] = ec._DeletePayload_deletedId(ctx, field, obj)
+			out.Values[i] = ec._DeleteActionPayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteActionToolMapPayloadImplementors = []string{"DeleteActionToolMapPayload"}
+
+func (ec *executionContext) _DeleteActionToolMapPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteActionToolMapPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteActionToolMapPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteActionToolMapPayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteActionToolMapPayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteExamplePayloadImplementors = []string{"DeleteExamplePayload"}
+
+func (ec *executionContext) _DeleteExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteExamplePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteExamplePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteExamplePayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteExamplePayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteMcpServerPayloadImplementors = []string{"DeleteMcpServerPayload"}
+
+func (ec *executionContext) _DeleteMcpServerPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteMcpServerPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteMcpServerPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteMcpServerPayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteMcpServerPayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteModelPayloadImplementors = []string{"DeleteModelPayload"}
+
+func (ec *executionContext) _DeleteModelPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteModelPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteModelPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteModelPayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteModelPayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteSuitePayloadImplementors = []string{"DeleteSuitePayload"}
+
+func (ec *executionContext) _DeleteSuitePayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteSuitePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteSuitePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteSuitePayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteSuitePayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteToolPayloadImplementors = []string{"DeleteToolPayload"}
+
+func (ec *executionContext) _DeleteToolPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteToolPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteToolPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteToolPayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteToolPayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteTraceSessionPayloadImplementors = []string{"DeleteTraceSessionPayload"}
+
+func (ec *executionContext) _DeleteTraceSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteTraceSessionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteTraceSessionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteTraceSessionPayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteTraceSessionPayload_deletedId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -35998,9 +36558,29 @@ func (ec *executionContext) unmarshalNDeleteActionInput2githubᚗcomᚋtaskgraph
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNDeleteActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteActionPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteActionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteActionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDeleteActionToolMapInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteActionToolMapInput(ctx context.Context, v any) (model.DeleteActionToolMapInput, error) {
 	res, err := ec.unmarshalInputDeleteActionToolMapInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteActionToolMapPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteActionToolMapPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteActionToolMapPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteActionToolMapPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeleteExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteExampleInput(ctx context.Context, v any) (model.DeleteExampleInput, error) {
@@ -36008,9 +36588,29 @@ func (ec *executionContext) unmarshalNDeleteExampleInput2githubᚗcomᚋtaskgrap
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNDeleteExamplePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteExamplePayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteExamplePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteExamplePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDeleteMcpServerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteMcpServerInput(ctx context.Context, v any) (model.DeleteMcpServerInput, error) {
 	res, err := ec.unmarshalInputDeleteMcpServerInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteMcpServerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteMcpServerPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteMcpServerPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteMcpServerPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeleteModelInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteModelInput(ctx context.Context, v any) (model.DeleteModelInput, error) {
@@ -36018,14 +36618,14 @@ func (ec *executionContext) unmarshalNDeleteModelInput2githubᚗcomᚋtaskgraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNDeletePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeletePayload(ctx context.Context, sel ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+func (ec *executionContext) marshalNDeleteModelPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteModelPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteModelPayload) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._DeletePayload(ctx, sel, v)
+	return ec._DeleteModelPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeleteSuiteInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteSuiteInput(ctx context.Context, v any) (model.DeleteSuiteInput, error) {
@@ -36033,14 +36633,44 @@ func (ec *executionContext) unmarshalNDeleteSuiteInput2githubᚗcomᚋtaskgraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNDeleteSuitePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteSuitePayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteSuitePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteSuitePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDeleteToolInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteToolInput(ctx context.Context, v any) (model.DeleteToolInput, error) {
 	res, err := ec.unmarshalInputDeleteToolInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNDeleteToolPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteToolPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteToolPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteToolPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDeleteTraceSessionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteTraceSessionInput(ctx context.Context, v any) (model.DeleteTraceSessionInput, error) {
 	res, err := ec.unmarshalInputDeleteTraceSessionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteTraceSessionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteTraceSessionPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteTraceSessionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteTraceSessionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNExample2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Example) graphql.Marshaler {

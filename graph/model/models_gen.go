@@ -122,24 +122,39 @@ type DeleteActionInput struct {
 	ID string `json:"id"`
 }
 
+type DeleteActionPayload struct {
+	DeletedID string `json:"deletedId"`
+}
+
 type DeleteActionToolMapInput struct {
 	ID string `json:"id"`
+}
+
+type DeleteActionToolMapPayload struct {
+	DeletedID string `json:"deletedId"`
 }
 
 type DeleteExampleInput struct {
 	ID string `json:"id"`
 }
 
+type DeleteExamplePayload struct {
+	DeletedID string `json:"deletedId"`
+}
+
 type DeleteMcpServerInput struct {
 	ID string `json:"id"`
+}
+
+type DeleteMcpServerPayload struct {
+	DeletedID string `json:"deletedId"`
 }
 
 type DeleteModelInput struct {
 	ID string `json:"id"`
 }
 
-// The result of a delete mutation.
-type DeletePayload struct {
+type DeleteModelPayload struct {
 	DeletedID string `json:"deletedId"`
 }
 
@@ -147,12 +162,24 @@ type DeleteSuiteInput struct {
 	ID string `json:"id"`
 }
 
+type DeleteSuitePayload struct {
+	DeletedID string `json:"deletedId"`
+}
+
 type DeleteToolInput struct {
 	ID string `json:"id"`
 }
 
+type DeleteToolPayload struct {
+	DeletedID string `json:"deletedId"`
+}
+
 type DeleteTraceSessionInput struct {
 	ID string `json:"id"`
+}
+
+type DeleteTraceSessionPayload struct {
+	DeletedID string `json:"deletedId"`
 }
 
 type FailExamplePayload struct {
