@@ -879,6 +879,14 @@ func TestTraceUploads(t *testing.T) {
 			r := s.do(t, admin, `query($x: String) { viewer { id } }`, M{"x": big})
 			require.Equal(t, http.StatusRequestEntityTooLarge, r.Status)
 			require.Equal(t, "LIMIT_EXCEEDED", r.code())
+			// So do the operations and map parts of a multipart request, which
+			// are read into memory; only files may be larger.
+			fresh := s.createSession(t, admin, suite)
+			r = s.uploadReq(t, admin, uploadTraceMutation+" # "+big, M{"in": M{"sessionId": fresh, "inputEvents": nil}}, nil,
+				fileOf("variables.in.inputEvents", "e.jsonl", "{}\n"))
+			require.Equal(t, http.StatusRequestEntityTooLarge, r.Status)
+			require.Equal(t, "LIMIT_EXCEEDED", r.code())
+			require.Contains(t, r.Errors[0].Message, "operations and map")
 		})
 	})
 }

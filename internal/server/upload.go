@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -83,8 +85,44 @@ func (s *server) guardUpload(next http.Handler) http.Handler {
 				fmt.Sprintf("upload too large (limit %d bytes per file)", s.cfg.MaxUploadBytes))
 			return
 		}
+		if ok, err := s.boundLeadingParts(r); err != nil {
+			LoggerFrom(r.Context()).DebugContext(r.Context(), "reading multipart request", "error", err)
+			writeGraphQLError(w, http.StatusBadRequest, codeBadRequest, "could not read request body")
+			return
+		} else if !ok {
+			s.metrics.countError(string(domain.CodeLimitExceeded))
+			writeGraphQLError(w, http.StatusRequestEntityTooLarge, string(domain.CodeLimitExceeded),
+				fmt.Sprintf("the operations and map parts of a multipart request are limited to %d bytes", s.cfg.MaxBodyBytes))
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// boundLeadingParts checks that the parts before the first file (operations
+// and map, which gqlgen reads into memory) fit in the body limit: it reads at
+// most MaxBodyBytes of the body and looks for the start of the third part.
+// The bytes read are put back in front of the body. A boundary cannot occur
+// inside a part, so no content can fake it.
+func (s *server) boundLeadingParts(r *http.Request) (bool, error) {
+	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || params["boundary"] == "" {
+		return true, nil // gqlgen refuses it
+	}
+	head := make([]byte, min(s.cfg.MaxBodyBytes, r.ContentLength))
+	n, err := io.ReadFull(r.Body, head)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return false, err
+	}
+	head = head[:n]
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+	if int64(n) < s.cfg.MaxBodyBytes {
+		return true, nil // the whole body fit
+	}
+	return bytes.Count(head, []byte("--"+params["boundary"])) >= 3, nil
 }
 
 func hasPreflightHeader(r *http.Request) bool {
