@@ -245,7 +245,8 @@ type Example struct {
 	FinishedAt           *time.Time    `db:"finished_at"`
 }
 
-// Storage paths under the data directory (data model, "Storage Conventions").
+// SessionStoragePath is where a session's input_events.jsonl lives under the
+// data directory (data model, "Storage Conventions").
 func SessionStoragePath(sessionID string) string {
 	return "sessions/" + sessionID + "/input_events.jsonl"
 }
