@@ -192,7 +192,20 @@ func (d *DB) MigrationStatuses(ctx context.Context) ([]MigrationStatus, error) {
 // InTx runs fn in one transaction, committing when fn returns nil. On SQLite the
 // transaction takes the write lock at BEGIN (immediate), so writers queue instead
 // of failing on lock upgrades.
-func (d *DB) InTx(ctx context.Context, fn func(q *Q) error) (err error) {
+func (d *DB) InTx(ctx context.Context, fn func(q *Q) error) error {
+	// PostgreSQL may abort a transaction that deadlocked with another or lost a
+	// serialization race; the work is redone from the start, a few times.
+	for attempt := 1; ; attempt++ {
+		err := d.inTx(ctx, fn)
+		if !errors.Is(err, ErrRetry) || attempt == maxTxAttempts || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+const maxTxAttempts = 4
+
+func (d *DB) inTx(ctx context.Context, fn func(q *Q) error) (err error) {
 	tx, err := d.sqlx.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", mapErr(err))

@@ -17,6 +17,9 @@ var (
 	ErrUnique     = errors.New("store: unique constraint violated")
 	ErrForeignKey = errors.New("store: foreign key violated")
 	ErrCheck      = errors.New("store: check constraint violated")
+	// ErrRetry: the database aborted the transaction (deadlock, serialization
+	// failure); running it again can succeed. InTx does so.
+	ErrRetry = errors.New("store: transaction aborted, retry")
 )
 
 // mapErr wraps database errors in the store's sentinels, keeping the original text.
@@ -36,6 +39,8 @@ func mapErr(err error) error {
 			return fmt.Errorf("%w: %s", ErrForeignKey, pqErr.Constraint)
 		case "23514", "23502":
 			return fmt.Errorf("%w: %s", ErrCheck, pqErr.Message)
+		case "40P01", "40001":
+			return fmt.Errorf("%w: %s", ErrRetry, pqErr.Message)
 		}
 		return err
 	}
