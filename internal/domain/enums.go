@@ -220,3 +220,12 @@ const (
 	OrderAsc  OrderDirection = "ASC"
 	OrderDesc OrderDirection = "DESC"
 )
+
+// ConflictType says why two tasks cannot run in the same wave.
+type ConflictType string
+
+const (
+	ConflictDependency ConflictType = "DEPENDENCY"
+	ConflictFile       ConflictType = "FILE_CONFLICT"
+	ConflictResource   ConflictType = "RESOURCE_CONFLICT"
+)
