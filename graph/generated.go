@@ -17,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/planning"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -37,11 +38,14 @@ type ResolverRoot interface {
 	ActionToolMapping() ActionToolMappingResolver
 	ActionToolParameterMapping() ActionToolParameterMappingResolver
 	ApiToken() ApiTokenResolver
+	CriticalPath() CriticalPathResolver
 	Example() ExampleResolver
 	Idea() IdeaResolver
 	McpServer() McpServerResolver
 	Model() ModelResolver
 	Mutation() MutationResolver
+	PlanConflict() PlanConflictResolver
+	PlannedWave() PlannedWaveResolver
 	Project() ProjectResolver
 	Query() QueryResolver
 	Suite() SuiteResolver
@@ -56,6 +60,7 @@ type ResolverRoot interface {
 	Tool() ToolResolver
 	ToolParameter() ToolParameterResolver
 	TraceSession() TraceSessionResolver
+	UnplannableTask() UnplannableTaskResolver
 	User() UserResolver
 }
 
@@ -289,6 +294,11 @@ type ComplexityRoot struct {
 		User func(childComplexity int) int
 	}
 
+	CriticalPath struct {
+		EstimatedHours func(childComplexity int) int
+		Tasks          func(childComplexity int) int
+	}
+
 	DeleteActionPayload struct {
 		DeletedID func(childComplexity int) int
 	}
@@ -480,6 +490,19 @@ type ComplexityRoot struct {
 		StartCursor     func(childComplexity int) int
 	}
 
+	PlanConflict struct {
+		FilePath   func(childComplexity int) int
+		Operations func(childComplexity int) int
+		TaskA      func(childComplexity int) int
+		TaskB      func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
+	PlannedWave struct {
+		Number func(childComplexity int) int
+		Tasks  func(childComplexity int) int
+	}
+
 	Project struct {
 		CreatedAt       func(childComplexity int) int
 		Description     func(childComplexity int) int
@@ -522,6 +545,7 @@ type ComplexityRoot struct {
 		TaskTemplates func(childComplexity int, projectID *string, first *int, after *string) int
 		Tasks         func(childComplexity int, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
 		Viewer        func(childComplexity int) int
+		WavePlan      func(childComplexity int, taskListID string) int
 	}
 
 	RemoveActionToolMappingPayload struct {
@@ -842,6 +866,11 @@ type ComplexityRoot struct {
 		Task        func(childComplexity int) int
 	}
 
+	UnplannableTask struct {
+		Reason func(childComplexity int) int
+		Task   func(childComplexity int) int
+	}
+
 	UpdateProjectPayload struct {
 		Project func(childComplexity int) int
 	}
@@ -865,6 +894,15 @@ type ComplexityRoot struct {
 		Slug           func(childComplexity int) int
 		TelegramChatID func(childComplexity int) int
 		UpdatedAt      func(childComplexity int) int
+	}
+
+	WavePlan struct {
+		Conflicts      func(childComplexity int) int
+		CriticalPath   func(childComplexity int) int
+		EstimatedHours func(childComplexity int) int
+		TotalTasks     func(childComplexity int) int
+		Unplannable    func(childComplexity int) int
+		Waves          func(childComplexity int) int
 	}
 }
 
@@ -902,6 +940,9 @@ type ActionToolParameterMappingResolver interface {
 type ApiTokenResolver interface {
 	User(ctx context.Context, obj *domain.APIToken) (*domain.User, error)
 	Project(ctx context.Context, obj *domain.APIToken) (*domain.Project, error)
+}
+type CriticalPathResolver interface {
+	Tasks(ctx context.Context, obj *planning.CriticalPath) ([]*domain.Task, error)
 }
 type ExampleResolver interface {
 	Session(ctx context.Context, obj *domain.Example) (*domain.TraceSession, error)
@@ -966,6 +1007,13 @@ type MutationResolver interface {
 	CreateAPIToken(ctx context.Context, input domain.CreateAPITokenInput) (*model.CreateAPITokenPayload, error)
 	RevokeAPIToken(ctx context.Context, input domain.RevokeAPITokenInput) (*model.RevokeAPITokenPayload, error)
 }
+type PlanConflictResolver interface {
+	TaskA(ctx context.Context, obj *planning.Conflict) (*domain.Task, error)
+	TaskB(ctx context.Context, obj *planning.Conflict) (*domain.Task, error)
+}
+type PlannedWaveResolver interface {
+	Tasks(ctx context.Context, obj *planning.Wave) ([]*domain.Task, error)
+}
 type ProjectResolver interface {
 	Owner(ctx context.Context, obj *domain.Project) (*domain.User, error)
 
@@ -983,6 +1031,7 @@ type QueryResolver interface {
 	McpServers(ctx context.Context, first *int, after *string) (*model.McpServerConnection, error)
 	Models(ctx context.Context, first *int, after *string) (*model.ModelConnection, error)
 	Examples(ctx context.Context, filter *domain.ExampleFilter, first *int, after *string) (*model.ExampleConnection, error)
+	WavePlan(ctx context.Context, taskListID string) (*planning.Plan, error)
 	Projects(ctx context.Context, first *int, after *string, filter *domain.ProjectFilter) (*model.ProjectConnection, error)
 	Project(ctx context.Context, id *string, slug *string) (*domain.Project, error)
 	TaskList(ctx context.Context, id string) (*domain.TaskList, error)
@@ -1069,6 +1118,9 @@ type TraceSessionResolver interface {
 	Suite(ctx context.Context, obj *domain.TraceSession) (*domain.Suite, error)
 
 	Examples(ctx context.Context, obj *domain.TraceSession, first *int, after *string) (*model.ExampleConnection, error)
+}
+type UnplannableTaskResolver interface {
+	Task(ctx context.Context, obj *planning.Unplannable) (*domain.Task, error)
 }
 type UserResolver interface {
 	Projects(ctx context.Context, obj *domain.User, first *int, after *string) (*model.ProjectConnection, error)
@@ -1788,6 +1840,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreateUserPayload.User(childComplexity), true
+
+	case "CriticalPath.estimatedHours":
+		if e.ComplexityRoot.CriticalPath.EstimatedHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CriticalPath.EstimatedHours(childComplexity), true
+	case "CriticalPath.tasks":
+		if e.ComplexityRoot.CriticalPath.Tasks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CriticalPath.Tasks(childComplexity), true
 
 	case "DeleteActionPayload.deletedId":
 		if e.ComplexityRoot.DeleteActionPayload.DeletedID == nil {
@@ -2757,6 +2822,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "PlanConflict.filePath":
+		if e.ComplexityRoot.PlanConflict.FilePath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanConflict.FilePath(childComplexity), true
+	case "PlanConflict.operations":
+		if e.ComplexityRoot.PlanConflict.Operations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanConflict.Operations(childComplexity), true
+	case "PlanConflict.taskA":
+		if e.ComplexityRoot.PlanConflict.TaskA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanConflict.TaskA(childComplexity), true
+	case "PlanConflict.taskB":
+		if e.ComplexityRoot.PlanConflict.TaskB == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanConflict.TaskB(childComplexity), true
+	case "PlanConflict.type":
+		if e.ComplexityRoot.PlanConflict.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlanConflict.Type(childComplexity), true
+
+	case "PlannedWave.number":
+		if e.ComplexityRoot.PlannedWave.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannedWave.Number(childComplexity), true
+	case "PlannedWave.tasks":
+		if e.ComplexityRoot.PlannedWave.Tasks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannedWave.Tasks(childComplexity), true
+
 	case "Project.createdAt":
 		if e.ComplexityRoot.Project.CreatedAt == nil {
 			break
@@ -3038,6 +3147,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+	case "Query.wavePlan":
+		if e.ComplexityRoot.Query.WavePlan == nil {
+			break
+		}
+
+		args, err := ec.field_Query_wavePlan_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WavePlan(childComplexity, args["taskListId"].(string)), true
 
 	case "RemoveActionToolMappingPayload.actionToolMap":
 		if e.ComplexityRoot.RemoveActionToolMappingPayload.ActionToolMap == nil {
@@ -4414,6 +4534,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TransitionTaskPayload.Task(childComplexity), true
 
+	case "UnplannableTask.reason":
+		if e.ComplexityRoot.UnplannableTask.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnplannableTask.Reason(childComplexity), true
+	case "UnplannableTask.task":
+		if e.ComplexityRoot.UnplannableTask.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnplannableTask.Task(childComplexity), true
+
 	case "UpdateProjectPayload.project":
 		if e.ComplexityRoot.UpdateProjectPayload.Project == nil {
 			break
@@ -4500,6 +4633,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.UpdatedAt(childComplexity), true
+
+	case "WavePlan.conflicts":
+		if e.ComplexityRoot.WavePlan.Conflicts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WavePlan.Conflicts(childComplexity), true
+	case "WavePlan.criticalPath":
+		if e.ComplexityRoot.WavePlan.CriticalPath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WavePlan.CriticalPath(childComplexity), true
+	case "WavePlan.estimatedHours":
+		if e.ComplexityRoot.WavePlan.EstimatedHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WavePlan.EstimatedHours(childComplexity), true
+	case "WavePlan.totalTasks":
+		if e.ComplexityRoot.WavePlan.TotalTasks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WavePlan.TotalTasks(childComplexity), true
+	case "WavePlan.unplannable":
+		if e.ComplexityRoot.WavePlan.Unplannable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WavePlan.Unplannable(childComplexity), true
+	case "WavePlan.waves":
+		if e.ComplexityRoot.WavePlan.Waves == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WavePlan.Waves(childComplexity), true
 
 	}
 	return 0, false
@@ -4631,7 +4801,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/catalog.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
+//go:embed "schema/catalog.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -4690,6 +4860,7 @@ type Mutation {
 }
 `, BuiltIn: false},
 	{Name: "schema/catalog.graphqls", Input: sourceData("schema/catalog.graphqls"), BuiltIn: false},
+	{Name: "schema/planning.graphqls", Input: sourceData("schema/planning.graphqls"), BuiltIn: false},
 	{Name: "schema/projects.graphqls", Input: sourceData("schema/projects.graphqls"), BuiltIn: false},
 	{Name: "schema/tasklists.graphqls", Input: sourceData("schema/tasklists.graphqls"), BuiltIn: false},
 	{Name: "schema/tasks.graphqls", Input: sourceData("schema/tasks.graphqls"), BuiltIn: false},
@@ -5153,6 +5324,16 @@ func (ec *executionContext) childFields_CreateUserPayload(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type CreateUserPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CriticalPath(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tasks":
+		return ec.fieldContext_CriticalPath_tasks(ctx, field)
+	case "estimatedHours":
+		return ec.fieldContext_CriticalPath_estimatedHours(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CriticalPath", field.Name)
+}
+
 func (ec *executionContext) childFields_DeleteActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "deletedId":
@@ -5443,6 +5624,32 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_PlanConflict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskA":
+		return ec.fieldContext_PlanConflict_taskA(ctx, field)
+	case "taskB":
+		return ec.fieldContext_PlanConflict_taskB(ctx, field)
+	case "type":
+		return ec.fieldContext_PlanConflict_type(ctx, field)
+	case "filePath":
+		return ec.fieldContext_PlanConflict_filePath(ctx, field)
+	case "operations":
+		return ec.fieldContext_PlanConflict_operations(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PlanConflict", field.Name)
+}
+
+func (ec *executionContext) childFields_PlannedWave(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "number":
+		return ec.fieldContext_PlannedWave_number(ctx, field)
+	case "tasks":
+		return ec.fieldContext_PlannedWave_tasks(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PlannedWave", field.Name)
 }
 
 func (ec *executionContext) childFields_Project(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6137,6 +6344,16 @@ func (ec *executionContext) childFields_TransitionTaskPayload(ctx context.Contex
 	return nil, fmt.Errorf("no field named %q was found under type TransitionTaskPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_UnplannableTask(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "task":
+		return ec.fieldContext_UnplannableTask_task(ctx, field)
+	case "reason":
+		return ec.fieldContext_UnplannableTask_reason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UnplannableTask", field.Name)
+}
+
 func (ec *executionContext) childFields_UpdateProjectPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "project":
@@ -6185,6 +6402,24 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_apiTokens(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
+}
+
+func (ec *executionContext) childFields_WavePlan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "waves":
+		return ec.fieldContext_WavePlan_waves(ctx, field)
+	case "conflicts":
+		return ec.fieldContext_WavePlan_conflicts(ctx, field)
+	case "criticalPath":
+		return ec.fieldContext_WavePlan_criticalPath(ctx, field)
+	case "unplannable":
+		return ec.fieldContext_WavePlan_unplannable(ctx, field)
+	case "totalTasks":
+		return ec.fieldContext_WavePlan_totalTasks(ctx, field)
+	case "estimatedHours":
+		return ec.fieldContext_WavePlan_estimatedHours(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WavePlan", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7524,6 +7759,20 @@ func (ec *executionContext) field_Query_tasks_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["before"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_wavePlan_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "taskListId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["taskListId"] = arg0
 	return args, nil
 }
 
@@ -10895,6 +11144,61 @@ func (ec *executionContext) fieldContext_CreateUserPayload_user(_ context.Contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CriticalPath_tasks(ctx context.Context, field graphql.CollectedField, obj *planning.CriticalPath) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CriticalPath_tasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CriticalPath().Tasks(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CriticalPath_tasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CriticalPath",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CriticalPath_estimatedHours(ctx context.Context, field graphql.CollectedField, obj *planning.CriticalPath) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CriticalPath_estimatedHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EstimatedHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CriticalPath_estimatedHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CriticalPath", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _DeleteActionPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteActionPayload) (ret graphql.Marshaler) {
@@ -14834,6 +15138,194 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _PlanConflict_taskA(ctx context.Context, field graphql.CollectedField, obj *planning.Conflict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanConflict_taskA(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanConflict().TaskA(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanConflict_taskA(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanConflict",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanConflict_taskB(ctx context.Context, field graphql.CollectedField, obj *planning.Conflict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanConflict_taskB(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlanConflict().TaskB(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanConflict_taskB(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlanConflict",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlanConflict_type(ctx context.Context, field graphql.CollectedField, obj *planning.Conflict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanConflict_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ConflictType) graphql.Marshaler {
+			return ec.marshalNConflictType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanConflict_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanConflict", field, false, false, errors.New("field of type ConflictType does not have child fields"))
+}
+
+func (ec *executionContext) _PlanConflict_filePath(ctx context.Context, field graphql.CollectedField, obj *planning.Conflict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanConflict_filePath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FilePath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlanConflict_filePath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanConflict", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PlanConflict_operations(ctx context.Context, field graphql.CollectedField, obj *planning.Conflict) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlanConflict_operations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []domain.FileOperation) graphql.Marshaler {
+			return ec.marshalNFileOperation2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFileOperationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlanConflict_operations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlanConflict", field, false, false, errors.New("field of type FileOperation does not have child fields"))
+}
+
+func (ec *executionContext) _PlannedWave_number(ctx context.Context, field graphql.CollectedField, obj *planning.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannedWave_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Number, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlannedWave_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlannedWave", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PlannedWave_tasks(ctx context.Context, field graphql.CollectedField, obj *planning.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannedWave_tasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlannedWave().Tasks(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlannedWave_tasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlannedWave",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Project_id(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15711,6 +16203,50 @@ func (ec *executionContext) fieldContext_Query_examples(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_examples_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_wavePlan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_wavePlan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WavePlan(ctx, fc.Args["taskListId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *planning.Plan) graphql.Marshaler {
+			return ec.marshalNWavePlan2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐPlan(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_wavePlan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WavePlan(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_wavePlan_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -21853,6 +22389,61 @@ func (ec *executionContext) fieldContext_TransitionTaskPayload_stateChange(_ con
 	return fc, nil
 }
 
+func (ec *executionContext) _UnplannableTask_task(ctx context.Context, field graphql.CollectedField, obj *planning.Unplannable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnplannableTask_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.UnplannableTask().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnplannableTask_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UnplannableTask",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UnplannableTask_reason(ctx context.Context, field graphql.CollectedField, obj *planning.Unplannable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnplannableTask_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnplannableTask_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UnplannableTask", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _UpdateProjectPayload_project(ctx context.Context, field graphql.CollectedField, obj *model.UpdateProjectPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22207,6 +22798,180 @@ func (ec *executionContext) fieldContext_User_apiTokens(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _WavePlan_waves(ctx context.Context, field graphql.CollectedField, obj *planning.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WavePlan_waves(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Waves, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []planning.Wave) graphql.Marshaler {
+			return ec.marshalNPlannedWave2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐWaveᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WavePlan_waves(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WavePlan",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlannedWave(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WavePlan_conflicts(ctx context.Context, field graphql.CollectedField, obj *planning.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WavePlan_conflicts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Conflicts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []planning.Conflict) graphql.Marshaler {
+			return ec.marshalNPlanConflict2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐConflictᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WavePlan_conflicts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WavePlan",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PlanConflict(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WavePlan_criticalPath(ctx context.Context, field graphql.CollectedField, obj *planning.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WavePlan_criticalPath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CriticalPath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v planning.CriticalPath) graphql.Marshaler {
+			return ec.marshalNCriticalPath2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐCriticalPath(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WavePlan_criticalPath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WavePlan",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CriticalPath(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WavePlan_unplannable(ctx context.Context, field graphql.CollectedField, obj *planning.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WavePlan_unplannable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unplannable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []planning.Unplannable) graphql.Marshaler {
+			return ec.marshalNUnplannableTask2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐUnplannableᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WavePlan_unplannable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WavePlan",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UnplannableTask(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WavePlan_totalTasks(ctx context.Context, field graphql.CollectedField, obj *planning.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WavePlan_totalTasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalTasks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WavePlan_totalTasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WavePlan", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WavePlan_estimatedHours(ctx context.Context, field graphql.CollectedField, obj *planning.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WavePlan_estimatedHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EstimatedHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WavePlan_estimatedHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WavePlan", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -28384,6 +29149,82 @@ func (ec *executionContext) _CreateUserPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var criticalPathImplementors = []string{"CriticalPath"}
+
+func (ec *executionContext) _CriticalPath(ctx context.Context, sel ast.SelectionSet, obj *planning.CriticalPath) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, criticalPathImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CriticalPath")
+		case "tasks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CriticalPath_tasks(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "estimatedHours":
+			out.Values[i] = ec._CriticalPath_estimatedHours(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var deleteActionPayloadImplementors = []string{"DeleteActionPayload"}
 
 func (ec *executionContext) _DeleteActionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteActionPayload) graphql.Marshaler {
@@ -30325,6 +31166,206 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var planConflictImplementors = []string{"PlanConflict"}
+
+func (ec *executionContext) _PlanConflict(ctx context.Context, sel ast.SelectionSet, obj *planning.Conflict) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, planConflictImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PlanConflict")
+		case "taskA":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PlanConflict_taskA(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskB":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PlanConflict_taskB(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "type":
+			out.Values[i] = ec._PlanConflict_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "filePath":
+			out.Values[i] = ec._PlanConflict_filePath(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operations":
+			out.Values[i] = ec._PlanConflict_operations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var plannedWaveImplementors = []string{"PlannedWave"}
+
+func (ec *executionContext) _PlannedWave(ctx context.Context, sel ast.SelectionSet, obj *planning.Wave) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, plannedWaveImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PlannedWave")
+		case "number":
+			out.Values[i] = ec._PlannedWave_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tasks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PlannedWave_tasks(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var projectImplementors = []string{"Project", "Node"}
 
 func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, obj *domain.Project) graphql.Marshaler {
@@ -30912,6 +31953,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_examples(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "wavePlan":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_wavePlan(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -35174,6 +36237,82 @@ func (ec *executionContext) _TransitionTaskPayload(ctx context.Context, sel ast.
 	return out
 }
 
+var unplannableTaskImplementors = []string{"UnplannableTask"}
+
+func (ec *executionContext) _UnplannableTask(ctx context.Context, sel ast.SelectionSet, obj *planning.Unplannable) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, unplannableTaskImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UnplannableTask")
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._UnplannableTask_task(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "reason":
+			out.Values[i] = ec._UnplannableTask_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var updateProjectPayloadImplementors = []string{"UpdateProjectPayload"}
 
 func (ec *executionContext) _UpdateProjectPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateProjectPayload) graphql.Marshaler {
@@ -35416,6 +36555,69 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var wavePlanImplementors = []string{"WavePlan"}
+
+func (ec *executionContext) _WavePlan(ctx context.Context, sel ast.SelectionSet, obj *planning.Plan) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, wavePlanImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WavePlan")
+		case "waves":
+			out.Values[i] = ec._WavePlan_waves(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "conflicts":
+			out.Values[i] = ec._WavePlan_conflicts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "criticalPath":
+			out.Values[i] = ec._WavePlan_criticalPath(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unplannable":
+			out.Values[i] = ec._WavePlan_unplannable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalTasks":
+			out.Values[i] = ec._WavePlan_totalTasks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "estimatedHours":
+			out.Values[i] = ec._WavePlan_estimatedHours(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -36298,6 +37500,23 @@ func (ec *executionContext) marshalNCompleteExamplePayload2ᚖgithubᚗcomᚋtas
 	return ec._CompleteExamplePayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNConflictType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictType(ctx context.Context, v any) (domain.ConflictType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ConflictType(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConflictType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictType(ctx context.Context, sel ast.SelectionSet, v domain.ConflictType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNCreateActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateActionInput(ctx context.Context, v any) (domain.CreateActionInput, error) {
 	res, err := ec.unmarshalInputCreateActionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -36553,6 +37772,10 @@ func (ec *executionContext) marshalNCreateUserPayload2ᚖgithubᚗcomᚋtaskgrap
 	return ec._CreateUserPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNCriticalPath2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐCriticalPath(ctx context.Context, sel ast.SelectionSet, v planning.CriticalPath) graphql.Marshaler {
+	return ec._CriticalPath(ctx, sel, &v)
+}
+
 func (ec *executionContext) unmarshalNDeleteActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteActionInput(ctx context.Context, v any) (model.DeleteActionInput, error) {
 	res, err := ec.unmarshalInputDeleteActionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -36787,6 +38010,36 @@ func (ec *executionContext) marshalNFileOperation2githubᚗcomᚋtaskgraphᚋtas
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNFileOperation2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFileOperationᚄ(ctx context.Context, v any) ([]domain.FileOperation, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.FileOperation, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNFileOperation2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFileOperation(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNFileOperation2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFileOperationᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.FileOperation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFileOperation2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFileOperation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -37174,6 +38427,46 @@ func (ec *executionContext) marshalNParameterType2githubᚗcomᚋtaskgraphᚋtas
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNPlanConflict2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐConflict(ctx context.Context, sel ast.SelectionSet, v planning.Conflict) graphql.Marshaler {
+	return ec._PlanConflict(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPlanConflict2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐConflictᚄ(ctx context.Context, sel ast.SelectionSet, v []planning.Conflict) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPlanConflict2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐConflict(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPlannedWave2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐWave(ctx context.Context, sel ast.SelectionSet, v planning.Wave) graphql.Marshaler {
+	return ec._PlannedWave(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNPlannedWave2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐWaveᚄ(ctx context.Context, sel ast.SelectionSet, v []planning.Wave) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPlannedWave2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐWave(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNPriority2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPriority(ctx context.Context, v any) (domain.Priority, error) {
@@ -38176,6 +39469,26 @@ func (ec *executionContext) marshalNTransitionTaskPayload2ᚖgithubᚗcomᚋtask
 	return ec._TransitionTaskPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNUnplannableTask2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐUnplannable(ctx context.Context, sel ast.SelectionSet, v planning.Unplannable) graphql.Marshaler {
+	return ec._UnplannableTask(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNUnplannableTask2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐUnplannableᚄ(ctx context.Context, sel ast.SelectionSet, v []planning.Unplannable) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUnplannableTask2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐUnplannable(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNUpdateProjectInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUpdateProjectInput(ctx context.Context, v any) (domain.UpdateProjectInput, error) {
 	res, err := ec.unmarshalInputUpdateProjectInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -38245,6 +39558,16 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWavePlan2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐPlan(ctx context.Context, sel ast.SelectionSet, v *planning.Plan) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WavePlan(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

@@ -115,6 +115,19 @@ func (l *Loader[K, V]) Get(ctx context.Context, key K) (V, error) {
 	return r.val, nil
 }
 
+// Prime caches val for key, unless key is already cached or loading, so that
+// later Loads of rows an entry point read in bulk cost no statement.
+func (l *Loader[K, V]) Prime(key K, val V) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.cache[key]; ok {
+		return
+	}
+	r := &result[V]{done: make(chan struct{}), val: val}
+	close(r.done)
+	l.cache[key] = r
+}
+
 // Clear forgets every cached value, after a write made them stale.
 func (l *Loader[K, V]) Clear() {
 	l.mu.Lock()

@@ -123,6 +123,25 @@ func TestGetFetchesAtOnceAndPrimes(t *testing.T) {
 	require.Equal(t, 1, rec.count())
 }
 
+func TestPrime(t *testing.T) {
+	rec := &recorder{}
+	l := loader.New(loader.Timing{Idle: time.Millisecond}, rec.fetch)
+	ctx := context.Background()
+	l.Prime(4, 100)
+	got, err := l.LoadMany(ctx, []int{4, 4})
+	require.NoError(t, err)
+	require.Equal(t, []int{100, 100}, got)
+	require.Zero(t, rec.count(), "a primed key costs no fetch")
+
+	v, err := l.Load(ctx, 5)
+	require.NoError(t, err)
+	l.Prime(5, -1)
+	got2, err := l.Load(ctx, 5)
+	require.NoError(t, err)
+	require.Equal(t, v, got2, "priming does not overwrite a loaded key")
+	require.Equal(t, 1, rec.count())
+}
+
 func TestErrorsReachEveryKeyOfTheBatch(t *testing.T) {
 	boom := errors.New("boom")
 	rec := &recorder{err: boom}
