@@ -42,8 +42,12 @@
 //
 // The critical path is the chain of dependencies among the planned tasks with the
 // most effort hours (domain.EffortHours; a task without an effort counts as
-// DefaultEffort). Ties go to the chain whose tasks come first in the ready-set
-// order.
+// DefaultEffort). On a tie the chain ends at the task first in the ready-set
+// order, and each step back takes, of the dependencies with the longest chains,
+// the one first in that order.
+//
+// An operation outside the four known ones (impossible through the API) is
+// taken to conflict with every operation.
 //
 // Conflicts lists every FILE_CONFLICT (one per pair of tasks and file) and
 // RESOURCE_CONFLICT between two planned tasks, whether or not they are also
