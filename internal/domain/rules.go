@@ -71,6 +71,12 @@ func ItemStatusFor(s TaskStatus) ItemStatus {
 
 // DisplayID formats TU-<PROJECT>-<CAT>-<NNN>.
 func DisplayID(projectSlug string, category TaskCategory, n int) string {
+	return fmt.Sprintf("TU-%s-%s-%03d", ProjectCode(projectSlug), category.Code(), n)
+}
+
+// ProjectCode is the <PROJECT> part of display ids: the slug upper-cased, with
+// non-alphanumerics removed, at most 8 characters.
+func ProjectCode(projectSlug string) string {
 	var b strings.Builder
 	for _, r := range strings.ToUpper(projectSlug) {
 		if b.Len() == 8 {
@@ -80,7 +86,7 @@ func DisplayID(projectSlug string, category TaskCategory, n int) string {
 			b.WriteRune(r)
 		}
 	}
-	return fmt.Sprintf("TU-%s-%s-%03d", b.String(), category.Code(), n)
+	return b.String()
 }
 
 var priorityBase = map[Priority]int{PriorityP1: 100, PriorityP2: 70, PriorityP3: 40, PriorityP4: 10}

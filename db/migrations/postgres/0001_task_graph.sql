@@ -41,6 +41,11 @@ CREATE TABLE projects (
 
 CREATE INDEX projects_owner_id_idx ON projects (owner_id);
 
+-- Display ids are unique across projects, so two slugs that give the same
+-- <PROJECT> part of display ids (upper-cased, dashes removed, 8 characters;
+-- domain.ProjectCode) cannot both be projects.
+CREATE UNIQUE INDEX projects_display_prefix_key ON projects ((substr(upper(replace(slug, '-', '')), 1, 8)));
+
 CREATE TABLE api_tokens (
     id           UUID        NOT NULL PRIMARY KEY,
     user_id      UUID        NOT NULL REFERENCES users (id) ON DELETE CASCADE,
