@@ -62,7 +62,7 @@ func TestTasks(t *testing.T) {
 				"effort": "LARGE", "riskLevel": "HIGH", "owner": "BUILD_AGENT", "phase": "API", "deadline": deadline.Format(time.RFC3339),
 				"acceptanceCriteria": []string{"works"}, "codebaseTests": []string{"go test ./..."}, "apiTests": []string{"api one", "api two"},
 				"uiTests": []string{"ui"}, "affectedFiles": []string{"a.go", "b.go"},
-				"fileImpacts": []M{{"filePath": "a.go", "operation": "UPDATE", "confidence": 0.5, "source": "AI_ESTIMATE"}, {"filePath": "b.go", "operation": "CREATE"}},
+				"fileImpacts":  []M{{"filePath": "a.go", "operation": "UPDATE", "confidence": 0.5, "source": "AI_ESTIMATE"}, {"filePath": "b.go", "operation": "CREATE"}},
 				"parentTaskId": parent, "ideaId": idea, "supersedesTaskId": old,
 			}})
 			task := d.at("createTask.task")

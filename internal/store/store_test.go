@@ -512,12 +512,18 @@ func TestStatementsCount(t *testing.T) {
 			{"one get", func() error { _, err := b.db.CountUsers(ctx); return err }, 1},
 			{"one exec", func() error { return b.db.SetTaskScore(ctx, task.ID, 1, false) }, 1},
 			{"one named exec", func() error { return b.db.InsertTask(ctx, b.task(b.project, 2)) }, 1},
-			{"a page", func() error { _, err := b.db.Tasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}}); return err }, 1},
+			{"a page", func() error {
+				_, err := b.db.Tasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}})
+				return err
+			}, 1},
 			{"a nested page", func() error {
 				_, err := b.db.Tasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, ProjectIDs: []string{b.project.ID, uuid.NewString()}})
 				return err
 			}, 1},
-			{"a count", func() error { _, err := b.db.CountTasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}}); return err }, 1},
+			{"a count", func() error {
+				_, err := b.db.CountTasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}})
+				return err
+			}, 1},
 			{"empty batch reads run nothing", func() error { _, err := b.db.TasksByIDs(ctx, nil); return err }, 0},
 			{"begin + 2 statements + commit", func() error {
 				return b.db.InTx(ctx, func(q *store.Q) error {
