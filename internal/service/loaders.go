@@ -32,6 +32,7 @@ type loaders struct {
 	blocksOfTask  *loader.Loader[string, []*domain.TaskBlock]
 	impactsOfTask *loader.Loader[string, []*domain.TaskFileImpact]
 	itemOfTask    *loader.Loader[string, *domain.TaskListItem]
+	lastEventSeq  *loader.Loader[string, int64] // by project
 
 	mu    sync.Mutex
 	pages map[string]clearer // connection loaders, one per field and arguments
@@ -96,9 +97,10 @@ func newLoaders(s *Service) *loaders {
 	l.blocksOfTask = loader.New(w, grouped(q.BlocksOfTasks, func(b *domain.TaskBlock) []string { return []string{b.TaskID} }))
 	l.impactsOfTask = loader.New(w, grouped(q.FileImpactsOfTasks, func(f *domain.TaskFileImpact) []string { return []string{f.TaskID} }))
 	l.itemOfTask = loader.New(w, byID(q.ItemsOfTasks, func(i *domain.TaskListItem) string { return i.TaskID }))
+	l.lastEventSeq = loader.New(w, q.LastEventSeqs)
 	l.all = []clearer{l.users, l.tokens, l.projects, l.ideas, l.tasks, l.lists, l.items, l.relationships,
 		l.stateChanges, l.blocks, l.impacts, l.templates, l.tokensOfUser, l.relsOfTask, l.historyOfTask,
-		l.blocksOfTask, l.impactsOfTask, l.itemOfTask}
+		l.blocksOfTask, l.impactsOfTask, l.itemOfTask, l.lastEventSeq}
 	return l
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
@@ -27,6 +28,10 @@ type Options struct {
 	// LoggerFrom returns the logger of a request (carrying its request id);
 	// default: Logger for every request.
 	LoggerFrom func(ctx context.Context) *slog.Logger
+	// Events streams the event log to subscribers and is woken after every
+	// commit that recorded events. Nil: events are recorded, but nobody can
+	// subscribe.
+	Events *events.Broker
 }
 
 // Service is the application core.
@@ -36,11 +41,13 @@ type Service struct {
 	loaderWait time.Duration
 	log        *slog.Logger
 	loggerFrom func(ctx context.Context) *slog.Logger
+	events     *events.Broker
 }
 
 // New returns a Service over db.
 func New(db *store.DB, opts Options) *Service {
-	s := &Service{db: db, clock: opts.Clock, loaderWait: opts.LoaderWait, log: opts.Logger, loggerFrom: opts.LoggerFrom}
+	s := &Service{db: db, clock: opts.Clock, loaderWait: opts.LoaderWait, log: opts.Logger, loggerFrom: opts.LoggerFrom,
+		events: opts.Events}
 	if s.clock == nil {
 		s.clock = time.Now
 	}
