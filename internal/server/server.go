@@ -7,6 +7,7 @@
 //
 //	observe (request id, logger, panic recovery, access log, HTTP metrics)
 //	  mux: POST|GET /graphql -> body limit -> authenticate -> gqlgen
+//	       (GET with Upgrade: origin check -> websocket, auth on connection_init)
 //	       GET / (playground), /healthz, /readyz, /metrics
 //
 // and inside gqlgen, in this order: metrics, authentication check, introspection
@@ -60,6 +61,9 @@ type Config struct {
 	Introspection    bool // false in production
 	FieldSuggestions bool // "Did you mean …" in validation errors; false in production
 
+	// Websocket configures subscriptions' transport.
+	Websocket WebsocketConfig
+
 	MaxBodyBytes     int64 // default DefaultMaxBodyBytes
 	MaxDepth         int   // default DefaultMaxDepth
 	MaxComplexity    int   // default DefaultMaxComplexity; list fields multiply by first/last
@@ -85,6 +89,7 @@ func (c Config) withDefaults() Config {
 	if c.ParserTokenLimit <= 0 {
 		c.ParserTokenLimit = DefaultParserTokenLimit
 	}
+	c.Websocket = c.Websocket.withDefaults()
 	return c
 }
 
@@ -122,8 +127,8 @@ func New(cfg Config) http.Handler {
 	gql := s.graphQLHandler()
 
 	mux := http.NewServeMux()
-	// POST carries queries and mutations; GET carries queries and, once the
-	// websocket transport is added (see graphQLHandler), the Upgrade handshake.
+	// POST carries queries and mutations; GET carries queries and the
+	// websocket Upgrade handshake (subscriptions).
 	mux.Handle("POST /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(gql))))
 	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(gql))))
 	page, assets := playgroundHandler()
