@@ -4,8 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,6 +21,7 @@ type serveConfig struct {
 	maxAttempts       int
 	production        bool
 	logFormat         string
+	allowedOrigins    []string
 }
 
 const defaultDatabase = "sqlite:data/taskgraph.db"
@@ -47,10 +50,24 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"turn off introspection and field suggestions (env TASKGRAPH_PRODUCTION)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("TASKGRAPH_LOG_FORMAT", "auto"),
 		"log format: auto (text on a terminal, else JSON), text or json (env TASKGRAPH_LOG_FORMAT)")
+	origins := fs.String("allowed-origins", os.Getenv("TASKGRAPH_ALLOWED_ORIGINS"),
+		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
 	}
 	c.database = *db
+	for _, o := range strings.Split(*origins, ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		if o != "*" {
+			u, err := url.Parse(o)
+			if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+				return c, fmt.Errorf("--allowed-origins: %q is not an origin like https://app.example.com", o)
+			}
+		}
+		c.allowedOrigins = append(c.allowedOrigins, o)
+	}
 	switch {
 	case c.heartbeatInterval <= 0:
 		return c, fmt.Errorf("--heartbeat-interval must be positive")

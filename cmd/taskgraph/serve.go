@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -22,6 +23,8 @@ import (
 type testHooks struct {
 	onListen   func(addr net.Addr, db *store.DB)
 	loaderWait time.Duration
+	events     events.Options         // non-zero fields replace the defaults
+	websocket  server.WebsocketConfig // non-zero fields replace the defaults
 }
 
 // runServe opens and migrates the database, makes sure an admin can log in, and
@@ -45,7 +48,30 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if err := db.Migrate(ctx); err != nil {
 		return err
 	}
-	opts := service.Options{Logger: log, LoggerFrom: server.LoggerFrom}
+	eventOpts := events.Options{Logger: log}
+	wsConfig := server.WebsocketConfig{AllowedOrigins: cfg.allowedOrigins}
+	if hooks != nil {
+		eventOpts = hooks.events
+		eventOpts.Logger = log
+		origins := wsConfig.AllowedOrigins
+		wsConfig = hooks.websocket
+		wsConfig.AllowedOrigins = append(wsConfig.AllowedOrigins, origins...)
+	}
+	broker := events.NewBroker(db, eventOpts)
+	// The broker outlives the HTTP server: subscriptions end with their
+	// connections when the server shuts down, and only then the broker, so
+	// that no subscriber is told its stream completed.
+	brokerCtx, stopBroker := context.WithCancel(context.WithoutCancel(ctx))
+	brokerDone := make(chan struct{})
+	go func() {
+		defer close(brokerDone)
+		broker.Run(brokerCtx)
+	}()
+	defer func() {
+		stopBroker()
+		<-brokerDone
+	}()
+	opts := service.Options{Logger: log, LoggerFrom: server.LoggerFrom, Events: broker}
 	if hooks != nil {
 		opts.LoaderWait = hooks.loaderWait
 	}
@@ -71,6 +97,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		OperationContext: svc.WithLoaders,
 		Introspection:    !cfg.production,
 		FieldSuggestions: !cfg.production,
+		Websocket:        wsConfig,
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
