@@ -412,7 +412,14 @@ func (c *wsConn) WriteJSON(v any) error {
 	if err != nil {
 		return err
 	}
-	if typ, id := messageTypeAndID(v); id != "" && (typ == "complete" || typ == "error") {
+	typ, id := messageTypeAndID(v)
+	if typ == "complete" && c.req.Err() != nil {
+		// The server is shutting down: the operation did not complete, its
+		// connection is going away (1001), and the client should resume
+		// elsewhere rather than think the stream ended.
+		return nil
+	}
+	if id != "" && (typ == "complete" || typ == "error") {
 		c.mu.Lock()
 		if _, ok := c.active[id]; ok {
 			delete(c.active, id)
