@@ -195,18 +195,24 @@ func (s *server) websocketInit(ctx context.Context, payload transport.InitPayloa
 		if auth.FromContext(ctx) != nil && authErrorFrom(ctx) == nil {
 			return ctx, nil, nil // the upgrade request carried a valid header
 		}
-		return transport.WithWebsocketCloseCode(ctx, CloseForbidden), nil,
-			errors.New("Forbidden: send {\"Authorization\": \"Bearer <token>\"} in the connection_init payload")
+		return refuse(ctx, CloseForbidden, "Forbidden: no token in connection_init")
 	}
 	authed, err := s.authenticateToken(context.WithValue(ctx, authErrorKey, nil), token)
 	if err != nil {
 		LoggerFrom(ctx).ErrorContext(ctx, "websocket authentication failed", slog.Any("err", err))
-		return transport.WithWebsocketCloseCode(ctx, CloseInternal), nil, errors.New("Internal error")
+		return refuse(ctx, CloseInternal, "Internal server error")
 	}
 	if auth.FromContext(authed) == nil || auth.FromContext(authed) == auth.FromContext(ctx) {
-		return transport.WithWebsocketCloseCode(ctx, CloseForbidden), nil, errors.New("Forbidden: invalid token")
+		return refuse(ctx, CloseForbidden, "Forbidden: invalid token")
 	}
 	return authed, nil, nil
+}
+
+// refuse makes connection_init fail: the connection closes with code and
+// reason (a legacy graphql-ws client also gets reason as connection_error).
+func refuse(ctx context.Context, code int, reason string) (context.Context, *transport.InitPayload, error) {
+	ctx = transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, code), reason)
+	return ctx, nil, errors.New(reason)
 }
 
 // subscriptionsOnWebsocket refuses subscriptions on the HTTP transports: they
