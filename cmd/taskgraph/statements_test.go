@@ -113,7 +113,9 @@ func TestEventsConnectionStatements(t *testing.T) {
 				Projects struct {
 					Nodes []struct {
 						Events struct {
-							Nodes []struct{ Task struct{ Project struct{ Slug string } } }
+							Nodes []struct {
+								Task struct{ Project struct{ Slug string } }
+							}
 						}
 					}
 				}

@@ -49,10 +49,17 @@ type Event struct {
 	Type       ExecutionEventType `db:"type"`
 	Payload    JSON               `db:"payload"`
 	OccurredAt time.Time          `db:"occurred_at"`
+
+	cursor string // EventCursor, made once by DecodeEvent
 }
 
 // Cursor is the event's position in its project's log, as clients see it.
-func (e *Event) Cursor() string { return EventCursor(e.ProjectID, e.Seq) }
+func (e *Event) Cursor() string {
+	if e.cursor != "" {
+		return e.cursor
+	}
+	return EventCursor(e.ProjectID, e.Seq)
+}
 
 // Record returns the stored event; every decoded kind embeds it.
 func (e *Event) Record() *Event { return e }
@@ -134,6 +141,11 @@ func NewTaskStatusChanged(t *Task, from, to TaskStatus, reason string, at time.T
 // DecodeEvent turns a stored event into the type of its kind. It fails for a
 // kind this version has no type for.
 func DecodeEvent(e *Event) (ExecutionEvent, error) {
+	// A decoded event is shared by every subscriber of its project: its
+	// cursor is made once.
+	rec := *e
+	rec.cursor = EventCursor(e.ProjectID, e.Seq)
+	e = &rec
 	decode := func(dst any) error {
 		dec := json.NewDecoder(bytes.NewReader(e.Payload))
 		if err := dec.Decode(dst); err != nil {

@@ -19,7 +19,7 @@ const (
 	DefaultPollInterval = 5 * time.Second
 	DefaultWindow       = 2048
 	DefaultPageSize     = 500
-	DefaultBuffer       = 16
+	DefaultBuffer       = 32
 )
 
 // Options configure a Broker; zero values take the defaults.
@@ -28,14 +28,16 @@ type Options struct {
 	// PollInterval is how often every feed reads the table even without a
 	// wake-up: the safety net for a lost notification.
 	PollInterval time.Duration
+	// Buffer is the capacity of a subscription's channel: how far a live
+	// subscriber may fall behind before it is detached and catches up from
+	// the window on a goroutine of its own.
+	Buffer int
 	// Window is how many recent events a project's feed keeps for its
-	// subscribers. A subscriber further behind than that is closed with a
-	// LagError; a burst of up to Window events in one commit closes nobody.
+	// subscribers. A detached subscriber that falls further behind than that
+	// is ended with a LagError.
 	Window int
 	// PageSize is the most rows one read of the table returns.
 	PageSize int
-	// Buffer is the capacity of a subscription's channel.
-	Buffer int
 	// ReconnectMin and ReconnectMax bound the PostgreSQL listener's reconnect
 	// backoff (defaults 50ms and 5s).
 	ReconnectMin, ReconnectMax time.Duration
@@ -198,13 +200,23 @@ func (b *Broker) Subscribe(ctx context.Context, projectID string, after int64, t
 	if err != nil {
 		return nil, err
 	}
-	s := &subscriber{
-		f: f, last: after, out: make(chan domain.ExecutionEvent, b.opts.Buffer), onEnd: onEnd,
-	}
+	s := &subscriber{f: f, ctx: ctx, last: after, out: make(chan domain.ExecutionEvent, b.opts.Buffer), onEnd: onEnd}
 	if len(types) > 0 {
 		s.types = slices.Clone(types)
 	}
-	go s.run(ctx)
+	s.stopWatch = context.AfterFunc(ctx, s.cancelled)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case s.state == done: // ctx ended already
+		close(s.out)
+	case s.last >= f.head && s.last >= f.from:
+		// Nothing to catch up on (the usual case): live at once.
+		s.state, s.wasLive = live, true
+		f.live[s] = struct{}{}
+	default:
+		f.startCatchUp(s)
+	}
 	return s.out, nil
 }
 
@@ -220,7 +232,7 @@ func (b *Broker) acquire(projectID string, head int64) (*feed, error) {
 	if f == nil {
 		ctx, cancel := context.WithCancel(b.ctx)
 		f = &feed{b: b, project: projectID, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1),
-			head: head, from: head, ring: make([]entry, b.opts.Window), changed: make(chan struct{})}
+			head: head, from: head, ring: make([]entry, b.opts.Window), live: map[*subscriber]struct{}{}}
 		b.feeds[projectID] = f
 		b.wg.Add(1)
 		go f.run()
@@ -228,13 +240,13 @@ func (b *Broker) acquire(projectID string, head int64) (*feed, error) {
 		f.poke()
 	}
 	f.refs++
-	b.wg.Add(1) // the subscriber's goroutine
 	return f, nil
 }
 
 // release drops a subscriber; the last one out stops the feed.
 func (b *Broker) release(f *feed) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	f.refs--
 	if f.refs == 0 {
 		if b.feeds[f.project] == f {
@@ -242,8 +254,6 @@ func (b *Broker) release(f *feed) {
 		}
 		f.cancel()
 	}
-	b.mu.Unlock()
-	b.wg.Done()
 }
 
 // entry is one event of a feed's window; ev is nil for an event this version
@@ -253,7 +263,8 @@ type entry struct {
 	ev  domain.ExecutionEvent
 }
 
-// feed reads one project's new events into a window its subscribers share.
+// feed reads one project's new events into a window its subscribers share,
+// and hands them to its live subscribers.
 type feed struct {
 	b       *Broker
 	project string
@@ -262,13 +273,13 @@ type feed struct {
 	wake    chan struct{}
 	refs    int // guarded by b.mu
 
-	mu      sync.RWMutex
-	head    int64   // newest seq read; written by run only
-	from    int64   // the window holds every event with from < seq <= head
-	ring    []entry // the window: n entries from start, in seq order
-	start   int
-	n       int
-	changed chan struct{} // closed and replaced whenever head moves
+	mu    sync.RWMutex
+	head  int64   // newest seq read; written by run only
+	from  int64   // the window holds every event with from < seq <= head
+	ring  []entry // the window: n entries from start, in seq order
+	start int
+	n     int
+	live  map[*subscriber]struct{} // subscribers that are up to date
 }
 
 func (f *feed) poke() {
@@ -280,6 +291,7 @@ func (f *feed) poke() {
 
 func (f *feed) run() {
 	defer f.b.wg.Done()
+	defer f.stop()
 	for {
 		select {
 		case <-f.ctx.Done():
@@ -290,7 +302,19 @@ func (f *feed) run() {
 	}
 }
 
-// read moves the window to the newest committed event.
+// stop ends the live subscriptions when the feed stops (the broker closes).
+func (f *feed) stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s := range f.live {
+		delete(f.live, s)
+		s.state = done
+		close(s.out)
+	}
+}
+
+// read moves the window to the newest committed event and hands the new
+// events to the live subscribers.
 func (f *feed) read() {
 	for f.ctx.Err() == nil {
 		rows, err := f.b.db.EventsAfter(f.ctx, f.project, f.head, 0, nil, f.b.opts.PageSize)
@@ -313,13 +337,43 @@ func (f *feed) read() {
 			f.push(e)
 		}
 		f.head = rows[len(rows)-1].Seq
-		close(f.changed)
-		f.changed = make(chan struct{})
+		for s := range f.live {
+			f.deliver(s, entries)
+		}
 		f.mu.Unlock()
 		if len(rows) < f.b.opts.PageSize {
 			return
 		}
 	}
+}
+
+// deliver hands entries to a live subscriber without ever waiting: when its
+// channel is full, it is detached and catches up from the window on a
+// goroutine of its own, so that nobody waits for it. Callers hold f.mu.
+func (f *feed) deliver(s *subscriber, entries []entry) {
+	for _, e := range entries {
+		if e.seq <= s.last {
+			continue
+		}
+		if s.wants(e.ev) {
+			select {
+			case s.out <- e.ev:
+			default:
+				delete(f.live, s)
+				f.startCatchUp(s)
+				return
+			}
+		}
+		s.last = e.seq
+	}
+}
+
+// startCatchUp runs s on its own goroutine until it is up to date. Callers
+// hold f.mu.
+func (f *feed) startCatchUp(s *subscriber) {
+	s.state = catching
+	f.b.wg.Add(1)
+	go s.catchUp()
 }
 
 func (b *Broker) decode(r *domain.Event) entry {
@@ -355,62 +409,125 @@ func (f *feed) collect(last int64, dst []entry) []entry {
 	return dst
 }
 
-// subscriber is one subscription: it reads its project's events from its own
-// cursor, from the table until it reaches the window, then from the window.
+// subState is where a subscriber gets its events from.
+type subState int
+
+const (
+	// catching: its own goroutine reads the table, then the window, and owns out.
+	catching subState = iota
+	// live: the feed hands it new events and owns out.
+	live
+	// done: out is closed (or about to be, by its owner).
+	done
+)
+
+// subscriber is one subscription.
 type subscriber struct {
-	f     *feed
-	types []domain.ExecutionEventType
-	last  int64 // seq of the last event handed over (or skipped by the filter)
-	live  bool  // reached the window; falling out of it now is lagging
-	out   chan domain.ExecutionEvent
-	onEnd func(error)
+	f         *feed
+	ctx       context.Context
+	types     []domain.ExecutionEventType
+	out       chan domain.ExecutionEvent
+	onEnd     func(error)
+	stopWatch func() bool // stops the watch on ctx
+	released  sync.Once
+
+	// Guarded by f.mu; last is the catching goroutine's alone while catching.
+	state   subState
+	last    int64 // seq of the last event handed over (or skipped by the filter)
+	wasLive bool  // it was up to date once: falling out of the window now is lagging
 }
 
 func (s *subscriber) wants(ev domain.ExecutionEvent) bool {
 	return ev != nil && (s.types == nil || slices.Contains(s.types, ev.Record().Type))
 }
 
-func (s *subscriber) end(err error) {
-	if s.onEnd != nil {
-		s.onEnd(err)
+// cancelled runs when the subscription's context ends.
+func (s *subscriber) cancelled() {
+	f := s.f
+	f.mu.Lock()
+	switch s.state {
+	case live:
+		delete(f.live, s)
+		s.state = done
+		close(s.out)
+	case catching:
+		s.state = done // its goroutine closes out on its way out
 	}
+	f.mu.Unlock()
+	s.release()
 }
 
-func (s *subscriber) run(ctx context.Context) {
+func (s *subscriber) release() {
+	s.released.Do(func() { s.f.b.release(s.f) })
+}
+
+// finish ends a catching subscriber, telling it why when err is not nil.
+func (s *subscriber) finish(err error) {
 	f := s.f
-	defer f.b.release(f)
-	defer close(s.out)
+	f.mu.Lock()
+	s.state = done
+	f.mu.Unlock()
+	if err != nil && s.onEnd != nil {
+		s.onEnd(err)
+	}
+	close(s.out)
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	s.release()
+}
+
+// catchUp hands over the events after s.last — from the table until the
+// window reaches back far enough, then from the window — and makes s live
+// once it is up to date. A subscriber that was live before and fell out of
+// the window is ended with a LagError instead.
+func (s *subscriber) catchUp() {
+	f := s.f
+	defer f.b.wg.Done()
 	batch := make([]entry, 0, 64)
 	for {
+		if s.ctx.Err() != nil || f.ctx.Err() != nil {
+			s.finish(nil)
+			return
+		}
 		f.mu.RLock()
-		if s.last < f.from {
-			upTo := f.from
+		if s.state == done {
 			f.mu.RUnlock()
-			if s.live {
-				s.end(&LagError{Cursor: domain.EventCursor(f.project, s.last), Window: len(f.ring)})
+			s.finish(nil)
+			return
+		}
+		if s.last < f.from {
+			upTo, wasLive := f.from, s.wasLive
+			f.mu.RUnlock()
+			if wasLive {
+				s.finish(&LagError{Cursor: domain.EventCursor(f.project, s.last), Window: len(f.ring)})
 				return
 			}
-			if !s.readTable(ctx, upTo) {
+			if err := s.readTable(upTo); err != nil {
+				if s.ctx.Err() != nil || f.ctx.Err() != nil {
+					err = nil
+				}
+				s.finish(err)
 				return
 			}
 			continue
 		}
 		batch = f.collect(s.last, batch[:0])
-		changed := f.changed
 		f.mu.RUnlock()
-		s.live = true
 		if len(batch) == 0 {
-			select {
-			case <-changed:
-				continue
-			case <-ctx.Done():
-			case <-f.ctx.Done():
+			f.mu.Lock()
+			if s.state == catching && s.last >= f.head {
+				s.state, s.wasLive = live, true
+				f.live[s] = struct{}{}
+				f.mu.Unlock()
+				return
 			}
-			return
+			f.mu.Unlock()
+			continue
 		}
 		for _, e := range batch {
-			if s.wants(e.ev) && !s.send(ctx, e.ev) {
-				return
+			if s.wants(e.ev) && !s.send(e.ev) {
+				break // the loop's checks end it
 			}
 			s.last = e.seq
 		}
@@ -419,34 +536,31 @@ func (s *subscriber) run(ctx context.Context) {
 }
 
 // readTable hands over the events in (s.last, upTo] from the table, a page at
-// a time; it reports false when the subscription is over.
-func (s *subscriber) readTable(ctx context.Context, upTo int64) bool {
+// a time.
+func (s *subscriber) readTable(upTo int64) error {
 	f := s.f
 	page := f.b.opts.PageSize
-	rows, err := f.b.db.EventsAfter(ctx, f.project, s.last, upTo, s.types, page)
+	rows, err := f.b.db.EventsAfter(s.ctx, f.project, s.last, upTo, s.types, page)
 	if err != nil {
-		if ctx.Err() == nil && f.ctx.Err() == nil {
-			s.end(&StreamError{Cursor: domain.EventCursor(f.project, s.last), Err: err})
-		}
-		return false
+		return &StreamError{Cursor: domain.EventCursor(f.project, s.last), Err: err}
 	}
 	for _, r := range rows {
-		if e := f.b.decode(r); e.ev != nil && !s.send(ctx, e.ev) {
-			return false
+		if e := f.b.decode(r); e.ev != nil && !s.send(e.ev) {
+			return nil // ended: the caller's checks see it
 		}
 		s.last = r.Seq
 	}
 	if len(rows) < page {
 		s.last = upTo // the rest up to upTo are of other types
 	}
-	return true
+	return nil
 }
 
-func (s *subscriber) send(ctx context.Context, ev domain.ExecutionEvent) bool {
+func (s *subscriber) send(ev domain.ExecutionEvent) bool {
 	select {
 	case s.out <- ev:
 		return true
-	case <-ctx.Done():
+	case <-s.ctx.Done():
 	case <-s.f.ctx.Done():
 	}
 	return false

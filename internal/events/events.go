@@ -9,10 +9,12 @@
 // table, so a lost wake-up delays an event but never loses it.
 //
 // Per project with subscribers, one feed goroutine reads new rows once per
-// wake-up into a window of recent events that every subscriber of the project
-// shares; each subscriber reads the window from its own cursor at its own
-// pace. A subscriber that falls behind the window is closed with an error
-// naming the cursor to resubscribe from; nobody else waits for it.
+// wake-up into a window of recent events, and hands them to every subscriber
+// that is up to date without ever waiting: each has a bounded channel, and
+// one whose channel is full is detached and catches up from the window on a
+// goroutine of its own (as new subscribers catch up from the table). One that
+// falls out of the window is ended with an error naming the cursor to
+// resubscribe from; nobody else waits for it.
 package events
 
 import (

@@ -5,6 +5,8 @@ package loader
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -14,17 +16,36 @@ import (
 // fields of a list's elements in parallel goroutines, which all ask within it.
 const DefaultWait = 2 * time.Millisecond
 
-// Loader batches and caches loads of V by K for one request.
+// Loader batches and caches loads of V by K for one request. Its batching
+// machinery is made on first use: a request (or a subscription event) that
+// never loads through it pays for nothing but the struct.
 type Loader[K comparable, V any] struct {
-	dl    *dataloader.Loader[K, V]
+	wait  time.Duration
 	fetch func(ctx context.Context, keys []K) (map[K]V, error)
+	mu    sync.Mutex
+	dl    atomic.Pointer[dataloader.Loader[K, V]]
 }
 
 // New returns a loader over fetch, which returns the values it found by key;
 // keys it did not find load as the zero V (nil, empty slice) without error.
 func New[K comparable, V any](wait time.Duration, fetch func(ctx context.Context, keys []K) (map[K]V, error)) *Loader[K, V] {
+	if wait <= 0 {
+		wait = DefaultWait
+	}
+	return &Loader[K, V]{wait: wait, fetch: fetch}
+}
+
+func (l *Loader[K, V]) loader() *dataloader.Loader[K, V] {
+	if dl := l.dl.Load(); dl != nil {
+		return dl
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if dl := l.dl.Load(); dl != nil {
+		return dl
+	}
 	batch := func(ctx context.Context, keys []K) []*dataloader.Result[V] {
-		found, err := fetch(ctx, keys)
+		found, err := l.fetch(ctx, keys)
 		out := make([]*dataloader.Result[V], len(keys))
 		for i, k := range keys {
 			if err != nil {
@@ -35,10 +56,9 @@ func New[K comparable, V any](wait time.Duration, fetch func(ctx context.Context
 		}
 		return out
 	}
-	if wait <= 0 {
-		wait = DefaultWait
-	}
-	return &Loader[K, V]{dl: dataloader.NewBatchedLoader(batch, dataloader.WithWait[K, V](wait)), fetch: fetch}
+	dl := dataloader.NewBatchedLoader(batch, dataloader.WithWait[K, V](l.wait))
+	l.dl.Store(dl)
+	return dl
 }
 
 // Get reads key at once, without waiting for a batch, and caches the value for
@@ -51,19 +71,20 @@ func (l *Loader[K, V]) Get(ctx context.Context, key K) (V, error) {
 		return zero, err
 	}
 	v := found[key]
-	l.dl.Clear(ctx, key)
-	l.dl.Prime(ctx, key, v)
+	dl := l.loader()
+	dl.Clear(ctx, key)
+	dl.Prime(ctx, key, v)
 	return v, nil
 }
 
 // Load returns the value of key, batched with other loads of this request.
 func (l *Loader[K, V]) Load(ctx context.Context, key K) (V, error) {
-	return l.dl.Load(ctx, key)()
+	return l.loader().Load(ctx, key)()
 }
 
 // LoadMany returns the values of keys, in order.
 func (l *Loader[K, V]) LoadMany(ctx context.Context, keys []K) ([]V, error) {
-	vals, errs := l.dl.LoadMany(ctx, keys)()
+	vals, errs := l.loader().LoadMany(ctx, keys)()
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -73,4 +94,8 @@ func (l *Loader[K, V]) LoadMany(ctx context.Context, keys []K) ([]V, error) {
 }
 
 // Clear forgets every cached value, after a write made them stale.
-func (l *Loader[K, V]) Clear() { l.dl.ClearAll() }
+func (l *Loader[K, V]) Clear() {
+	if dl := l.dl.Load(); dl != nil {
+		dl.ClearAll()
+	}
+}

@@ -18,6 +18,10 @@ const (
 	shutdownTimeout   = 30 * time.Second
 )
 
+// shutdownKey finds, in a request's context, the context that ends when the
+// server has shut down (websockets close then).
+type shutdownKey struct{}
+
 // Serve serves h on ln until ctx ends, then shuts down gracefully: it stops
 // accepting, lets in-flight requests finish (at most 30s, then closes them),
 // and returns. Request contexts carry ctx's values but are not cancelled by it;
@@ -30,6 +34,8 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logge
 	}
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
+	// Websockets outlive their handlers; they end with base.
+	base = context.WithValue(base, shutdownKey{}, base)
 
 	srv := &http.Server{
 		Handler:           h,

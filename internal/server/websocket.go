@@ -156,8 +156,36 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 			"cross-origin websocket refused: the origin is not in the server's --allowed-origins")
 		return
 	}
-	t.inner.Do(w, r, exec)
+	shutdown, _ := r.Context().Value(shutdownKey{}).(context.Context)
+	if shutdown == nil {
+		t.inner.Do(w, r, exec) // not under Serve (tests): the handler serves the socket
+		return
+	}
+	// Hand the connection to a goroutine of its own and let the handler
+	// return: net/http then drops what it holds for the request (its
+	// connection state, buffers, the handler's deep stack), which an idle
+	// subscriber would otherwise keep for hours. The request context ends
+	// with the handler, so the socket's context ends with the server instead.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	stop := context.AfterFunc(shutdown, cancel)
+	upgraded := make(chan struct{})
+	ctx = context.WithValue(ctx, upgradedKey{}, upgraded)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer cancel()
+		defer stop()
+		t.inner.Do(w, r.WithContext(ctx), exec)
+	}()
+	select {
+	case <-upgraded: // w is no longer used
+	case <-done: // refused: gqlgen has answered through w
+	}
 }
+
+// upgradedKey holds the channel Accept closes once the connection is
+// hijacked.
+type upgradedKey struct{}
 
 // originAllowed refuses cross-site websocket hijacking: a browser page of
 // another origin must be allowed explicitly. Programs send no Origin.
@@ -256,15 +284,25 @@ func (g *gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts t
 	}
 	up := websocket.Upgrader{
 		HandshakeTimeout: g.cfg.WriteTimeout,
-		WriteBufferPool:  g.pool,
-		Subprotocols:     protocols,
-		CheckOrigin:      func(*http.Request) bool { return true }, // checked before, with --allowed-origins
-		Error:            func(http.ResponseWriter, *http.Request, int, error) {},
+		// A small read buffer of its own (net/http's 4 KiB one is let go);
+		// larger messages read through it all the same.
+		ReadBufferSize:  512,
+		WriteBufferPool: g.pool,
+		Subprotocols:    protocols,
+		CheckOrigin:     func(*http.Request) bool { return true }, // checked before, with --allowed-origins
+		Error:           func(http.ResponseWriter, *http.Request, int, error) {},
 	}
 	ws, err := up.Upgrade(w, r, opts.ResponseHeader)
 	if err != nil {
 		return nil, err
 	}
+	if upgraded, ok := r.Context().Value(upgradedKey{}).(chan struct{}); ok {
+		close(upgraded)
+	}
+	// gqlgen keeps the request's headers for the connection's lifetime, to
+	// hand them to operations; ours read none, and an idle subscriber need
+	// not hold a browser's cookies and user agent for hours.
+	r.Header = http.Header{}
 	c := &wsConn{ws: ws, cfg: g.cfg, metrics: g.metrics, req: r.Context(),
 		types: clientMessages[ws.Subprotocol()], active: map[string]struct{}{}}
 	if c.types == nil {
@@ -414,25 +452,35 @@ func (c *wsConn) check(data []byte) (int, string) {
 // WriteJSON writes one message with a deadline; a failed write breaks the
 // connection, which ends the reader and with it every operation.
 func (c *wsConn) WriteJSON(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
+	m, ok := readMessage(v)
+	if !ok {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		return c.write(b)
 	}
-	typ, id := messageTypeAndID(v)
-	if typ == "complete" && c.req.Err() != nil {
+	if m.typ == "complete" && c.req.Err() != nil {
 		// The server is shutting down: the operation did not complete, its
 		// connection is going away (1001), and the client should resume
 		// elsewhere rather than think the stream ended.
 		return nil
 	}
-	if id != "" && (typ == "complete" || typ == "error") {
+	if m.id != "" && (m.typ == "complete" || m.typ == "error") {
 		c.mu.Lock()
-		if _, ok := c.active[id]; ok {
-			delete(c.active, id)
+		if _, ok := c.active[m.id]; ok {
+			delete(c.active, m.id)
 			c.metrics.subscriptions.Dec()
 		}
 		c.mu.Unlock()
 	}
+	buf := messageBuffers.Get().(*[]byte)
+	defer messageBuffers.Put(buf)
+	*buf = m.appendJSON((*buf)[:0])
+	return c.write(*buf)
+}
+
+func (c *wsConn) write(b []byte) error {
 	_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
 	if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
 		c.mu.Lock()
@@ -444,18 +492,82 @@ func (c *wsConn) WriteJSON(v any) error {
 	return nil
 }
 
-// messageTypeAndID reads the type and id of one of gqlgen's (unexported)
-// message structs.
-func messageTypeAndID(v any) (string, string) {
+var messageBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// wsMessage is one of gqlgen's (unexported) message structs, read by field:
+// every event of every subscription passes here, and encoding it by hand
+// spares re-validating the payload gqlgen has just encoded.
+type wsMessage struct {
+	typ, id string
+	payload json.RawMessage
+}
+
+// messageFields are the field indexes of gqlgen's message types.
+type messageFields struct{ typ, id, payload int }
+
+var messageTypes sync.Map // reflect.Type -> *messageFields (nil: not a message)
+
+func readMessage(v any) (wsMessage, bool) {
 	rv := reflect.Indirect(reflect.ValueOf(v))
 	if rv.Kind() != reflect.Struct {
-		return "", ""
+		return wsMessage{}, false
 	}
-	typ, id := rv.FieldByName("Type"), rv.FieldByName("ID")
-	if typ.Kind() != reflect.String || id.Kind() != reflect.String {
-		return "", ""
+	t := rv.Type()
+	fi, ok := messageTypes.Load(t)
+	if !ok {
+		var f *messageFields
+		typ, okT := t.FieldByName("Type")
+		id, okI := t.FieldByName("ID")
+		payload, okP := t.FieldByName("Payload")
+		if okT && okI && okP && typ.Type.Kind() == reflect.String && id.Type.Kind() == reflect.String &&
+			payload.Type == reflect.TypeFor[json.RawMessage]() {
+			f = &messageFields{typ: typ.Index[0], id: id.Index[0], payload: payload.Index[0]}
+		}
+		fi, _ = messageTypes.LoadOrStore(t, f)
 	}
-	return typ.String(), id.String()
+	f := fi.(*messageFields)
+	if f == nil {
+		return wsMessage{}, false
+	}
+	return wsMessage{typ: rv.Field(f.typ).String(), id: rv.Field(f.id).String(),
+		payload: rv.Field(f.payload).Bytes()}, true
+}
+
+// appendJSON encodes the message as gqlgen's struct tags do:
+// {"payload":…,"id":…,"type":…}, payload and id omitted when empty.
+func (m wsMessage) appendJSON(b []byte) []byte {
+	b = append(b, '{')
+	if len(m.payload) > 0 {
+		b = append(b, `"payload":`...)
+		b = append(b, m.payload...)
+		b = append(b, ',')
+	}
+	if m.id != "" {
+		b = append(b, `"id":`...)
+		b = appendJSONString(b, m.id)
+		b = append(b, ',')
+	}
+	b = append(b, `"type":`...)
+	b = appendJSONString(b, m.typ)
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string (s is valid UTF-8: it came
+// from JSON or from gqlgen's constants).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 // WriteClose sends a close frame. gqlgen closes with 1000 when the request

@@ -70,7 +70,9 @@ func (s *Service) ProjectEvents(ctx context.Context, projectGID string, after *s
 	if err != nil {
 		return nil, err
 	}
-	project, err := s.visibleProject(ctx, p, projectGID, "projectId")
+	// The check reads through loaders of its own: the subscription's context
+	// lives as long as it does, and need not keep them.
+	project, err := s.visibleProject(withoutLoaders(ctx), p, projectGID, "projectId")
 	if err != nil {
 		return nil, err
 	}
