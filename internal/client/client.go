@@ -173,6 +173,9 @@ type Conn struct {
 	nextID int
 	err    error         // why the connection ended
 	done   chan struct{} // closed when the reader stops
+
+	closeOnce sync.Once
+	closing   chan struct{} // closed by Close: the reader stops handing results over
 }
 
 // writeTimeout bounds every write of the client.
@@ -206,7 +209,7 @@ func (c *Client) Dial(ctx context.Context) (*Conn, error) {
 		}
 		return nil, fmt.Errorf("client: websocket: %w", err)
 	}
-	cn := &Conn{ws: ws, subs: map[string]*Subscription{}, done: make(chan struct{})}
+	cn := &Conn{ws: ws, subs: map[string]*Subscription{}, done: make(chan struct{}), closing: make(chan struct{})}
 	payload := map[string]any{}
 	if c.Token != "" {
 		payload["Authorization"] = "Bearer " + c.Token
@@ -319,6 +322,7 @@ func (cn *Conn) read() {
 				select {
 				case s.results <- &r:
 				case <-s.stopped:
+				case <-cn.closing:
 				}
 			case "error":
 				var es Errors
@@ -345,6 +349,7 @@ func (cn *Conn) Done() <-chan struct{} { return cn.done }
 
 // Close closes the connection normally.
 func (cn *Conn) Close() error {
+	cn.closeOnce.Do(func() { close(cn.closing) })
 	cn.wmu.Lock()
 	_ = cn.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""),
 		time.Now().Add(writeTimeout))

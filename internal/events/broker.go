@@ -210,18 +210,22 @@ func (b *Broker) Subscribe(ctx context.Context, projectID string, after int64, t
 	switch {
 	case s.state == done: // ctx ended already
 		close(s.out)
+		b.wg.Done()
 	case s.last >= f.head && s.last >= f.from:
 		// Nothing to catch up on (the usual case): live at once.
 		s.state, s.wasLive = live, true
 		f.live[s] = struct{}{}
+		b.wg.Done()
 	default:
-		f.startCatchUp(s)
+		go s.catchUp() // counted by acquire
 	}
 	return s.out, nil
 }
 
 // acquire returns the project's feed, starting it (at head, the newest event
-// already committed) when the project has none, and counts one more subscriber.
+// already committed) when the project has none, and counts one more
+// subscriber — and, in b.wg, the goroutine it may need to catch up, which
+// the caller starts or marks done.
 func (b *Broker) acquire(projectID string, head int64) (*feed, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -240,6 +244,7 @@ func (b *Broker) acquire(projectID string, head int64) (*feed, error) {
 		f.poke()
 	}
 	f.refs++
+	b.wg.Add(1)
 	return f, nil
 }
 
@@ -369,7 +374,8 @@ func (f *feed) deliver(s *subscriber, entries []entry) {
 }
 
 // startCatchUp runs s on its own goroutine until it is up to date. Callers
-// hold f.mu.
+// hold f.mu, on the feed's goroutine (which b.wg counts, so adding to it is
+// safe even while the broker closes).
 func (f *feed) startCatchUp(s *subscriber) {
 	s.state = catching
 	f.b.wg.Add(1)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -593,9 +594,24 @@ func (c *wsConn) closeWith(code int, message string) {
 	gone := c.peerGone
 	c.mu.Unlock()
 	if !gone {
-		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(c.cfg.WriteTimeout))
+		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, closeReason(message)),
+			time.Now().Add(c.cfg.WriteTimeout))
 	}
 	c.lingerClose()
+}
+
+// closeReason fits a reason into a close frame (at most 123 bytes, whole
+// UTF-8 characters): a client's id in it may be long.
+func closeReason(s string) string {
+	const limit = 123
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Close closes the TCP connection once the peer has answered our close

@@ -3,7 +3,9 @@ package server
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -61,4 +63,12 @@ func TestOriginAllowed(t *testing.T) {
 	r := httptest.NewRequest("GET", "http://api.example.com/graphql", nil)
 	r.Header.Set("Origin", "https://anything.example.org")
 	require.True(t, any.originAllowed(r))
+}
+
+func TestCloseReasonFitsAFrame(t *testing.T) {
+	require.Equal(t, "short", closeReason("short"))
+	long := closeReason("Subscriber for " + strings.Repeat("é", 100) + " already exists")
+	require.LessOrEqual(t, len(long), 123)
+	require.True(t, utf8.ValidString(long))
+	require.True(t, strings.HasSuffix(long, "…"))
 }
