@@ -19,7 +19,7 @@ const (
 	DefaultPollInterval = 5 * time.Second
 	DefaultWindow       = 2048
 	DefaultPageSize     = 500
-	DefaultBuffer       = 32
+	DefaultBuffer       = 16
 )
 
 // Options configure a Broker; zero values take the defaults.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -157,8 +159,8 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 			"cross-origin websocket refused: the origin is not in the server's --allowed-origins")
 		return
 	}
-	shutdown, _ := r.Context().Value(shutdownKey{}).(context.Context)
-	if shutdown == nil {
+	sd, _ := r.Context().Value(shutdownKey{}).(*shutdown)
+	if sd == nil {
 		t.inner.Do(w, r, exec) // not under Serve (tests): the handler serves the socket
 		return
 	}
@@ -168,25 +170,46 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 	// subscriber would otherwise keep for hours. The request context ends
 	// with the handler, so the socket's context ends with the server instead.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	stop := context.AfterFunc(shutdown, cancel)
-	upgraded := make(chan struct{})
-	ctx = context.WithValue(ctx, upgradedKey{}, upgraded)
+	stop := context.AfterFunc(sd.ctx, cancel)
+	hw := &hijackSignal{ResponseWriter: w, hijacked: make(chan struct{})}
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer cancel()
-		defer stop()
-		t.inner.Do(w, r.WithContext(ctx), exec)
-	}()
+	sd.websockets.Add(1)
+	go serveWebsocket(t.inner, hw, r.WithContext(ctx), exec, done, cancel, stop, &sd.websockets)
 	select {
-	case <-upgraded: // w is no longer used
+	case <-hw.hijacked: // w is no longer used
 	case <-done: // refused: gqlgen has answered through w
 	}
 }
 
-// upgradedKey holds the channel Accept closes once the connection is
-// hijacked.
-type upgradedKey struct{}
+// hijackSignal tells the handler when the upgrade has taken the connection.
+type hijackSignal struct {
+	http.ResponseWriter
+	hijacked chan struct{}
+}
+
+func (h *hijackSignal) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err == nil {
+		close(h.hijacked)
+	}
+	return c, rw, err
+}
+
+func (h *hijackSignal) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+// serveWebsocket runs gqlgen's websocket transport for one connection. A
+// function of its own, not a closure, so that nothing of the request's
+// handler (its response writer, the original request) stays reachable while
+// the connection lives.
+func serveWebsocket(ws transport.Websocket, w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor,
+	done chan<- struct{}, cancel context.CancelFunc, stop func() bool, open *sync.WaitGroup,
+) {
+	defer open.Done()
+	defer close(done)
+	defer cancel()
+	defer stop()
+	ws.Do(w, r, exec)
+}
 
 // originAllowed refuses cross-site websocket hijacking: a browser page of
 // another origin must be allowed explicitly. Programs send no Origin.
@@ -285,9 +308,10 @@ func (g *gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts t
 	}
 	up := websocket.Upgrader{
 		HandshakeTimeout: g.cfg.WriteTimeout,
-		// A small read buffer of its own (net/http's 4 KiB one is let go);
-		// larger messages read through it all the same.
-		ReadBufferSize:  512,
+		// A small read buffer of its own (net/http's 4 KiB one is let go):
+		// client messages are small, and larger ones read through it all
+		// the same.
+		ReadBufferSize:  256,
 		WriteBufferPool: g.pool,
 		Subprotocols:    protocols,
 		CheckOrigin:     func(*http.Request) bool { return true }, // checked before, with --allowed-origins
@@ -296,9 +320,6 @@ func (g *gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts t
 	ws, err := up.Upgrade(w, r, opts.ResponseHeader)
 	if err != nil {
 		return nil, err
-	}
-	if upgraded, ok := r.Context().Value(upgradedKey{}).(chan struct{}); ok {
-		close(upgraded)
 	}
 	// gqlgen keeps the request's headers for the connection's lifetime, to
 	// hand them to operations; ours read none, and an idle subscriber need
