@@ -48,15 +48,19 @@ type ResolverRoot interface {
 	PlannedWave() PlannedWaveResolver
 	Project() ProjectResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 	Suite() SuiteResolver
 	Task() TaskResolver
 	TaskBlock() TaskBlockResolver
+	TaskCreated() TaskCreatedResolver
 	TaskFileImpact() TaskFileImpactResolver
 	TaskList() TaskListResolver
 	TaskListItem() TaskListItemResolver
 	TaskRelationship() TaskRelationshipResolver
 	TaskStateChange() TaskStateChangeResolver
+	TaskStatusChanged() TaskStatusChangedResolver
 	TaskTemplate() TaskTemplateResolver
+	TaskUpdated() TaskUpdatedResolver
 	Tool() ToolResolver
 	ToolParameter() ToolParameterResolver
 	TraceSession() TraceSessionResolver
@@ -363,6 +367,18 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ExecutionEventConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ExecutionEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	FailExamplePayload struct {
 		Example func(childComplexity int) int
 	}
@@ -507,6 +523,8 @@ type ComplexityRoot struct {
 		CreatedAt       func(childComplexity int) int
 		Description     func(childComplexity int) int
 		EvaluationQueue func(childComplexity int, first *int, after *string) int
+		EventCursor     func(childComplexity int) int
+		Events          func(childComplexity int, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) int
 		GlobalID        func(childComplexity int) int
 		Ideas           func(childComplexity int, first *int, after *string) int
 		Name            func(childComplexity int) int
@@ -571,6 +589,10 @@ type ComplexityRoot struct {
 
 	RevokeApiTokenPayload struct {
 		APIToken func(childComplexity int) int
+	}
+
+	Subscription struct {
+		ProjectEvents func(childComplexity int, projectID string, after *string, types []domain.ExecutionEventType) int
 	}
 
 	Suite struct {
@@ -660,6 +682,16 @@ type ComplexityRoot struct {
 		Nodes      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
+	}
+
+	TaskCreated struct {
+		Cursor     func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Status     func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Title      func(childComplexity int) int
+		Type       func(childComplexity int) int
 	}
 
 	TaskEdge struct {
@@ -758,6 +790,17 @@ type ComplexityRoot struct {
 		ToStatus   func(childComplexity int) int
 	}
 
+	TaskStatusChanged struct {
+		Cursor     func(childComplexity int) int
+		From       func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Reason     func(childComplexity int) int
+		Task       func(childComplexity int) int
+		To         func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
 	TaskTemplate struct {
 		Category                  func(childComplexity int) int
 		CreatedAt                 func(childComplexity int) int
@@ -787,6 +830,15 @@ type ComplexityRoot struct {
 	TaskTemplateEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	TaskUpdated struct {
+		ChangedFields func(childComplexity int) int
+		Cursor        func(childComplexity int) int
+		OccurredAt    func(childComplexity int) int
+		Project       func(childComplexity int) int
+		Task          func(childComplexity int) int
+		Type          func(childComplexity int) int
 	}
 
 	Tool struct {
@@ -1022,6 +1074,8 @@ type ProjectResolver interface {
 	Ideas(ctx context.Context, obj *domain.Project, first *int, after *string) (*model.IdeaConnection, error)
 	EvaluationQueue(ctx context.Context, obj *domain.Project, first *int, after *string) (*model.TaskConnection, error)
 	TaskTemplates(ctx context.Context, obj *domain.Project, first *int, after *string) (*model.TaskTemplateConnection, error)
+	Events(ctx context.Context, obj *domain.Project, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error)
+	EventCursor(ctx context.Context, obj *domain.Project) (string, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (domain.Node, error)
@@ -1038,6 +1092,9 @@ type QueryResolver interface {
 	TaskTemplates(ctx context.Context, projectID *string, first *int, after *string) (*model.TaskTemplateConnection, error)
 	Task(ctx context.Context, id *string, displayID *string) (*domain.Task, error)
 	Tasks(ctx context.Context, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) (*model.TaskConnection, error)
+}
+type SubscriptionResolver interface {
+	ProjectEvents(ctx context.Context, projectID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error)
 }
 type SuiteResolver interface {
 	Actions(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.ActionConnection, error)
@@ -1071,6 +1128,10 @@ type TaskBlockResolver interface {
 
 	BlockingTask(ctx context.Context, obj *domain.TaskBlock) (*domain.Task, error)
 }
+type TaskCreatedResolver interface {
+	Project(ctx context.Context, obj *domain.TaskCreated) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.TaskCreated) (*domain.Task, error)
+}
 type TaskFileImpactResolver interface {
 	Task(ctx context.Context, obj *domain.TaskFileImpact) (*domain.Task, error)
 }
@@ -1093,6 +1154,10 @@ type TaskRelationshipResolver interface {
 type TaskStateChangeResolver interface {
 	Task(ctx context.Context, obj *domain.TaskStateChange) (*domain.Task, error)
 }
+type TaskStatusChangedResolver interface {
+	Project(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.Task, error)
+}
 type TaskTemplateResolver interface {
 	DefaultAcceptanceCriteria(ctx context.Context, obj *domain.TaskTemplate) ([]string, error)
 	DefaultCodebaseTests(ctx context.Context, obj *domain.TaskTemplate) ([]string, error)
@@ -1104,6 +1169,10 @@ type TaskTemplateResolver interface {
 	ScopeUser(ctx context.Context, obj *domain.TaskTemplate) (*domain.User, error)
 
 	CreatedBy(ctx context.Context, obj *domain.TaskTemplate) (*domain.User, error)
+}
+type TaskUpdatedResolver interface {
+	Project(ctx context.Context, obj *domain.TaskUpdated) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.TaskUpdated) (*domain.Task, error)
 }
 type ToolResolver interface {
 	McpServer(ctx context.Context, obj *domain.Tool) (*domain.McpServer, error)
@@ -2051,6 +2120,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ExampleEdge.Node(childComplexity), true
 
+	case "ExecutionEventConnection.edges":
+		if e.ComplexityRoot.ExecutionEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionEventConnection.Edges(childComplexity), true
+	case "ExecutionEventConnection.nodes":
+		if e.ComplexityRoot.ExecutionEventConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionEventConnection.Nodes(childComplexity), true
+	case "ExecutionEventConnection.pageInfo":
+		if e.ComplexityRoot.ExecutionEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionEventConnection.PageInfo(childComplexity), true
+	case "ExecutionEventConnection.totalCount":
+		if e.ComplexityRoot.ExecutionEventConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionEventConnection.TotalCount(childComplexity), true
+
+	case "ExecutionEventEdge.cursor":
+		if e.ComplexityRoot.ExecutionEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionEventEdge.Cursor(childComplexity), true
+	case "ExecutionEventEdge.node":
+		if e.ComplexityRoot.ExecutionEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionEventEdge.Node(childComplexity), true
+
 	case "FailExamplePayload.example":
 		if e.ComplexityRoot.FailExamplePayload.Example == nil {
 			break
@@ -2889,6 +2996,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Project.EvaluationQueue(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Project.eventCursor":
+		if e.ComplexityRoot.Project.EventCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.EventCursor(childComplexity), true
+	case "Project.events":
+		if e.ComplexityRoot.Project.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Project_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Project.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["types"].([]domain.ExecutionEventType)), true
 	case "Project.id":
 		if e.ComplexityRoot.Project.GlobalID == nil {
 			break
@@ -3223,6 +3347,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevokeApiTokenPayload.APIToken(childComplexity), true
+
+	case "Subscription.projectEvents":
+		if e.ComplexityRoot.Subscription.ProjectEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_projectEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ProjectEvents(childComplexity, args["projectId"].(string), args["after"].(*string), args["types"].([]domain.ExecutionEventType)), true
 
 	case "Suite.actionToolMaps":
 		if e.ComplexityRoot.Suite.ActionToolMaps == nil {
@@ -3681,6 +3817,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskConnection.TotalCount(childComplexity), true
 
+	case "TaskCreated.cursor":
+		if e.ComplexityRoot.TaskCreated.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCreated.Cursor(childComplexity), true
+	case "TaskCreated.occurredAt":
+		if e.ComplexityRoot.TaskCreated.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCreated.OccurredAt(childComplexity), true
+	case "TaskCreated.project":
+		if e.ComplexityRoot.TaskCreated.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCreated.Project(childComplexity), true
+	case "TaskCreated.status":
+		if e.ComplexityRoot.TaskCreated.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCreated.Status(childComplexity), true
+	case "TaskCreated.task":
+		if e.ComplexityRoot.TaskCreated.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCreated.Task(childComplexity), true
+	case "TaskCreated.title":
+		if e.ComplexityRoot.TaskCreated.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCreated.Title(childComplexity), true
+	case "TaskCreated.type":
+		if e.ComplexityRoot.TaskCreated.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCreated.Type(childComplexity), true
+
 	case "TaskEdge.cursor":
 		if e.ComplexityRoot.TaskEdge.Cursor == nil {
 			break
@@ -4097,6 +4276,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskStateChange.ToStatus(childComplexity), true
 
+	case "TaskStatusChanged.cursor":
+		if e.ComplexityRoot.TaskStatusChanged.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.Cursor(childComplexity), true
+	case "TaskStatusChanged.from":
+		if e.ComplexityRoot.TaskStatusChanged.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.From(childComplexity), true
+	case "TaskStatusChanged.occurredAt":
+		if e.ComplexityRoot.TaskStatusChanged.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.OccurredAt(childComplexity), true
+	case "TaskStatusChanged.project":
+		if e.ComplexityRoot.TaskStatusChanged.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.Project(childComplexity), true
+	case "TaskStatusChanged.reason":
+		if e.ComplexityRoot.TaskStatusChanged.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.Reason(childComplexity), true
+	case "TaskStatusChanged.task":
+		if e.ComplexityRoot.TaskStatusChanged.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.Task(childComplexity), true
+	case "TaskStatusChanged.to":
+		if e.ComplexityRoot.TaskStatusChanged.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.To(childComplexity), true
+	case "TaskStatusChanged.type":
+		if e.ComplexityRoot.TaskStatusChanged.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.Type(childComplexity), true
+
 	case "TaskTemplate.category":
 		if e.ComplexityRoot.TaskTemplate.Category == nil {
 			break
@@ -4231,6 +4459,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskTemplateEdge.Node(childComplexity), true
+
+	case "TaskUpdated.changedFields":
+		if e.ComplexityRoot.TaskUpdated.ChangedFields == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskUpdated.ChangedFields(childComplexity), true
+	case "TaskUpdated.cursor":
+		if e.ComplexityRoot.TaskUpdated.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskUpdated.Cursor(childComplexity), true
+	case "TaskUpdated.occurredAt":
+		if e.ComplexityRoot.TaskUpdated.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskUpdated.OccurredAt(childComplexity), true
+	case "TaskUpdated.project":
+		if e.ComplexityRoot.TaskUpdated.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskUpdated.Project(childComplexity), true
+	case "TaskUpdated.task":
+		if e.ComplexityRoot.TaskUpdated.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskUpdated.Task(childComplexity), true
+	case "TaskUpdated.type":
+		if e.ComplexityRoot.TaskUpdated.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskUpdated.Type(childComplexity), true
 
 	case "Tool.createdAt":
 		if e.ComplexityRoot.Tool.CreatedAt == nil {
@@ -4776,6 +5041,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -4801,7 +5083,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/catalog.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
+//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -4814,11 +5096,13 @@ func sourceData(filename string) string {
 
 var sources = []*ast.Source{
 	{Name: "../schema.graphqls", Input: `# Taskgraph root schema: roots, the Node interface, scalars and paging types.
+# (The Subscription root is defined in graph/schema/events.graphqls.)
 # Each domain extends the roots in graph/schema/<domain>.graphqls.
 
 schema {
   query: Query
   mutation: Mutation
+  subscription: Subscription
 }
 
 "RFC 3339 timestamp, always UTC."
@@ -4860,6 +5144,7 @@ type Mutation {
 }
 `, BuiltIn: false},
 	{Name: "schema/catalog.graphqls", Input: sourceData("schema/catalog.graphqls"), BuiltIn: false},
+	{Name: "schema/events.graphqls", Input: sourceData("schema/events.graphqls"), BuiltIn: false},
 	{Name: "schema/planning.graphqls", Input: sourceData("schema/planning.graphqls"), BuiltIn: false},
 	{Name: "schema/projects.graphqls", Input: sourceData("schema/projects.graphqls"), BuiltIn: false},
 	{Name: "schema/tasklists.graphqls", Input: sourceData("schema/tasklists.graphqls"), BuiltIn: false},
@@ -5462,6 +5747,30 @@ func (ec *executionContext) childFields_ExampleEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ExampleEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ExecutionEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ExecutionEventConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ExecutionEventConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ExecutionEventConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ExecutionEventConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExecutionEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ExecutionEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ExecutionEventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ExecutionEventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExecutionEventEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_FailExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "example":
@@ -5680,6 +5989,10 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_evaluationQueue(ctx, field)
 	case "taskTemplates":
 		return ec.fieldContext_Project_taskTemplates(ctx, field)
+	case "events":
+		return ec.fieldContext_Project_events(ctx, field)
+	case "eventCursor":
+		return ec.fieldContext_Project_eventCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
 }
@@ -7324,6 +7637,52 @@ func (ec *executionContext) field_Project_evaluationQueue_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Project_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]domain.ExecutionEventType, error) {
+			return ec.unmarshalOExecutionEventType2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Project_ideas_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7773,6 +8132,36 @@ func (ec *executionContext) field_Query_wavePlan_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["taskListId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_projectEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]domain.ExecutionEventType, error) {
+			return ec.unmarshalOExecutionEventType2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg2
 	return args, nil
 }
 
@@ -11995,6 +12384,180 @@ func (ec *executionContext) fieldContext_ExampleEdge_node(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _ExecutionEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ExecutionEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionEventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ExecutionEventEdge) graphql.Marshaler {
+			return ec.marshalNExecutionEventEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExecutionEventEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionEventConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionEventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionEventConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ExecutionEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionEventConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []domain.ExecutionEvent) graphql.Marshaler {
+			return ec.marshalNExecutionEvent2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionEventConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionEventConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ExecutionEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionEventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionEventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionEventConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionEventConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ExecutionEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionEventConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionEventConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionEventConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ExecutionEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionEventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionEventEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ExecutionEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionEventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEvent) graphql.Marshaler {
+			return ec.marshalNExecutionEvent2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionEventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _FailExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.FailExamplePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15739,6 +16302,73 @@ func (ec *executionContext) fieldContext_Project_taskTemplates(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Project_events(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Project().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["types"].([]domain.ExecutionEventType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExecutionEventConnection) graphql.Marshaler {
+			return ec.marshalNExecutionEventConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExecutionEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Project_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Project_eventCursor(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_eventCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Project().EventCursor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_eventCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Project", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ProjectConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16882,6 +17512,50 @@ func (ec *executionContext) fieldContext_RevokeApiTokenPayload_apiToken(_ contex
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ApiToken(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_projectEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_projectEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ProjectEvents(ctx, fc.Args["projectId"].(string), fc.Args["after"].(*string), fc.Args["types"].([]domain.ExecutionEventType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEvent) graphql.Marshaler {
+			return ec.marshalNExecutionEvent2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_projectEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_projectEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -18813,6 +19487,185 @@ func (ec *executionContext) fieldContext_TaskConnection_totalCount(_ context.Con
 	return graphql.NewScalarFieldContext("TaskConnection", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _TaskCreated_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCreated_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCreated_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCreated", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskCreated_type(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCreated_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCreated_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCreated", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _TaskCreated_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCreated_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCreated_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCreated", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TaskCreated_project(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCreated_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskCreated().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCreated_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskCreated_task(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCreated_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskCreated().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCreated_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskCreated_title(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCreated_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCreated_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCreated", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskCreated_status(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCreated_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.TaskStatus) graphql.Marshaler {
+			return ec.marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCreated_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskCreated", field, false, false, errors.New("field of type TaskStatus does not have child fields"))
+}
+
 func (ec *executionContext) _TaskEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.TaskEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20535,6 +21388,208 @@ func (ec *executionContext) fieldContext_TaskStateChange_changedAt(_ context.Con
 	return graphql.NewScalarFieldContext("TaskStateChange", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _TaskStatusChanged_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskStatusChanged", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskStatusChanged_type(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskStatusChanged", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _TaskStatusChanged_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskStatusChanged", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TaskStatusChanged_project(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskStatusChanged().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskStatusChanged_task(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskStatusChanged().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskStatusChanged_from(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_from(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.From, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.TaskStatus) graphql.Marshaler {
+			return ec.marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskStatusChanged", field, false, false, errors.New("field of type TaskStatus does not have child fields"))
+}
+
+func (ec *executionContext) _TaskStatusChanged_to(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.TaskStatus) graphql.Marshaler {
+			return ec.marshalNTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskStatusChanged", field, false, false, errors.New("field of type TaskStatus does not have child fields"))
+}
+
+func (ec *executionContext) _TaskStatusChanged_reason(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskStatusChanged", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _TaskTemplate_id(ctx context.Context, field graphql.CollectedField, obj *domain.TaskTemplate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21102,6 +22157,162 @@ func (ec *executionContext) fieldContext_TaskTemplateEdge_node(_ context.Context
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TaskUpdated_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.TaskUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskUpdated_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskUpdated_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskUpdated", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskUpdated_type(ctx context.Context, field graphql.CollectedField, obj *domain.TaskUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskUpdated_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskUpdated_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskUpdated", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _TaskUpdated_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskUpdated_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskUpdated_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskUpdated", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TaskUpdated_project(ctx context.Context, field graphql.CollectedField, obj *domain.TaskUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskUpdated_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskUpdated().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskUpdated_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskUpdated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskUpdated_task(ctx context.Context, field graphql.CollectedField, obj *domain.TaskUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskUpdated_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskUpdated().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskUpdated_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskUpdated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskUpdated_changedFields(ctx context.Context, field graphql.CollectedField, obj *domain.TaskUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskUpdated_changedFields(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangedFields, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskUpdated_changedFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskUpdated", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Tool_id(ctx context.Context, field graphql.CollectedField, obj *domain.Tool) (ret graphql.Marshaler) {
@@ -26436,6 +27647,34 @@ func (ec *executionContext) unmarshalInputUploadTraceEventsInput(ctx context.Con
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _ExecutionEvent(ctx context.Context, sel ast.SelectionSet, obj domain.ExecutionEvent) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case *domain.TaskUpdated:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TaskUpdated(ctx, sel, obj)
+	case *domain.TaskStatusChanged:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TaskStatusChanged(ctx, sel, obj)
+	case *domain.TaskCreated:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TaskCreated(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of ExecutionEvent must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj domain.Node) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
@@ -29941,6 +31180,135 @@ func (ec *executionContext) _ExampleEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var executionEventConnectionImplementors = []string{"ExecutionEventConnection"}
+
+func (ec *executionContext) _ExecutionEventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ExecutionEventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, executionEventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExecutionEventConnection")
+		case "edges":
+			out.Values[i] = ec._ExecutionEventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ExecutionEventConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ExecutionEventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionEventConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var executionEventEdgeImplementors = []string{"ExecutionEventEdge"}
+
+func (ec *executionContext) _ExecutionEventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ExecutionEventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, executionEventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExecutionEventEdge")
+		case "cursor":
+			out.Values[i] = ec._ExecutionEventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ExecutionEventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var failExamplePayloadImplementors = []string{"FailExamplePayload"}
 
 func (ec *executionContext) _FailExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.FailExamplePayload) graphql.Marshaler {
@@ -31641,6 +33009,82 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "events":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Project_events(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "eventCursor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Project_eventCursor(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -32367,6 +33811,26 @@ func (ec *executionContext) _RevokeApiTokenPayload(ctx context.Context, sel ast.
 	})
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "projectEvents":
+		return ec._Subscription_projectEvents(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var suiteImplementors = []string{"Suite", "Node"}
@@ -33780,6 +35244,140 @@ func (ec *executionContext) _TaskConnection(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var taskCreatedImplementors = []string{"TaskCreated", "ExecutionEvent"}
+
+func (ec *executionContext) _TaskCreated(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskCreated) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskCreatedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskCreated")
+		case "cursor":
+			out.Values[i] = ec._TaskCreated_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._TaskCreated_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._TaskCreated_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskCreated_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskCreated_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "title":
+			out.Values[i] = ec._TaskCreated_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._TaskCreated_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var taskEdgeImplementors = []string{"TaskEdge"}
 
 func (ec *executionContext) _TaskEdge(ctx context.Context, sel ast.SelectionSet, obj *model.TaskEdge) graphql.Marshaler {
@@ -34869,6 +36467,145 @@ func (ec *executionContext) _TaskStateChange(ctx context.Context, sel ast.Select
 	return out
 }
 
+var taskStatusChangedImplementors = []string{"TaskStatusChanged", "ExecutionEvent"}
+
+func (ec *executionContext) _TaskStatusChanged(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskStatusChanged) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskStatusChangedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskStatusChanged")
+		case "cursor":
+			out.Values[i] = ec._TaskStatusChanged_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._TaskStatusChanged_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._TaskStatusChanged_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskStatusChanged_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskStatusChanged_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "from":
+			out.Values[i] = ec._TaskStatusChanged_from(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "to":
+			out.Values[i] = ec._TaskStatusChanged_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._TaskStatusChanged_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var taskTemplateImplementors = []string{"TaskTemplate", "Node"}
 
 func (ec *executionContext) _TaskTemplate(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskTemplate) graphql.Marshaler {
@@ -35353,6 +37090,135 @@ func (ec *executionContext) _TaskTemplateEdge(ctx context.Context, sel ast.Selec
 			out.Values[i] = ec._TaskTemplateEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var taskUpdatedImplementors = []string{"TaskUpdated", "ExecutionEvent"}
+
+func (ec *executionContext) _TaskUpdated(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskUpdated) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskUpdatedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskUpdated")
+		case "cursor":
+			out.Values[i] = ec._TaskUpdated_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._TaskUpdated_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._TaskUpdated_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskUpdated_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskUpdated_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "changedFields":
+			out.Values[i] = ec._TaskUpdated_changedFields(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -37975,6 +39841,85 @@ func (ec *executionContext) marshalNExampleStatus2githubᚗcomᚋtaskgraphᚋtas
 	return res
 }
 
+func (ec *executionContext) marshalNExecutionEvent2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEvent(ctx context.Context, sel ast.SelectionSet, v domain.ExecutionEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExecutionEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNExecutionEvent2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.ExecutionEvent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExecutionEvent2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNExecutionEventConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExecutionEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.ExecutionEventConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExecutionEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNExecutionEventEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExecutionEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ExecutionEventEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExecutionEventEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExecutionEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNExecutionEventEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExecutionEventEdge(ctx context.Context, sel ast.SelectionSet, v *model.ExecutionEventEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExecutionEventEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx context.Context, v any) (domain.ExecutionEventType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ExecutionEventType(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx context.Context, sel ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNFailExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFailExampleInput(ctx context.Context, v any) (domain.FailExampleInput, error) {
 	res, err := ec.unmarshalInputFailExampleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -39799,6 +41744,42 @@ func (ec *executionContext) marshalOExampleStatus2ᚕgithubᚗcomᚋtaskgraphᚋ
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNExampleStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOExecutionEventType2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventTypeᚄ(ctx context.Context, v any) ([]domain.ExecutionEventType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.ExecutionEventType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOExecutionEventType2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.ExecutionEventType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ type serveConfig struct {
 	logFormat         string
 	dataDir           string
 	maxUploadBytes    int64
+	allowedOrigins    []string
 }
 
 const defaultDatabase = "sqlite:data/taskgraph.db"
@@ -54,6 +56,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"directory of uploaded traces and examples (env TASKGRAPH_DATA_DIR)")
 	maxUpload := fs.String("max-upload-size", envOr("TASKGRAPH_MAX_UPLOAD_SIZE", "100MiB"),
 		"largest uploaded file, e.g. 100MiB, 2GB or 1048576 bytes (env TASKGRAPH_MAX_UPLOAD_SIZE)")
+	origins := fs.String("allowed-origins", os.Getenv("TASKGRAPH_ALLOWED_ORIGINS"),
+		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
 	}
@@ -61,6 +65,18 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	var err error
 	if c.maxUploadBytes, err = parseSize(*maxUpload); err != nil {
 		return c, fmt.Errorf("--max-upload-size: %w", err)
+	}
+	for _, o := range strings.Split(*origins, ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		if o != "*" {
+			u, err := url.Parse(o)
+			if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+				return c, fmt.Errorf("--allowed-origins: %q is not an origin like https://app.example.com", o)
+			}
+		}
+		c.allowedOrigins = append(c.allowedOrigins, o)
 	}
 	switch {
 	case c.heartbeatInterval <= 0:

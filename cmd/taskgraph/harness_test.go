@@ -17,7 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/loader"
+	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/store"
 	"github.com/taskgraph/taskgraph/internal/testdb"
 )
@@ -50,8 +52,28 @@ var testLoaderTiming = loader.Timing{Idle: 20 * time.Millisecond, MaxWait: 2 * t
 // startServerWait is startServer with the loaders' batch timing given.
 func startServerWait(t testing.TB, dbURL string, timing loader.Timing, extraArgs ...string) *testServer {
 	t.Helper()
+	s, _ := startServerWith(t, dbURL, serverOptions{loaderTiming: timing, args: extraArgs})
+	return s
+}
+
+// serverOptions are the knobs of startServerWith.
+type serverOptions struct {
+	loaderTiming loader.Timing          // default testLoaderTiming
+	events       events.Options         // the event broker's (zero: defaults)
+	websocket    server.WebsocketConfig // the websocket transport's (zero: defaults)
+	args         []string               // more serve flags
+}
+
+// startServerWith runs serve against dbURL until stop is called or the test
+// ends, then checks that it shut down cleanly. stop may be called early and
+// more than once.
+func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer, stop func()) {
+	t.Helper()
+	if o.loaderTiming == (loader.Timing{}) {
+		o.loaderTiming = testLoaderTiming
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &testServer{AdminToken: "admin-" + t.Name(), Stdout: &bytes.Buffer{}}
+	s = &testServer{AdminToken: "admin-" + t.Name(), Stdout: &bytes.Buffer{}}
 	type ready struct {
 		addr net.Addr
 		db   *store.DB
@@ -60,9 +82,11 @@ func startServerWait(t testing.TB, dbURL string, timing loader.Timing, extraArgs
 	done := make(chan error, 1)
 	hooks := &testHooks{
 		onListen:     func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
-		loaderTiming: timing,
+		loaderTiming: o.loaderTiming,
+		events:       o.events,
+		websocket:    o.websocket,
 	}
-	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json"}, extraArgs...)
+	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json"}, o.args...)
 	go func() { done <- runServe(ctx, args, s.Stdout, io.Discard, hooks) }()
 	select {
 	case r := <-readyc:
@@ -74,16 +98,20 @@ func startServerWait(t testing.TB, dbURL string, timing loader.Timing, extraArgs
 		cancel()
 		t.Fatal("serve did not start listening within 30s")
 	}
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err, "serve returned an error on shutdown")
-		case <-time.After(30 * time.Second):
-			t.Error("serve did not shut down within 30s")
-		}
-	})
-	return s
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				require.NoError(t, err, "serve returned an error on shutdown")
+			case <-time.After(30 * time.Second):
+				t.Error("serve did not shut down within 30s")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return s, stop
 }
 
 // gqlError is one entry of a GraphQL response's errors.

@@ -4,6 +4,7 @@
 //	taskgraph migrate up       apply database migrations
 //	taskgraph migrate status   list migrations and whether they are applied
 //	taskgraph token create     create an API token (--role, --user, --project)
+//	taskgraph watch            print a project's events as they happen
 //	taskgraph schema           print the GraphQL schema (SDL)
 package main
 
@@ -36,6 +37,7 @@ Usage:
   taskgraph serve [flags]              run the server (see taskgraph serve -h)
   taskgraph migrate up|status [flags]  apply or list database migrations
   taskgraph token create [flags]       create an API token and print it once
+  taskgraph watch --project SLUG       print a project's events live (see taskgraph watch -h)
   taskgraph schema                     print the GraphQL schema
 `
 
@@ -53,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runMigrate(ctx, args[1:], stdout, stderr)
 	case "token":
 		return runToken(ctx, args[1:], stdout, stderr)
+	case "watch":
+		return runWatch(ctx, args[1:], stdout, stderr)
 	case "schema":
 		return runSchema(stdout)
 	case "help", "-h", "--help":

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/export"
 	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/server"
@@ -28,6 +29,8 @@ type testHooks struct {
 	// wrapHandler, when set, wraps the server's handler (graceful shutdown
 	// tests hold a request in flight with it).
 	wrapHandler func(http.Handler) http.Handler
+	events      events.Options         // non-zero fields replace the defaults
+	websocket   server.WebsocketConfig // non-zero fields replace the defaults
 }
 
 // runServe opens and migrates the database, makes sure an admin can log in, and
@@ -51,7 +54,31 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if err := db.Migrate(ctx); err != nil {
 		return err
 	}
-	opts := service.Options{Logger: log, LoggerFrom: server.LoggerFrom, DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes}
+	eventOpts := events.Options{Logger: log}
+	wsConfig := server.WebsocketConfig{AllowedOrigins: cfg.allowedOrigins}
+	if hooks != nil {
+		eventOpts = hooks.events
+		eventOpts.Logger = log
+		origins := wsConfig.AllowedOrigins
+		wsConfig = hooks.websocket
+		wsConfig.AllowedOrigins = append(wsConfig.AllowedOrigins, origins...)
+	}
+	broker := events.NewBroker(db, eventOpts)
+	// The broker outlives the HTTP server: subscriptions end with their
+	// connections when the server shuts down, and only then the broker, so
+	// that no subscriber is told its stream completed.
+	brokerCtx, stopBroker := context.WithCancel(context.WithoutCancel(ctx))
+	brokerDone := make(chan struct{})
+	go func() {
+		defer close(brokerDone)
+		broker.Run(brokerCtx)
+	}()
+	defer func() {
+		stopBroker()
+		<-brokerDone
+	}()
+	opts := service.Options{Logger: log, LoggerFrom: server.LoggerFrom, Events: broker,
+		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes}
 	if hooks != nil {
 		opts.LoaderTiming = hooks.loaderTiming
 	}
@@ -79,6 +106,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		FieldSuggestions: !cfg.production,
 		Export:           export.Handler(svc, server.LoggerFrom),
 		MaxUploadBytes:   cfg.maxUploadBytes,
+		Websocket:        wsConfig,
 	})
 	if hooks != nil && hooks.wrapHandler != nil {
 		handler = hooks.wrapHandler(handler)

@@ -78,3 +78,67 @@ func TestNestedQueryStatements(t *testing.T) {
 		t.Logf("nested query: %d statements for 10 tasks, %d for 100", small, large)
 	})
 }
+
+// eventsQuery pages the events of every project, with fields under the events.
+const eventsQuery = `{
+  projects(first: 10) {
+    nodes {
+      slug eventCursor
+      events(first: 100) {
+        totalCount
+        nodes { cursor type task { displayId project { slug } } ... on TaskStatusChanged { from to } }
+      }
+    }
+  }
+}`
+
+// TestEventsConnectionStatements: Project.events and the fields under its
+// events cost statements per level of the query, not per event or project.
+func TestEventsConnectionStatements(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *testServer) {
+		var projects []string
+		for _, slug := range []string{"ev-one", "ev-two"} {
+			projects = append(projects, s.createProject(t, s.AdminToken, slug))
+		}
+		grow := func(n int) {
+			for _, p := range projects {
+				for i := 0; i < n; i++ {
+					id := s.createTask(t, s.AdminToken, p, fmt.Sprint(i), nil)
+					s.transition(t, s.AdminToken, id, "PENDING")
+				}
+			}
+		}
+		measure := func() (int64, int) {
+			var out struct {
+				Projects struct {
+					Nodes []struct {
+						Events struct {
+							Nodes []struct {
+								Task struct{ Project struct{ Slug string } }
+							}
+						}
+					}
+				}
+			}
+			before := s.DB.Statements()
+			s.mustDo(t, s.AdminToken, eventsQuery, nil, &out)
+			n := 0
+			for _, p := range out.Projects.Nodes {
+				n += len(p.Events.Nodes)
+			}
+			return s.DB.Statements() - before, n
+		}
+		grow(2)
+		measure() // warm the token's last-used mark
+		small, nSmall := measure()
+		grow(23)
+		large, nLarge := measure()
+		require.Equal(t, 8, nSmall)
+		require.Equal(t, 100, nLarge)
+		require.Equal(t, small, large, "statements for 8 events vs 100")
+		// token, projects, event cursors, events, their totals, tasks, the
+		// tasks' projects
+		require.LessOrEqual(t, large, int64(7))
+		t.Logf("events query: %d statements for %d events, %d for %d", small, nSmall, large, nLarge)
+	})
+}

@@ -159,3 +159,22 @@ func NewTaskTemplateConnection(p domain.Page[*domain.TaskTemplate]) *TaskTemplat
 func (c *TaskTemplateConnection) Edges() []*TaskTemplateEdge {
 	return edges(c.page, func(cur string, n *domain.TaskTemplate) *TaskTemplateEdge { return &TaskTemplateEdge{cur, n} })
 }
+
+// ExecutionEventEdge is one event of an ExecutionEventConnection.
+type ExecutionEventEdge struct {
+	Cursor string
+	Node   domain.ExecutionEvent
+}
+
+// ExecutionEventConnection pages execution events.
+type ExecutionEventConnection struct{ conn[domain.ExecutionEvent] }
+
+// NewExecutionEventConnection wraps a page of events.
+func NewExecutionEventConnection(p domain.Page[domain.ExecutionEvent]) *ExecutionEventConnection {
+	return &ExecutionEventConnection{conn[domain.ExecutionEvent]{p}}
+}
+
+// Edges of the page.
+func (c *ExecutionEventConnection) Edges() []*ExecutionEventEdge {
+	return edges(c.page, func(cur string, n domain.ExecutionEvent) *ExecutionEventEdge { return &ExecutionEventEdge{cur, n} })
+}

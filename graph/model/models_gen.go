@@ -234,6 +234,13 @@ type RevokeAPITokenPayload struct {
 	APIToken *domain.APIToken `json:"apiToken"`
 }
 
+// Live streams, over a websocket on GET /graphql (subprotocols
+// graphql-transport-ws and legacy graphql-ws; authenticate in the
+// connection_init payload: {"Authorization": "Bearer <token>"}).
+// Other domains extend it.
+type Subscription struct {
+}
+
 type TransitionTaskPayload struct {
 	Task        *domain.Task            `json:"task"`
 	StateChange *domain.TaskStateChange `json:"stateChange"`

@@ -68,7 +68,7 @@ type batch[K comparable, V any] struct {
 // New returns a loader over fetch, which returns the values it found by key;
 // keys it did not find load as the zero V (nil, empty slice) without error.
 func New[K comparable, V any](timing Timing, fetch func(ctx context.Context, keys []K) (map[K]V, error)) *Loader[K, V] {
-	return &Loader[K, V]{fetch: fetch, timing: timing.withDefaults(), cache: map[K]*result[V]{}}
+	return &Loader[K, V]{fetch: fetch, timing: timing.withDefaults()}
 }
 
 // Load returns the value of key, batched with the other loads of this request.
@@ -110,6 +110,9 @@ func (l *Loader[K, V]) Get(ctx context.Context, key K) (V, error) {
 	r := &result[V]{done: make(chan struct{}), val: found[key]}
 	close(r.done)
 	l.mu.Lock()
+	if l.cache == nil {
+		l.cache = map[K]*result[V]{}
+	}
 	l.cache[key] = r
 	l.mu.Unlock()
 	return r.val, nil
@@ -131,7 +134,7 @@ func (l *Loader[K, V]) Prime(key K, val V) {
 // Clear forgets every cached value, after a write made them stale.
 func (l *Loader[K, V]) Clear() {
 	l.mu.Lock()
-	l.cache = map[K]*result[V]{}
+	l.cache = nil
 	l.mu.Unlock()
 }
 
@@ -140,6 +143,9 @@ func (l *Loader[K, V]) Clear() {
 func (l *Loader[K, V]) enqueue(ctx context.Context, key K) *result[V] {
 	if r, ok := l.cache[key]; ok {
 		return r
+	}
+	if l.cache == nil { // made on first use: many loaders of a request are never used
+		l.cache = map[K]*result[V]{}
 	}
 	r := &result[V]{done: make(chan struct{})}
 	l.cache[key] = r

@@ -25,11 +25,10 @@ func (s *server) graphQLHandler() http.Handler {
 	srv := handler.New(withPagedComplexity(s.cfg.Schema))
 
 	// Transports: the first whose Supports matches handles the request.
-	// The websocket transport (graphql-transport-ws and graphql-ws, a later
-	// issue) goes here, first: transport.Websocket{Upgrader: …, InitFunc: …,
-	// KeepAlivePingInterval: …}; its InitFunc authenticates the connection_init
-	// payload with s.authenticateToken, after which requireAuth sees the
-	// principal in the operation context as it does for HTTP.
+	// The websocket (graphql-transport-ws and graphql-ws) goes first: its
+	// InitFunc authenticates the connection_init payload, after which
+	// requireAuth sees the principal in the operation context as for HTTP.
+	srv.AddTransport(s.newWebsocketTransport())
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	// File uploads (graphql-multipart-request-spec); guardUpload has checked
@@ -50,7 +49,19 @@ func (s *server) graphQLHandler() http.Handler {
 		srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 			return next(oc(ctx))
 		})
+		// A subscription is one operation that lives for hours: each of its
+		// events is resolved with a fresh context of its own, so that nested
+		// fields see current data and nothing accumulates.
+		srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+			if graphql.HasOperationContext(ctx) {
+				if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Subscription {
+					ctx = oc(ctx)
+				}
+			}
+			return next(ctx)
+		})
 	}
+	srv.Use(subscriptionsOnWebsocket{})
 	if s.cfg.Introspection {
 		srv.Use(extension.Introspection{})
 	}

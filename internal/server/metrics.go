@@ -24,6 +24,9 @@ type metrics struct {
 	graphqlDuration *prometheus.HistogramVec // operation
 	graphqlErrors   *prometheus.CounterVec   // code
 	httpRequests    *prometheus.CounterVec   // path, code
+
+	websocketConnections prometheus.Gauge
+	subscriptions        prometheus.Gauge // operations running on websockets
 }
 
 // newMetrics registers the server's collectors on reg. A second server on the
@@ -51,6 +54,16 @@ func newMetrics(reg prometheus.Registerer, dbStats func() sql.DBStats) *metrics 
 			Name:      "http_requests_total",
 			Help:      "HTTP requests by route and status code.",
 		}, []string{"path", "code"})),
+		websocketConnections: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metricsNamespace,
+			Name:      "websocket_connections",
+			Help:      "Open GraphQL websocket connections.",
+		})),
+		subscriptions: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metricsNamespace,
+			Name:      "websocket_operations",
+			Help:      "Operations (mostly subscriptions) running on GraphQL websocket connections.",
+		})),
 	}
 	if dbStats != nil {
 		register(reg, newDBStatsCollector(dbStats))

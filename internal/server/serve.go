@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -16,20 +17,36 @@ const (
 	readHeaderTimeout = 10 * time.Second
 	idleTimeout       = 120 * time.Second
 	shutdownTimeout   = 30 * time.Second
+	// websocketCloseTimeout bounds the wait for websockets to close after the
+	// drain (a close frame, the peer's answer or closeLinger).
+	websocketCloseTimeout = 5 * time.Second
 )
+
+// shutdownKey finds a request's *shutdown in its context.
+type shutdownKey struct{}
+
+// shutdown is what websockets, which outlive their handlers, need of Serve:
+// a context that ends when the server has drained (they close then), and a
+// count Serve waits on before it returns.
+type shutdown struct {
+	ctx        context.Context
+	websockets sync.WaitGroup
+}
 
 // Serve serves h on ln until ctx ends, then shuts down gracefully: it stops
 // accepting, lets in-flight requests finish (at most 30s, then closes them),
 // and returns. Request contexts carry ctx's values but are not cancelled by it;
 // they are cancelled after the drain, which also ends hijacked (websocket)
-// connections that shutdown does not track. It returns nil after a clean
-// shutdown.
+// connections that shutdown does not track; Serve waits (a few seconds at
+// most) for those to close. It returns nil after a clean shutdown.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) error {
 	if log == nil {
 		log = slog.Default()
 	}
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
+	sd := &shutdown{ctx: base}
+	base = context.WithValue(base, shutdownKey{}, sd)
 
 	srv := &http.Server{
 		Handler:           h,
@@ -55,6 +72,17 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logge
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
 	cancelBase()
+	// Every handler has returned, so no websocket is added any more.
+	closed := make(chan struct{})
+	go func() {
+		sd.websockets.Wait()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(websocketCloseTimeout):
+		log.WarnContext(base, "websockets still closing after the timeout", slog.Duration("timeout", websocketCloseTimeout))
+	}
 	if err != nil {
 		_ = srv.Close()
 		<-errc

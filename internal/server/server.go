@@ -8,6 +8,7 @@
 //	observe (request id, logger, panic recovery, access log, HTTP metrics)
 //	  mux: POST /graphql -> authenticate -> body limit (multipart: upload checks) -> gqlgen
 //	       GET /graphql -> body limit -> authenticate -> gqlgen
+//	       (GET with Upgrade: origin check -> websocket, auth on connection_init)
 //	       GET /export/examples.jsonl -> authenticate -> Config.Export
 //	       GET / (playground), /healthz, /readyz, /metrics
 //
@@ -65,6 +66,8 @@ type Config struct {
 	// Export, when set, serves GET /export/examples.jsonl to authenticated
 	// callers (the handler maps its own errors; see internal/export).
 	Export http.Handler
+	// Websocket configures subscriptions' transport.
+	Websocket WebsocketConfig
 
 	MaxBodyBytes int64 // default DefaultMaxBodyBytes
 	// MaxUploadBytes bounds the files of a multipart (upload) request, which
@@ -97,6 +100,7 @@ func (c Config) withDefaults() Config {
 	if c.ParserTokenLimit <= 0 {
 		c.ParserTokenLimit = DefaultParserTokenLimit
 	}
+	c.Websocket = c.Websocket.withDefaults()
 	return c
 }
 
@@ -135,11 +139,10 @@ func New(cfg Config) http.Handler {
 	gql := s.graphQLHandler()
 
 	mux := http.NewServeMux()
-	// POST carries queries and mutations; GET carries queries and, once the
-	// websocket transport is added (see graphQLHandler), the Upgrade handshake.
-	// POST also carries multipart uploads, which limitRequest checks apart;
-	// authentication comes first so that an anonymous upload is refused
-	// before its body is read.
+	// POST carries queries, mutations and multipart uploads, which
+	// limitRequest checks apart; authentication comes first so that an
+	// anonymous upload is refused before its body is read. GET carries
+	// queries and the websocket Upgrade handshake (subscriptions).
 	mux.Handle("POST /graphql", s.route(routeGraphQL, s.authenticate(s.limitRequest(withErrorCodes(gql)))))
 	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(gql)))))
 	if cfg.Export != nil {

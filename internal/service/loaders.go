@@ -32,6 +32,7 @@ type loaders struct {
 	blocksOfTask  *loader.Loader[string, []*domain.TaskBlock]
 	impactsOfTask *loader.Loader[string, []*domain.TaskFileImpact]
 	itemOfTask    *loader.Loader[string, *domain.TaskListItem]
+	lastEventSeq  *loader.Loader[string, int64] // by project
 
 	mu    sync.Mutex
 	pages map[string]clearer // connection loaders, one per field and arguments
@@ -96,9 +97,10 @@ func newLoaders(s *Service) *loaders {
 	l.blocksOfTask = loader.New(w, grouped(q.BlocksOfTasks, func(b *domain.TaskBlock) []string { return []string{b.TaskID} }))
 	l.impactsOfTask = loader.New(w, grouped(q.FileImpactsOfTasks, func(f *domain.TaskFileImpact) []string { return []string{f.TaskID} }))
 	l.itemOfTask = loader.New(w, byID(q.ItemsOfTasks, func(i *domain.TaskListItem) string { return i.TaskID }))
+	l.lastEventSeq = loader.New(w, q.LastEventSeqs)
 	l.all = []clearer{l.users, l.tokens, l.projects, l.ideas, l.tasks, l.lists, l.items, l.relationships,
 		l.stateChanges, l.blocks, l.impacts, l.templates, l.tokensOfUser, l.relsOfTask, l.historyOfTask,
-		l.blocksOfTask, l.impactsOfTask, l.itemOfTask}
+		l.blocksOfTask, l.impactsOfTask, l.itemOfTask, l.lastEventSeq}
 	return l
 }
 
@@ -115,15 +117,36 @@ func (l *loaders) clear() {
 
 type loadersKey struct{}
 
+// lazyLoaders makes a request's loaders when it first reads through them: a
+// subscription event whose fields need no reads costs nothing.
+type lazyLoaders struct {
+	once sync.Once
+	s    *Service
+	l    *loaders
+}
+
+func (z *lazyLoaders) get() *loaders {
+	z.once.Do(func() { z.l = newLoaders(z.s) })
+	return z.l
+}
+
 // WithLoaders gives ctx a fresh set of batched readers; call it once per GraphQL
-// operation.
+// operation (and per event of a subscription).
 func (s *Service) WithLoaders(ctx context.Context) context.Context {
-	return context.WithValue(ctx, loadersKey{}, newLoaders(s))
+	return context.WithValue(ctx, loadersKey{}, &lazyLoaders{s: s})
+}
+
+// withoutLoaders hides the request's loaders: reads through the returned
+// context use a set of their own, dropped afterwards.
+func withoutLoaders(ctx context.Context) context.Context {
+	return context.WithValue(ctx, loadersKey{}, (*lazyLoaders)(nil))
 }
 
 func loadersFrom(ctx context.Context) *loaders {
-	l, _ := ctx.Value(loadersKey{}).(*loaders)
-	return l
+	if z, _ := ctx.Value(loadersKey{}).(*lazyLoaders); z != nil {
+		return z.get()
+	}
+	return nil
 }
 
 // load returns the request's loaders, or a fresh unshared set when the caller

@@ -13,6 +13,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/storage"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -32,6 +33,10 @@ type Options struct {
 	DataDir string
 	// MaxUploadBytes bounds one uploaded file; default DefaultMaxUploadBytes.
 	MaxUploadBytes int64
+	// Events streams the event log to subscribers and is woken after every
+	// commit that recorded events. Nil: events are recorded, but nobody can
+	// subscribe.
+	Events *events.Broker
 }
 
 // Service is the application core.
@@ -43,11 +48,13 @@ type Service struct {
 	loggerFrom   func(ctx context.Context) *slog.Logger
 	files        *storage.Dir
 	maxUpload    int64
+	events       *events.Broker
 }
 
 // New returns a Service over db.
 func New(db *store.DB, opts Options) *Service {
-	s := &Service{db: db, clock: opts.Clock, loaderTiming: opts.LoaderTiming, log: opts.Logger, loggerFrom: opts.LoggerFrom}
+	s := &Service{db: db, clock: opts.Clock, loaderTiming: opts.LoaderTiming, log: opts.Logger, loggerFrom: opts.LoggerFrom,
+		events: opts.Events}
 	if s.clock == nil {
 		s.clock = time.Now
 	}

@@ -85,6 +85,7 @@ func (s *Service) addToList(ctx context.Context, q *store.Q, p *auth.Principal, 
 		if deref(t.TaskListID) == listID {
 			continue
 		}
+		before := *t
 		if err := s.moveToList(ctx, q, p, t, listID, now); err != nil {
 			return err
 		}
@@ -92,6 +93,7 @@ func (s *Service) addToList(ctx context.Context, q *store.Q, p *auth.Principal, 
 		if err := q.UpdateTask(ctx, t); err != nil {
 			return err
 		}
+		s.record(q, domain.NewTaskUpdated(t, domain.ChangedTaskFields(&before, t), now))
 	}
 	return nil
 }

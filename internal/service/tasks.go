@@ -213,6 +213,7 @@ func (s *Service) createTask(ctx context.Context, q *store.Q, p *auth.Principal,
 		Reason: ptr("created"), ChangedBy: ptr(actor(p)), ChangedAt: now}); err != nil {
 		return nil, err
 	}
+	s.record(q, domain.NewTaskCreated(t, now))
 	if err := q.ReplaceFileImpacts(ctx, t.ID, impacts); err != nil {
 		return nil, err
 	}
@@ -340,6 +341,7 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 		if t, err = lockTask(ctx, q, cur.ID, in.ExpectedVersion); err != nil {
 			return err
 		}
+		before := *t
 		now := s.now()
 		if err := applyTaskFields(t, in, lists); err != nil {
 			return err
@@ -373,6 +375,11 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 		} else if err != nil {
 			return err
 		}
+		changed := domain.ChangedTaskFields(&before, t)
+		if in.FileImpacts != nil {
+			changed = append(changed, "fileImpacts")
+		}
+		s.record(q, domain.NewTaskUpdated(t, changed, now))
 		return nil
 	})
 	return t, err
@@ -647,6 +654,7 @@ func (s *Service) transition(ctx context.Context, q *store.Q, p *auth.Principal,
 	if err := q.InsertStateChange(ctx, change); err != nil {
 		return nil, err
 	}
+	s.record(q, domain.NewTaskStatusChanged(t, from, to, reason, now))
 	if t.TaskListID != nil {
 		var started, completed *time.Time
 		if to == domain.StatusInProgress {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,6 +41,7 @@ type DB struct {
 	Q
 	sqlx       *sqlx.DB
 	dialect    Dialect
+	url        string
 	statements atomic.Int64
 }
 
@@ -82,7 +84,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		x.SetMaxIdleConns(10)
 		x.SetConnMaxIdleTime(5 * time.Minute)
 	}
-	d := &DB{sqlx: x, dialect: dialect}
+	d := &DB{sqlx: x, dialect: dialect, url: url}
 	d.Q = Q{ext: x, db: d}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -105,6 +107,22 @@ func redact(url string) string {
 		}
 	}
 	return url
+}
+
+// ListenerDSN is the connection string of a dedicated PostgreSQL connection
+// (LISTEN/NOTIFY), named appName in pg_stat_activity. SQLite has none.
+func (d *DB) ListenerDSN(appName string) (string, error) {
+	if d.dialect != Postgres {
+		return "", errors.New("store: LISTEN needs PostgreSQL")
+	}
+	u, err := neturl.Parse(d.url)
+	if err != nil {
+		return "", fmt.Errorf("store: database url: %w", err)
+	}
+	q := u.Query()
+	q.Set("application_name", appName)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // Dialect reports the SQL flavour.
@@ -220,12 +238,22 @@ func (d *DB) inTx(ctx context.Context, fn func(q *Q) error) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(&Q{ext: tx, db: d, inTx: true}); err != nil {
+	q := &Q{ext: tx, db: d, inTx: true, tx: &txState{}}
+	if err = fn(q); err != nil {
 		return err
+	}
+	// Hooks may queue more hooks; run until none is left.
+	for i := 0; i < len(q.tx.beforeCommit); i++ {
+		if err = q.tx.beforeCommit[i](ctx, q); err != nil {
+			return err
+		}
 	}
 	d.statements.Add(1)
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", mapErr(err))
+	}
+	for _, f := range q.tx.afterCommit {
+		f()
 	}
 	return nil
 }
@@ -236,6 +264,51 @@ type Q struct {
 	ext  sqlx.ExtContext
 	db   *DB
 	inTx bool
+	tx   *txState // nil outside a transaction
+}
+
+// txState is what one transaction keeps beside its statements.
+type txState struct {
+	beforeCommit []func(ctx context.Context, q *Q) error
+	afterCommit  []func()
+	locals       map[any]any
+}
+
+// BeforeCommit queues fn to run inside the transaction after its work function
+// returned nil, just before COMMIT, in the order queued; an error rolls back.
+// Work that takes a hot lock (the project's event sequence) goes here, so the
+// lock is held for the commit only. Outside a transaction it panics.
+func (q *Q) BeforeCommit(fn func(ctx context.Context, q *Q) error) {
+	q.mustTx().beforeCommit = append(q.tx.beforeCommit, fn)
+}
+
+// AfterCommit queues fn to run once the transaction has committed (never after
+// a rollback). Outside a transaction it panics.
+func (q *Q) AfterCommit(fn func()) {
+	q.mustTx().afterCommit = append(q.tx.afterCommit, fn)
+}
+
+func (q *Q) mustTx() *txState {
+	if q.tx == nil {
+		panic("store: transaction hook outside a transaction") // programming error
+	}
+	return q.tx
+}
+
+// TxLocal returns the value q's transaction keeps under key, made by init on
+// first use: per-transaction state of a layer above (the events a change
+// records). Outside a transaction it panics.
+func TxLocal[T any](q *Q, key any, init func() *T) *T {
+	st := q.mustTx()
+	if v, ok := st.locals[key]; ok {
+		return v.(*T)
+	}
+	v := init()
+	if st.locals == nil {
+		st.locals = map[any]any{}
+	}
+	st.locals[key] = v
+	return v
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {

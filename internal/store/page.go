@@ -110,6 +110,10 @@ type pageQuery[T any] struct {
 	parents    []string        // the parents to page within
 	parentOf   func(T) string  // the parent of a row
 	page       domain.PageArgs // first/after/last/before
+	// Optional cursor format in place of the default (events share theirs with
+	// subscriptions): the cursor of a row, and the position a cursor names.
+	cursorOf    func(T) string
+	parseCursor func(s, field string) (*cursor, error)
 }
 
 func (p *pageQuery[T]) filter(cond string, args ...any) {
@@ -168,7 +172,13 @@ func (p *pageQuery[T]) fetch(ctx context.Context, q *Q) (map[string]domain.Page[
 		if c.s == nil || (c.back != backward) {
 			continue
 		}
-		cur, err := decodeCursor(*c.s, p.key.kind, c.field)
+		var cur *cursor
+		var err error
+		if p.parseCursor != nil {
+			cur, err = p.parseCursor(*c.s, c.field)
+		} else {
+			cur, err = decodeCursor(*c.s, p.key.kind, c.field)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +236,11 @@ func (p *pageQuery[T]) fetch(ctx context.Context, q *Q) (map[string]domain.Page[
 		}
 		pg := domain.Page[T]{Items: items, Cursors: make([]string, len(items))}
 		for i, it := range items {
-			pg.Cursors[i] = encodeCursor(p.keyOf(it), p.idOf(it))
+			if p.cursorOf != nil {
+				pg.Cursors[i] = p.cursorOf(it)
+			} else {
+				pg.Cursors[i] = encodeCursor(p.keyOf(it), p.idOf(it))
+			}
 		}
 		if backward {
 			pg.HasPreviousPage, pg.HasNextPage = more, p.page.Before != nil

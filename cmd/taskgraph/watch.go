@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/taskgraph/taskgraph/internal/client"
+)
+
+// watchQuery selects what watch prints of every event.
+const watchQuery = `subscription($project: ID!, $after: String, $types: [ExecutionEventType!]) {
+  projectEvents(projectId: $project, after: $after, types: $types) {
+    cursor type occurredAt
+    task { id displayId title }
+    ... on TaskCreated { title status }
+    ... on TaskUpdated { changedFields }
+    ... on TaskStatusChanged { from to reason }
+  }
+}`
+
+// watchBackoff bounds the pause between reconnects.
+var watchBackoff = struct{ min, max time.Duration }{250 * time.Millisecond, 10 * time.Second}
+
+type watchConfig struct {
+	url, token, project, after string
+	types                      []string
+	json                       bool
+}
+
+// runWatch prints a project's events as they commit, one line each (or one
+// JSON object each with --json), reconnecting by itself and resuming from the
+// last event printed, until ctx ends.
+func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg watchConfig
+	fs.StringVar(&cfg.project, "project", "", "slug of the project to watch (required)")
+	types := fs.String("types", "", "comma-separated event types to show, e.g. TASK_CREATED,TASK_STATUS_CHANGED (default: all)")
+	fs.StringVar(&cfg.after, "after", "", "start after this event cursor (default: from now on)")
+	fs.BoolVar(&cfg.json, "json", false, "print each event as one JSON object per line")
+	fs.StringVar(&cfg.url, "url", envOr("TASKGRAPH_URL", "http://127.0.0.1:8080"), "server URL (env TASKGRAPH_URL)")
+	fs.StringVar(&cfg.token, "token", os.Getenv("TASKGRAPH_TOKEN"), "API token (env TASKGRAPH_TOKEN)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: taskgraph watch --project SLUG [--types T1,T2] [--after CURSOR] [--json] [--url URL] [--token TOKEN]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	if cfg.project == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	for _, t := range strings.Split(*types, ",") {
+		if t = strings.ToUpper(strings.TrimSpace(t)); t != "" {
+			cfg.types = append(cfg.types, t)
+		}
+	}
+	w := &watcher{cfg: cfg, c: client.New(cfg.url, cfg.token), out: stdout, log: stderr}
+	err := w.run(ctx)
+	if ctx.Err() != nil {
+		return nil // interrupted: the normal way to stop watching
+	}
+	return err
+}
+
+type watcher struct {
+	cfg       watchConfig
+	c         *client.Client
+	out, log  io.Writer
+	projectID string
+	cursor    string // of the last event printed, or where to start
+}
+
+func (w *watcher) run(ctx context.Context) error {
+	w.cursor = w.cfg.after
+	backoff := watchBackoff.min
+	for {
+		printed, err := w.once(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if fatal(err) {
+			return err
+		}
+		if printed {
+			backoff = watchBackoff.min
+		}
+		var es client.Errors
+		if errors.As(err, &es) && es.Code() == "LIMIT_EXCEEDED" {
+			// Too slow for the server: resubscribe from the last event printed.
+			fmt.Fprintf(w.log, "watch: %v; resubscribing\n", err)
+			continue
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		fmt.Fprintf(w.log, "watch: %v; reconnecting in %s\n", err, wait.Round(time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		backoff = min(2*backoff, watchBackoff.max)
+	}
+}
+
+// fatal reports errors that reconnecting cannot fix.
+func fatal(err error) bool {
+	var ce *client.CloseError
+	if errors.As(err, &ce) {
+		return ce.Code == 4403 || ce.Code == 4400 || ce.Code == 4401
+	}
+	var es client.Errors
+	if errors.As(err, &es) {
+		switch es.Code() {
+		case "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "BAD_USER_INPUT":
+			return true
+		}
+	}
+	return false
+}
+
+// once resolves the project (first time), subscribes and prints until the
+// subscription ends; printed reports whether any event was printed.
+func (w *watcher) once(ctx context.Context) (printed bool, err error) {
+	if w.projectID == "" {
+		var r struct {
+			Project *struct{ ID, EventCursor string }
+		}
+		if err := w.c.Do(ctx, `query($slug: String!) { project(slug: $slug) { id eventCursor } }`,
+			map[string]any{"slug": w.cfg.project}, &r); err != nil {
+			return false, err
+		}
+		if r.Project == nil {
+			return false, client.Errors{{Message: "project " + w.cfg.project + " not found", Extensions: map[string]any{"code": "NOT_FOUND"}}}
+		}
+		w.projectID = r.Project.ID
+		if w.cursor == "" {
+			// From now on — and from here after any reconnect.
+			w.cursor = r.Project.EventCursor
+		}
+	}
+	conn, err := w.c.Dial(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	vars := map[string]any{"project": w.projectID, "after": w.cursor}
+	if len(w.cfg.types) > 0 {
+		vars["types"] = w.cfg.types
+	}
+	sub, err := conn.Subscribe(ctx, watchQuery, vars)
+	if err != nil {
+		return false, err
+	}
+	for {
+		r, err := sub.Next(ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the server ended the subscription")
+			}
+			return printed, err
+		}
+		if len(r.Errors) > 0 {
+			return printed, r.Errors
+		}
+		var d struct {
+			ProjectEvents json.RawMessage
+		}
+		if err := json.Unmarshal(r.Data, &d); err != nil {
+			return printed, err
+		}
+		line, cursor, err := formatEvent(d.ProjectEvents, w.cfg.json)
+		if err != nil {
+			return printed, err
+		}
+		if _, err := fmt.Fprintln(w.out, line); err != nil {
+			return printed, err
+		}
+		w.cursor, printed = cursor, true
+	}
+}
+
+// watchEvent is the part of an event watch prints.
+type watchEvent struct {
+	Cursor     string `json:"cursor"`
+	Type       string `json:"type"`
+	OccurredAt string `json:"occurredAt"`
+	Task       *struct {
+		DisplayID string `json:"displayId"`
+		Title     string `json:"title"`
+	} `json:"task"`
+	Title         string   `json:"title"`
+	Status        string   `json:"status"`
+	ChangedFields []string `json:"changedFields"`
+	From          string   `json:"from"`
+	To            string   `json:"to"`
+	Reason        *string  `json:"reason"`
+}
+
+// formatEvent renders one event as a line of text, or as compact JSON.
+func formatEvent(raw json.RawMessage, asJSON bool) (line, cursor string, err error) {
+	var e watchEvent
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return "", "", fmt.Errorf("undecodable event: %w", err)
+	}
+	if asJSON {
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return "", "", err
+		}
+		return b.String(), e.Cursor, nil
+	}
+	task := "-"
+	if e.Task != nil {
+		task = e.Task.DisplayID
+	}
+	var detail string
+	switch e.Type {
+	case "TASK_CREATED":
+		detail = fmt.Sprintf("%q %s", e.Title, e.Status)
+	case "TASK_UPDATED":
+		detail = "changed: " + strings.Join(e.ChangedFields, ", ")
+	case "TASK_STATUS_CHANGED":
+		detail = e.From + " -> " + e.To
+		if e.Reason != nil && *e.Reason != "" {
+			detail += " (" + *e.Reason + ")"
+		}
+	}
+	return strings.TrimRight(fmt.Sprintf("%s  %-20s %-22s %s", e.OccurredAt, e.Type, task, detail), " "), e.Cursor, nil
+}

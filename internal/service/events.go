@@ -1,0 +1,170 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/events"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// pendingEvents are the events a transaction recorded so far.
+type pendingEvents struct{ list []*domain.Event }
+
+type pendingEventsKey struct{}
+
+// record adds events to q's transaction. They are appended together as its
+// last statements, just before COMMIT — numbering them locks the project's
+// event sequence until the transaction ends, so the lock is held for the
+// commit only — and once committed the broker is woken.
+func (s *Service) record(q *store.Q, evs ...*domain.Event) {
+	p := store.TxLocal(q, pendingEventsKey{}, func() *pendingEvents {
+		p := &pendingEvents{}
+		q.BeforeCommit(func(ctx context.Context, q *store.Q) error { return events.Append(ctx, q, p.list...) })
+		q.AfterCommit(func() {
+			if s.events != nil {
+				s.events.Published(events.Projects(p.list)...)
+			}
+		})
+		return p
+	})
+	p.list = append(p.list, evs...)
+}
+
+// eventPosition reads a cursor given for project in field: the seq after which
+// events are wanted. A cursor of another project is an input error.
+func eventPosition(projectID, cursor, field string) (int64, error) {
+	pid, seq, err := domain.ParseEventCursor(cursor, field)
+	if err != nil {
+		return 0, err
+	}
+	if pid != projectID {
+		return 0, domain.InputError(field, "the cursor belongs to another project's events")
+	}
+	return seq, nil
+}
+
+// eventTypes normalises a types filter: nil or empty means every type.
+func eventTypes(types []domain.ExecutionEventType) []domain.ExecutionEventType {
+	if len(types) == 0 {
+		return nil
+	}
+	out := slices.Clone(types)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// ProjectEvents streams a project's events in commit order: those after the
+// cursor after, or, without one, those committed from now on; only the given
+// types when types is not empty. onEnd receives the error that ends a stream
+// early (a subscriber too slow, the database failing), which names the
+// cursor to resubscribe from; then the channel closes. It also closes when
+// ctx ends.
+func (s *Service) ProjectEvents(ctx context.Context, projectGID string, after *string, types []domain.ExecutionEventType,
+	onEnd func(error),
+) (<-chan domain.ExecutionEvent, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The check reads through loaders of its own: the subscription's context
+	// lives as long as it does, and need not keep them.
+	project, err := s.visibleProject(withoutLoaders(ctx), p, projectGID, "projectId")
+	if err != nil {
+		return nil, err
+	}
+	from := int64(-1)
+	if after != nil {
+		if from, err = eventPosition(project.ID, *after, "after"); err != nil {
+			return nil, err
+		}
+	}
+	if s.events == nil {
+		return nil, errors.New("service: no event broker configured")
+	}
+	log := s.logger(ctx)
+	return s.events.Subscribe(ctx, project.ID, from, eventTypes(types), func(err error) {
+		if onEnd != nil {
+			onEnd(streamEndError(log, err))
+		}
+	})
+}
+
+// streamEndError is what a subscriber is told when its stream ends early.
+func streamEndError(log *slog.Logger, err error) error {
+	var lag *events.LagError
+	if errors.As(err, &lag) {
+		return &domain.Error{Code: domain.CodeLimitExceeded, Message: lag.Error(),
+			Details: map[string]any{"cursor": lag.Cursor, "reason": "SUBSCRIBER_TOO_SLOW"}}
+	}
+	var se *events.StreamError
+	if errors.As(err, &se) {
+		log.Error("event stream interrupted", slog.Any("err", se.Err))
+		return &domain.Error{Code: domain.CodeInternal,
+			Message: "the event stream was interrupted; resubscribe with after: \"" + se.Cursor + "\" to continue",
+			Details: map[string]any{"cursor": se.Cursor}}
+	}
+	log.Error("event stream ended", slog.Any("err", err))
+	return &domain.Error{Code: domain.CodeInternal, Message: "the event stream was interrupted"}
+}
+
+// eventPageArgs are the arguments of an events connection.
+type eventPageArgs struct {
+	Types []domain.ExecutionEventType
+	Page  domain.PageArgs
+}
+
+// EventsOfProject pages a project's events, oldest first (batched across
+// projects); the cursors are those of subscriptions.
+func (s *Service) EventsOfProject(ctx context.Context, projectID string, types []domain.ExecutionEventType, page domain.PageArgs) (domain.Page[domain.ExecutionEvent], error) {
+	for _, c := range []struct {
+		cursor *string
+		field  string
+	}{{page.After, "after"}, {page.Before, "before"}} {
+		if c.cursor != nil {
+			if _, err := eventPosition(projectID, *c.cursor, c.field); err != nil {
+				return domain.Page[domain.ExecutionEvent]{}, err
+			}
+		}
+	}
+	args := eventPageArgs{Types: eventTypes(types), Page: page}
+	query := func(parents []string) store.EventQuery {
+		return store.EventQuery{ProjectIDs: parents, Types: args.Types, Page: page}
+	}
+	pg, err := nestedPage(ctx, s, "Project.events", args, projectID,
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Event], error) {
+			return q.EventsByProjects(ctx, query(parents))
+		},
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
+			return q.CountEventsByProjects(ctx, query(parents))
+		})
+	if err != nil {
+		return domain.Page[domain.ExecutionEvent]{}, err
+	}
+	out := domain.Page[domain.ExecutionEvent]{HasNextPage: pg.HasNextPage, HasPreviousPage: pg.HasPreviousPage,
+		Total: pg.Total, Items: make([]domain.ExecutionEvent, 0, len(pg.Items)), Cursors: make([]string, 0, len(pg.Items))}
+	for i, e := range pg.Items {
+		ev, err := domain.DecodeEvent(e)
+		if err != nil {
+			s.logger(ctx).Warn("skipping an event this version cannot decode", slog.Any("err", err))
+			continue
+		}
+		out.Items = append(out.Items, ev)
+		out.Cursors = append(out.Cursors, pg.Cursors[i])
+	}
+	return out, nil
+}
+
+// EventCursorOfProject is the cursor of a project's newest event (of its
+// start, when it has none): subscribing with it as after misses nothing that
+// commits later.
+func (s *Service) EventCursorOfProject(ctx context.Context, projectID string) (string, error) {
+	seq, err := s.load(ctx).lastEventSeq.Load(ctx, projectID)
+	if err != nil {
+		return "", err
+	}
+	return domain.EventCursor(projectID, seq), nil
+}

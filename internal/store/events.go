@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+// NextEventSeqs reserves n event numbers of a project and returns the last of
+// them (they are last-n+1 … last). Inside a PostgreSQL transaction the
+// project's counter row stays locked until commit or rollback, so numbers
+// commit in order and a rollback gives its numbers back: a project's committed
+// events are always 1 … N. Take them as late in the transaction as possible.
+func (q *Q) NextEventSeqs(ctx context.Context, projectID string, n int) (int64, error) {
+	var last int64
+	err := q.get(ctx, &last, `INSERT INTO event_sequences (project_id, last_seq) VALUES (?, ?)
+		ON CONFLICT (project_id) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
+		RETURNING last_seq`, projectID, n)
+	return last, err
+}
+
+// InsertEvents writes events (numbered already) in one statement.
+func (q *Q) InsertEvents(ctx context.Context, evs []*domain.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	_, err := q.namedExec(ctx, `INSERT INTO events (project_id, seq, run_id, task_id, agent_id, type, payload, occurred_at)
+		VALUES (:project_id, :seq, :run_id, :task_id, :agent_id, :type, :payload, :occurred_at)`, evs)
+	return err
+}
+
+// Notify sends a PostgreSQL notification on channel; inside a transaction it is
+// delivered on commit, and not at all on rollback. On SQLite it does nothing.
+func (q *Q) Notify(ctx context.Context, channel, payload string) error {
+	if q.db.dialect != Postgres {
+		return nil
+	}
+	_, err := q.exec(ctx, `SELECT pg_notify(?, ?)`, channel, payload)
+	return err
+}
+
+// EventsAfter lists up to limit events of a project with after < seq <= upTo
+// (upTo 0: no upper bound), of the given types (none: all), in seq order.
+func (q *Q) EventsAfter(ctx context.Context, projectID string, after, upTo int64, types []domain.ExecutionEventType, limit int) ([]*domain.Event, error) {
+	query := `SELECT * FROM events WHERE project_id = ? AND seq > ?`
+	args := []any{projectID, after}
+	if upTo > 0 {
+		query += ` AND seq <= ?`
+		args = append(args, upTo)
+	}
+	if len(types) > 0 {
+		query += ` AND type IN (?)`
+		args = append(args, types)
+	}
+	query += ` ORDER BY seq LIMIT ` + strconv.Itoa(limit)
+	query, args = in(query, args...)
+	var out []*domain.Event
+	if err := q.selectx(ctx, &out, query, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// LastEventSeqs returns the number of the newest committed event of each
+// project (projects without events are absent).
+func (q *Q) LastEventSeqs(ctx context.Context, projectIDs []string) (map[string]int64, error) {
+	if len(projectIDs) == 0 {
+		return map[string]int64{}, nil
+	}
+	query, args := in(`SELECT project_id, MAX(seq) AS seq FROM events WHERE project_id IN (?) GROUP BY project_id`, projectIDs)
+	var rows []struct {
+		ProjectID string `db:"project_id"`
+		Seq       int64  `db:"seq"`
+	}
+	if err := q.selectx(ctx, &rows, query, args...); err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.ProjectID] = r.Seq
+	}
+	return out, nil
+}
+
+// EventQuery selects events for a connection: per project, oldest first.
+type EventQuery struct {
+	ProjectIDs []string
+	Types      []domain.ExecutionEventType
+	Page       domain.PageArgs
+}
+
+func eventPageQuery(eq EventQuery) *pageQuery[*domain.Event] {
+	pq := &pageQuery[*domain.Event]{
+		selectCols: "e.*", from: "events e", idCol: "e.seq",
+		key:       sortKey{col: "e.seq", kind: keyInt},
+		keyOf:     func(e *domain.Event) any { return e.Seq },
+		idOf:      func(e *domain.Event) string { return strconv.FormatInt(e.Seq, 10) },
+		parentCol: "e.project_id", parents: eq.ProjectIDs,
+		parentOf: func(e *domain.Event) string { return e.ProjectID },
+		page:     eq.Page,
+		cursorOf: func(e *domain.Event) string { return e.Cursor() },
+		parseCursor: func(s, field string) (*cursor, error) {
+			_, seq, err := domain.ParseEventCursor(s, field)
+			if err != nil {
+				return nil, err
+			}
+			return &cursor{Key: seq, ID: strconv.FormatInt(seq, 10)}, nil
+		},
+	}
+	if len(eq.Types) > 0 {
+		pq.filter("e.type IN (?)", eq.Types)
+	}
+	return pq
+}
+
+// EventsByProjects pages the events of each project.
+func (q *Q) EventsByProjects(ctx context.Context, eq EventQuery) (map[string]domain.Page[*domain.Event], error) {
+	return eventPageQuery(eq).fetch(ctx, q)
+}
+
+// CountEventsByProjects counts the events of each project (of the given types).
+func (q *Q) CountEventsByProjects(ctx context.Context, eq EventQuery) (map[string]int, error) {
+	return eventPageQuery(eq).count(ctx, q)
+}
