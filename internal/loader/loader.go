@@ -110,10 +110,7 @@ func (l *Loader[K, V]) Get(ctx context.Context, key K) (V, error) {
 	r := &result[V]{done: make(chan struct{}), val: found[key]}
 	close(r.done)
 	l.mu.Lock()
-	if l.cache == nil {
-		l.cache = map[K]*result[V]{}
-	}
-	l.cache[key] = r
+	l.keep(key, r)
 	l.mu.Unlock()
 	return r.val, nil
 }
@@ -128,6 +125,15 @@ func (l *Loader[K, V]) Prime(key K, val V) {
 	}
 	r := &result[V]{done: make(chan struct{}), val: val}
 	close(r.done)
+	l.keep(key, r)
+}
+
+// keep caches r as the result of key; the cache is made on first use, as many
+// loaders of a request are never used. l.mu is held.
+func (l *Loader[K, V]) keep(key K, r *result[V]) {
+	if l.cache == nil {
+		l.cache = map[K]*result[V]{}
+	}
 	l.cache[key] = r
 }
 
@@ -144,11 +150,8 @@ func (l *Loader[K, V]) enqueue(ctx context.Context, key K) *result[V] {
 	if r, ok := l.cache[key]; ok {
 		return r
 	}
-	if l.cache == nil { // made on first use: many loaders of a request are never used
-		l.cache = map[K]*result[V]{}
-	}
 	r := &result[V]{done: make(chan struct{})}
-	l.cache[key] = r
+	l.keep(key, r)
 	b := l.open
 	if b == nil {
 		b = &batch[K, V]{ctx: ctx, deadline: time.Now().Add(l.timing.MaxWait)}
