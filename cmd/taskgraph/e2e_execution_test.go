@@ -1,0 +1,280 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	claimMutation = `mutation($in: ClaimTaskInput!) { claimTask(input: $in) {
+		agent { id status } task { id displayId status } execution { id attemptNumber status } wave { waveNumber } waitReason } }`
+	completeMutation = `mutation($in: CompleteTaskInput!) { completeTask(input: $in) {
+		task { id status } execution { status lastError filesModified } } }`
+	failMutation = `mutation($in: FailTaskInput!) { failTask(input: $in) { task { id status } execution { status attemptNumber } } }`
+	runQuery     = `query($id: ID!) { executionRun(id: $id) { id runNumber status currentWave tasksTotal tasksCompleted
+		tasksFailed tasksSkipped wavesTotal wavesCompleted agentsSpawned agentsActive maxParallelReached durationMs
+		failureReason waves { waveNumber status assignments { task { id } taskStatus } } } }`
+)
+
+// execList is a plan list with an agent token of its project.
+type execList struct {
+	*planList
+	agent string // AGENT token of the project
+}
+
+func newExecList(t *testing.T, s *testServer, maxParallel int) *execList {
+	t.Helper()
+	p := &planList{s: s, token: s.AdminToken, ids: map[string]string{}, names: map[string]string{}}
+	p.project = s.createProject(t, p.token, fmt.Sprintf("ex%04d", planSlugs.Add(1)))
+	p.list = s.query(t, p.token, `mutation($in: CreateTaskListInput!) { createTaskList(input: $in) { taskList { id } } }`,
+		M{"in": M{"projectId": p.project, "name": "exec", "maxParallelAgents": maxParallel}}).S("createTaskList.taskList.id")
+	_, tok := s.userWithToken(t, fmt.Sprintf("agent%04d", planSlugs.Add(1)), "AGENT", p.project)
+	return &execList{planList: p, agent: tok}
+}
+
+// fiveTasks builds the design's example: waves [T1,T2] [T3,T4] [T5].
+func (e *execList) fiveTasks(t *testing.T) {
+	for _, n := range []string{"T1", "T2", "T3", "T4", "T5"} {
+		e.add(t, n, nil)
+	}
+	e.link(t, "T3", "T1", "DEPENDS_ON")
+	e.link(t, "T4", "T2", "DEPENDS_ON")
+	e.link(t, "T5", "T3", "DEPENDS_ON")
+	e.link(t, "T5", "T4", "DEPENDS_ON")
+}
+
+func (e *execList) start(t *testing.T) string {
+	t.Helper()
+	return e.s.query(t, e.token, `mutation($in: StartExecutionRunInput!) { startExecutionRun(input: $in) { run { id runNumber status } } }`,
+		M{"in": M{"taskListId": e.list, "reason": "test"}}).S("startExecutionRun.run.id")
+}
+
+func (e *execList) claim(t *testing.T, run string) jv {
+	t.Helper()
+	return e.s.query(t, e.agent, claimMutation, M{"in": M{"runId": run, "hostname": "h", "processId": "1"}}).at("claimTask")
+}
+
+func (e *execList) complete(t *testing.T, agent string, files ...string) jv {
+	t.Helper()
+	if files == nil {
+		files = []string{}
+	}
+	return e.s.query(t, e.agent, completeMutation, M{"in": M{"agentId": agent, "filesModified": files}}).at("completeTask")
+}
+
+func (e *execList) run(t *testing.T, id string) jv {
+	t.Helper()
+	return e.s.query(t, e.token, runQuery, M{"id": id}).at("executionRun")
+}
+
+// runEventTypes lists the types of the project's run events, in order.
+func (e *execList) eventTypes(t *testing.T) []string {
+	t.Helper()
+	d := e.s.query(t, e.token, `query($id: ID!) { node(id: $id) { ... on Project {
+		events(first: 100, types: [RUN_STARTED RUN_COMPLETED RUN_FAILED WAVE_STARTED WAVE_COMPLETED TASK_CLAIMED AGENT_TERMINATED]) {
+		nodes { type } } } } }`, M{"id": e.project})
+	var out []string
+	for _, n := range d.L("node.events.nodes") {
+		out = append(out, n.S("type"))
+	}
+	return out
+}
+
+func TestExecutionRun(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		t.Run("five tasks, two agents", func(t *testing.T) {
+			e := newExecList(t, s, 2)
+			e.fiveTasks(t)
+			run := e.start(t)
+			s.requireCode(t, e.token, `mutation($in: StartExecutionRunInput!) { startExecutionRun(input: $in) { run { id } } }`,
+				M{"in": M{"taskListId": e.list}}, "CONFLICT")
+			s.requireCode(t, e.agent, `mutation($in: StartExecutionRunInput!) { startExecutionRun(input: $in) { run { id } } }`,
+				M{"in": M{"taskListId": e.list}}, "FORBIDDEN")
+			r := e.run(t, run)
+			require.Equal(t, 1, r.N("runNumber"))
+			require.Equal(t, "RUNNING", r.S("status"))
+			require.Equal(t, 3, r.N("wavesTotal"))
+			require.Equal(t, 5, r.N("tasksTotal"))
+
+			var order [][]string
+			for wave := 1; wave <= 3; wave++ {
+				var claimed []jv
+				for {
+					c := e.claim(t, run)
+					if !c.Null("waitReason") {
+						want := "NO_READY_TASK"
+						if len(claimed) == 2 {
+							want = "CONCURRENCY_LIMIT"
+						}
+						require.Equal(t, want, c.S("waitReason"))
+						break
+					}
+					require.Equal(t, wave, c.N("wave.waveNumber"))
+					require.Equal(t, "IN_PROGRESS", c.S("task.status"))
+					require.Equal(t, 1, c.N("execution.attemptNumber"))
+					claimed = append(claimed, c)
+				}
+				var names []string
+				for _, c := range claimed {
+					names = append(names, e.names[c.S("task.id")])
+				}
+				order = append(order, names)
+				for _, c := range claimed {
+					done := e.complete(t, c.S("agent.id"))
+					require.Equal(t, "COMPLETED", done.S("task.status"))
+					require.Equal(t, "COMPLETED", done.S("execution.status"))
+				}
+			}
+			require.ElementsMatch(t, []string{"T1", "T2"}, order[0])
+			require.ElementsMatch(t, []string{"T3", "T4"}, order[1])
+			require.Equal(t, []string{"T5"}, order[2])
+			require.Equal(t, "RUN_FINISHED", e.claim(t, run).S("waitReason"))
+
+			r = e.run(t, run)
+			require.Equal(t, "COMPLETED", r.S("status"))
+			require.Equal(t, 5, r.N("tasksCompleted"))
+			require.Equal(t, 0, r.N("tasksFailed"))
+			require.Equal(t, 0, r.N("tasksSkipped"))
+			require.Equal(t, 3, r.N("wavesCompleted"))
+			require.Equal(t, 5, r.N("agentsSpawned"))
+			require.Equal(t, 0, r.N("agentsActive"))
+			require.Equal(t, 2, r.N("maxParallelReached"))
+			require.GreaterOrEqual(t, r.N("durationMs"), 0)
+			for _, w := range r.L("waves") {
+				require.Equal(t, "COMPLETED", w.S("status"))
+			}
+			require.Equal(t, []string{"RUN_STARTED", "WAVE_STARTED", "TASK_CLAIMED", "TASK_CLAIMED",
+				"WAVE_COMPLETED", "WAVE_STARTED", "TASK_CLAIMED", "TASK_CLAIMED",
+				"WAVE_COMPLETED", "WAVE_STARTED", "TASK_CLAIMED", "WAVE_COMPLETED", "RUN_COMPLETED"}, e.eventTypes(t))
+
+			// A second run over a finished list gets the next number and ends at once.
+			run2 := e.start(t)
+			r2 := e.run(t, run2)
+			require.Equal(t, 2, r2.N("runNumber"))
+			require.Equal(t, "COMPLETED", r2.S("status"))
+			require.Equal(t, 0, r2.N("tasksTotal"))
+		})
+
+		t.Run("agent calls after the lease is gone", func(t *testing.T) {
+			e := newExecList(t, s, 2)
+			e.add(t, "A", nil)
+			run := e.start(t)
+			c := e.claim(t, run)
+			agent := c.S("agent.id")
+			e.complete(t, agent)
+			s.requireCode(t, e.agent, completeMutation, M{"in": M{"agentId": agent}}, "LEASE_LOST")
+			s.requireCode(t, e.agent, `mutation($in: HeartbeatInput!) { heartbeat(input: $in) { directive } }`,
+				M{"in": M{"agentId": agent}}, "LEASE_LOST")
+			// Another project's agent cannot see this run.
+			other := newExecList(t, s, 1)
+			s.requireCode(t, other.agent, claimMutation, M{"in": M{"runId": run}}, "NOT_FOUND")
+		})
+
+		t.Run("attempts exhausted: FAILED, dependents skipped", func(t *testing.T) {
+			e := newExecList(t, s, 2)
+			e.add(t, "A", nil)
+			e.add(t, "B", nil)
+			e.add(t, "C", nil)
+			e.link(t, "B", "A", "DEPENDS_ON")
+			e.link(t, "C", "B", "DEPENDS_ON")
+			run := e.start(t)
+			for attempt := 1; attempt <= 3; attempt++ {
+				c := e.claim(t, run)
+				require.Equal(t, "A", e.names[c.S("task.id")])
+				require.Equal(t, attempt, c.N("execution.attemptNumber"))
+				f := s.query(t, e.agent, failMutation, M{"in": M{"agentId": c.S("agent.id"), "error": "boom", "retryable": true}}).at("failTask")
+				want := "PENDING"
+				if attempt == 3 {
+					want = "FAILED"
+				}
+				require.Equal(t, want, f.S("task.status"))
+			}
+			r := e.run(t, run)
+			require.Equal(t, "FAILED", r.S("status"))
+			require.Equal(t, 1, r.N("tasksFailed"))
+			require.Equal(t, 2, r.N("tasksSkipped"))
+			require.Equal(t, 3, r.N("wavesCompleted"))
+			require.Contains(t, r.S("failureReason"), "did not complete")
+			for _, n := range []string{"B", "C"} {
+				task := s.query(t, e.token, `query($id: ID!) { task(id: $id) { status } }`, M{"id": e.ids[n]})
+				require.Equal(t, "BLOCKED", task.S("task.status"), n)
+			}
+			require.Equal(t, "RUN_FINISHED", e.claim(t, run).S("waitReason"))
+		})
+
+		t.Run("test-result gate and file accuracy", func(t *testing.T) {
+			e := newExecList(t, s, 2)
+			e.add(t, "A", M{"codebaseTests": []string{"go test ./..."}, "apiTests": []string{"curl /healthz"},
+				"fileImpacts": []M{{"filePath": "a.go", "operation": "UPDATE"}, {"filePath": "b.go", "operation": "UPDATE"}}})
+			run := e.start(t)
+			c := e.claim(t, run)
+			agent := c.S("agent.id")
+			rec := `mutation($in: RecordTestResultInput!) { recordTestResult(input: $in) { testResult { status } } }`
+			s.query(t, e.agent, rec, M{"in": M{"agentId": agent, "level": "CODEBASE", "testIndex": 0, "status": "PASSED"}})
+			s.query(t, e.agent, rec, M{"in": M{"agentId": agent, "level": "API", "testIndex": 0, "status": "FAILED"}})
+			s.requireCode(t, e.agent, rec, M{"in": M{"agentId": agent, "level": "UI", "testIndex": 0, "status": "PASSED"}}, "BAD_USER_INPUT")
+			s.query(t, e.agent, `mutation($in: AppendExecutionLogInput!) { appendExecutionLog(input: $in) { execution { logLines } } }`,
+				M{"in": M{"agentId": agent, "lines": []string{"one", "two", "three"}}})
+			done := e.complete(t, agent, "a.go")
+			require.Equal(t, "FAILED", done.S("task.status"))
+			require.Contains(t, done.S("execution.lastError"), `API test 0 "curl /healthz" is FAILED`)
+			task := s.query(t, e.token, `query($id: ID!) { task(id: $id) { fileImpacts { filePath wasAccurate } } }`, M{"id": e.ids["A"]})
+			acc := map[string]bool{}
+			for _, fi := range task.L("task.fileImpacts") {
+				acc[fi.S("filePath")] = fi.B("wasAccurate")
+			}
+			require.Equal(t, map[string]bool{"a.go": true, "b.go": false}, acc)
+			ex := s.query(t, e.token, `query($id: ID!) { executionRun(id: $id) { executions { log(tail: 2) logLines testResults { status } } } }`,
+				M{"id": run}).L("executionRun.executions")
+			require.Len(t, ex, 1)
+			require.Equal(t, []string{"two", "three"}, ex[0].Strs("log"))
+			require.Equal(t, 3, ex[0].N("logLines"))
+		})
+
+		t.Run("concurrent claimers", func(t *testing.T) {
+			const tasks, claimers = 12, 30
+			e := newExecList(t, s, 5)
+			for i := range tasks {
+				e.add(t, fmt.Sprintf("T%02d", i), nil)
+			}
+			run := e.start(t)
+			var mu sync.Mutex
+			got := map[string]int{}
+			var wg sync.WaitGroup
+			for range claimers {
+				wg.Go(func() {
+					r := s.do(t, e.agent, claimMutation, M{"in": M{"runId": run}})
+					if len(r.Errors) > 0 {
+						t.Errorf("claim: %v", r.Errors)
+						return
+					}
+					var d struct {
+						ClaimTask struct{ Task *struct{ ID string } }
+					}
+					if err := json.Unmarshal(r.Data, &d); err != nil {
+						t.Error(err)
+						return
+					}
+					if d.ClaimTask.Task != nil {
+						mu.Lock()
+						got[d.ClaimTask.Task.ID]++
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			require.Len(t, got, 5, "never more than maxParallelAgents")
+			for id, n := range got {
+				require.Equal(t, 1, n, "task %s claimed twice", id)
+			}
+			r := e.run(t, run)
+			require.Equal(t, 5, r.N("agentsActive"))
+			require.Equal(t, 5, r.N("maxParallelReached"))
+		})
+	})
+}
