@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskgraph/taskgraph/internal/testdb"
 )
 
 const (
@@ -276,5 +279,49 @@ func TestExecutionRun(t *testing.T) {
 			require.Equal(t, 5, r.N("agentsActive"))
 			require.Equal(t, 5, r.N("maxParallelReached"))
 		})
+	})
+}
+
+// TestHeartbeatSweep: a silent agent is terminated by the sweep (database
+// clock, a 100 ms deadline), its task is claimed again as attempt 2, and the
+// dead agent's later calls get LEASE_LOST.
+func TestHeartbeatSweep(t *testing.T) {
+	t.Parallel()
+	testdb.Run(t, func(t *testing.T, url string) {
+		s := startServer(t, url, "--heartbeat-interval=50ms", "--missed-heartbeats=2", "--max-attempts=2")
+		e := newExecList(t, s, 2)
+		e.add(t, "A", nil)
+		e.add(t, "B", nil)
+		e.link(t, "B", "A", "DEPENDS_ON")
+		run := e.start(t)
+		first := e.claim(t, run)
+		require.Equal(t, 1, first.N("execution.attemptNumber"))
+		taskID := first.S("task.id")
+		waitStatus := func(want string) {
+			t.Helper()
+			require.Eventually(t, func() bool {
+				return s.query(t, e.token, `query($id: ID!) { task(id: $id) { status } }`, M{"id": taskID}).S("task.status") == want
+			}, 10*time.Second, 10*time.Millisecond, "task never became %s", want)
+		}
+		waitStatus("PENDING")
+		agents := s.query(t, e.token, `query($id: ID!) { executionRun(id: $id) { agents { id status terminationReason
+			execution { status } } } }`, M{"id": run}).L("executionRun.agents")
+		require.Len(t, agents, 1)
+		require.Equal(t, "TERMINATED", agents[0].S("status"))
+		require.Contains(t, agents[0].S("terminationReason"), "no heartbeat")
+		require.Equal(t, "INTERRUPTED", agents[0].S("execution.status"))
+		s.requireCode(t, e.agent, completeMutation, M{"in": M{"agentId": first.S("agent.id")}}, "LEASE_LOST")
+
+		second := e.claim(t, run)
+		require.Equal(t, taskID, second.S("task.id"))
+		require.Equal(t, 2, second.N("execution.attemptNumber"))
+		// Silent again: max-attempts is 2, so the task fails and B is skipped.
+		waitStatus("FAILED")
+		r := e.run(t, run)
+		require.Equal(t, "FAILED", r.S("status"))
+		require.Equal(t, 1, r.N("tasksFailed"))
+		require.Equal(t, 1, r.N("tasksSkipped"))
+		require.Equal(t, 0, r.N("agentsActive"))
+		require.Contains(t, e.eventTypes(t), "AGENT_TERMINATED")
 	})
 }

@@ -121,6 +121,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		hooks.onListen(ln.Addr(), db)
 	}
 	go svc.RunScoreRefresher(ctx, time.Minute)
+	go svc.RunHeartbeatSweep(ctx)
 	return server.Serve(ctx, ln, handler, log)
 }
 

@@ -113,7 +113,12 @@ func caller(ctx context.Context) (*auth.Principal, error) {
 }
 
 // actor is how a principal is recorded in changed_by / resolved_by columns.
-func actor(p *auth.Principal) string { return domain.GlobalID(domain.KindUser, p.UserID) }
+func actor(p *auth.Principal) string {
+	if p.UserID == "" {
+		return "system" // the engine itself (the heartbeat sweep)
+	}
+	return domain.GlobalID(domain.KindUser, p.UserID)
+}
 
 // scopeOf is what projects a caller may see.
 func scopeOf(p *auth.Principal) domain.ProjectScope {
