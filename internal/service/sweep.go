@@ -44,20 +44,13 @@ func (s *Service) deadline() time.Duration { return time.Duration(s.missed) * s.
 // execution becomes INTERRUPTED and their task goes back to PENDING, or to
 // FAILED once max-attempts is reached. It returns how many it terminated.
 func (s *Service) SweepAgents(ctx context.Context) (int, error) {
-	now, err := s.db.Now(ctx)
-	if err != nil {
-		return 0, err
-	}
-	live, err := s.db.LiveAgents(ctx, sweepBatch)
+	silent, err := s.db.SilentAgents(ctx, s.deadline(), sweepBatch)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, a := range live {
-		if !a.LastHeartbeatAt.Before(now.Add(-s.deadline())) {
-			break // ordered by last heartbeat: the rest are alive
-		}
-		done, err := s.terminateSilent(ctx, a.ID)
+	for _, id := range silent {
+		done, err := s.terminateSilent(ctx, id)
 		if err != nil {
 			return n, err
 		}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
@@ -234,15 +236,6 @@ func (q *Q) AgentsOfRun(ctx context.Context, runID string) ([]*domain.BuildAgent
 	return out, err
 }
 
-// LiveAgents lists every agent not terminated (the heartbeat sweep's scan),
-// oldest heartbeat first.
-func (q *Q) LiveAgents(ctx context.Context, limit int) ([]*domain.BuildAgent, error) {
-	var out []*domain.BuildAgent
-	err := q.selectx(ctx, &out, `SELECT * FROM build_agents WHERE status <> 'TERMINATED'
-		ORDER BY last_heartbeat_at LIMIT `+strconv.Itoa(limit))
-	return out, err
-}
-
 // CountLiveAgents counts a run's agents not terminated.
 func (q *Q) CountLiveAgents(ctx context.Context, runID string) (int, error) {
 	var n int
@@ -379,4 +372,34 @@ func (q *Q) MarkImpactAccuracy(ctx context.Context, taskID string, touched []str
 func (q *Q) SetAssignedAgent(ctx context.Context, taskID string, agentID *string) error {
 	_, err := q.exec(ctx, `UPDATE tasks SET assigned_agent = ? WHERE id = ?`, agentID, taskID)
 	return err
+}
+
+// SilentAgents lists up to limit live agents whose last heartbeat is older
+// than silence by the database clock, oldest first. It is background
+// maintenance (the heartbeat sweep), so its statements are not counted in
+// Statements(): they would make request statement counts depend on timing.
+func (d *DB) SilentAgents(ctx context.Context, silence time.Duration, limit int) ([]string, error) {
+	var now time.Time
+	if d.dialect == SQLite {
+		now = time.Now().UTC()
+	} else if err := sqlx.GetContext(ctx, d.sqlx, &now, `SELECT CURRENT_TIMESTAMP`); err != nil {
+		return nil, mapErr(err)
+	}
+	var rows []struct {
+		ID   string    `db:"id"`
+		Last time.Time `db:"last_heartbeat_at"`
+	}
+	if err := sqlx.SelectContext(ctx, d.sqlx, &rows, `SELECT id, last_heartbeat_at FROM build_agents
+		WHERE status <> 'TERMINATED' ORDER BY last_heartbeat_at LIMIT `+strconv.Itoa(limit)); err != nil {
+		return nil, mapErr(err)
+	}
+	cutoff := now.Add(-silence)
+	var out []string
+	for _, r := range rows {
+		if !r.Last.Before(cutoff) {
+			break
+		}
+		out = append(out, r.ID)
+	}
+	return out, nil
 }
