@@ -64,6 +64,14 @@ func (r *executionRunResolver) Executions(ctx context.Context, obj *domain.Execu
 	return r.Svc.ExecutionsOfRun(ctx, obj.ID)
 }
 
+func (r *executionRunResolver) Events(ctx context.Context, obj *domain.ExecutionRun, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error) {
+	pg, err := r.Svc.EventsOfRun(ctx, obj, types, domain.PageArgs{First: first, After: after, Last: last, Before: before})
+	if err != nil {
+		return nil, err
+	}
+	return model.NewExecutionEventConnection(pg), nil
+}
+
 func (r *mutationResolver) StartExecutionRun(ctx context.Context, input domain.StartExecutionRunInput) (*model.StartExecutionRunPayload, error) {
 	run, err := r.Svc.StartExecutionRun(ctx, input)
 	if err != nil {
@@ -116,8 +124,44 @@ func (r *mutationResolver) FailTask(ctx context.Context, input domain.FailTaskIn
 	return &model.FailTaskPayload{Task: t, Execution: e}, nil
 }
 
+func (r *mutationResolver) PauseExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error) {
+	run, err := r.Svc.PauseExecutionRun(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RunActionPayload{Run: run}, nil
+}
+
+func (r *mutationResolver) ResumeExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error) {
+	run, err := r.Svc.ResumeExecutionRun(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RunActionPayload{Run: run}, nil
+}
+
+func (r *mutationResolver) CancelExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error) {
+	run, err := r.Svc.CancelExecutionRun(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RunActionPayload{Run: run}, nil
+}
+
+func (r *mutationResolver) RetryExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error) {
+	run, err := r.Svc.RetryExecutionRun(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RunActionPayload{Run: run}, nil
+}
+
 func (r *queryResolver) ExecutionRun(ctx context.Context, id string) (*domain.ExecutionRun, error) {
 	return r.Svc.ExecutionRun(ctx, id)
+}
+
+func (r *subscriptionResolver) RunEvents(ctx context.Context, runID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error) {
+	return r.Svc.RunEvents(ctx, runID, after, types, func(err error) { endSubscription(ctx, err) })
 }
 
 func (r *taskExecutionResolver) Task(ctx context.Context, obj *domain.TaskExecution) (*domain.Task, error) {

@@ -448,6 +448,7 @@ type ComplexityRoot struct {
 		CreatedAt          func(childComplexity int) int
 		CurrentWave        func(childComplexity int) int
 		DurationMs         func(childComplexity int) int
+		Events             func(childComplexity int, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) int
 		Executions         func(childComplexity int) int
 		FailureReason      func(childComplexity int) int
 		GlobalID           func(childComplexity int) int
@@ -564,6 +565,7 @@ type ComplexityRoot struct {
 		AddTaskRelationship     func(childComplexity int, input domain.AddTaskRelationshipInput) int
 		AddTasksToList          func(childComplexity int, input domain.AddTasksToListInput) int
 		AppendExecutionLog      func(childComplexity int, input domain.AppendExecutionLogInput) int
+		CancelExecutionRun      func(childComplexity int, input domain.RunActionInput) int
 		ClaimExample            func(childComplexity int, input domain.ClaimExampleInput) int
 		ClaimTask               func(childComplexity int, input domain.ClaimTaskInput) int
 		CompleteExample         func(childComplexity int, input model.CompleteExampleInput) int
@@ -597,11 +599,14 @@ type ComplexityRoot struct {
 		FailTask                func(childComplexity int, input domain.FailTaskInput) int
 		Heartbeat               func(childComplexity int, input domain.HeartbeatInput) int
 		ImportMcpTools          func(childComplexity int, input domain.ImportMcpToolsInput) int
+		PauseExecutionRun       func(childComplexity int, input domain.RunActionInput) int
 		RecordTestResult        func(childComplexity int, input domain.RecordTestResultInput) int
 		RemoveActionToolMapping func(childComplexity int, input model.RemoveActionToolMappingInput) int
 		RemoveParameterMapping  func(childComplexity int, input model.RemoveParameterMappingInput) int
 		RemoveTaskRelationship  func(childComplexity int, input domain.RemoveTaskRelationshipInput) int
 		ResolveTaskBlock        func(childComplexity int, input domain.ResolveTaskBlockInput) int
+		ResumeExecutionRun      func(childComplexity int, input domain.RunActionInput) int
+		RetryExecutionRun       func(childComplexity int, input domain.RunActionInput) int
 		RevokeAPIToken          func(childComplexity int, input domain.RevokeAPITokenInput) int
 		StartExecutionRun       func(childComplexity int, input domain.StartExecutionRunInput) int
 		TransitionTask          func(childComplexity int, input domain.TransitionTaskInput) int
@@ -707,12 +712,17 @@ type ComplexityRoot struct {
 		APIToken func(childComplexity int) int
 	}
 
+	RunActionPayload struct {
+		Run func(childComplexity int) int
+	}
+
 	StartExecutionRunPayload struct {
 		Run func(childComplexity int) int
 	}
 
 	Subscription struct {
 		ProjectEvents func(childComplexity int, projectID string, after *string, types []domain.ExecutionEventType) int
+		RunEvents     func(childComplexity int, runID string, after *string, types []domain.ExecutionEventType) int
 	}
 
 	Suite struct {
@@ -1201,6 +1211,7 @@ type ExecutionRunResolver interface {
 	Waves(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.Wave, error)
 	Agents(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.BuildAgent, error)
 	Executions(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.TaskExecution, error)
+	Events(ctx context.Context, obj *domain.ExecutionRun, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error)
 }
 type IdeaResolver interface {
 	Project(ctx context.Context, obj *domain.Idea) (*domain.Project, error)
@@ -1247,6 +1258,10 @@ type MutationResolver interface {
 	RecordTestResult(ctx context.Context, input domain.RecordTestResultInput) (*model.RecordTestResultPayload, error)
 	CompleteTask(ctx context.Context, input domain.CompleteTaskInput) (*model.CompleteTaskPayload, error)
 	FailTask(ctx context.Context, input domain.FailTaskInput) (*model.FailTaskPayload, error)
+	PauseExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
+	ResumeExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
+	CancelExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
+	RetryExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
 	CreateProject(ctx context.Context, input domain.CreateProjectInput) (*model.CreateProjectPayload, error)
 	UpdateProject(ctx context.Context, input domain.UpdateProjectInput) (*model.UpdateProjectPayload, error)
 	CreateIdea(ctx context.Context, input domain.CreateIdeaInput) (*model.CreateIdeaPayload, error)
@@ -1301,6 +1316,7 @@ type QueryResolver interface {
 }
 type SubscriptionResolver interface {
 	ProjectEvents(ctx context.Context, projectID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error)
+	RunEvents(ctx context.Context, runID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error)
 }
 type SuiteResolver interface {
 	Actions(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.ActionConnection, error)
@@ -2671,6 +2687,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ExecutionRun.DurationMs(childComplexity), true
+	case "ExecutionRun.events":
+		if e.ComplexityRoot.ExecutionRun.Events == nil {
+			break
+		}
+
+		args, err := ec.field_ExecutionRun_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ExecutionRun.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["types"].([]domain.ExecutionEventType)), true
 	case "ExecutionRun.executions":
 		if e.ComplexityRoot.ExecutionRun.Executions == nil {
 			break
@@ -3174,6 +3201,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AppendExecutionLog(childComplexity, args["input"].(domain.AppendExecutionLogInput)), true
+	case "Mutation.cancelExecutionRun":
+		if e.ComplexityRoot.Mutation.CancelExecutionRun == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelExecutionRun_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
 	case "Mutation.claimExample":
 		if e.ComplexityRoot.Mutation.ClaimExample == nil {
 			break
@@ -3537,6 +3575,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ImportMcpTools(childComplexity, args["input"].(domain.ImportMcpToolsInput)), true
+	case "Mutation.pauseExecutionRun":
+		if e.ComplexityRoot.Mutation.PauseExecutionRun == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pauseExecutionRun_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PauseExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
 	case "Mutation.recordTestResult":
 		if e.ComplexityRoot.Mutation.RecordTestResult == nil {
 			break
@@ -3592,6 +3641,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResolveTaskBlock(childComplexity, args["input"].(domain.ResolveTaskBlockInput)), true
+	case "Mutation.resumeExecutionRun":
+		if e.ComplexityRoot.Mutation.ResumeExecutionRun == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resumeExecutionRun_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResumeExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
+	case "Mutation.retryExecutionRun":
+		if e.ComplexityRoot.Mutation.RetryExecutionRun == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retryExecutionRun_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RetryExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
 	case "Mutation.revokeApiToken":
 		if e.ComplexityRoot.Mutation.RevokeAPIToken == nil {
 			break
@@ -4121,6 +4192,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevokeApiTokenPayload.APIToken(childComplexity), true
 
+	case "RunActionPayload.run":
+		if e.ComplexityRoot.RunActionPayload.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RunActionPayload.Run(childComplexity), true
+
 	case "StartExecutionRunPayload.run":
 		if e.ComplexityRoot.StartExecutionRunPayload.Run == nil {
 			break
@@ -4139,6 +4217,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.ProjectEvents(childComplexity, args["projectId"].(string), args["after"].(*string), args["types"].([]domain.ExecutionEventType)), true
+	case "Subscription.runEvents":
+		if e.ComplexityRoot.Subscription.RunEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_runEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.RunEvents(childComplexity, args["runId"].(string), args["after"].(*string), args["types"].([]domain.ExecutionEventType)), true
 
 	case "Suite.actionToolMaps":
 		if e.ComplexityRoot.Suite.ActionToolMaps == nil {
@@ -6045,6 +6134,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRemoveTaskRelationshipInput,
 		ec.unmarshalInputResolveTaskBlockInput,
 		ec.unmarshalInputRevokeApiTokenInput,
+		ec.unmarshalInputRunActionInput,
 		ec.unmarshalInputStartExecutionRunInput,
 		ec.unmarshalInputTaskFilter,
 		ec.unmarshalInputTaskOrder,
@@ -6970,6 +7060,8 @@ func (ec *executionContext) childFields_ExecutionRun(ctx context.Context, field 
 		return ec.fieldContext_ExecutionRun_agents(ctx, field)
 	case "executions":
 		return ec.fieldContext_ExecutionRun_executions(ctx, field)
+	case "events":
+		return ec.fieldContext_ExecutionRun_events(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ExecutionRun", field.Name)
 }
@@ -7300,6 +7392,14 @@ func (ec *executionContext) childFields_RevokeApiTokenPayload(ctx context.Contex
 		return ec.fieldContext_RevokeApiTokenPayload_apiToken(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevokeApiTokenPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RunActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "run":
+		return ec.fieldContext_RunActionPayload_run(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RunActionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_StartExecutionRunPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8290,6 +8390,52 @@ func (ec *executionContext) field_Action_parameters_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_ExecutionRun_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]domain.ExecutionEventType, error) {
+			return ec.unmarshalOExecutionEventType2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Idea_tasks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8440,6 +8586,20 @@ func (ec *executionContext) field_Mutation_appendExecutionLog_args(ctx context.C
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.AppendExecutionLogInput, error) {
 			return ec.unmarshalNAppendExecutionLogInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAppendExecutionLogInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cancelExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RunActionInput, error) {
+			return ec.unmarshalNRunActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunActionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8910,6 +9070,20 @@ func (ec *executionContext) field_Mutation_importMcpTools_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_pauseExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RunActionInput, error) {
+			return ec.unmarshalNRunActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_recordTestResult_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8972,6 +9146,34 @@ func (ec *executionContext) field_Mutation_resolveTaskBlock_args(ctx context.Con
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.ResolveTaskBlockInput, error) {
 			return ec.unmarshalNResolveTaskBlockInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐResolveTaskBlockInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_resumeExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RunActionInput, error) {
+			return ec.unmarshalNRunActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_retryExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RunActionInput, error) {
+			return ec.unmarshalNRunActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunActionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -9609,6 +9811,36 @@ func (ec *executionContext) field_Subscription_projectEvents_args(ctx context.Co
 		return nil, err
 	}
 	args["projectId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]domain.ExecutionEventType, error) {
+			return ec.unmarshalOExecutionEventType2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_runEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "runId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["runId"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
@@ -15825,6 +16057,50 @@ func (ec *executionContext) fieldContext_ExecutionRun_executions(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _ExecutionRun_events(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ExecutionRun().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["types"].([]domain.ExecutionEventType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExecutionEventConnection) graphql.Marshaler {
+			return ec.marshalNExecutionEventConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExecutionEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionRun",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ExecutionRun_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _FailExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.FailExamplePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18599,6 +18875,182 @@ func (ec *executionContext) fieldContext_Mutation_failTask(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_pauseExecutionRun(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pauseExecutionRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PauseExecutionRun(ctx, fc.Args["input"].(domain.RunActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RunActionPayload) graphql.Marshaler {
+			return ec.marshalNRunActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRunActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pauseExecutionRun(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RunActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pauseExecutionRun_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resumeExecutionRun(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resumeExecutionRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResumeExecutionRun(ctx, fc.Args["input"].(domain.RunActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RunActionPayload) graphql.Marshaler {
+			return ec.marshalNRunActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRunActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resumeExecutionRun(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RunActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resumeExecutionRun_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelExecutionRun(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelExecutionRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelExecutionRun(ctx, fc.Args["input"].(domain.RunActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RunActionPayload) graphql.Marshaler {
+			return ec.marshalNRunActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRunActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelExecutionRun(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RunActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelExecutionRun_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_retryExecutionRun(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_retryExecutionRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RetryExecutionRun(ctx, fc.Args["input"].(domain.RunActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RunActionPayload) graphql.Marshaler {
+			return ec.marshalNRunActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRunActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_retryExecutionRun(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RunActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_retryExecutionRun_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createProject(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21286,6 +21738,38 @@ func (ec *executionContext) fieldContext_RevokeApiTokenPayload_apiToken(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _RunActionPayload_run(ctx context.Context, field graphql.CollectedField, obj *model.RunActionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RunActionPayload_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Run, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalNExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RunActionPayload_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RunActionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _StartExecutionRunPayload_run(ctx context.Context, field graphql.CollectedField, obj *model.StartExecutionRunPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21356,6 +21840,50 @@ func (ec *executionContext) fieldContext_Subscription_projectEvents(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_projectEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_runEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_runEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().RunEvents(ctx, fc.Args["runId"].(string), fc.Args["after"].(*string), fc.Args["types"].([]domain.ExecutionEventType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEvent) graphql.Marshaler {
+			return ec.marshalNExecutionEvent2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_runEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_runEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -32424,6 +32952,43 @@ func (ec *executionContext) unmarshalInputRevokeApiTokenInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRunActionInput(ctx context.Context, obj any) (domain.RunActionInput, error) {
+	var it domain.RunActionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"runId", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "runId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("runId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RunID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputStartExecutionRunInput(ctx context.Context, obj any) (domain.StartExecutionRunInput, error) {
 	var it domain.StartExecutionRunInput
 	if obj == nil {
@@ -37564,6 +38129,44 @@ func (ec *executionContext) _ExecutionRun(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "events":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionRun_events(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -38755,6 +39358,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "failTask":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_failTask(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pauseExecutionRun":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pauseExecutionRun(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resumeExecutionRun":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resumeExecutionRun(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelExecutionRun":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelExecutionRun(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retryExecutionRun":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_retryExecutionRun(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -40284,6 +40915,44 @@ func (ec *executionContext) _RevokeApiTokenPayload(ctx context.Context, sel ast.
 	return out
 }
 
+var runActionPayloadImplementors = []string{"RunActionPayload"}
+
+func (ec *executionContext) _RunActionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RunActionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, runActionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RunActionPayload")
+		case "run":
+			out.Values[i] = ec._RunActionPayload_run(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var startExecutionRunPayloadImplementors = []string{"StartExecutionRunPayload"}
 
 func (ec *executionContext) _StartExecutionRunPayload(ctx context.Context, sel ast.SelectionSet, obj *model.StartExecutionRunPayload) graphql.Marshaler {
@@ -40337,6 +41006,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "projectEvents":
 		return ec._Subscription_projectEvents(ctx, fields[0])
+	case "runEvents":
+		return ec._Subscription_runEvents(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -48068,6 +48739,21 @@ func (ec *executionContext) marshalNRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋ
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNRunActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunActionInput(ctx context.Context, v any) (domain.RunActionInput, error) {
+	res, err := ec.unmarshalInputRunActionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRunActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRunActionPayload(ctx context.Context, sel ast.SelectionSet, v *model.RunActionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RunActionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRunStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunStatus(ctx context.Context, v any) (domain.RunStatus, error) {

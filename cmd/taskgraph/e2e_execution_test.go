@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -323,5 +324,124 @@ func TestHeartbeatSweep(t *testing.T) {
 		require.Equal(t, 1, r.N("tasksSkipped"))
 		require.Equal(t, 0, r.N("agentsActive"))
 		require.Contains(t, e.eventTypes(t), "AGENT_TERMINATED")
+	})
+}
+
+const (
+	heartbeatMutation = `mutation($in: HeartbeatInput!) { heartbeat(input: $in) { directive agent { heartbeatCount } } }`
+	runActionMutation = `mutation($in: RunActionInput!) { %s(input: $in) { run { id runNumber status triggeredBy retryOf { id } } } }`
+)
+
+func (e *execList) action(t *testing.T, name, run string) jv {
+	t.Helper()
+	return e.s.query(t, e.token, fmt.Sprintf(runActionMutation, name), M{"in": M{"runId": run}}).at(name + ".run")
+}
+
+func (e *execList) heartbeat(t *testing.T, agent string) string {
+	t.Helper()
+	return e.s.query(t, e.agent, heartbeatMutation, M{"in": M{"agentId": agent, "progressPercent": 50}}).S("heartbeat.directive")
+}
+
+func TestExecutionRunControl(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		t.Run("pause, resume, cancel, retry", func(t *testing.T) {
+			e := newExecList(t, s, 2)
+			e.add(t, "A", nil)
+			e.add(t, "B", nil)
+			e.add(t, "C", nil)
+			e.link(t, "C", "A", "DEPENDS_ON")
+			run := e.start(t)
+
+			// Subscribed from the run's start: the stream replays, then follows.
+			sub, err := s.dial(t, e.token).Subscribe(context.Background(),
+				`subscription($r: ID!) { runEvents(runId: $r, types: [RUN_STARTED RUN_PAUSED RUN_RESUMED RUN_CANCELLED RUN_FAILED WAVE_STARTED TASK_CLAIMED]) {
+					type ... on ExecutionActivity { run { id } } } }`, M{"r": run})
+			require.NoError(t, err)
+
+			a := e.claim(t, run)
+			agent := a.S("agent.id")
+			require.Equal(t, "CONTINUE", e.heartbeat(t, agent))
+			require.Equal(t, "PAUSED", e.action(t, "pauseExecutionRun", run).S("status"))
+			s.requireCode(t, e.token, fmt.Sprintf(runActionMutation, "pauseExecutionRun"), M{"in": M{"runId": run}}, "CONFLICT")
+			require.Equal(t, "RUN_NOT_RUNNING", e.claim(t, run).S("waitReason"))
+			require.Equal(t, "PAUSE", e.heartbeat(t, agent))
+			require.Equal(t, "RUNNING", e.action(t, "resumeExecutionRun", run).S("status"))
+			require.Equal(t, "CONTINUE", e.heartbeat(t, agent))
+
+			require.Equal(t, "CANCELLED", e.action(t, "cancelExecutionRun", run).S("status"))
+			require.Equal(t, "CANCEL", e.heartbeat(t, agent))
+			s.requireCode(t, e.agent, completeMutation, M{"in": M{"agentId": agent}}, "LEASE_LOST")
+			task := s.query(t, e.token, `query($id: ID!) { task(id: $id) { status } }`, M{"id": a.S("task.id")})
+			require.Equal(t, "PENDING", task.S("task.status"))
+			ex := s.query(t, e.token, `query($id: ID!) { executionRun(id: $id) { agentsActive executions { status } } }`,
+				M{"id": run}).at("executionRun")
+			require.Equal(t, 0, ex.N("agentsActive"))
+			require.Equal(t, "CANCELLED", ex.S("executions.0.status"))
+			require.Equal(t, "RUN_FINISHED", e.claim(t, run).S("waitReason"))
+
+			var types []string
+			for range 6 {
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+				r, err := sub.Next(ctx)
+				cancel()
+				require.NoError(t, err)
+				require.Empty(t, r.Errors)
+				var d struct {
+					RunEvents struct {
+						Type string
+						Run  struct{ ID string }
+					}
+				}
+				require.NoError(t, json.Unmarshal(r.Data, &d))
+				require.Equal(t, run, d.RunEvents.Run.ID)
+				types = append(types, d.RunEvents.Type)
+			}
+			require.Equal(t, []string{"RUN_STARTED", "WAVE_STARTED", "TASK_CLAIMED", "RUN_PAUSED", "RUN_RESUMED",
+				"RUN_CANCELLED"}, types)
+
+			// Retry: a new run over the unfinished tasks.
+			retry := e.action(t, "retryExecutionRun", run)
+			require.Equal(t, "RUNNING", retry.S("status"))
+			require.Equal(t, "RETRY", retry.S("triggeredBy"))
+			require.Equal(t, 2, retry.N("runNumber"))
+			require.Equal(t, run, retry.S("retryOf.id"))
+			s.requireCode(t, e.token, fmt.Sprintf(runActionMutation, "retryExecutionRun"), M{"in": M{"runId": run}}, "CONFLICT")
+			for {
+				c := e.claim(t, retry.S("id"))
+				if !c.Null("waitReason") {
+					require.Equal(t, "RUN_FINISHED", c.S("waitReason"))
+					break
+				}
+				e.complete(t, c.S("agent.id"))
+			}
+			r := e.run(t, retry.S("id"))
+			require.Equal(t, "COMPLETED", r.S("status"))
+			require.Equal(t, 3, r.N("tasksCompleted"))
+
+			// The run's events page with the same cursors.
+			pg := s.query(t, e.token, `query($id: ID!) { executionRun(id: $id) { events(first: 3) { totalCount
+				nodes { type } pageInfo { hasNextPage } } } }`, M{"id": run}).at("executionRun.events")
+			require.Equal(t, "RUN_STARTED", pg.S("nodes.0.type"))
+			require.True(t, pg.B("pageInfo.hasNextPage"))
+			require.Greater(t, pg.N("totalCount"), 6)
+		})
+
+		t.Run("retry after failure reopens failed and skipped tasks", func(t *testing.T) {
+			e := newExecList(t, s, 1)
+			e.add(t, "A", nil)
+			e.add(t, "B", nil)
+			e.link(t, "B", "A", "DEPENDS_ON")
+			run := e.start(t)
+			c := e.claim(t, run)
+			s.query(t, e.agent, failMutation, M{"in": M{"agentId": c.S("agent.id"), "error": "no", "retryable": false}})
+			require.Equal(t, "FAILED", e.run(t, run).S("status"))
+			retry := e.action(t, "retryExecutionRun", run)
+			r := e.run(t, retry.S("id"))
+			require.Equal(t, 2, r.N("tasksTotal"))
+			require.Equal(t, 2, r.N("wavesTotal"))
+			c = e.claim(t, retry.S("id"))
+			require.Equal(t, "A", e.names[c.S("task.id")])
+		})
 	})
 }

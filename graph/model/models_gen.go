@@ -257,6 +257,10 @@ type RevokeAPITokenPayload struct {
 	APIToken *domain.APIToken `json:"apiToken"`
 }
 
+type RunActionPayload struct {
+	Run *domain.ExecutionRun `json:"run"`
+}
+
 type StartExecutionRunPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
 }
