@@ -815,9 +815,11 @@ type ComplexityRoot struct {
 	}
 
 	TaskCreated struct {
+		Agent      func(childComplexity int) int
 		Cursor     func(childComplexity int) int
 		OccurredAt func(childComplexity int) int
 		Project    func(childComplexity int) int
+		Run        func(childComplexity int) int
 		Status     func(childComplexity int) int
 		Task       func(childComplexity int) int
 		Title      func(childComplexity int) int
@@ -935,16 +937,19 @@ type ComplexityRoot struct {
 		FromStatus func(childComplexity int) int
 		GlobalID   func(childComplexity int) int
 		Reason     func(childComplexity int) int
+		Run        func(childComplexity int) int
 		Task       func(childComplexity int) int
 		ToStatus   func(childComplexity int) int
 	}
 
 	TaskStatusChanged struct {
+		Agent      func(childComplexity int) int
 		Cursor     func(childComplexity int) int
 		From       func(childComplexity int) int
 		OccurredAt func(childComplexity int) int
 		Project    func(childComplexity int) int
 		Reason     func(childComplexity int) int
+		Run        func(childComplexity int) int
 		Task       func(childComplexity int) int
 		To         func(childComplexity int) int
 		Type       func(childComplexity int) int
@@ -994,10 +999,12 @@ type ComplexityRoot struct {
 	}
 
 	TaskUpdated struct {
+		Agent         func(childComplexity int) int
 		ChangedFields func(childComplexity int) int
 		Cursor        func(childComplexity int) int
 		OccurredAt    func(childComplexity int) int
 		Project       func(childComplexity int) int
+		Run           func(childComplexity int) int
 		Task          func(childComplexity int) int
 		Type          func(childComplexity int) int
 	}
@@ -1353,6 +1360,8 @@ type TaskBlockResolver interface {
 type TaskCreatedResolver interface {
 	Project(ctx context.Context, obj *domain.TaskCreated) (*domain.Project, error)
 	Task(ctx context.Context, obj *domain.TaskCreated) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.TaskCreated) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.TaskCreated) (*domain.BuildAgent, error)
 }
 type TaskExecutionResolver interface {
 	Task(ctx context.Context, obj *domain.TaskExecution) (*domain.Task, error)
@@ -1387,10 +1396,14 @@ type TaskRelationshipResolver interface {
 }
 type TaskStateChangeResolver interface {
 	Task(ctx context.Context, obj *domain.TaskStateChange) (*domain.Task, error)
+
+	Run(ctx context.Context, obj *domain.TaskStateChange) (*domain.ExecutionRun, error)
 }
 type TaskStatusChangedResolver interface {
 	Project(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.Project, error)
 	Task(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.BuildAgent, error)
 }
 type TaskTemplateResolver interface {
 	DefaultAcceptanceCriteria(ctx context.Context, obj *domain.TaskTemplate) ([]string, error)
@@ -1407,6 +1420,8 @@ type TaskTemplateResolver interface {
 type TaskUpdatedResolver interface {
 	Project(ctx context.Context, obj *domain.TaskUpdated) (*domain.Project, error)
 	Task(ctx context.Context, obj *domain.TaskUpdated) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.TaskUpdated) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.TaskUpdated) (*domain.BuildAgent, error)
 }
 type ToolResolver interface {
 	McpServer(ctx context.Context, obj *domain.Tool) (*domain.McpServer, error)
@@ -4686,6 +4701,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskConnection.TotalCount(childComplexity), true
 
+	case "TaskCreated.agent":
+		if e.ComplexityRoot.TaskCreated.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCreated.Agent(childComplexity), true
 	case "TaskCreated.cursor":
 		if e.ComplexityRoot.TaskCreated.Cursor == nil {
 			break
@@ -4704,6 +4725,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskCreated.Project(childComplexity), true
+	case "TaskCreated.run":
+		if e.ComplexityRoot.TaskCreated.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCreated.Run(childComplexity), true
 	case "TaskCreated.status":
 		if e.ComplexityRoot.TaskCreated.Status == nil {
 			break
@@ -5234,6 +5261,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskStateChange.Reason(childComplexity), true
+	case "TaskStateChange.run":
+		if e.ComplexityRoot.TaskStateChange.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStateChange.Run(childComplexity), true
 	case "TaskStateChange.task":
 		if e.ComplexityRoot.TaskStateChange.Task == nil {
 			break
@@ -5247,6 +5280,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskStateChange.ToStatus(childComplexity), true
 
+	case "TaskStatusChanged.agent":
+		if e.ComplexityRoot.TaskStatusChanged.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.Agent(childComplexity), true
 	case "TaskStatusChanged.cursor":
 		if e.ComplexityRoot.TaskStatusChanged.Cursor == nil {
 			break
@@ -5277,6 +5316,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskStatusChanged.Reason(childComplexity), true
+	case "TaskStatusChanged.run":
+		if e.ComplexityRoot.TaskStatusChanged.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.Run(childComplexity), true
 	case "TaskStatusChanged.task":
 		if e.ComplexityRoot.TaskStatusChanged.Task == nil {
 			break
@@ -5486,6 +5531,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskTestResult.TestName(childComplexity), true
 
+	case "TaskUpdated.agent":
+		if e.ComplexityRoot.TaskUpdated.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskUpdated.Agent(childComplexity), true
 	case "TaskUpdated.changedFields":
 		if e.ComplexityRoot.TaskUpdated.ChangedFields == nil {
 			break
@@ -5510,6 +5561,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskUpdated.Project(childComplexity), true
+	case "TaskUpdated.run":
+		if e.ComplexityRoot.TaskUpdated.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskUpdated.Run(childComplexity), true
 	case "TaskUpdated.task":
 		if e.ComplexityRoot.TaskUpdated.Task == nil {
 			break
@@ -7814,6 +7871,8 @@ func (ec *executionContext) childFields_TaskStateChange(ctx context.Context, fie
 		return ec.fieldContext_TaskStateChange_changedBy(ctx, field)
 	case "changedAt":
 		return ec.fieldContext_TaskStateChange_changedAt(ctx, field)
+	case "run":
+		return ec.fieldContext_TaskStateChange_run(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskStateChange", field.Name)
 }
@@ -23950,6 +24009,70 @@ func (ec *executionContext) fieldContext_TaskCreated_task(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _TaskCreated_run(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCreated_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskCreated().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCreated_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskCreated_agent(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCreated_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskCreated().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCreated_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TaskCreated_title(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26152,6 +26275,38 @@ func (ec *executionContext) fieldContext_TaskStateChange_changedAt(_ context.Con
 	return graphql.NewScalarFieldContext("TaskStateChange", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _TaskStateChange_run(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStateChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStateChange_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskStateChange().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStateChange_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskStateChange",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TaskStatusChanged_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26280,6 +26435,70 @@ func (ec *executionContext) fieldContext_TaskStatusChanged_task(_ context.Contex
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskStatusChanged_run(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskStatusChanged().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskStatusChanged_agent(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskStatusChanged().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
 		},
 	}
 	return fc, nil
@@ -27258,6 +27477,70 @@ func (ec *executionContext) fieldContext_TaskUpdated_task(_ context.Context, fie
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskUpdated_run(ctx context.Context, field graphql.CollectedField, obj *domain.TaskUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskUpdated_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskUpdated().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskUpdated_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskUpdated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskUpdated_agent(ctx context.Context, field graphql.CollectedField, obj *domain.TaskUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskUpdated_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskUpdated().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskUpdated_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskUpdated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
 		},
 	}
 	return fc, nil
@@ -42527,6 +42810,82 @@ func (ec *executionContext) _TaskCreated(ctx context.Context, sel ast.SelectionS
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskCreated_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskCreated_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "title":
 			out.Values[i] = ec._TaskCreated_title(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -44003,6 +44362,44 @@ func (ec *executionContext) _TaskStateChange(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskStateChange_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -44099,6 +44496,82 @@ func (ec *executionContext) _TaskStatusChanged(ctx context.Context, sel ast.Sele
 					}
 				}()
 				res = ec._TaskStatusChanged_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskStatusChanged_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskStatusChanged_agent(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -44822,6 +45295,82 @@ func (ec *executionContext) _TaskUpdated(ctx context.Context, sel ast.SelectionS
 					}
 				}()
 				res = ec._TaskUpdated_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskUpdated_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskUpdated_agent(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

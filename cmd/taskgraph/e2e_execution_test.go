@@ -177,6 +177,25 @@ func TestExecutionRun(t *testing.T) {
 			// Another project's agent cannot see this run.
 			other := newExecList(t, s, 1)
 			s.requireCode(t, other.agent, claimMutation, M{"in": M{"runId": run}}, "NOT_FOUND")
+			nodes := `query($ids: [ID!]!) { nodes(ids: $ids) { id ... on ExecutionRun { runNumber } ... on BuildAgent { status } } }`
+			n := s.query(t, e.agent, nodes, M{"ids": []string{run, agent}})
+			require.Equal(t, 1, n.N("nodes.0.runNumber"))
+			require.Equal(t, "TERMINATED", n.S("nodes.1.status"))
+			n = s.query(t, other.agent, nodes, M{"ids": []string{run, agent}})
+			require.True(t, n.Null("nodes.0"))
+			require.True(t, n.Null("nodes.1"))
+			// Task events of the run name it.
+			evs := s.query(t, e.token, `query($id: ID!) { executionRun(id: $id) { events(first: 50, types: [TASK_STATUS_CHANGED]) {
+				nodes { run { id } ... on TaskStatusChanged { to } } } } }`, M{"id": run}).L("executionRun.events.nodes")
+			require.NotEmpty(t, evs)
+			for _, ev := range evs {
+				require.Equal(t, run, ev.S("run.id"))
+			}
+			hist := s.query(t, e.token, `query($id: ID!) { task(id: $id) { stateHistory { toStatus run { id } } } }`,
+				M{"id": c.S("task.id")}).L("task.stateHistory")
+			last := hist[len(hist)-1]
+			require.Equal(t, "COMPLETED", last.S("toStatus"))
+			require.Equal(t, run, last.S("run.id"))
 		})
 
 		t.Run("attempts exhausted: FAILED, dependents skipped", func(t *testing.T) {

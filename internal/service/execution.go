@@ -21,6 +21,24 @@ const (
 	DefaultMaxAttempts       = 3
 )
 
+// runScopeKey marks a transaction as working for an execution run: the task
+// status changes it makes name the run (history rows and events).
+type runScopeKey struct{}
+
+// inRun makes q's task transitions belong to run runID.
+func inRun(q *store.Q, runID string) {
+	*store.TxLocal(q, runScopeKey{}, func() *string { return new(string) }) = runID
+}
+
+// runScope is the run q's transitions belong to, if any.
+func runScope(q *store.Q) *string {
+	id := *store.TxLocal(q, runScopeKey{}, func() *string { return new(string) })
+	if id == "" {
+		return nil
+	}
+	return &id
+}
+
 // leaseLost is the answer to a call from an agent that no longer holds its task.
 func leaseLost(reason string) error {
 	return &domain.Error{Code: domain.CodeLeaseLost, Field: "agentId", Message: "the agent no longer holds its task: " + reason}
@@ -120,6 +138,7 @@ func (s *Service) startRun(ctx context.Context, q *store.Q, p *auth.Principal, l
 	if err := q.InsertRun(ctx, run); err != nil {
 		return nil, err
 	}
+	inRun(q, run.ID)
 	var waves []*domain.Wave
 	var assigns []*domain.WaveTaskAssignment
 	for _, pw := range plan.Waves {
@@ -285,6 +304,7 @@ func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*dom
 		if err != nil {
 			return err
 		}
+		inRun(q, run.ID)
 		switch {
 		case run.Status.Finished():
 			return wait(domain.WaitRunFinished)
@@ -389,6 +409,7 @@ func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, age
 	if err != nil {
 		return nil, err
 	}
+	inRun(q, run.ID)
 	if _, err := s.visibleProjectByID(ctx, p, run.ProjectID); err != nil {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	}

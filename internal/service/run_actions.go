@@ -29,6 +29,7 @@ func (s *Service) runAction(ctx context.Context, in domain.RunActionInput,
 		if err != nil {
 			return err
 		}
+		inRun(q, run.ID)
 		out, err = fn(q, run)
 		return err
 	})

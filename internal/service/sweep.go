@@ -84,6 +84,7 @@ func (s *Service) terminateSilent(ctx context.Context, agentID string) (bool, er
 		if err != nil {
 			return err
 		}
+		inRun(q, run.ID)
 		exec, err := q.ExecutionOfAgent(ctx, a.ID)
 		if err != nil {
 			return err
