@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -260,7 +262,7 @@ func TestExecutionRun(t *testing.T) {
 		})
 
 		t.Run("concurrent claimers", func(t *testing.T) {
-			const tasks, claimers = 12, 30
+			const tasks, claimers = 12, 50
 			e := newExecList(t, s, 5)
 			for i := range tasks {
 				e.add(t, fmt.Sprintf("T%02d", i), nil)
@@ -463,4 +465,54 @@ func TestExecutionRunControl(t *testing.T) {
 			require.Equal(t, "A", e.names[c.S("task.id")])
 		})
 	})
+}
+
+// TestAgentCommand runs `taskgraph agent` against a run: simulated, and with
+// a command whose output becomes the execution log.
+func TestAgentCommand(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		t.Run("simulate, two agents", func(t *testing.T) {
+			e := newExecList(t, s, 2)
+			e.fiveTasks(t)
+			e.add(t, "T6", M{"codebaseTests": []string{"go test"}})
+			runID := e.start(t)
+			var out strings.Builder
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			require.NoError(t, run(ctx, []string{"agent", "--url", s.URL, "--token", e.agent, "--run", runID,
+				"--simulate", "--parallel", "2", "--poll", "20ms"}, &syncWriter{w: &out}, io.Discard))
+			r := e.run(t, runID)
+			require.Equal(t, "COMPLETED", r.S("status"), out.String())
+			require.Equal(t, 6, r.N("tasksCompleted"))
+			require.LessOrEqual(t, r.N("maxParallelReached"), 2)
+		})
+
+		t.Run("exec", func(t *testing.T) {
+			e := newExecList(t, s, 1)
+			e.add(t, "ok", nil)
+			runID := e.start(t)
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			require.NoError(t, run(ctx, []string{"agent", "--url", s.URL, "--token", e.agent, "--run", runID,
+				"--exec", `echo "task $TASKGRAPH_TASK_DISPLAY_ID"; test -s "$TASKGRAPH_TASK_FILE"`}, io.Discard, io.Discard))
+			ex := s.query(t, e.token, `query($id: ID!) { executionRun(id: $id) { status executions { status log } } }`,
+				M{"id": runID}).at("executionRun")
+			require.Equal(t, "COMPLETED", ex.S("status"))
+			require.Len(t, ex.Strs("executions.0.log"), 1)
+			require.True(t, strings.HasPrefix(ex.S("executions.0.log.0"), "task TU-"))
+		})
+	})
+}
+
+// syncWriter serialises writes of parallel agents.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
 }
