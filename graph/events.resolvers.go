@@ -36,6 +36,14 @@ func (r *taskCreatedResolver) Task(ctx context.Context, obj *domain.TaskCreated)
 	return r.Svc.TaskByID(ctx, obj.TaskID)
 }
 
+func (r *taskCreatedResolver) Run(ctx context.Context, obj *domain.TaskCreated) (*domain.ExecutionRun, error) {
+	return r.Svc.RunByID(ctx, obj.RunID)
+}
+
+func (r *taskCreatedResolver) Agent(ctx context.Context, obj *domain.TaskCreated) (*domain.BuildAgent, error) {
+	return r.Svc.AgentByID(ctx, obj.AgentID)
+}
+
 func (r *taskStatusChangedResolver) Project(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.Project, error) {
 	return r.Svc.ProjectByID(ctx, obj.ProjectID)
 }
@@ -44,12 +52,28 @@ func (r *taskStatusChangedResolver) Task(ctx context.Context, obj *domain.TaskSt
 	return r.Svc.TaskByID(ctx, obj.TaskID)
 }
 
+func (r *taskStatusChangedResolver) Run(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.ExecutionRun, error) {
+	return r.Svc.RunByID(ctx, obj.RunID)
+}
+
+func (r *taskStatusChangedResolver) Agent(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.BuildAgent, error) {
+	return r.Svc.AgentByID(ctx, obj.AgentID)
+}
+
 func (r *taskUpdatedResolver) Project(ctx context.Context, obj *domain.TaskUpdated) (*domain.Project, error) {
 	return r.Svc.ProjectByID(ctx, obj.ProjectID)
 }
 
 func (r *taskUpdatedResolver) Task(ctx context.Context, obj *domain.TaskUpdated) (*domain.Task, error) {
 	return r.Svc.TaskByID(ctx, obj.TaskID)
+}
+
+func (r *taskUpdatedResolver) Run(ctx context.Context, obj *domain.TaskUpdated) (*domain.ExecutionRun, error) {
+	return r.Svc.RunByID(ctx, obj.RunID)
+}
+
+func (r *taskUpdatedResolver) Agent(ctx context.Context, obj *domain.TaskUpdated) (*domain.BuildAgent, error) {
+	return r.Svc.AgentByID(ctx, obj.AgentID)
 }
 
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }

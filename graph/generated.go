@@ -38,8 +38,11 @@ type ResolverRoot interface {
 	ActionToolMapping() ActionToolMappingResolver
 	ActionToolParameterMapping() ActionToolParameterMappingResolver
 	ApiToken() ApiTokenResolver
+	BuildAgent() BuildAgentResolver
 	CriticalPath() CriticalPathResolver
 	Example() ExampleResolver
+	ExecutionActivity() ExecutionActivityResolver
+	ExecutionRun() ExecutionRunResolver
 	Idea() IdeaResolver
 	McpServer() McpServerResolver
 	Model() ModelResolver
@@ -53,6 +56,7 @@ type ResolverRoot interface {
 	Task() TaskResolver
 	TaskBlock() TaskBlockResolver
 	TaskCreated() TaskCreatedResolver
+	TaskExecution() TaskExecutionResolver
 	TaskFileImpact() TaskFileImpactResolver
 	TaskList() TaskListResolver
 	TaskListItem() TaskListItemResolver
@@ -66,6 +70,8 @@ type ResolverRoot interface {
 	TraceSession() TraceSessionResolver
 	UnplannableTask() UnplannableTaskResolver
 	User() UserResolver
+	Wave() WaveResolver
+	WaveTaskAssignment() WaveTaskAssignmentResolver
 }
 
 type DirectiveRoot struct {
@@ -219,12 +225,50 @@ type ComplexityRoot struct {
 		User       func(childComplexity int) int
 	}
 
+	AppendExecutionLogPayload struct {
+		Execution func(childComplexity int) int
+	}
+
+	BuildAgent struct {
+		CPUPercent        func(childComplexity int) int
+		CurrentStep       func(childComplexity int) int
+		ErrorMessage      func(childComplexity int) int
+		Execution         func(childComplexity int) int
+		GlobalID          func(childComplexity int) int
+		HeartbeatCount    func(childComplexity int) int
+		Hostname          func(childComplexity int) int
+		LastHeartbeatAt   func(childComplexity int) int
+		MemoryMb          func(childComplexity int) int
+		ProcessID         func(childComplexity int) int
+		ProgressPercent   func(childComplexity int) int
+		Run               func(childComplexity int) int
+		SpawnedAt         func(childComplexity int) int
+		Status            func(childComplexity int) int
+		Task              func(childComplexity int) int
+		TerminatedAt      func(childComplexity int) int
+		TerminationReason func(childComplexity int) int
+		WorkingDirectory  func(childComplexity int) int
+	}
+
 	ClaimExamplePayload struct {
 		Example func(childComplexity int) int
 	}
 
+	ClaimTaskPayload struct {
+		Agent      func(childComplexity int) int
+		Execution  func(childComplexity int) int
+		Task       func(childComplexity int) int
+		WaitReason func(childComplexity int) int
+		Wave       func(childComplexity int) int
+	}
+
 	CompleteExamplePayload struct {
 		Example func(childComplexity int) int
+	}
+
+	CompleteTaskPayload struct {
+		Execution func(childComplexity int) int
+		Task      func(childComplexity int) int
 	}
 
 	CreateActionPayload struct {
@@ -367,6 +411,23 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ExecutionActivity struct {
+		Agent           func(childComplexity int) int
+		AttemptNumber   func(childComplexity int) int
+		CurrentStep     func(childComplexity int) int
+		Cursor          func(childComplexity int) int
+		Lines           func(childComplexity int) int
+		Message         func(childComplexity int) int
+		OccurredAt      func(childComplexity int) int
+		ProgressPercent func(childComplexity int) int
+		Project         func(childComplexity int) int
+		Run             func(childComplexity int) int
+		Status          func(childComplexity int) int
+		Task            func(childComplexity int) int
+		Type            func(childComplexity int) int
+		WaveNumber      func(childComplexity int) int
+	}
+
 	ExecutionEventConnection struct {
 		Edges      func(childComplexity int) int
 		Nodes      func(childComplexity int) int
@@ -379,8 +440,52 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ExecutionRun struct {
+		Agents             func(childComplexity int) int
+		AgentsActive       func(childComplexity int) int
+		AgentsSpawned      func(childComplexity int) int
+		CompletedAt        func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		CurrentWave        func(childComplexity int) int
+		DurationMs         func(childComplexity int) int
+		Events             func(childComplexity int, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) int
+		Executions         func(childComplexity int) int
+		FailureReason      func(childComplexity int) int
+		GlobalID           func(childComplexity int) int
+		LastError          func(childComplexity int) int
+		MaxParallelAgents  func(childComplexity int) int
+		MaxParallelReached func(childComplexity int) int
+		Project            func(childComplexity int) int
+		RetryOf            func(childComplexity int) int
+		RunNumber          func(childComplexity int) int
+		StartedAt          func(childComplexity int) int
+		Status             func(childComplexity int) int
+		TaskList           func(childComplexity int) int
+		TasksBlocked       func(childComplexity int) int
+		TasksCompleted     func(childComplexity int) int
+		TasksFailed        func(childComplexity int) int
+		TasksSkipped       func(childComplexity int) int
+		TasksTotal         func(childComplexity int) int
+		TriggeredBy        func(childComplexity int) int
+		TriggeredReason    func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
+		Waves              func(childComplexity int) int
+		WavesCompleted     func(childComplexity int) int
+		WavesTotal         func(childComplexity int) int
+	}
+
 	FailExamplePayload struct {
 		Example func(childComplexity int) int
+	}
+
+	FailTaskPayload struct {
+		Execution func(childComplexity int) int
+		Task      func(childComplexity int) int
+	}
+
+	HeartbeatPayload struct {
+		Agent     func(childComplexity int) int
+		Directive func(childComplexity int) int
 	}
 
 	Idea struct {
@@ -459,8 +564,12 @@ type ComplexityRoot struct {
 		AddParameterMapping     func(childComplexity int, input domain.AddParameterMappingInput) int
 		AddTaskRelationship     func(childComplexity int, input domain.AddTaskRelationshipInput) int
 		AddTasksToList          func(childComplexity int, input domain.AddTasksToListInput) int
+		AppendExecutionLog      func(childComplexity int, input domain.AppendExecutionLogInput) int
+		CancelExecutionRun      func(childComplexity int, input domain.RunActionInput) int
 		ClaimExample            func(childComplexity int, input domain.ClaimExampleInput) int
+		ClaimTask               func(childComplexity int, input domain.ClaimTaskInput) int
 		CompleteExample         func(childComplexity int, input model.CompleteExampleInput) int
+		CompleteTask            func(childComplexity int, input domain.CompleteTaskInput) int
 		CreateAPIToken          func(childComplexity int, input domain.CreateAPITokenInput) int
 		CreateAction            func(childComplexity int, input domain.CreateActionInput) int
 		CreateActionToolMap     func(childComplexity int, input domain.CreateActionToolMapInput) int
@@ -487,12 +596,19 @@ type ComplexityRoot struct {
 		DeleteTool              func(childComplexity int, input model.DeleteToolInput) int
 		DeleteTraceSession      func(childComplexity int, input model.DeleteTraceSessionInput) int
 		FailExample             func(childComplexity int, input domain.FailExampleInput) int
+		FailTask                func(childComplexity int, input domain.FailTaskInput) int
+		Heartbeat               func(childComplexity int, input domain.HeartbeatInput) int
 		ImportMcpTools          func(childComplexity int, input domain.ImportMcpToolsInput) int
+		PauseExecutionRun       func(childComplexity int, input domain.RunActionInput) int
+		RecordTestResult        func(childComplexity int, input domain.RecordTestResultInput) int
 		RemoveActionToolMapping func(childComplexity int, input model.RemoveActionToolMappingInput) int
 		RemoveParameterMapping  func(childComplexity int, input model.RemoveParameterMappingInput) int
 		RemoveTaskRelationship  func(childComplexity int, input domain.RemoveTaskRelationshipInput) int
 		ResolveTaskBlock        func(childComplexity int, input domain.ResolveTaskBlockInput) int
+		ResumeExecutionRun      func(childComplexity int, input domain.RunActionInput) int
+		RetryExecutionRun       func(childComplexity int, input domain.RunActionInput) int
 		RevokeAPIToken          func(childComplexity int, input domain.RevokeAPITokenInput) int
+		StartExecutionRun       func(childComplexity int, input domain.StartExecutionRunInput) int
 		TransitionTask          func(childComplexity int, input domain.TransitionTaskInput) int
 		UpdateProject           func(childComplexity int, input domain.UpdateProjectInput) int
 		UpdateTask              func(childComplexity int, input domain.UpdateTaskInput) int
@@ -551,6 +667,7 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Examples      func(childComplexity int, filter *domain.ExampleFilter, first *int, after *string) int
+		ExecutionRun  func(childComplexity int, id string) int
 		McpServers    func(childComplexity int, first *int, after *string) int
 		Models        func(childComplexity int, first *int, after *string) int
 		Node          func(childComplexity int, id string) int
@@ -564,6 +681,10 @@ type ComplexityRoot struct {
 		Tasks         func(childComplexity int, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
 		Viewer        func(childComplexity int) int
 		WavePlan      func(childComplexity int, taskListID string) int
+	}
+
+	RecordTestResultPayload struct {
+		TestResult func(childComplexity int) int
 	}
 
 	RemoveActionToolMappingPayload struct {
@@ -591,8 +712,17 @@ type ComplexityRoot struct {
 		APIToken func(childComplexity int) int
 	}
 
+	RunActionPayload struct {
+		Run func(childComplexity int) int
+	}
+
+	StartExecutionRunPayload struct {
+		Run func(childComplexity int) int
+	}
+
 	Subscription struct {
 		ProjectEvents func(childComplexity int, projectID string, after *string, types []domain.ExecutionEventType) int
+		RunEvents     func(childComplexity int, runID string, after *string, types []domain.ExecutionEventType) int
 	}
 
 	Suite struct {
@@ -685,9 +815,11 @@ type ComplexityRoot struct {
 	}
 
 	TaskCreated struct {
+		Agent      func(childComplexity int) int
 		Cursor     func(childComplexity int) int
 		OccurredAt func(childComplexity int) int
 		Project    func(childComplexity int) int
+		Run        func(childComplexity int) int
 		Status     func(childComplexity int) int
 		Task       func(childComplexity int) int
 		Title      func(childComplexity int) int
@@ -697,6 +829,24 @@ type ComplexityRoot struct {
 	TaskEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	TaskExecution struct {
+		Agent         func(childComplexity int) int
+		AttemptNumber func(childComplexity int) int
+		DurationMs    func(childComplexity int) int
+		EndedAt       func(childComplexity int) int
+		FilesModified func(childComplexity int) int
+		GitCommits    func(childComplexity int) int
+		GlobalID      func(childComplexity int) int
+		LastError     func(childComplexity int) int
+		Log           func(childComplexity int, tail *int) int
+		LogLines      func(childComplexity int) int
+		Run           func(childComplexity int) int
+		StartedAt     func(childComplexity int) int
+		Status        func(childComplexity int) int
+		Task          func(childComplexity int) int
+		TestResults   func(childComplexity int) int
 	}
 
 	TaskFileImpact struct {
@@ -725,6 +875,7 @@ type ComplexityRoot struct {
 		Name              func(childComplexity int) int
 		Owner             func(childComplexity int) int
 		Project           func(childComplexity int) int
+		Runs              func(childComplexity int) int
 		StartedAt         func(childComplexity int) int
 		Status            func(childComplexity int) int
 		Tasks             func(childComplexity int, first *int, after *string) int
@@ -786,16 +937,19 @@ type ComplexityRoot struct {
 		FromStatus func(childComplexity int) int
 		GlobalID   func(childComplexity int) int
 		Reason     func(childComplexity int) int
+		Run        func(childComplexity int) int
 		Task       func(childComplexity int) int
 		ToStatus   func(childComplexity int) int
 	}
 
 	TaskStatusChanged struct {
+		Agent      func(childComplexity int) int
 		Cursor     func(childComplexity int) int
 		From       func(childComplexity int) int
 		OccurredAt func(childComplexity int) int
 		Project    func(childComplexity int) int
 		Reason     func(childComplexity int) int
+		Run        func(childComplexity int) int
 		Task       func(childComplexity int) int
 		To         func(childComplexity int) int
 		Type       func(childComplexity int) int
@@ -832,11 +986,25 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	TaskTestResult struct {
+		DurationMs func(childComplexity int) int
+		Error      func(childComplexity int) int
+		ExecutedAt func(childComplexity int) int
+		GlobalID   func(childComplexity int) int
+		Output     func(childComplexity int) int
+		Status     func(childComplexity int) int
+		TestIndex  func(childComplexity int) int
+		TestLevel  func(childComplexity int) int
+		TestName   func(childComplexity int) int
+	}
+
 	TaskUpdated struct {
+		Agent         func(childComplexity int) int
 		ChangedFields func(childComplexity int) int
 		Cursor        func(childComplexity int) int
 		OccurredAt    func(childComplexity int) int
 		Project       func(childComplexity int) int
+		Run           func(childComplexity int) int
 		Task          func(childComplexity int) int
 		Type          func(childComplexity int) int
 	}
@@ -948,6 +1116,21 @@ type ComplexityRoot struct {
 		UpdatedAt      func(childComplexity int) int
 	}
 
+	Wave struct {
+		Assignments    func(childComplexity int) int
+		CompletedAt    func(childComplexity int) int
+		CompletedCount func(childComplexity int) int
+		DurationMs     func(childComplexity int) int
+		FailedCount    func(childComplexity int) int
+		GlobalID       func(childComplexity int) int
+		Run            func(childComplexity int) int
+		SkippedCount   func(childComplexity int) int
+		StartedAt      func(childComplexity int) int
+		Status         func(childComplexity int) int
+		TaskCount      func(childComplexity int) int
+		WaveNumber     func(childComplexity int) int
+	}
+
 	WavePlan struct {
 		Conflicts      func(childComplexity int) int
 		CriticalPath   func(childComplexity int) int
@@ -955,6 +1138,16 @@ type ComplexityRoot struct {
 		TotalTasks     func(childComplexity int) int
 		Unplannable    func(childComplexity int) int
 		Waves          func(childComplexity int) int
+	}
+
+	WaveTaskAssignment struct {
+		AssignedAt  func(childComplexity int) int
+		CompletedAt func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
+		Position    func(childComplexity int) int
+		StartedAt   func(childComplexity int) int
+		Task        func(childComplexity int) int
+		TaskStatus  func(childComplexity int) int
 	}
 }
 
@@ -993,6 +1186,12 @@ type ApiTokenResolver interface {
 	User(ctx context.Context, obj *domain.APIToken) (*domain.User, error)
 	Project(ctx context.Context, obj *domain.APIToken) (*domain.Project, error)
 }
+type BuildAgentResolver interface {
+	Run(ctx context.Context, obj *domain.BuildAgent) (*domain.ExecutionRun, error)
+	Task(ctx context.Context, obj *domain.BuildAgent) (*domain.Task, error)
+
+	Execution(ctx context.Context, obj *domain.BuildAgent) (*domain.TaskExecution, error)
+}
 type CriticalPathResolver interface {
 	Tasks(ctx context.Context, obj *planning.CriticalPath) ([]*domain.Task, error)
 }
@@ -1003,6 +1202,23 @@ type ExampleResolver interface {
 
 	CreatedBy(ctx context.Context, obj *domain.Example) (*domain.User, error)
 	ClaimedBy(ctx context.Context, obj *domain.Example) (*domain.User, error)
+}
+type ExecutionActivityResolver interface {
+	Project(ctx context.Context, obj *domain.ExecutionActivity) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.ExecutionActivity) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.ExecutionActivity) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.ExecutionActivity) (*domain.BuildAgent, error)
+}
+type ExecutionRunResolver interface {
+	TaskList(ctx context.Context, obj *domain.ExecutionRun) (*domain.TaskList, error)
+	Project(ctx context.Context, obj *domain.ExecutionRun) (*domain.Project, error)
+
+	RetryOf(ctx context.Context, obj *domain.ExecutionRun) (*domain.ExecutionRun, error)
+
+	Waves(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.Wave, error)
+	Agents(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.BuildAgent, error)
+	Executions(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.TaskExecution, error)
+	Events(ctx context.Context, obj *domain.ExecutionRun, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error)
 }
 type IdeaResolver interface {
 	Project(ctx context.Context, obj *domain.Idea) (*domain.Project, error)
@@ -1042,6 +1258,17 @@ type MutationResolver interface {
 	DeleteModel(ctx context.Context, input model.DeleteModelInput) (*model.DeleteModelPayload, error)
 	DeleteTraceSession(ctx context.Context, input model.DeleteTraceSessionInput) (*model.DeleteTraceSessionPayload, error)
 	DeleteExample(ctx context.Context, input model.DeleteExampleInput) (*model.DeleteExamplePayload, error)
+	StartExecutionRun(ctx context.Context, input domain.StartExecutionRunInput) (*model.StartExecutionRunPayload, error)
+	ClaimTask(ctx context.Context, input domain.ClaimTaskInput) (*domain.ClaimResult, error)
+	Heartbeat(ctx context.Context, input domain.HeartbeatInput) (*model.HeartbeatPayload, error)
+	AppendExecutionLog(ctx context.Context, input domain.AppendExecutionLogInput) (*model.AppendExecutionLogPayload, error)
+	RecordTestResult(ctx context.Context, input domain.RecordTestResultInput) (*model.RecordTestResultPayload, error)
+	CompleteTask(ctx context.Context, input domain.CompleteTaskInput) (*model.CompleteTaskPayload, error)
+	FailTask(ctx context.Context, input domain.FailTaskInput) (*model.FailTaskPayload, error)
+	PauseExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
+	ResumeExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
+	CancelExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
+	RetryExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
 	CreateProject(ctx context.Context, input domain.CreateProjectInput) (*model.CreateProjectPayload, error)
 	UpdateProject(ctx context.Context, input domain.UpdateProjectInput) (*model.UpdateProjectPayload, error)
 	CreateIdea(ctx context.Context, input domain.CreateIdeaInput) (*model.CreateIdeaPayload, error)
@@ -1085,6 +1312,7 @@ type QueryResolver interface {
 	McpServers(ctx context.Context, first *int, after *string) (*model.McpServerConnection, error)
 	Models(ctx context.Context, first *int, after *string) (*model.ModelConnection, error)
 	Examples(ctx context.Context, filter *domain.ExampleFilter, first *int, after *string) (*model.ExampleConnection, error)
+	ExecutionRun(ctx context.Context, id string) (*domain.ExecutionRun, error)
 	WavePlan(ctx context.Context, taskListID string) (*planning.Plan, error)
 	Projects(ctx context.Context, first *int, after *string, filter *domain.ProjectFilter) (*model.ProjectConnection, error)
 	Project(ctx context.Context, id *string, slug *string) (*domain.Project, error)
@@ -1095,6 +1323,7 @@ type QueryResolver interface {
 }
 type SubscriptionResolver interface {
 	ProjectEvents(ctx context.Context, projectID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error)
+	RunEvents(ctx context.Context, runID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error)
 }
 type SuiteResolver interface {
 	Actions(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.ActionConnection, error)
@@ -1131,6 +1360,19 @@ type TaskBlockResolver interface {
 type TaskCreatedResolver interface {
 	Project(ctx context.Context, obj *domain.TaskCreated) (*domain.Project, error)
 	Task(ctx context.Context, obj *domain.TaskCreated) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.TaskCreated) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.TaskCreated) (*domain.BuildAgent, error)
+}
+type TaskExecutionResolver interface {
+	Task(ctx context.Context, obj *domain.TaskExecution) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.TaskExecution) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.TaskExecution) (*domain.BuildAgent, error)
+
+	FilesModified(ctx context.Context, obj *domain.TaskExecution) ([]string, error)
+	GitCommits(ctx context.Context, obj *domain.TaskExecution) ([]string, error)
+
+	Log(ctx context.Context, obj *domain.TaskExecution, tail *int) ([]string, error)
+	TestResults(ctx context.Context, obj *domain.TaskExecution) ([]*domain.TaskTestResult, error)
 }
 type TaskFileImpactResolver interface {
 	Task(ctx context.Context, obj *domain.TaskFileImpact) (*domain.Task, error)
@@ -1140,6 +1382,7 @@ type TaskListResolver interface {
 	Owner(ctx context.Context, obj *domain.TaskList) (*domain.User, error)
 	Items(ctx context.Context, obj *domain.TaskList, first *int, after *string) (*model.TaskListItemConnection, error)
 	Tasks(ctx context.Context, obj *domain.TaskList, first *int, after *string) (*model.TaskConnection, error)
+	Runs(ctx context.Context, obj *domain.TaskList) ([]*domain.ExecutionRun, error)
 }
 type TaskListItemResolver interface {
 	Task(ctx context.Context, obj *domain.TaskListItem) (*domain.Task, error)
@@ -1153,10 +1396,14 @@ type TaskRelationshipResolver interface {
 }
 type TaskStateChangeResolver interface {
 	Task(ctx context.Context, obj *domain.TaskStateChange) (*domain.Task, error)
+
+	Run(ctx context.Context, obj *domain.TaskStateChange) (*domain.ExecutionRun, error)
 }
 type TaskStatusChangedResolver interface {
 	Project(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.Project, error)
 	Task(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.BuildAgent, error)
 }
 type TaskTemplateResolver interface {
 	DefaultAcceptanceCriteria(ctx context.Context, obj *domain.TaskTemplate) ([]string, error)
@@ -1173,6 +1420,8 @@ type TaskTemplateResolver interface {
 type TaskUpdatedResolver interface {
 	Project(ctx context.Context, obj *domain.TaskUpdated) (*domain.Project, error)
 	Task(ctx context.Context, obj *domain.TaskUpdated) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.TaskUpdated) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.TaskUpdated) (*domain.BuildAgent, error)
 }
 type ToolResolver interface {
 	McpServer(ctx context.Context, obj *domain.Tool) (*domain.McpServer, error)
@@ -1194,6 +1443,14 @@ type UnplannableTaskResolver interface {
 type UserResolver interface {
 	Projects(ctx context.Context, obj *domain.User, first *int, after *string) (*model.ProjectConnection, error)
 	APITokens(ctx context.Context, obj *domain.User) ([]*domain.APIToken, error)
+}
+type WaveResolver interface {
+	Run(ctx context.Context, obj *domain.Wave) (*domain.ExecutionRun, error)
+
+	Assignments(ctx context.Context, obj *domain.Wave) ([]*domain.WaveTaskAssignment, error)
+}
+type WaveTaskAssignmentResolver interface {
+	Task(ctx context.Context, obj *domain.WaveTaskAssignment) (*domain.Task, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1759,6 +2016,122 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ApiToken.User(childComplexity), true
 
+	case "AppendExecutionLogPayload.execution":
+		if e.ComplexityRoot.AppendExecutionLogPayload.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AppendExecutionLogPayload.Execution(childComplexity), true
+
+	case "BuildAgent.cpuPercent":
+		if e.ComplexityRoot.BuildAgent.CPUPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.CPUPercent(childComplexity), true
+	case "BuildAgent.currentStep":
+		if e.ComplexityRoot.BuildAgent.CurrentStep == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.CurrentStep(childComplexity), true
+	case "BuildAgent.errorMessage":
+		if e.ComplexityRoot.BuildAgent.ErrorMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.ErrorMessage(childComplexity), true
+	case "BuildAgent.execution":
+		if e.ComplexityRoot.BuildAgent.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.Execution(childComplexity), true
+	case "BuildAgent.id":
+		if e.ComplexityRoot.BuildAgent.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.GlobalID(childComplexity), true
+	case "BuildAgent.heartbeatCount":
+		if e.ComplexityRoot.BuildAgent.HeartbeatCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.HeartbeatCount(childComplexity), true
+	case "BuildAgent.hostname":
+		if e.ComplexityRoot.BuildAgent.Hostname == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.Hostname(childComplexity), true
+	case "BuildAgent.lastHeartbeatAt":
+		if e.ComplexityRoot.BuildAgent.LastHeartbeatAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.LastHeartbeatAt(childComplexity), true
+	case "BuildAgent.memoryMb":
+		if e.ComplexityRoot.BuildAgent.MemoryMb == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.MemoryMb(childComplexity), true
+	case "BuildAgent.processId":
+		if e.ComplexityRoot.BuildAgent.ProcessID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.ProcessID(childComplexity), true
+	case "BuildAgent.progressPercent":
+		if e.ComplexityRoot.BuildAgent.ProgressPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.ProgressPercent(childComplexity), true
+	case "BuildAgent.run":
+		if e.ComplexityRoot.BuildAgent.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.Run(childComplexity), true
+	case "BuildAgent.spawnedAt":
+		if e.ComplexityRoot.BuildAgent.SpawnedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.SpawnedAt(childComplexity), true
+	case "BuildAgent.status":
+		if e.ComplexityRoot.BuildAgent.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.Status(childComplexity), true
+	case "BuildAgent.task":
+		if e.ComplexityRoot.BuildAgent.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.Task(childComplexity), true
+	case "BuildAgent.terminatedAt":
+		if e.ComplexityRoot.BuildAgent.TerminatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.TerminatedAt(childComplexity), true
+	case "BuildAgent.terminationReason":
+		if e.ComplexityRoot.BuildAgent.TerminationReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.TerminationReason(childComplexity), true
+	case "BuildAgent.workingDirectory":
+		if e.ComplexityRoot.BuildAgent.WorkingDirectory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.WorkingDirectory(childComplexity), true
+
 	case "ClaimExamplePayload.example":
 		if e.ComplexityRoot.ClaimExamplePayload.Example == nil {
 			break
@@ -1766,12 +2139,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClaimExamplePayload.Example(childComplexity), true
 
+	case "ClaimTaskPayload.agent":
+		if e.ComplexityRoot.ClaimTaskPayload.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTaskPayload.Agent(childComplexity), true
+	case "ClaimTaskPayload.execution":
+		if e.ComplexityRoot.ClaimTaskPayload.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTaskPayload.Execution(childComplexity), true
+	case "ClaimTaskPayload.task":
+		if e.ComplexityRoot.ClaimTaskPayload.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTaskPayload.Task(childComplexity), true
+	case "ClaimTaskPayload.waitReason":
+		if e.ComplexityRoot.ClaimTaskPayload.WaitReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTaskPayload.WaitReason(childComplexity), true
+	case "ClaimTaskPayload.wave":
+		if e.ComplexityRoot.ClaimTaskPayload.Wave == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimTaskPayload.Wave(childComplexity), true
+
 	case "CompleteExamplePayload.example":
 		if e.ComplexityRoot.CompleteExamplePayload.Example == nil {
 			break
 		}
 
 		return e.ComplexityRoot.CompleteExamplePayload.Example(childComplexity), true
+
+	case "CompleteTaskPayload.execution":
+		if e.ComplexityRoot.CompleteTaskPayload.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompleteTaskPayload.Execution(childComplexity), true
+	case "CompleteTaskPayload.task":
+		if e.ComplexityRoot.CompleteTaskPayload.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompleteTaskPayload.Task(childComplexity), true
 
 	case "CreateActionPayload.action":
 		if e.ComplexityRoot.CreateActionPayload.Action == nil {
@@ -2120,6 +2537,91 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ExampleEdge.Node(childComplexity), true
 
+	case "ExecutionActivity.agent":
+		if e.ComplexityRoot.ExecutionActivity.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.Agent(childComplexity), true
+	case "ExecutionActivity.attemptNumber":
+		if e.ComplexityRoot.ExecutionActivity.AttemptNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.AttemptNumber(childComplexity), true
+	case "ExecutionActivity.currentStep":
+		if e.ComplexityRoot.ExecutionActivity.CurrentStep == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.CurrentStep(childComplexity), true
+	case "ExecutionActivity.cursor":
+		if e.ComplexityRoot.ExecutionActivity.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.Cursor(childComplexity), true
+	case "ExecutionActivity.lines":
+		if e.ComplexityRoot.ExecutionActivity.Lines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.Lines(childComplexity), true
+	case "ExecutionActivity.message":
+		if e.ComplexityRoot.ExecutionActivity.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.Message(childComplexity), true
+	case "ExecutionActivity.occurredAt":
+		if e.ComplexityRoot.ExecutionActivity.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.OccurredAt(childComplexity), true
+	case "ExecutionActivity.progressPercent":
+		if e.ComplexityRoot.ExecutionActivity.ProgressPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.ProgressPercent(childComplexity), true
+	case "ExecutionActivity.project":
+		if e.ComplexityRoot.ExecutionActivity.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.Project(childComplexity), true
+	case "ExecutionActivity.run":
+		if e.ComplexityRoot.ExecutionActivity.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.Run(childComplexity), true
+	case "ExecutionActivity.status":
+		if e.ComplexityRoot.ExecutionActivity.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.Status(childComplexity), true
+	case "ExecutionActivity.task":
+		if e.ComplexityRoot.ExecutionActivity.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.Task(childComplexity), true
+	case "ExecutionActivity.type":
+		if e.ComplexityRoot.ExecutionActivity.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.Type(childComplexity), true
+	case "ExecutionActivity.waveNumber":
+		if e.ComplexityRoot.ExecutionActivity.WaveNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionActivity.WaveNumber(childComplexity), true
+
 	case "ExecutionEventConnection.edges":
 		if e.ComplexityRoot.ExecutionEventConnection.Edges == nil {
 			break
@@ -2158,12 +2660,230 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ExecutionEventEdge.Node(childComplexity), true
 
+	case "ExecutionRun.agents":
+		if e.ComplexityRoot.ExecutionRun.Agents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.Agents(childComplexity), true
+	case "ExecutionRun.agentsActive":
+		if e.ComplexityRoot.ExecutionRun.AgentsActive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.AgentsActive(childComplexity), true
+	case "ExecutionRun.agentsSpawned":
+		if e.ComplexityRoot.ExecutionRun.AgentsSpawned == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.AgentsSpawned(childComplexity), true
+	case "ExecutionRun.completedAt":
+		if e.ComplexityRoot.ExecutionRun.CompletedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.CompletedAt(childComplexity), true
+	case "ExecutionRun.createdAt":
+		if e.ComplexityRoot.ExecutionRun.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.CreatedAt(childComplexity), true
+	case "ExecutionRun.currentWave":
+		if e.ComplexityRoot.ExecutionRun.CurrentWave == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.CurrentWave(childComplexity), true
+	case "ExecutionRun.durationMs":
+		if e.ComplexityRoot.ExecutionRun.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.DurationMs(childComplexity), true
+	case "ExecutionRun.events":
+		if e.ComplexityRoot.ExecutionRun.Events == nil {
+			break
+		}
+
+		args, err := ec.field_ExecutionRun_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ExecutionRun.Events(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["types"].([]domain.ExecutionEventType)), true
+	case "ExecutionRun.executions":
+		if e.ComplexityRoot.ExecutionRun.Executions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.Executions(childComplexity), true
+	case "ExecutionRun.failureReason":
+		if e.ComplexityRoot.ExecutionRun.FailureReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.FailureReason(childComplexity), true
+	case "ExecutionRun.id":
+		if e.ComplexityRoot.ExecutionRun.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.GlobalID(childComplexity), true
+	case "ExecutionRun.lastError":
+		if e.ComplexityRoot.ExecutionRun.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.LastError(childComplexity), true
+	case "ExecutionRun.maxParallelAgents":
+		if e.ComplexityRoot.ExecutionRun.MaxParallelAgents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.MaxParallelAgents(childComplexity), true
+	case "ExecutionRun.maxParallelReached":
+		if e.ComplexityRoot.ExecutionRun.MaxParallelReached == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.MaxParallelReached(childComplexity), true
+	case "ExecutionRun.project":
+		if e.ComplexityRoot.ExecutionRun.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.Project(childComplexity), true
+	case "ExecutionRun.retryOf":
+		if e.ComplexityRoot.ExecutionRun.RetryOf == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.RetryOf(childComplexity), true
+	case "ExecutionRun.runNumber":
+		if e.ComplexityRoot.ExecutionRun.RunNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.RunNumber(childComplexity), true
+	case "ExecutionRun.startedAt":
+		if e.ComplexityRoot.ExecutionRun.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.StartedAt(childComplexity), true
+	case "ExecutionRun.status":
+		if e.ComplexityRoot.ExecutionRun.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.Status(childComplexity), true
+	case "ExecutionRun.taskList":
+		if e.ComplexityRoot.ExecutionRun.TaskList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.TaskList(childComplexity), true
+	case "ExecutionRun.tasksBlocked":
+		if e.ComplexityRoot.ExecutionRun.TasksBlocked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.TasksBlocked(childComplexity), true
+	case "ExecutionRun.tasksCompleted":
+		if e.ComplexityRoot.ExecutionRun.TasksCompleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.TasksCompleted(childComplexity), true
+	case "ExecutionRun.tasksFailed":
+		if e.ComplexityRoot.ExecutionRun.TasksFailed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.TasksFailed(childComplexity), true
+	case "ExecutionRun.tasksSkipped":
+		if e.ComplexityRoot.ExecutionRun.TasksSkipped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.TasksSkipped(childComplexity), true
+	case "ExecutionRun.tasksTotal":
+		if e.ComplexityRoot.ExecutionRun.TasksTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.TasksTotal(childComplexity), true
+	case "ExecutionRun.triggeredBy":
+		if e.ComplexityRoot.ExecutionRun.TriggeredBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.TriggeredBy(childComplexity), true
+	case "ExecutionRun.triggeredReason":
+		if e.ComplexityRoot.ExecutionRun.TriggeredReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.TriggeredReason(childComplexity), true
+	case "ExecutionRun.updatedAt":
+		if e.ComplexityRoot.ExecutionRun.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.UpdatedAt(childComplexity), true
+	case "ExecutionRun.waves":
+		if e.ComplexityRoot.ExecutionRun.Waves == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.Waves(childComplexity), true
+	case "ExecutionRun.wavesCompleted":
+		if e.ComplexityRoot.ExecutionRun.WavesCompleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.WavesCompleted(childComplexity), true
+	case "ExecutionRun.wavesTotal":
+		if e.ComplexityRoot.ExecutionRun.WavesTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.WavesTotal(childComplexity), true
+
 	case "FailExamplePayload.example":
 		if e.ComplexityRoot.FailExamplePayload.Example == nil {
 			break
 		}
 
 		return e.ComplexityRoot.FailExamplePayload.Example(childComplexity), true
+
+	case "FailTaskPayload.execution":
+		if e.ComplexityRoot.FailTaskPayload.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FailTaskPayload.Execution(childComplexity), true
+	case "FailTaskPayload.task":
+		if e.ComplexityRoot.FailTaskPayload.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FailTaskPayload.Task(childComplexity), true
+
+	case "HeartbeatPayload.agent":
+		if e.ComplexityRoot.HeartbeatPayload.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatPayload.Agent(childComplexity), true
+	case "HeartbeatPayload.directive":
+		if e.ComplexityRoot.HeartbeatPayload.Directive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatPayload.Directive(childComplexity), true
 
 	case "Idea.createdAt":
 		if e.ComplexityRoot.Idea.CreatedAt == nil {
@@ -2485,6 +3205,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddTasksToList(childComplexity, args["input"].(domain.AddTasksToListInput)), true
+	case "Mutation.appendExecutionLog":
+		if e.ComplexityRoot.Mutation.AppendExecutionLog == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_appendExecutionLog_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AppendExecutionLog(childComplexity, args["input"].(domain.AppendExecutionLogInput)), true
+	case "Mutation.cancelExecutionRun":
+		if e.ComplexityRoot.Mutation.CancelExecutionRun == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelExecutionRun_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
 	case "Mutation.claimExample":
 		if e.ComplexityRoot.Mutation.ClaimExample == nil {
 			break
@@ -2496,6 +3238,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ClaimExample(childComplexity, args["input"].(domain.ClaimExampleInput)), true
+	case "Mutation.claimTask":
+		if e.ComplexityRoot.Mutation.ClaimTask == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_claimTask_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClaimTask(childComplexity, args["input"].(domain.ClaimTaskInput)), true
 	case "Mutation.completeExample":
 		if e.ComplexityRoot.Mutation.CompleteExample == nil {
 			break
@@ -2507,6 +3260,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CompleteExample(childComplexity, args["input"].(model.CompleteExampleInput)), true
+	case "Mutation.completeTask":
+		if e.ComplexityRoot.Mutation.CompleteTask == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_completeTask_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompleteTask(childComplexity, args["input"].(domain.CompleteTaskInput)), true
 	case "Mutation.createApiToken":
 		if e.ComplexityRoot.Mutation.CreateAPIToken == nil {
 			break
@@ -2793,6 +3557,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.FailExample(childComplexity, args["input"].(domain.FailExampleInput)), true
+	case "Mutation.failTask":
+		if e.ComplexityRoot.Mutation.FailTask == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_failTask_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.FailTask(childComplexity, args["input"].(domain.FailTaskInput)), true
+	case "Mutation.heartbeat":
+		if e.ComplexityRoot.Mutation.Heartbeat == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_heartbeat_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Heartbeat(childComplexity, args["input"].(domain.HeartbeatInput)), true
 	case "Mutation.importMcpTools":
 		if e.ComplexityRoot.Mutation.ImportMcpTools == nil {
 			break
@@ -2804,6 +3590,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ImportMcpTools(childComplexity, args["input"].(domain.ImportMcpToolsInput)), true
+	case "Mutation.pauseExecutionRun":
+		if e.ComplexityRoot.Mutation.PauseExecutionRun == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pauseExecutionRun_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PauseExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
+	case "Mutation.recordTestResult":
+		if e.ComplexityRoot.Mutation.RecordTestResult == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordTestResult_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordTestResult(childComplexity, args["input"].(domain.RecordTestResultInput)), true
 	case "Mutation.removeActionToolMapping":
 		if e.ComplexityRoot.Mutation.RemoveActionToolMapping == nil {
 			break
@@ -2848,6 +3656,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResolveTaskBlock(childComplexity, args["input"].(domain.ResolveTaskBlockInput)), true
+	case "Mutation.resumeExecutionRun":
+		if e.ComplexityRoot.Mutation.ResumeExecutionRun == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resumeExecutionRun_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResumeExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
+	case "Mutation.retryExecutionRun":
+		if e.ComplexityRoot.Mutation.RetryExecutionRun == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retryExecutionRun_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RetryExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
 	case "Mutation.revokeApiToken":
 		if e.ComplexityRoot.Mutation.RevokeAPIToken == nil {
 			break
@@ -2859,6 +3689,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeAPIToken(childComplexity, args["input"].(domain.RevokeAPITokenInput)), true
+	case "Mutation.startExecutionRun":
+		if e.ComplexityRoot.Mutation.StartExecutionRun == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startExecutionRun_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartExecutionRun(childComplexity, args["input"].(domain.StartExecutionRunInput)), true
 	case "Mutation.transitionTask":
 		if e.ComplexityRoot.Mutation.TransitionTask == nil {
 			break
@@ -3143,6 +3984,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Examples(childComplexity, args["filter"].(*domain.ExampleFilter), args["first"].(*int), args["after"].(*string)), true
+	case "Query.executionRun":
+		if e.ComplexityRoot.Query.ExecutionRun == nil {
+			break
+		}
+
+		args, err := ec.field_Query_executionRun_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ExecutionRun(childComplexity, args["id"].(string)), true
 
 	case "Query.mcpServers":
 		if e.ComplexityRoot.Query.McpServers == nil {
@@ -3283,6 +4135,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.WavePlan(childComplexity, args["taskListId"].(string)), true
 
+	case "RecordTestResultPayload.testResult":
+		if e.ComplexityRoot.RecordTestResultPayload.TestResult == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordTestResultPayload.TestResult(childComplexity), true
+
 	case "RemoveActionToolMappingPayload.actionToolMap":
 		if e.ComplexityRoot.RemoveActionToolMappingPayload.ActionToolMap == nil {
 			break
@@ -3348,6 +4207,20 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevokeApiTokenPayload.APIToken(childComplexity), true
 
+	case "RunActionPayload.run":
+		if e.ComplexityRoot.RunActionPayload.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RunActionPayload.Run(childComplexity), true
+
+	case "StartExecutionRunPayload.run":
+		if e.ComplexityRoot.StartExecutionRunPayload.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StartExecutionRunPayload.Run(childComplexity), true
+
 	case "Subscription.projectEvents":
 		if e.ComplexityRoot.Subscription.ProjectEvents == nil {
 			break
@@ -3359,6 +4232,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.ProjectEvents(childComplexity, args["projectId"].(string), args["after"].(*string), args["types"].([]domain.ExecutionEventType)), true
+	case "Subscription.runEvents":
+		if e.ComplexityRoot.Subscription.RunEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_runEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.RunEvents(childComplexity, args["runId"].(string), args["after"].(*string), args["types"].([]domain.ExecutionEventType)), true
 
 	case "Suite.actionToolMaps":
 		if e.ComplexityRoot.Suite.ActionToolMaps == nil {
@@ -3817,6 +4701,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskConnection.TotalCount(childComplexity), true
 
+	case "TaskCreated.agent":
+		if e.ComplexityRoot.TaskCreated.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCreated.Agent(childComplexity), true
 	case "TaskCreated.cursor":
 		if e.ComplexityRoot.TaskCreated.Cursor == nil {
 			break
@@ -3835,6 +4725,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskCreated.Project(childComplexity), true
+	case "TaskCreated.run":
+		if e.ComplexityRoot.TaskCreated.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskCreated.Run(childComplexity), true
 	case "TaskCreated.status":
 		if e.ComplexityRoot.TaskCreated.Status == nil {
 			break
@@ -3872,6 +4768,102 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskEdge.Node(childComplexity), true
+
+	case "TaskExecution.agent":
+		if e.ComplexityRoot.TaskExecution.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.Agent(childComplexity), true
+	case "TaskExecution.attemptNumber":
+		if e.ComplexityRoot.TaskExecution.AttemptNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.AttemptNumber(childComplexity), true
+	case "TaskExecution.durationMs":
+		if e.ComplexityRoot.TaskExecution.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.DurationMs(childComplexity), true
+	case "TaskExecution.endedAt":
+		if e.ComplexityRoot.TaskExecution.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.EndedAt(childComplexity), true
+	case "TaskExecution.filesModified":
+		if e.ComplexityRoot.TaskExecution.FilesModified == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.FilesModified(childComplexity), true
+	case "TaskExecution.gitCommits":
+		if e.ComplexityRoot.TaskExecution.GitCommits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.GitCommits(childComplexity), true
+	case "TaskExecution.id":
+		if e.ComplexityRoot.TaskExecution.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.GlobalID(childComplexity), true
+	case "TaskExecution.lastError":
+		if e.ComplexityRoot.TaskExecution.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.LastError(childComplexity), true
+	case "TaskExecution.log":
+		if e.ComplexityRoot.TaskExecution.Log == nil {
+			break
+		}
+
+		args, err := ec.field_TaskExecution_log_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.TaskExecution.Log(childComplexity, args["tail"].(*int)), true
+	case "TaskExecution.logLines":
+		if e.ComplexityRoot.TaskExecution.LogLines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.LogLines(childComplexity), true
+	case "TaskExecution.run":
+		if e.ComplexityRoot.TaskExecution.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.Run(childComplexity), true
+	case "TaskExecution.startedAt":
+		if e.ComplexityRoot.TaskExecution.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.StartedAt(childComplexity), true
+	case "TaskExecution.status":
+		if e.ComplexityRoot.TaskExecution.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.Status(childComplexity), true
+	case "TaskExecution.task":
+		if e.ComplexityRoot.TaskExecution.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.Task(childComplexity), true
+	case "TaskExecution.testResults":
+		if e.ComplexityRoot.TaskExecution.TestResults == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskExecution.TestResults(childComplexity), true
 
 	case "TaskFileImpact.confidence":
 		if e.ComplexityRoot.TaskFileImpact.Confidence == nil {
@@ -4011,6 +5003,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskList.Project(childComplexity), true
+	case "TaskList.runs":
+		if e.ComplexityRoot.TaskList.Runs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskList.Runs(childComplexity), true
 	case "TaskList.startedAt":
 		if e.ComplexityRoot.TaskList.StartedAt == nil {
 			break
@@ -4263,6 +5261,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskStateChange.Reason(childComplexity), true
+	case "TaskStateChange.run":
+		if e.ComplexityRoot.TaskStateChange.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStateChange.Run(childComplexity), true
 	case "TaskStateChange.task":
 		if e.ComplexityRoot.TaskStateChange.Task == nil {
 			break
@@ -4276,6 +5280,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskStateChange.ToStatus(childComplexity), true
 
+	case "TaskStatusChanged.agent":
+		if e.ComplexityRoot.TaskStatusChanged.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.Agent(childComplexity), true
 	case "TaskStatusChanged.cursor":
 		if e.ComplexityRoot.TaskStatusChanged.Cursor == nil {
 			break
@@ -4306,6 +5316,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskStatusChanged.Reason(childComplexity), true
+	case "TaskStatusChanged.run":
+		if e.ComplexityRoot.TaskStatusChanged.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskStatusChanged.Run(childComplexity), true
 	case "TaskStatusChanged.task":
 		if e.ComplexityRoot.TaskStatusChanged.Task == nil {
 			break
@@ -4460,6 +5476,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskTemplateEdge.Node(childComplexity), true
 
+	case "TaskTestResult.durationMs":
+		if e.ComplexityRoot.TaskTestResult.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskTestResult.DurationMs(childComplexity), true
+	case "TaskTestResult.error":
+		if e.ComplexityRoot.TaskTestResult.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskTestResult.Error(childComplexity), true
+	case "TaskTestResult.executedAt":
+		if e.ComplexityRoot.TaskTestResult.ExecutedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskTestResult.ExecutedAt(childComplexity), true
+	case "TaskTestResult.id":
+		if e.ComplexityRoot.TaskTestResult.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskTestResult.GlobalID(childComplexity), true
+	case "TaskTestResult.output":
+		if e.ComplexityRoot.TaskTestResult.Output == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskTestResult.Output(childComplexity), true
+	case "TaskTestResult.status":
+		if e.ComplexityRoot.TaskTestResult.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskTestResult.Status(childComplexity), true
+	case "TaskTestResult.testIndex":
+		if e.ComplexityRoot.TaskTestResult.TestIndex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskTestResult.TestIndex(childComplexity), true
+	case "TaskTestResult.testLevel":
+		if e.ComplexityRoot.TaskTestResult.TestLevel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskTestResult.TestLevel(childComplexity), true
+	case "TaskTestResult.testName":
+		if e.ComplexityRoot.TaskTestResult.TestName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskTestResult.TestName(childComplexity), true
+
+	case "TaskUpdated.agent":
+		if e.ComplexityRoot.TaskUpdated.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskUpdated.Agent(childComplexity), true
 	case "TaskUpdated.changedFields":
 		if e.ComplexityRoot.TaskUpdated.ChangedFields == nil {
 			break
@@ -4484,6 +5561,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskUpdated.Project(childComplexity), true
+	case "TaskUpdated.run":
+		if e.ComplexityRoot.TaskUpdated.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskUpdated.Run(childComplexity), true
 	case "TaskUpdated.task":
 		if e.ComplexityRoot.TaskUpdated.Task == nil {
 			break
@@ -4899,6 +5982,79 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.User.UpdatedAt(childComplexity), true
 
+	case "Wave.assignments":
+		if e.ComplexityRoot.Wave.Assignments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.Assignments(childComplexity), true
+	case "Wave.completedAt":
+		if e.ComplexityRoot.Wave.CompletedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.CompletedAt(childComplexity), true
+	case "Wave.completedCount":
+		if e.ComplexityRoot.Wave.CompletedCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.CompletedCount(childComplexity), true
+	case "Wave.durationMs":
+		if e.ComplexityRoot.Wave.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.DurationMs(childComplexity), true
+	case "Wave.failedCount":
+		if e.ComplexityRoot.Wave.FailedCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.FailedCount(childComplexity), true
+	case "Wave.id":
+		if e.ComplexityRoot.Wave.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.GlobalID(childComplexity), true
+	case "Wave.run":
+		if e.ComplexityRoot.Wave.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.Run(childComplexity), true
+	case "Wave.skippedCount":
+		if e.ComplexityRoot.Wave.SkippedCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.SkippedCount(childComplexity), true
+	case "Wave.startedAt":
+		if e.ComplexityRoot.Wave.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.StartedAt(childComplexity), true
+	case "Wave.status":
+		if e.ComplexityRoot.Wave.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.Status(childComplexity), true
+	case "Wave.taskCount":
+		if e.ComplexityRoot.Wave.TaskCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.TaskCount(childComplexity), true
+	case "Wave.waveNumber":
+		if e.ComplexityRoot.Wave.WaveNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Wave.WaveNumber(childComplexity), true
+
 	case "WavePlan.conflicts":
 		if e.ComplexityRoot.WavePlan.Conflicts == nil {
 			break
@@ -4936,6 +6092,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WavePlan.Waves(childComplexity), true
 
+	case "WaveTaskAssignment.assignedAt":
+		if e.ComplexityRoot.WaveTaskAssignment.AssignedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaveTaskAssignment.AssignedAt(childComplexity), true
+	case "WaveTaskAssignment.completedAt":
+		if e.ComplexityRoot.WaveTaskAssignment.CompletedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaveTaskAssignment.CompletedAt(childComplexity), true
+	case "WaveTaskAssignment.id":
+		if e.ComplexityRoot.WaveTaskAssignment.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaveTaskAssignment.GlobalID(childComplexity), true
+	case "WaveTaskAssignment.position":
+		if e.ComplexityRoot.WaveTaskAssignment.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaveTaskAssignment.Position(childComplexity), true
+	case "WaveTaskAssignment.startedAt":
+		if e.ComplexityRoot.WaveTaskAssignment.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaveTaskAssignment.StartedAt(childComplexity), true
+	case "WaveTaskAssignment.task":
+		if e.ComplexityRoot.WaveTaskAssignment.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaveTaskAssignment.Task(childComplexity), true
+	case "WaveTaskAssignment.taskStatus":
+		if e.ComplexityRoot.WaveTaskAssignment.TaskStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaveTaskAssignment.TaskStatus(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -4948,8 +6147,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAddParameterMappingInput,
 		ec.unmarshalInputAddTaskRelationshipInput,
 		ec.unmarshalInputAddTasksToListInput,
+		ec.unmarshalInputAppendExecutionLogInput,
 		ec.unmarshalInputClaimExampleInput,
+		ec.unmarshalInputClaimTaskInput,
 		ec.unmarshalInputCompleteExampleInput,
+		ec.unmarshalInputCompleteTaskInput,
 		ec.unmarshalInputCreateActionInput,
 		ec.unmarshalInputCreateActionToolMapInput,
 		ec.unmarshalInputCreateApiTokenInput,
@@ -4977,15 +6179,20 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDeleteTraceSessionInput,
 		ec.unmarshalInputExampleFilter,
 		ec.unmarshalInputFailExampleInput,
+		ec.unmarshalInputFailTaskInput,
 		ec.unmarshalInputFileImpactInput,
+		ec.unmarshalInputHeartbeatInput,
 		ec.unmarshalInputImportMcpToolsInput,
 		ec.unmarshalInputParameterInput,
 		ec.unmarshalInputProjectFilter,
+		ec.unmarshalInputRecordTestResultInput,
 		ec.unmarshalInputRemoveActionToolMappingInput,
 		ec.unmarshalInputRemoveParameterMappingInput,
 		ec.unmarshalInputRemoveTaskRelationshipInput,
 		ec.unmarshalInputResolveTaskBlockInput,
 		ec.unmarshalInputRevokeApiTokenInput,
+		ec.unmarshalInputRunActionInput,
+		ec.unmarshalInputStartExecutionRunInput,
 		ec.unmarshalInputTaskFilter,
 		ec.unmarshalInputTaskOrder,
 		ec.unmarshalInputTransitionTaskInput,
@@ -5083,7 +6290,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
+//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -5145,6 +6352,7 @@ type Mutation {
 `, BuiltIn: false},
 	{Name: "schema/catalog.graphqls", Input: sourceData("schema/catalog.graphqls"), BuiltIn: false},
 	{Name: "schema/events.graphqls", Input: sourceData("schema/events.graphqls"), BuiltIn: false},
+	{Name: "schema/execution.graphqls", Input: sourceData("schema/execution.graphqls"), BuiltIn: false},
 	{Name: "schema/planning.graphqls", Input: sourceData("schema/planning.graphqls"), BuiltIn: false},
 	{Name: "schema/projects.graphqls", Input: sourceData("schema/projects.graphqls"), BuiltIn: false},
 	{Name: "schema/tasklists.graphqls", Input: sourceData("schema/tasklists.graphqls"), BuiltIn: false},
@@ -5451,6 +6659,56 @@ func (ec *executionContext) childFields_ApiToken(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type ApiToken", field.Name)
 }
 
+func (ec *executionContext) childFields_AppendExecutionLogPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "execution":
+		return ec.fieldContext_AppendExecutionLogPayload_execution(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AppendExecutionLogPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_BuildAgent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BuildAgent_id(ctx, field)
+	case "run":
+		return ec.fieldContext_BuildAgent_run(ctx, field)
+	case "task":
+		return ec.fieldContext_BuildAgent_task(ctx, field)
+	case "processId":
+		return ec.fieldContext_BuildAgent_processId(ctx, field)
+	case "hostname":
+		return ec.fieldContext_BuildAgent_hostname(ctx, field)
+	case "workingDirectory":
+		return ec.fieldContext_BuildAgent_workingDirectory(ctx, field)
+	case "status":
+		return ec.fieldContext_BuildAgent_status(ctx, field)
+	case "lastHeartbeatAt":
+		return ec.fieldContext_BuildAgent_lastHeartbeatAt(ctx, field)
+	case "heartbeatCount":
+		return ec.fieldContext_BuildAgent_heartbeatCount(ctx, field)
+	case "progressPercent":
+		return ec.fieldContext_BuildAgent_progressPercent(ctx, field)
+	case "currentStep":
+		return ec.fieldContext_BuildAgent_currentStep(ctx, field)
+	case "memoryMb":
+		return ec.fieldContext_BuildAgent_memoryMb(ctx, field)
+	case "cpuPercent":
+		return ec.fieldContext_BuildAgent_cpuPercent(ctx, field)
+	case "spawnedAt":
+		return ec.fieldContext_BuildAgent_spawnedAt(ctx, field)
+	case "terminatedAt":
+		return ec.fieldContext_BuildAgent_terminatedAt(ctx, field)
+	case "terminationReason":
+		return ec.fieldContext_BuildAgent_terminationReason(ctx, field)
+	case "errorMessage":
+		return ec.fieldContext_BuildAgent_errorMessage(ctx, field)
+	case "execution":
+		return ec.fieldContext_BuildAgent_execution(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BuildAgent", field.Name)
+}
+
 func (ec *executionContext) childFields_ClaimExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "example":
@@ -5459,12 +6717,38 @@ func (ec *executionContext) childFields_ClaimExamplePayload(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type ClaimExamplePayload", field.Name)
 }
 
+func (ec *executionContext) childFields_ClaimTaskPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "agent":
+		return ec.fieldContext_ClaimTaskPayload_agent(ctx, field)
+	case "task":
+		return ec.fieldContext_ClaimTaskPayload_task(ctx, field)
+	case "execution":
+		return ec.fieldContext_ClaimTaskPayload_execution(ctx, field)
+	case "wave":
+		return ec.fieldContext_ClaimTaskPayload_wave(ctx, field)
+	case "waitReason":
+		return ec.fieldContext_ClaimTaskPayload_waitReason(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClaimTaskPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CompleteExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "example":
 		return ec.fieldContext_CompleteExamplePayload_example(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CompleteExamplePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CompleteTaskPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "task":
+		return ec.fieldContext_CompleteTaskPayload_task(ctx, field)
+	case "execution":
+		return ec.fieldContext_CompleteTaskPayload_execution(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CompleteTaskPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_CreateActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5771,12 +7055,100 @@ func (ec *executionContext) childFields_ExecutionEventEdge(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type ExecutionEventEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ExecutionRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ExecutionRun_id(ctx, field)
+	case "taskList":
+		return ec.fieldContext_ExecutionRun_taskList(ctx, field)
+	case "project":
+		return ec.fieldContext_ExecutionRun_project(ctx, field)
+	case "runNumber":
+		return ec.fieldContext_ExecutionRun_runNumber(ctx, field)
+	case "status":
+		return ec.fieldContext_ExecutionRun_status(ctx, field)
+	case "triggeredBy":
+		return ec.fieldContext_ExecutionRun_triggeredBy(ctx, field)
+	case "triggeredReason":
+		return ec.fieldContext_ExecutionRun_triggeredReason(ctx, field)
+	case "retryOf":
+		return ec.fieldContext_ExecutionRun_retryOf(ctx, field)
+	case "maxParallelAgents":
+		return ec.fieldContext_ExecutionRun_maxParallelAgents(ctx, field)
+	case "tasksTotal":
+		return ec.fieldContext_ExecutionRun_tasksTotal(ctx, field)
+	case "tasksCompleted":
+		return ec.fieldContext_ExecutionRun_tasksCompleted(ctx, field)
+	case "tasksFailed":
+		return ec.fieldContext_ExecutionRun_tasksFailed(ctx, field)
+	case "tasksSkipped":
+		return ec.fieldContext_ExecutionRun_tasksSkipped(ctx, field)
+	case "tasksBlocked":
+		return ec.fieldContext_ExecutionRun_tasksBlocked(ctx, field)
+	case "wavesTotal":
+		return ec.fieldContext_ExecutionRun_wavesTotal(ctx, field)
+	case "wavesCompleted":
+		return ec.fieldContext_ExecutionRun_wavesCompleted(ctx, field)
+	case "currentWave":
+		return ec.fieldContext_ExecutionRun_currentWave(ctx, field)
+	case "agentsSpawned":
+		return ec.fieldContext_ExecutionRun_agentsSpawned(ctx, field)
+	case "agentsActive":
+		return ec.fieldContext_ExecutionRun_agentsActive(ctx, field)
+	case "maxParallelReached":
+		return ec.fieldContext_ExecutionRun_maxParallelReached(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_ExecutionRun_startedAt(ctx, field)
+	case "completedAt":
+		return ec.fieldContext_ExecutionRun_completedAt(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_ExecutionRun_durationMs(ctx, field)
+	case "failureReason":
+		return ec.fieldContext_ExecutionRun_failureReason(ctx, field)
+	case "lastError":
+		return ec.fieldContext_ExecutionRun_lastError(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ExecutionRun_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ExecutionRun_updatedAt(ctx, field)
+	case "waves":
+		return ec.fieldContext_ExecutionRun_waves(ctx, field)
+	case "agents":
+		return ec.fieldContext_ExecutionRun_agents(ctx, field)
+	case "executions":
+		return ec.fieldContext_ExecutionRun_executions(ctx, field)
+	case "events":
+		return ec.fieldContext_ExecutionRun_events(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExecutionRun", field.Name)
+}
+
 func (ec *executionContext) childFields_FailExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "example":
 		return ec.fieldContext_FailExamplePayload_example(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FailExamplePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_FailTaskPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "task":
+		return ec.fieldContext_FailTaskPayload_task(ctx, field)
+	case "execution":
+		return ec.fieldContext_FailTaskPayload_execution(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FailTaskPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_HeartbeatPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "agent":
+		return ec.fieldContext_HeartbeatPayload_agent(ctx, field)
+	case "directive":
+		return ec.fieldContext_HeartbeatPayload_directive(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HeartbeatPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Idea(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6021,6 +7393,14 @@ func (ec *executionContext) childFields_ProjectEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ProjectEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_RecordTestResultPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "testResult":
+		return ec.fieldContext_RecordTestResultPayload_testResult(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordTestResultPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RemoveActionToolMappingPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "removedMappingId":
@@ -6069,6 +7449,22 @@ func (ec *executionContext) childFields_RevokeApiTokenPayload(ctx context.Contex
 		return ec.fieldContext_RevokeApiTokenPayload_apiToken(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevokeApiTokenPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RunActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "run":
+		return ec.fieldContext_RunActionPayload_run(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RunActionPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_StartExecutionRunPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "run":
+		return ec.fieldContext_StartExecutionRunPayload_run(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StartExecutionRunPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Suite(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6259,6 +7655,42 @@ func (ec *executionContext) childFields_TaskEdge(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type TaskEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_TaskExecution(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TaskExecution_id(ctx, field)
+	case "task":
+		return ec.fieldContext_TaskExecution_task(ctx, field)
+	case "run":
+		return ec.fieldContext_TaskExecution_run(ctx, field)
+	case "agent":
+		return ec.fieldContext_TaskExecution_agent(ctx, field)
+	case "attemptNumber":
+		return ec.fieldContext_TaskExecution_attemptNumber(ctx, field)
+	case "status":
+		return ec.fieldContext_TaskExecution_status(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_TaskExecution_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_TaskExecution_endedAt(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_TaskExecution_durationMs(ctx, field)
+	case "lastError":
+		return ec.fieldContext_TaskExecution_lastError(ctx, field)
+	case "filesModified":
+		return ec.fieldContext_TaskExecution_filesModified(ctx, field)
+	case "gitCommits":
+		return ec.fieldContext_TaskExecution_gitCommits(ctx, field)
+	case "logLines":
+		return ec.fieldContext_TaskExecution_logLines(ctx, field)
+	case "log":
+		return ec.fieldContext_TaskExecution_log(ctx, field)
+	case "testResults":
+		return ec.fieldContext_TaskExecution_testResults(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskExecution", field.Name)
+}
+
 func (ec *executionContext) childFields_TaskFileImpact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6323,6 +7755,8 @@ func (ec *executionContext) childFields_TaskList(ctx context.Context, field grap
 		return ec.fieldContext_TaskList_items(ctx, field)
 	case "tasks":
 		return ec.fieldContext_TaskList_tasks(ctx, field)
+	case "runs":
+		return ec.fieldContext_TaskList_runs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskList", field.Name)
 }
@@ -6437,6 +7871,8 @@ func (ec *executionContext) childFields_TaskStateChange(ctx context.Context, fie
 		return ec.fieldContext_TaskStateChange_changedBy(ctx, field)
 	case "changedAt":
 		return ec.fieldContext_TaskStateChange_changedAt(ctx, field)
+	case "run":
+		return ec.fieldContext_TaskStateChange_run(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskStateChange", field.Name)
 }
@@ -6501,6 +7937,30 @@ func (ec *executionContext) childFields_TaskTemplateEdge(ctx context.Context, fi
 		return ec.fieldContext_TaskTemplateEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskTemplateEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_TaskTestResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TaskTestResult_id(ctx, field)
+	case "testLevel":
+		return ec.fieldContext_TaskTestResult_testLevel(ctx, field)
+	case "testIndex":
+		return ec.fieldContext_TaskTestResult_testIndex(ctx, field)
+	case "testName":
+		return ec.fieldContext_TaskTestResult_testName(ctx, field)
+	case "status":
+		return ec.fieldContext_TaskTestResult_status(ctx, field)
+	case "output":
+		return ec.fieldContext_TaskTestResult_output(ctx, field)
+	case "error":
+		return ec.fieldContext_TaskTestResult_error(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_TaskTestResult_durationMs(ctx, field)
+	case "executedAt":
+		return ec.fieldContext_TaskTestResult_executedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskTestResult", field.Name)
 }
 
 func (ec *executionContext) childFields_Tool(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6717,6 +8177,36 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
 }
 
+func (ec *executionContext) childFields_Wave(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Wave_id(ctx, field)
+	case "run":
+		return ec.fieldContext_Wave_run(ctx, field)
+	case "waveNumber":
+		return ec.fieldContext_Wave_waveNumber(ctx, field)
+	case "status":
+		return ec.fieldContext_Wave_status(ctx, field)
+	case "taskCount":
+		return ec.fieldContext_Wave_taskCount(ctx, field)
+	case "completedCount":
+		return ec.fieldContext_Wave_completedCount(ctx, field)
+	case "failedCount":
+		return ec.fieldContext_Wave_failedCount(ctx, field)
+	case "skippedCount":
+		return ec.fieldContext_Wave_skippedCount(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_Wave_startedAt(ctx, field)
+	case "completedAt":
+		return ec.fieldContext_Wave_completedAt(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_Wave_durationMs(ctx, field)
+	case "assignments":
+		return ec.fieldContext_Wave_assignments(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Wave", field.Name)
+}
+
 func (ec *executionContext) childFields_WavePlan(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "waves":
@@ -6733,6 +8223,26 @@ func (ec *executionContext) childFields_WavePlan(ctx context.Context, field grap
 		return ec.fieldContext_WavePlan_estimatedHours(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WavePlan", field.Name)
+}
+
+func (ec *executionContext) childFields_WaveTaskAssignment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WaveTaskAssignment_id(ctx, field)
+	case "task":
+		return ec.fieldContext_WaveTaskAssignment_task(ctx, field)
+	case "position":
+		return ec.fieldContext_WaveTaskAssignment_position(ctx, field)
+	case "taskStatus":
+		return ec.fieldContext_WaveTaskAssignment_taskStatus(ctx, field)
+	case "assignedAt":
+		return ec.fieldContext_WaveTaskAssignment_assignedAt(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_WaveTaskAssignment_startedAt(ctx, field)
+	case "completedAt":
+		return ec.fieldContext_WaveTaskAssignment_completedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WaveTaskAssignment", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6939,6 +8449,52 @@ func (ec *executionContext) field_Action_parameters_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_ExecutionRun_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]domain.ExecutionEventType, error) {
+			return ec.unmarshalOExecutionEventType2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Idea_tasks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7083,6 +8639,34 @@ func (ec *executionContext) field_Mutation_addTasksToList_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_appendExecutionLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.AppendExecutionLogInput, error) {
+			return ec.unmarshalNAppendExecutionLogInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAppendExecutionLogInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_cancelExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RunActionInput, error) {
+			return ec.unmarshalNRunActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_claimExample_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7097,12 +8681,40 @@ func (ec *executionContext) field_Mutation_claimExample_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_claimTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.ClaimTaskInput, error) {
+			return ec.unmarshalNClaimTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimTaskInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_completeExample_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CompleteExampleInput, error) {
 			return ec.unmarshalNCompleteExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteExampleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_completeTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CompleteTaskInput, error) {
+			return ec.unmarshalNCompleteTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCompleteTaskInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7475,12 +9087,68 @@ func (ec *executionContext) field_Mutation_failExample_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_failTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.FailTaskInput, error) {
+			return ec.unmarshalNFailTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFailTaskInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_heartbeat_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.HeartbeatInput, error) {
+			return ec.unmarshalNHeartbeatInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐHeartbeatInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_importMcpTools_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.ImportMcpToolsInput, error) {
 			return ec.unmarshalNImportMcpToolsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐImportMcpToolsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_pauseExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RunActionInput, error) {
+			return ec.unmarshalNRunActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recordTestResult_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RecordTestResultInput, error) {
+			return ec.unmarshalNRecordTestResultInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordTestResultInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7545,12 +9213,54 @@ func (ec *executionContext) field_Mutation_resolveTaskBlock_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_resumeExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RunActionInput, error) {
+			return ec.unmarshalNRunActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_retryExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RunActionInput, error) {
+			return ec.unmarshalNRunActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_revokeApiToken_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.RevokeAPITokenInput, error) {
 			return ec.unmarshalNRevokeApiTokenInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRevokeAPITokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.StartExecutionRunInput, error) {
+			return ec.unmarshalNStartExecutionRunInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartExecutionRunInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7844,6 +9554,20 @@ func (ec *executionContext) field_Query_examples_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_executionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -8165,6 +9889,36 @@ func (ec *executionContext) field_Subscription_projectEvents_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_runEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "runId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["runId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "types",
+		func(ctx context.Context, v any) ([]domain.ExecutionEventType, error) {
+			return ec.unmarshalOExecutionEventType2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["types"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Suite_actionToolMaps_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8228,6 +9982,20 @@ func (ec *executionContext) field_Suite_traceSessions_args(ctx context.Context, 
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_TaskExecution_log_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "tail",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tail"] = arg0
 	return args, nil
 }
 
@@ -10840,6 +12608,479 @@ func (ec *executionContext) fieldContext_ApiToken_revokedAt(_ context.Context, f
 	return graphql.NewScalarFieldContext("ApiToken", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _AppendExecutionLogPayload_execution(ctx context.Context, field graphql.CollectedField, obj *model.AppendExecutionLogPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AppendExecutionLogPayload_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Execution, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskExecution) graphql.Marshaler {
+			return ec.marshalNTaskExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskExecution(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AppendExecutionLogPayload_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AppendExecutionLogPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuildAgent_id(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_run(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BuildAgent().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalNExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildAgent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuildAgent_task(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BuildAgent().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildAgent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuildAgent_processId(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_processId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProcessID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_processId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_hostname(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_hostname(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hostname, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_hostname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_workingDirectory(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_workingDirectory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkingDirectory, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_workingDirectory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_status(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.AgentStatus) graphql.Marshaler {
+			return ec.marshalNAgentStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type AgentStatus does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_lastHeartbeatAt(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_lastHeartbeatAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastHeartbeatAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_lastHeartbeatAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_heartbeatCount(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_heartbeatCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HeartbeatCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_heartbeatCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_progressPercent(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_progressPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProgressPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_progressPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_currentStep(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_currentStep(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentStep, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_currentStep(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_memoryMb(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_memoryMb(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemoryMb, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_memoryMb(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_cpuPercent(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_cpuPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CPUPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_cpuPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_spawnedAt(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_spawnedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpawnedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_spawnedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_terminatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_terminatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TerminatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_terminatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_terminationReason(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_terminationReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TerminationReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_terminationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_errorMessage(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_errorMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorMessage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_errorMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BuildAgent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BuildAgent_execution(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BuildAgent().Execution(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskExecution) graphql.Marshaler {
+			return ec.marshalOTaskExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskExecution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildAgent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ClaimExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.ClaimExamplePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10872,6 +13113,157 @@ func (ec *executionContext) fieldContext_ClaimExamplePayload_example(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _ClaimTaskPayload_agent(ctx context.Context, field graphql.CollectedField, obj *domain.ClaimResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTaskPayload_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Agent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTaskPayload_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClaimTaskPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClaimTaskPayload_task(ctx context.Context, field graphql.CollectedField, obj *domain.ClaimResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTaskPayload_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Task, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTaskPayload_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClaimTaskPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClaimTaskPayload_execution(ctx context.Context, field graphql.CollectedField, obj *domain.ClaimResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTaskPayload_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Execution, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskExecution) graphql.Marshaler {
+			return ec.marshalOTaskExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskExecution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTaskPayload_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClaimTaskPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClaimTaskPayload_wave(ctx context.Context, field graphql.CollectedField, obj *domain.ClaimResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTaskPayload_wave(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Wave, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Wave) graphql.Marshaler {
+			return ec.marshalOWave2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWave(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTaskPayload_wave(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClaimTaskPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Wave(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClaimTaskPayload_waitReason(ctx context.Context, field graphql.CollectedField, obj *domain.ClaimResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimTaskPayload_waitReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WaitReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.WaitReason) graphql.Marshaler {
+			return ec.marshalOWaitReason2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaitReason(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimTaskPayload_waitReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimTaskPayload", field, false, false, errors.New("field of type WaitReason does not have child fields"))
+}
+
 func (ec *executionContext) _CompleteExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.CompleteExamplePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10899,6 +13291,70 @@ func (ec *executionContext) fieldContext_CompleteExamplePayload_example(_ contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Example(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompleteTaskPayload_task(ctx context.Context, field graphql.CollectedField, obj *model.CompleteTaskPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompleteTaskPayload_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Task, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CompleteTaskPayload_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompleteTaskPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompleteTaskPayload_execution(ctx context.Context, field graphql.CollectedField, obj *model.CompleteTaskPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompleteTaskPayload_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Execution, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskExecution) graphql.Marshaler {
+			return ec.marshalNTaskExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskExecution(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CompleteTaskPayload_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompleteTaskPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskExecution(ctx, field)
 		},
 	}
 	return fc, nil
@@ -12384,6 +14840,364 @@ func (ec *executionContext) fieldContext_ExampleEdge_node(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _ExecutionActivity_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionActivity", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionActivity_type(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionActivity", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionActivity_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionActivity", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionActivity_project(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionActivity().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionActivity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionActivity_task(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionActivity().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionActivity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionActivity_run(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionActivity().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionActivity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionActivity_agent(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionActivity().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionActivity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionActivity_message(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionActivity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionActivity_status(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionActivity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionActivity_waveNumber(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_waveNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WaveNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_waveNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionActivity", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionActivity_attemptNumber(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_attemptNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AttemptNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_attemptNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionActivity", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionActivity_progressPercent(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_progressPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProgressPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_progressPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionActivity", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionActivity_currentStep(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_currentStep(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentStep, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_currentStep(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionActivity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionActivity_lines(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionActivity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionActivity_lines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionActivity_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionActivity", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _ExecutionEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ExecutionEventConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12558,6 +15372,794 @@ func (ec *executionContext) fieldContext_ExecutionEventEdge_node(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _ExecutionRun_id(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_taskList(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_taskList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionRun().TaskList(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskList) graphql.Marshaler {
+			return ec.marshalNTaskList2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_taskList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionRun",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskList(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionRun_project(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionRun().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionRun",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionRun_runNumber(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_runNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RunNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_runNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_status(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.RunStatus) graphql.Marshaler {
+			return ec.marshalNRunStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type RunStatus does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_triggeredBy(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_triggeredBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TriggeredBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.RunTrigger) graphql.Marshaler {
+			return ec.marshalNRunTrigger2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunTrigger(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_triggeredBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type RunTrigger does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_triggeredReason(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_triggeredReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TriggeredReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_triggeredReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_retryOf(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_retryOf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionRun().RetryOf(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_retryOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionRun",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionRun_maxParallelAgents(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_maxParallelAgents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxParallelAgents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_maxParallelAgents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_tasksTotal(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_tasksTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_tasksTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_tasksCompleted(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_tasksCompleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksCompleted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_tasksCompleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_tasksFailed(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_tasksFailed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksFailed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_tasksFailed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_tasksSkipped(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_tasksSkipped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksSkipped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_tasksSkipped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_tasksBlocked(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_tasksBlocked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksBlocked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_tasksBlocked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_wavesTotal(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_wavesTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WavesTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_wavesTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_wavesCompleted(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_wavesCompleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WavesCompleted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_wavesCompleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_currentWave(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_currentWave(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentWave, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_currentWave(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_agentsSpawned(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_agentsSpawned(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentsSpawned, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_agentsSpawned(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_agentsActive(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_agentsActive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentsActive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_agentsActive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_maxParallelReached(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_maxParallelReached(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxParallelReached, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_maxParallelReached(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_startedAt(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_completedAt(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_completedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_durationMs(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_failureReason(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_failureReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailureReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_failureReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_lastError(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionRun", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionRun_waves(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_waves(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionRun().Waves(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Wave) graphql.Marshaler {
+			return ec.marshalNWave2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaveᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_waves(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionRun",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Wave(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionRun_agents(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_agents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionRun().Agents(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalNBuildAgent2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_agents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionRun",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionRun_executions(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_executions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionRun().Executions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.TaskExecution) graphql.Marshaler {
+			return ec.marshalNTaskExecution2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskExecutionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_executions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionRun",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionRun_events(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ExecutionRun().Events(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["types"].([]domain.ExecutionEventType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExecutionEventConnection) graphql.Marshaler {
+			return ec.marshalNExecutionEventConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExecutionEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionRun",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ExecutionRun_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _FailExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.FailExamplePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12588,6 +16190,125 @@ func (ec *executionContext) fieldContext_FailExamplePayload_example(_ context.Co
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _FailTaskPayload_task(ctx context.Context, field graphql.CollectedField, obj *model.FailTaskPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FailTaskPayload_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Task, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FailTaskPayload_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FailTaskPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FailTaskPayload_execution(ctx context.Context, field graphql.CollectedField, obj *model.FailTaskPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FailTaskPayload_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Execution, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskExecution) graphql.Marshaler {
+			return ec.marshalNTaskExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskExecution(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FailTaskPayload_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FailTaskPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeartbeatPayload_agent(ctx context.Context, field graphql.CollectedField, obj *model.HeartbeatPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatPayload_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Agent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalNBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatPayload_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeartbeatPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeartbeatPayload_directive(ctx context.Context, field graphql.CollectedField, obj *model.HeartbeatPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatPayload_directive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Directive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.AgentDirective) graphql.Marshaler {
+			return ec.marshalNAgentDirective2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentDirective(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatPayload_directive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeartbeatPayload", field, false, false, errors.New("field of type AgentDirective does not have child fields"))
 }
 
 func (ec *executionContext) _Idea_id(ctx context.Context, field graphql.CollectedField, obj *domain.Idea) (ret graphql.Marshaler) {
@@ -14905,6 +18626,490 @@ func (ec *executionContext) fieldContext_Mutation_deleteExample(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_startExecutionRun(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startExecutionRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartExecutionRun(ctx, fc.Args["input"].(domain.StartExecutionRunInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.StartExecutionRunPayload) graphql.Marshaler {
+			return ec.marshalNStartExecutionRunPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐStartExecutionRunPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startExecutionRun(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StartExecutionRunPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startExecutionRun_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_claimTask(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_claimTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClaimTask(ctx, fc.Args["input"].(domain.ClaimTaskInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ClaimResult) graphql.Marshaler {
+			return ec.marshalNClaimTaskPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_claimTask(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClaimTaskPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_claimTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_heartbeat(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_heartbeat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Heartbeat(ctx, fc.Args["input"].(domain.HeartbeatInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.HeartbeatPayload) graphql.Marshaler {
+			return ec.marshalNHeartbeatPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐHeartbeatPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_heartbeat(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeartbeatPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_heartbeat_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_appendExecutionLog(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_appendExecutionLog(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AppendExecutionLog(ctx, fc.Args["input"].(domain.AppendExecutionLogInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AppendExecutionLogPayload) graphql.Marshaler {
+			return ec.marshalNAppendExecutionLogPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAppendExecutionLogPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_appendExecutionLog(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AppendExecutionLogPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_appendExecutionLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recordTestResult(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordTestResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordTestResult(ctx, fc.Args["input"].(domain.RecordTestResultInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RecordTestResultPayload) graphql.Marshaler {
+			return ec.marshalNRecordTestResultPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRecordTestResultPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordTestResult(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordTestResultPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordTestResult_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_completeTask(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_completeTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CompleteTask(ctx, fc.Args["input"].(domain.CompleteTaskInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CompleteTaskPayload) graphql.Marshaler {
+			return ec.marshalNCompleteTaskPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteTaskPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_completeTask(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CompleteTaskPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_completeTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_failTask(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_failTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().FailTask(ctx, fc.Args["input"].(domain.FailTaskInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FailTaskPayload) graphql.Marshaler {
+			return ec.marshalNFailTaskPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐFailTaskPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_failTask(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FailTaskPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_failTask_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_pauseExecutionRun(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pauseExecutionRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PauseExecutionRun(ctx, fc.Args["input"].(domain.RunActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RunActionPayload) graphql.Marshaler {
+			return ec.marshalNRunActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRunActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pauseExecutionRun(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RunActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pauseExecutionRun_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resumeExecutionRun(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resumeExecutionRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResumeExecutionRun(ctx, fc.Args["input"].(domain.RunActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RunActionPayload) graphql.Marshaler {
+			return ec.marshalNRunActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRunActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resumeExecutionRun(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RunActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resumeExecutionRun_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelExecutionRun(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelExecutionRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelExecutionRun(ctx, fc.Args["input"].(domain.RunActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RunActionPayload) graphql.Marshaler {
+			return ec.marshalNRunActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRunActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelExecutionRun(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RunActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelExecutionRun_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_retryExecutionRun(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_retryExecutionRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RetryExecutionRun(ctx, fc.Args["input"].(domain.RunActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RunActionPayload) graphql.Marshaler {
+			return ec.marshalNRunActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRunActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_retryExecutionRun(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RunActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_retryExecutionRun_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createProject(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16839,6 +21044,50 @@ func (ec *executionContext) fieldContext_Query_examples(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_executionRun(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_executionRun(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ExecutionRun(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_executionRun(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_executionRun_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_wavePlan(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17223,6 +21472,38 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _RecordTestResultPayload_testResult(ctx context.Context, field graphql.CollectedField, obj *model.RecordTestResultPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordTestResultPayload_testResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TestResult, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskTestResult) graphql.Marshaler {
+			return ec.marshalNTaskTestResult2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskTestResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordTestResultPayload_testResult(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordTestResultPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskTestResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RemoveActionToolMappingPayload_removedMappingId(ctx context.Context, field graphql.CollectedField, obj *model.RemoveActionToolMappingPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17516,6 +21797,70 @@ func (ec *executionContext) fieldContext_RevokeApiTokenPayload_apiToken(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _RunActionPayload_run(ctx context.Context, field graphql.CollectedField, obj *model.RunActionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RunActionPayload_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Run, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalNExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RunActionPayload_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RunActionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StartExecutionRunPayload_run(ctx context.Context, field graphql.CollectedField, obj *model.StartExecutionRunPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StartExecutionRunPayload_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Run, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalNExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StartExecutionRunPayload_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StartExecutionRunPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Subscription_projectEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -17554,6 +21899,50 @@ func (ec *executionContext) fieldContext_Subscription_projectEvents(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_projectEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_runEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_runEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().RunEvents(ctx, fc.Args["runId"].(string), fc.Args["after"].(*string), fc.Args["types"].([]domain.ExecutionEventType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEvent) graphql.Marshaler {
+			return ec.marshalNExecutionEvent2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_runEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_runEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19620,6 +24009,70 @@ func (ec *executionContext) fieldContext_TaskCreated_task(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _TaskCreated_run(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCreated_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskCreated().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCreated_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskCreated_agent(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskCreated_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskCreated().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskCreated_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TaskCreated_title(ctx context.Context, field graphql.CollectedField, obj *domain.TaskCreated) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19716,6 +24169,408 @@ func (ec *executionContext) fieldContext_TaskEdge_node(_ context.Context, field 
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskExecution_id(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskExecution", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TaskExecution_task(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskExecution().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskExecution_run(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskExecution().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalNExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskExecution_agent(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskExecution().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalNBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskExecution_attemptNumber(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_attemptNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AttemptNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_attemptNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskExecution", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskExecution_status(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionStatus) graphql.Marshaler {
+			return ec.marshalNExecutionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskExecution", field, false, false, errors.New("field of type ExecutionStatus does not have child fields"))
+}
+
+func (ec *executionContext) _TaskExecution_startedAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskExecution", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TaskExecution_endedAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskExecution", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TaskExecution_durationMs(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskExecution", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskExecution_lastError(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskExecution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskExecution_filesModified(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_filesModified(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskExecution().FilesModified(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_filesModified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskExecution", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskExecution_gitCommits(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_gitCommits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskExecution().GitCommits(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_gitCommits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskExecution", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskExecution_logLines(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_logLines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LogLines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_logLines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskExecution", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskExecution_log(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_log(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.TaskExecution().Log(ctx, obj, fc.Args["tail"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_log(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_TaskExecution_log_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskExecution_testResults(ctx context.Context, field graphql.CollectedField, obj *domain.TaskExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskExecution_testResults(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskExecution().TestResults(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.TaskTestResult) graphql.Marshaler {
+			return ec.marshalNTaskTestResult2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskTestResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskExecution_testResults(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskTestResult(ctx, field)
 		},
 	}
 	return fc, nil
@@ -20430,6 +25285,38 @@ func (ec *executionContext) fieldContext_TaskList_tasks(ctx context.Context, fie
 	if fc.Args, err = ec.field_TaskList_tasks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskList_runs(ctx context.Context, field graphql.CollectedField, obj *domain.TaskList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskList_runs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskList().Runs(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalNExecutionRun2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRunᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskList_runs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -21388,6 +26275,38 @@ func (ec *executionContext) fieldContext_TaskStateChange_changedAt(_ context.Con
 	return graphql.NewScalarFieldContext("TaskStateChange", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _TaskStateChange_run(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStateChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStateChange_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskStateChange().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStateChange_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskStateChange",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TaskStatusChanged_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21516,6 +26435,70 @@ func (ec *executionContext) fieldContext_TaskStatusChanged_task(_ context.Contex
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskStatusChanged_run(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskStatusChanged().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskStatusChanged_agent(ctx context.Context, field graphql.CollectedField, obj *domain.TaskStatusChanged) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskStatusChanged_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskStatusChanged().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskStatusChanged_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
 		},
 	}
 	return fc, nil
@@ -22159,6 +27142,213 @@ func (ec *executionContext) fieldContext_TaskTemplateEdge_node(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _TaskTestResult_id(ctx context.Context, field graphql.CollectedField, obj *domain.TaskTestResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskTestResult_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskTestResult_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskTestResult", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TaskTestResult_testLevel(ctx context.Context, field graphql.CollectedField, obj *domain.TaskTestResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskTestResult_testLevel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TestLevel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.TestLevel) graphql.Marshaler {
+			return ec.marshalNTestLevel2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTestLevel(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskTestResult_testLevel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskTestResult", field, false, false, errors.New("field of type TestLevel does not have child fields"))
+}
+
+func (ec *executionContext) _TaskTestResult_testIndex(ctx context.Context, field graphql.CollectedField, obj *domain.TaskTestResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskTestResult_testIndex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TestIndex, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskTestResult_testIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskTestResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskTestResult_testName(ctx context.Context, field graphql.CollectedField, obj *domain.TaskTestResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskTestResult_testName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TestName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskTestResult_testName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskTestResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskTestResult_status(ctx context.Context, field graphql.CollectedField, obj *domain.TaskTestResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskTestResult_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.TestStatus) graphql.Marshaler {
+			return ec.marshalNTestStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTestStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskTestResult_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskTestResult", field, false, false, errors.New("field of type TestStatus does not have child fields"))
+}
+
+func (ec *executionContext) _TaskTestResult_output(ctx context.Context, field graphql.CollectedField, obj *domain.TaskTestResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskTestResult_output(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Output, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskTestResult_output(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskTestResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskTestResult_error(ctx context.Context, field graphql.CollectedField, obj *domain.TaskTestResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskTestResult_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskTestResult_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskTestResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskTestResult_durationMs(ctx context.Context, field graphql.CollectedField, obj *domain.TaskTestResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskTestResult_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskTestResult_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskTestResult", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskTestResult_executedAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskTestResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskTestResult_executedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExecutedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskTestResult_executedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskTestResult", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _TaskUpdated_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.TaskUpdated) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22287,6 +27477,70 @@ func (ec *executionContext) fieldContext_TaskUpdated_task(_ context.Context, fie
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskUpdated_run(ctx context.Context, field graphql.CollectedField, obj *domain.TaskUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskUpdated_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskUpdated().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskUpdated_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskUpdated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskUpdated_agent(ctx context.Context, field graphql.CollectedField, obj *domain.TaskUpdated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskUpdated_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskUpdated().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskUpdated_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskUpdated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
 		},
 	}
 	return fc, nil
@@ -24011,6 +29265,300 @@ func (ec *executionContext) fieldContext_User_apiTokens(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Wave_id(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wave", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Wave_run(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Wave().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalNExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Wave",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Wave_waveNumber(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_waveNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WaveNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_waveNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wave", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Wave_status(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.WaveStatus) graphql.Marshaler {
+			return ec.marshalNWaveStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaveStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wave", field, false, false, errors.New("field of type WaveStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Wave_taskCount(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_taskCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_taskCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wave", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Wave_completedCount(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_completedCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_completedCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wave", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Wave_failedCount(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_failedCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_failedCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wave", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Wave_skippedCount(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_skippedCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SkippedCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_skippedCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wave", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Wave_startedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wave", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Wave_completedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_completedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wave", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Wave_durationMs(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Wave", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Wave_assignments(ctx context.Context, field graphql.CollectedField, obj *domain.Wave) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Wave_assignments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Wave().Assignments(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.WaveTaskAssignment) graphql.Marshaler {
+			return ec.marshalNWaveTaskAssignment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaveTaskAssignmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Wave_assignments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Wave",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaveTaskAssignment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _WavePlan_waves(ctx context.Context, field graphql.CollectedField, obj *planning.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24183,6 +29731,176 @@ func (ec *executionContext) _WavePlan_estimatedHours(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_WavePlan_estimatedHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WavePlan", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _WaveTaskAssignment_id(ctx context.Context, field graphql.CollectedField, obj *domain.WaveTaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaveTaskAssignment_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaveTaskAssignment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaveTaskAssignment", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _WaveTaskAssignment_task(ctx context.Context, field graphql.CollectedField, obj *domain.WaveTaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaveTaskAssignment_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WaveTaskAssignment().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaveTaskAssignment_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaveTaskAssignment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaveTaskAssignment_position(ctx context.Context, field graphql.CollectedField, obj *domain.WaveTaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaveTaskAssignment_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaveTaskAssignment_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaveTaskAssignment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WaveTaskAssignment_taskStatus(ctx context.Context, field graphql.CollectedField, obj *domain.WaveTaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaveTaskAssignment_taskStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.WaveStatus) graphql.Marshaler {
+			return ec.marshalNWaveStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaveStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaveTaskAssignment_taskStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaveTaskAssignment", field, false, false, errors.New("field of type WaveStatus does not have child fields"))
+}
+
+func (ec *executionContext) _WaveTaskAssignment_assignedAt(ctx context.Context, field graphql.CollectedField, obj *domain.WaveTaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaveTaskAssignment_assignedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AssignedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaveTaskAssignment_assignedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaveTaskAssignment", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WaveTaskAssignment_startedAt(ctx context.Context, field graphql.CollectedField, obj *domain.WaveTaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaveTaskAssignment_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaveTaskAssignment_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaveTaskAssignment", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WaveTaskAssignment_completedAt(ctx context.Context, field graphql.CollectedField, obj *domain.WaveTaskAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaveTaskAssignment_completedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaveTaskAssignment_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaveTaskAssignment", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -25427,6 +31145,43 @@ func (ec *executionContext) unmarshalInputAddTasksToListInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAppendExecutionLogInput(ctx context.Context, obj any) (domain.AppendExecutionLogInput, error) {
+	var it domain.AppendExecutionLogInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"agentId", "lines"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "agentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentID = data
+		case "lines":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lines"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lines = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputClaimExampleInput(ctx context.Context, obj any) (domain.ClaimExampleInput, error) {
 	var it domain.ClaimExampleInput
 	if obj == nil {
@@ -25478,6 +31233,57 @@ func (ec *executionContext) unmarshalInputClaimExampleInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputClaimTaskInput(ctx context.Context, obj any) (domain.ClaimTaskInput, error) {
+	var it domain.ClaimTaskInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"runId", "hostname", "processId", "workingDirectory"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "runId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("runId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RunID = data
+		case "hostname":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hostname"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Hostname = data
+		case "processId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("processId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProcessID = data
+		case "workingDirectory":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workingDirectory"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkingDirectory = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCompleteExampleInput(ctx context.Context, obj any) (model.CompleteExampleInput, error) {
 	var it model.CompleteExampleInput
 	if obj == nil {
@@ -25510,6 +31316,57 @@ func (ec *executionContext) unmarshalInputCompleteExampleInput(ctx context.Conte
 				return it, err
 			}
 			it.Messages = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCompleteTaskInput(ctx context.Context, obj any) (domain.CompleteTaskInput, error) {
+	var it domain.CompleteTaskInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"agentId", "filesModified", "gitCommits", "actualEffortMinutes"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "agentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentID = data
+		case "filesModified":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("filesModified"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FilesModified = data
+		case "gitCommits":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gitCommits"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GitCommits = data
+		case "actualEffortMinutes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actualEffortMinutes"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActualEffortMinutes = data
 		}
 	}
 	return it, nil
@@ -26864,6 +32721,50 @@ func (ec *executionContext) unmarshalInputFailExampleInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputFailTaskInput(ctx context.Context, obj any) (domain.FailTaskInput, error) {
+	var it domain.FailTaskInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"agentId", "error", "retryable"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "agentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentID = data
+		case "error":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("error"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Error = data
+		case "retryable":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("retryable"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Retryable = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputFileImpactInput(ctx context.Context, obj any) (domain.FileImpactInput, error) {
 	var it domain.FileImpactInput
 	if obj == nil {
@@ -26910,6 +32811,64 @@ func (ec *executionContext) unmarshalInputFileImpactInput(ctx context.Context, o
 				return it, err
 			}
 			it.Source = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputHeartbeatInput(ctx context.Context, obj any) (domain.HeartbeatInput, error) {
+	var it domain.HeartbeatInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"agentId", "progressPercent", "currentStep", "memoryMb", "cpuPercent"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "agentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentID = data
+		case "progressPercent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("progressPercent"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProgressPercent = data
+		case "currentStep":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currentStep"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CurrentStep = data
+		case "memoryMb":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("memoryMb"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MemoryMb = data
+		case "cpuPercent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cpuPercent"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CPUPercent = data
 		}
 	}
 	return it, nil
@@ -27035,6 +32994,85 @@ func (ec *executionContext) unmarshalInputProjectFilter(ctx context.Context, obj
 				return it, err
 			}
 			it.Search = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRecordTestResultInput(ctx context.Context, obj any) (domain.RecordTestResultInput, error) {
+	var it domain.RecordTestResultInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"agentId", "level", "testIndex", "testName", "status", "output", "error", "durationMs"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "agentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentID = data
+		case "level":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("level"))
+			data, err := ec.unmarshalNTestLevel2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTestLevel(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Level = data
+		case "testIndex":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("testIndex"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TestIndex = data
+		case "testName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("testName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TestName = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalNTestStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTestStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "output":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("output"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Output = data
+		case "error":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("error"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Error = data
+		case "durationMs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("durationMs"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DurationMs = data
 		}
 	}
 	return it, nil
@@ -27192,6 +33230,80 @@ func (ec *executionContext) unmarshalInputRevokeApiTokenInput(ctx context.Contex
 				return it, err
 			}
 			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRunActionInput(ctx context.Context, obj any) (domain.RunActionInput, error) {
+	var it domain.RunActionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"runId", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "runId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("runId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RunID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputStartExecutionRunInput(ctx context.Context, obj any) (domain.StartExecutionRunInput, error) {
+	var it domain.StartExecutionRunInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"taskListId", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "taskListId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskListId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskListID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
@@ -27666,6 +33778,11 @@ func (ec *executionContext) _ExecutionEvent(ctx context.Context, sel ast.Selecti
 			return graphql.Null
 		}
 		return ec._TaskCreated(ctx, sel, obj)
+	case *domain.ExecutionActivity:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ExecutionActivity(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -27679,6 +33796,16 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case *domain.WaveTaskAssignment:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WaveTaskAssignment(ctx, sel, obj)
+	case *domain.Wave:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Wave(ctx, sel, obj)
 	case *domain.User:
 		if obj == nil {
 			return graphql.Null
@@ -27699,6 +33826,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Tool(ctx, sel, obj)
+	case *domain.TaskTestResult:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TaskTestResult(ctx, sel, obj)
 	case *domain.TaskTemplate:
 		if obj == nil {
 			return graphql.Null
@@ -27729,6 +33861,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._TaskFileImpact(ctx, sel, obj)
+	case *domain.TaskExecution:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TaskExecution(ctx, sel, obj)
 	case *domain.TaskBlock:
 		if obj == nil {
 			return graphql.Null
@@ -27764,11 +33901,21 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Idea(ctx, sel, obj)
+	case *domain.ExecutionRun:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ExecutionRun(ctx, sel, obj)
 	case *domain.Example:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._Example(ctx, sel, obj)
+	case *domain.BuildAgent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._BuildAgent(ctx, sel, obj)
 	case *domain.APIToken:
 		if obj == nil {
 			return graphql.Null
@@ -29651,6 +35798,266 @@ func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var appendExecutionLogPayloadImplementors = []string{"AppendExecutionLogPayload"}
+
+func (ec *executionContext) _AppendExecutionLogPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AppendExecutionLogPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, appendExecutionLogPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AppendExecutionLogPayload")
+		case "execution":
+			out.Values[i] = ec._AppendExecutionLogPayload_execution(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var buildAgentImplementors = []string{"BuildAgent", "Node"}
+
+func (ec *executionContext) _BuildAgent(ctx context.Context, sel ast.SelectionSet, obj *domain.BuildAgent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, buildAgentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BuildAgent")
+		case "id":
+			out.Values[i] = ec._BuildAgent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BuildAgent_run(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BuildAgent_task(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "processId":
+			out.Values[i] = ec._BuildAgent_processId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hostname":
+			out.Values[i] = ec._BuildAgent_hostname(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "workingDirectory":
+			out.Values[i] = ec._BuildAgent_workingDirectory(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._BuildAgent_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastHeartbeatAt":
+			out.Values[i] = ec._BuildAgent_lastHeartbeatAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "heartbeatCount":
+			out.Values[i] = ec._BuildAgent_heartbeatCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "progressPercent":
+			out.Values[i] = ec._BuildAgent_progressPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currentStep":
+			out.Values[i] = ec._BuildAgent_currentStep(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "memoryMb":
+			out.Values[i] = ec._BuildAgent_memoryMb(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cpuPercent":
+			out.Values[i] = ec._BuildAgent_cpuPercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "spawnedAt":
+			out.Values[i] = ec._BuildAgent_spawnedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "terminatedAt":
+			out.Values[i] = ec._BuildAgent_terminatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "terminationReason":
+			out.Values[i] = ec._BuildAgent_terminationReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "errorMessage":
+			out.Values[i] = ec._BuildAgent_errorMessage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "execution":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BuildAgent_execution(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var claimExamplePayloadImplementors = []string{"ClaimExamplePayload"}
 
 func (ec *executionContext) _ClaimExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.ClaimExamplePayload) graphql.Marshaler {
@@ -29689,6 +36096,64 @@ func (ec *executionContext) _ClaimExamplePayload(ctx context.Context, sel ast.Se
 	return out
 }
 
+var claimTaskPayloadImplementors = []string{"ClaimTaskPayload"}
+
+func (ec *executionContext) _ClaimTaskPayload(ctx context.Context, sel ast.SelectionSet, obj *domain.ClaimResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, claimTaskPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClaimTaskPayload")
+		case "agent":
+			out.Values[i] = ec._ClaimTaskPayload_agent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "task":
+			out.Values[i] = ec._ClaimTaskPayload_task(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "execution":
+			out.Values[i] = ec._ClaimTaskPayload_execution(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "wave":
+			out.Values[i] = ec._ClaimTaskPayload_wave(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "waitReason":
+			out.Values[i] = ec._ClaimTaskPayload_waitReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var completeExamplePayloadImplementors = []string{"CompleteExamplePayload"}
 
 func (ec *executionContext) _CompleteExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CompleteExamplePayload) graphql.Marshaler {
@@ -29703,6 +36168,49 @@ func (ec *executionContext) _CompleteExamplePayload(ctx context.Context, sel ast
 			out.Values[i] = graphql.MarshalString("CompleteExamplePayload")
 		case "example":
 			out.Values[i] = ec._CompleteExamplePayload_example(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var completeTaskPayloadImplementors = []string{"CompleteTaskPayload"}
+
+func (ec *executionContext) _CompleteTaskPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CompleteTaskPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, completeTaskPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CompleteTaskPayload")
+		case "task":
+			out.Values[i] = ec._CompleteTaskPayload_task(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "execution":
+			out.Values[i] = ec._CompleteTaskPayload_execution(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31180,6 +37688,241 @@ func (ec *executionContext) _ExampleEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var executionActivityImplementors = []string{"ExecutionActivity", "ExecutionEvent"}
+
+func (ec *executionContext) _ExecutionActivity(ctx context.Context, sel ast.SelectionSet, obj *domain.ExecutionActivity) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, executionActivityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExecutionActivity")
+		case "cursor":
+			out.Values[i] = ec._ExecutionActivity_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._ExecutionActivity_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._ExecutionActivity_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionActivity_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionActivity_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionActivity_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionActivity_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "message":
+			out.Values[i] = ec._ExecutionActivity_message(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._ExecutionActivity_status(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "waveNumber":
+			out.Values[i] = ec._ExecutionActivity_waveNumber(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attemptNumber":
+			out.Values[i] = ec._ExecutionActivity_attemptNumber(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "progressPercent":
+			out.Values[i] = ec._ExecutionActivity_progressPercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currentStep":
+			out.Values[i] = ec._ExecutionActivity_currentStep(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lines":
+			out.Values[i] = ec._ExecutionActivity_lines(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var executionEventConnectionImplementors = []string{"ExecutionEventConnection"}
 
 func (ec *executionContext) _ExecutionEventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ExecutionEventConnection) graphql.Marshaler {
@@ -31309,6 +38052,425 @@ func (ec *executionContext) _ExecutionEventEdge(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var executionRunImplementors = []string{"ExecutionRun", "Node"}
+
+func (ec *executionContext) _ExecutionRun(ctx context.Context, sel ast.SelectionSet, obj *domain.ExecutionRun) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, executionRunImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExecutionRun")
+		case "id":
+			out.Values[i] = ec._ExecutionRun_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "taskList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionRun_taskList(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionRun_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "runNumber":
+			out.Values[i] = ec._ExecutionRun_runNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._ExecutionRun_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "triggeredBy":
+			out.Values[i] = ec._ExecutionRun_triggeredBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "triggeredReason":
+			out.Values[i] = ec._ExecutionRun_triggeredReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "retryOf":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionRun_retryOf(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "maxParallelAgents":
+			out.Values[i] = ec._ExecutionRun_maxParallelAgents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tasksTotal":
+			out.Values[i] = ec._ExecutionRun_tasksTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tasksCompleted":
+			out.Values[i] = ec._ExecutionRun_tasksCompleted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tasksFailed":
+			out.Values[i] = ec._ExecutionRun_tasksFailed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tasksSkipped":
+			out.Values[i] = ec._ExecutionRun_tasksSkipped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tasksBlocked":
+			out.Values[i] = ec._ExecutionRun_tasksBlocked(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "wavesTotal":
+			out.Values[i] = ec._ExecutionRun_wavesTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "wavesCompleted":
+			out.Values[i] = ec._ExecutionRun_wavesCompleted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currentWave":
+			out.Values[i] = ec._ExecutionRun_currentWave(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "agentsSpawned":
+			out.Values[i] = ec._ExecutionRun_agentsSpawned(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "agentsActive":
+			out.Values[i] = ec._ExecutionRun_agentsActive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "maxParallelReached":
+			out.Values[i] = ec._ExecutionRun_maxParallelReached(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._ExecutionRun_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completedAt":
+			out.Values[i] = ec._ExecutionRun_completedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "durationMs":
+			out.Values[i] = ec._ExecutionRun_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failureReason":
+			out.Values[i] = ec._ExecutionRun_failureReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastError":
+			out.Values[i] = ec._ExecutionRun_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._ExecutionRun_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._ExecutionRun_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "waves":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionRun_waves(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionRun_agents(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "executions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionRun_executions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "events":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionRun_events(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var failExamplePayloadImplementors = []string{"FailExamplePayload"}
 
 func (ec *executionContext) _FailExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.FailExamplePayload) graphql.Marshaler {
@@ -31323,6 +38485,92 @@ func (ec *executionContext) _FailExamplePayload(ctx context.Context, sel ast.Sel
 			out.Values[i] = graphql.MarshalString("FailExamplePayload")
 		case "example":
 			out.Values[i] = ec._FailExamplePayload_example(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var failTaskPayloadImplementors = []string{"FailTaskPayload"}
+
+func (ec *executionContext) _FailTaskPayload(ctx context.Context, sel ast.SelectionSet, obj *model.FailTaskPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, failTaskPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FailTaskPayload")
+		case "task":
+			out.Values[i] = ec._FailTaskPayload_task(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "execution":
+			out.Values[i] = ec._FailTaskPayload_execution(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var heartbeatPayloadImplementors = []string{"HeartbeatPayload"}
+
+func (ec *executionContext) _HeartbeatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.HeartbeatPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, heartbeatPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HeartbeatPayload")
+		case "agent":
+			out.Values[i] = ec._HeartbeatPayload_agent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "directive":
+			out.Values[i] = ec._HeartbeatPayload_directive(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -32344,6 +39592,83 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteExample":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteExample(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startExecutionRun":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startExecutionRun(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "claimTask":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_claimTask(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "heartbeat":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_heartbeat(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "appendExecutionLog":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_appendExecutionLog(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordTestResult":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordTestResult(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completeTask":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_completeTask(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failTask":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_failTask(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pauseExecutionRun":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pauseExecutionRun(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resumeExecutionRun":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resumeExecutionRun(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelExecutionRun":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelExecutionRun(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "retryExecutionRun":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_retryExecutionRun(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -33409,6 +40734,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "executionRun":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_executionRun(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "wavePlan":
 			field := field
 
@@ -33576,6 +40923,44 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var recordTestResultPayloadImplementors = []string{"RecordTestResultPayload"}
+
+func (ec *executionContext) _RecordTestResultPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecordTestResultPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordTestResultPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordTestResultPayload")
+		case "testResult":
+			out.Values[i] = ec._RecordTestResultPayload_testResult(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -33813,6 +41198,82 @@ func (ec *executionContext) _RevokeApiTokenPayload(ctx context.Context, sel ast.
 	return out
 }
 
+var runActionPayloadImplementors = []string{"RunActionPayload"}
+
+func (ec *executionContext) _RunActionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RunActionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, runActionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RunActionPayload")
+		case "run":
+			out.Values[i] = ec._RunActionPayload_run(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var startExecutionRunPayloadImplementors = []string{"StartExecutionRunPayload"}
+
+func (ec *executionContext) _StartExecutionRunPayload(ctx context.Context, sel ast.SelectionSet, obj *model.StartExecutionRunPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, startExecutionRunPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StartExecutionRunPayload")
+		case "run":
+			out.Values[i] = ec._StartExecutionRunPayload_run(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
@@ -33828,6 +41289,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "projectEvents":
 		return ec._Subscription_projectEvents(ctx, fields[0])
+	case "runEvents":
+		return ec._Subscription_runEvents(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -35347,6 +42810,82 @@ func (ec *executionContext) _TaskCreated(ctx context.Context, sel ast.SelectionS
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskCreated_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskCreated_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "title":
 			out.Values[i] = ec._TaskCreated_title(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -35400,6 +42939,345 @@ func (ec *executionContext) _TaskEdge(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var taskExecutionImplementors = []string{"TaskExecution", "Node"}
+
+func (ec *executionContext) _TaskExecution(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskExecution) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskExecutionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskExecution")
+		case "id":
+			out.Values[i] = ec._TaskExecution_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskExecution_task(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskExecution_run(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskExecution_agent(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "attemptNumber":
+			out.Values[i] = ec._TaskExecution_attemptNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._TaskExecution_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._TaskExecution_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "endedAt":
+			out.Values[i] = ec._TaskExecution_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "durationMs":
+			out.Values[i] = ec._TaskExecution_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastError":
+			out.Values[i] = ec._TaskExecution_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "filesModified":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskExecution_filesModified(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "gitCommits":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskExecution_gitCommits(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "logLines":
+			out.Values[i] = ec._TaskExecution_logLines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "log":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskExecution_log(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "testResults":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskExecution_testResults(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -35743,6 +43621,44 @@ func (ec *executionContext) _TaskList(ctx context.Context, sel ast.SelectionSet,
 					}
 				}()
 				res = ec._TaskList_tasks(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "runs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskList_runs(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -36446,6 +44362,44 @@ func (ec *executionContext) _TaskStateChange(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskStateChange_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -36542,6 +44496,82 @@ func (ec *executionContext) _TaskStatusChanged(ctx context.Context, sel ast.Sele
 					}
 				}()
 				res = ec._TaskStatusChanged_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskStatusChanged_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskStatusChanged_agent(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -37112,6 +45142,84 @@ func (ec *executionContext) _TaskTemplateEdge(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var taskTestResultImplementors = []string{"TaskTestResult", "Node"}
+
+func (ec *executionContext) _TaskTestResult(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskTestResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskTestResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskTestResult")
+		case "id":
+			out.Values[i] = ec._TaskTestResult_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "testLevel":
+			out.Values[i] = ec._TaskTestResult_testLevel(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "testIndex":
+			out.Values[i] = ec._TaskTestResult_testIndex(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "testName":
+			out.Values[i] = ec._TaskTestResult_testName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._TaskTestResult_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "output":
+			out.Values[i] = ec._TaskTestResult_output(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._TaskTestResult_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "durationMs":
+			out.Values[i] = ec._TaskTestResult_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "executedAt":
+			out.Values[i] = ec._TaskTestResult_executedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var taskUpdatedImplementors = []string{"TaskUpdated", "ExecutionEvent"}
 
 func (ec *executionContext) _TaskUpdated(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskUpdated) graphql.Marshaler {
@@ -37187,6 +45295,82 @@ func (ec *executionContext) _TaskUpdated(ctx context.Context, sel ast.SelectionS
 					}
 				}()
 				res = ec._TaskUpdated_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskUpdated_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskUpdated_agent(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -38442,6 +46626,165 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var waveImplementors = []string{"Wave", "Node"}
+
+func (ec *executionContext) _Wave(ctx context.Context, sel ast.SelectionSet, obj *domain.Wave) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, waveImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Wave")
+		case "id":
+			out.Values[i] = ec._Wave_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Wave_run(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "waveNumber":
+			out.Values[i] = ec._Wave_waveNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Wave_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "taskCount":
+			out.Values[i] = ec._Wave_taskCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completedCount":
+			out.Values[i] = ec._Wave_completedCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failedCount":
+			out.Values[i] = ec._Wave_failedCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "skippedCount":
+			out.Values[i] = ec._Wave_skippedCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._Wave_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completedAt":
+			out.Values[i] = ec._Wave_completedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "durationMs":
+			out.Values[i] = ec._Wave_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "assignments":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Wave_assignments(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var wavePlanImplementors = []string{"WavePlan"}
 
 func (ec *executionContext) _WavePlan(ctx context.Context, sel ast.SelectionSet, obj *planning.Plan) graphql.Marshaler {
@@ -38483,6 +46826,107 @@ func (ec *executionContext) _WavePlan(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = ec._WavePlan_estimatedHours(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var waveTaskAssignmentImplementors = []string{"WaveTaskAssignment", "Node"}
+
+func (ec *executionContext) _WaveTaskAssignment(ctx context.Context, sel ast.SelectionSet, obj *domain.WaveTaskAssignment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, waveTaskAssignmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WaveTaskAssignment")
+		case "id":
+			out.Values[i] = ec._WaveTaskAssignment_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WaveTaskAssignment_task(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "position":
+			out.Values[i] = ec._WaveTaskAssignment_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "taskStatus":
+			out.Values[i] = ec._WaveTaskAssignment_taskStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "assignedAt":
+			out.Values[i] = ec._WaveTaskAssignment_assignedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._WaveTaskAssignment_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completedAt":
+			out.Values[i] = ec._WaveTaskAssignment_completedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -39277,6 +47721,40 @@ func (ec *executionContext) marshalNAddTasksToListPayload2ᚖgithubᚗcomᚋtask
 	return ec._AddTasksToListPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAgentDirective2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentDirective(ctx context.Context, v any) (domain.AgentDirective, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.AgentDirective(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAgentDirective2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentDirective(ctx context.Context, sel ast.SelectionSet, v domain.AgentDirective) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNAgentStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentStatus(ctx context.Context, v any) (domain.AgentStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.AgentStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAgentStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentStatus(ctx context.Context, sel ast.SelectionSet, v domain.AgentStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNApiToken2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAPITokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.APIToken) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -39301,6 +47779,21 @@ func (ec *executionContext) marshalNApiToken2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 		return graphql.Null
 	}
 	return ec._ApiToken(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAppendExecutionLogInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAppendExecutionLogInput(ctx context.Context, v any) (domain.AppendExecutionLogInput, error) {
+	res, err := ec.unmarshalInputAppendExecutionLogInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAppendExecutionLogPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAppendExecutionLogPayload(ctx context.Context, sel ast.SelectionSet, v *model.AppendExecutionLogPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AppendExecutionLogPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNBlockType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBlockType(ctx context.Context, v any) (domain.BlockType, error) {
@@ -39336,6 +47829,32 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNBuildAgent2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgentᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.BuildAgent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx context.Context, sel ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BuildAgent(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNClaimExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimExampleInput(ctx context.Context, v any) (domain.ClaimExampleInput, error) {
 	res, err := ec.unmarshalInputClaimExampleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -39351,6 +47870,21 @@ func (ec *executionContext) marshalNClaimExamplePayload2ᚖgithubᚗcomᚋtaskgr
 	return ec._ClaimExamplePayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNClaimTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimTaskInput(ctx context.Context, v any) (domain.ClaimTaskInput, error) {
+	res, err := ec.unmarshalInputClaimTaskInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClaimTaskPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimResult(ctx context.Context, sel ast.SelectionSet, v *domain.ClaimResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClaimTaskPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCompleteExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteExampleInput(ctx context.Context, v any) (model.CompleteExampleInput, error) {
 	res, err := ec.unmarshalInputCompleteExampleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -39364,6 +47898,21 @@ func (ec *executionContext) marshalNCompleteExamplePayload2ᚖgithubᚗcomᚋtas
 		return graphql.Null
 	}
 	return ec._CompleteExamplePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCompleteTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCompleteTaskInput(ctx context.Context, v any) (domain.CompleteTaskInput, error) {
+	res, err := ec.unmarshalInputCompleteTaskInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCompleteTaskPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteTaskPayload(ctx context.Context, sel ast.SelectionSet, v *model.CompleteTaskPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CompleteTaskPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNConflictType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictType(ctx context.Context, v any) (domain.ConflictType, error) {
@@ -39920,6 +48469,49 @@ func (ec *executionContext) marshalNExecutionEventType2githubᚗcomᚋtaskgraph�
 	return res
 }
 
+func (ec *executionContext) marshalNExecutionRun2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRunᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ExecutionRun) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx context.Context, sel ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExecutionRun(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNExecutionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionStatus(ctx context.Context, v any) (domain.ExecutionStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ExecutionStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNExecutionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionStatus(ctx context.Context, sel ast.SelectionSet, v domain.ExecutionStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNFailExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFailExampleInput(ctx context.Context, v any) (domain.FailExampleInput, error) {
 	res, err := ec.unmarshalInputFailExampleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -39933,6 +48525,21 @@ func (ec *executionContext) marshalNFailExamplePayload2ᚖgithubᚗcomᚋtaskgra
 		return graphql.Null
 	}
 	return ec._FailExamplePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFailTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFailTaskInput(ctx context.Context, v any) (domain.FailTaskInput, error) {
+	res, err := ec.unmarshalInputFailTaskInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFailTaskPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐFailTaskPayload(ctx context.Context, sel ast.SelectionSet, v *model.FailTaskPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FailTaskPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFileImpactInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFileImpactInput(ctx context.Context, v any) (*domain.FileImpactInput, error) {
@@ -40001,6 +48608,21 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 		}
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) unmarshalNHeartbeatInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐHeartbeatInput(ctx context.Context, v any) (domain.HeartbeatInput, error) {
+	res, err := ec.unmarshalInputHeartbeatInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNHeartbeatPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐHeartbeatPayload(ctx context.Context, sel ast.SelectionSet, v *model.HeartbeatPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HeartbeatPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -40527,6 +49149,21 @@ func (ec *executionContext) marshalNProvider2githubᚗcomᚋtaskgraphᚋtaskgrap
 	return res
 }
 
+func (ec *executionContext) unmarshalNRecordTestResultInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordTestResultInput(ctx context.Context, v any) (domain.RecordTestResultInput, error) {
+	res, err := ec.unmarshalInputRecordTestResultInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordTestResultPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRecordTestResultPayload(ctx context.Context, sel ast.SelectionSet, v *model.RecordTestResultPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordTestResultPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRelationshipType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRelationshipType(ctx context.Context, v any) (domain.RelationshipType, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := domain.RelationshipType(tmp)
@@ -40651,6 +49288,70 @@ func (ec *executionContext) marshalNRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋ
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNRunActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunActionInput(ctx context.Context, v any) (domain.RunActionInput, error) {
+	res, err := ec.unmarshalInputRunActionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRunActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRunActionPayload(ctx context.Context, sel ast.SelectionSet, v *model.RunActionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RunActionPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRunStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunStatus(ctx context.Context, v any) (domain.RunStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.RunStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRunStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunStatus(ctx context.Context, sel ast.SelectionSet, v domain.RunStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNRunTrigger2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunTrigger(ctx context.Context, v any) (domain.RunTrigger, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.RunTrigger(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRunTrigger2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunTrigger(ctx context.Context, sel ast.SelectionSet, v domain.RunTrigger) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNStartExecutionRunInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartExecutionRunInput(ctx context.Context, v any) (domain.StartExecutionRunInput, error) {
+	res, err := ec.unmarshalInputStartExecutionRunInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStartExecutionRunPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐStartExecutionRunPayload(ctx context.Context, sel ast.SelectionSet, v *model.StartExecutionRunPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StartExecutionRunPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -40863,6 +49564,32 @@ func (ec *executionContext) marshalNTaskEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 		return graphql.Null
 	}
 	return ec._TaskEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTaskExecution2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskExecutionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.TaskExecution) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTaskExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskExecution(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTaskExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskExecution(ctx context.Context, sel ast.SelectionSet, v *domain.TaskExecution) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TaskExecution(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTaskFileImpact2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskFileImpactᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.TaskFileImpact) graphql.Marshaler {
@@ -41180,6 +49907,32 @@ func (ec *executionContext) marshalNTaskTemplateEdge2ᚖgithubᚗcomᚋtaskgraph
 	return ec._TaskTemplateEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNTaskTestResult2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskTestResultᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.TaskTestResult) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTaskTestResult2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskTestResult(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTaskTestResult2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskTestResult(ctx context.Context, sel ast.SelectionSet, v *domain.TaskTestResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TaskTestResult(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNTemplateScope2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTemplateScope(ctx context.Context, v any) (domain.TemplateScope, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := domain.TemplateScope(tmp)
@@ -41187,6 +49940,40 @@ func (ec *executionContext) unmarshalNTemplateScope2githubᚗcomᚋtaskgraphᚋt
 }
 
 func (ec *executionContext) marshalNTemplateScope2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTemplateScope(ctx context.Context, sel ast.SelectionSet, v domain.TemplateScope) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNTestLevel2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTestLevel(ctx context.Context, v any) (domain.TestLevel, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.TestLevel(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTestLevel2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTestLevel(ctx context.Context, sel ast.SelectionSet, v domain.TestLevel) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNTestStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTestStatus(ctx context.Context, v any) (domain.TestStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.TestStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTestStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTestStatus(ctx context.Context, sel ast.SelectionSet, v domain.TestStatus) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -41505,6 +50292,32 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 	return ec._User(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWave2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaveᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Wave) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWave2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWave(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWave2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWave(ctx context.Context, sel ast.SelectionSet, v *domain.Wave) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Wave(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNWavePlan2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐPlan(ctx context.Context, sel ast.SelectionSet, v *planning.Plan) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -41513,6 +50326,49 @@ func (ec *executionContext) marshalNWavePlan2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 		return graphql.Null
 	}
 	return ec._WavePlan(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWaveStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaveStatus(ctx context.Context, v any) (domain.WaveStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.WaveStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWaveStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaveStatus(ctx context.Context, sel ast.SelectionSet, v domain.WaveStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNWaveTaskAssignment2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaveTaskAssignmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.WaveTaskAssignment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWaveTaskAssignment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaveTaskAssignment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWaveTaskAssignment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaveTaskAssignment(ctx context.Context, sel ast.SelectionSet, v *domain.WaveTaskAssignment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WaveTaskAssignment(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -41685,6 +50541,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx context.Context, sel ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BuildAgent(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOEffort2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐEffort(ctx context.Context, v any) (*domain.Effort, error) {
 	if v == nil {
 		return nil, nil
@@ -41789,6 +50652,13 @@ func (ec *executionContext) marshalOExecutionEventType2ᚕgithubᚗcomᚋtaskgra
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx context.Context, sel ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ExecutionRun(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOFileImpactInput2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFileImpactInputᚄ(ctx context.Context, v any) ([]*domain.FileImpactInput, error) {
@@ -42349,6 +51219,13 @@ func (ec *executionContext) marshalOTaskCategory2ᚖgithubᚗcomᚋtaskgraphᚋt
 	return res
 }
 
+func (ec *executionContext) marshalOTaskExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskExecution(ctx context.Context, sel ast.SelectionSet, v *domain.TaskExecution) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TaskExecution(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOTaskFilter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskFilter(ctx context.Context, v any) (*domain.TaskFilter, error) {
 	if v == nil {
 		return nil, nil
@@ -42476,6 +51353,32 @@ func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWaitReason2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaitReason(ctx context.Context, v any) (*domain.WaitReason, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.WaitReason(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWaitReason2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaitReason(ctx context.Context, sel ast.SelectionSet, v *domain.WaitReason) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
+}
+
+func (ec *executionContext) marshalOWave2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWave(ctx context.Context, sel ast.SelectionSet, v *domain.Wave) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Wave(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

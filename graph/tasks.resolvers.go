@@ -205,6 +205,10 @@ func (r *taskStateChangeResolver) Task(ctx context.Context, obj *domain.TaskStat
 	return r.Svc.TaskByID(ctx, &obj.TaskID)
 }
 
+func (r *taskStateChangeResolver) Run(ctx context.Context, obj *domain.TaskStateChange) (*domain.ExecutionRun, error) {
+	return r.Svc.RunByID(ctx, obj.ExecutionRunID)
+}
+
 func (r *Resolver) Task() TaskResolver { return &taskResolver{r} }
 
 func (r *Resolver) TaskBlock() TaskBlockResolver { return &taskBlockResolver{r} }

@@ -5,6 +5,7 @@
 //	taskgraph migrate status   list migrations and whether they are applied
 //	taskgraph token create     create an API token (--role, --user, --project)
 //	taskgraph watch            print a project's events as they happen
+//	taskgraph agent            the reference build agent: claim and execute a run's tasks
 //	taskgraph schema           print the GraphQL schema (SDL)
 package main
 
@@ -38,6 +39,7 @@ Usage:
   taskgraph migrate up|status [flags]  apply or list database migrations
   taskgraph token create [flags]       create an API token and print it once
   taskgraph watch --project SLUG       print a project's events live (see taskgraph watch -h)
+  taskgraph agent --run ID --exec CMD  execute a run's tasks as build agents (see taskgraph agent -h)
   taskgraph schema                     print the GraphQL schema
 `
 
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runToken(ctx, args[1:], stdout, stderr)
 	case "watch":
 		return runWatch(ctx, args[1:], stdout, stderr)
+	case "agent":
+		return runAgent(ctx, args[1:], stdout, stderr)
 	case "schema":
 		return runSchema(stdout)
 	case "help", "-h", "--help":

@@ -78,7 +78,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		<-brokerDone
 	}()
 	opts := service.Options{Logger: log, LoggerFrom: server.LoggerFrom, Events: broker,
-		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes}
+		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes,
+		HeartbeatInterval: cfg.heartbeatInterval, MissedHeartbeats: cfg.missedHeartbeats, MaxAttempts: cfg.maxAttempts}
 	if hooks != nil {
 		opts.LoaderTiming = hooks.loaderTiming
 	}
@@ -120,6 +121,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		hooks.onListen(ln.Addr(), db)
 	}
 	go svc.RunScoreRefresher(ctx, time.Minute)
+	go svc.RunHeartbeatSweep(ctx)
 	return server.Serve(ctx, ln, handler, log)
 }
 

@@ -28,6 +28,10 @@ type AddTasksToListPayload struct {
 	Items    []*domain.TaskListItem `json:"items"`
 }
 
+type AppendExecutionLogPayload struct {
+	Execution *domain.TaskExecution `json:"execution"`
+}
+
 type ClaimExamplePayload struct {
 	// Null when no PENDING example matches.
 	Example *domain.Example `json:"example,omitempty"`
@@ -44,6 +48,11 @@ type CompleteExampleInput struct {
 
 type CompleteExamplePayload struct {
 	Example *domain.Example `json:"example"`
+}
+
+type CompleteTaskPayload struct {
+	Task      *domain.Task          `json:"task"`
+	Execution *domain.TaskExecution `json:"execution"`
 }
 
 type CreateActionPayload struct {
@@ -186,6 +195,16 @@ type FailExamplePayload struct {
 	Example *domain.Example `json:"example"`
 }
 
+type FailTaskPayload struct {
+	Task      *domain.Task          `json:"task"`
+	Execution *domain.TaskExecution `json:"execution"`
+}
+
+type HeartbeatPayload struct {
+	Agent     *domain.BuildAgent    `json:"agent"`
+	Directive domain.AgentDirective `json:"directive"`
+}
+
 // What the import did with each tool of the document, in document order. Tools the document does not list are left as they are.
 type ImportMcpToolsPayload struct {
 	Created   []*domain.Tool `json:"created"`
@@ -197,6 +216,10 @@ type Mutation struct {
 }
 
 type Query struct {
+}
+
+type RecordTestResultPayload struct {
+	TestResult *domain.TaskTestResult `json:"testResult"`
 }
 
 type RemoveActionToolMappingInput struct {
@@ -232,6 +255,14 @@ type ResolveTaskBlockPayload struct {
 
 type RevokeAPITokenPayload struct {
 	APIToken *domain.APIToken `json:"apiToken"`
+}
+
+type RunActionPayload struct {
+	Run *domain.ExecutionRun `json:"run"`
+}
+
+type StartExecutionRunPayload struct {
+	Run *domain.ExecutionRun `json:"run"`
 }
 
 // Live streams, over a websocket on GET /graphql (subprotocols

@@ -176,6 +176,14 @@ func DecodeEvent(e *Event) (ExecutionEvent, error) {
 		}
 		return &TaskStatusChanged{Event: *e, From: p.From, To: p.To, Reason: p.Reason}, nil
 	}
+	if isActivity(e.Type) {
+		var p ActivityDetails
+		if err := decode(&p); err != nil {
+			return nil, err
+		}
+		return &ExecutionActivity{Event: *e, Message: p.Message, WaveNumber: p.WaveNumber, AttemptNumber: p.AttemptNumber,
+			ProgressPercent: p.ProgressPercent, CurrentStep: p.CurrentStep, Status: p.Status, Lines: p.Lines}, nil
+	}
 	return nil, fmt.Errorf("event %s #%d: no type for kind %q", e.ProjectID, e.Seq, e.Type)
 }
 

@@ -120,6 +120,16 @@ type eventPageArgs struct {
 // EventsOfProject pages a project's events, oldest first (batched across
 // projects); the cursors are those of subscriptions.
 func (s *Service) EventsOfProject(ctx context.Context, projectID string, types []domain.ExecutionEventType, page domain.PageArgs) (domain.Page[domain.ExecutionEvent], error) {
+	return s.eventsPage(ctx, "Project.events", projectID, projectID, false, types, page)
+}
+
+// EventsOfRun pages a run's events, oldest first (batched across runs).
+func (s *Service) EventsOfRun(ctx context.Context, run *domain.ExecutionRun, types []domain.ExecutionEventType, page domain.PageArgs) (domain.Page[domain.ExecutionEvent], error) {
+	return s.eventsPage(ctx, "ExecutionRun.events", run.ProjectID, run.ID, true, types, page)
+}
+
+// eventsPage pages the events of parent: a project, or a run of projectID.
+func (s *Service) eventsPage(ctx context.Context, field, projectID, parent string, byRun bool, types []domain.ExecutionEventType, page domain.PageArgs) (domain.Page[domain.ExecutionEvent], error) {
 	for _, c := range []struct {
 		cursor *string
 		field  string
@@ -132,9 +142,12 @@ func (s *Service) EventsOfProject(ctx context.Context, projectID string, types [
 	}
 	args := eventPageArgs{Types: eventTypes(types), Page: page}
 	query := func(parents []string) store.EventQuery {
+		if byRun {
+			return store.EventQuery{RunIDs: parents, Types: args.Types, Page: page}
+		}
 		return store.EventQuery{ProjectIDs: parents, Types: args.Types, Page: page}
 	}
-	pg, err := nestedPage(ctx, s, "Project.events", args, projectID,
+	pg, err := nestedPage(ctx, s, field, args, parent,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Event], error) {
 			return q.EventsByProjects(ctx, query(parents))
 		},
@@ -155,6 +168,61 @@ func (s *Service) EventsOfProject(ctx context.Context, projectID string, types [
 		out.Items = append(out.Items, ev)
 		out.Cursors = append(out.Cursors, pg.Cursors[i])
 	}
+	return out, nil
+}
+
+// RunEvents streams a run's events in commit order: with after omitted, from
+// the run's first event, then live; with a cursor, every event of the run
+// after it. The stream is the project's, filtered to the run.
+func (s *Service) RunEvents(ctx context.Context, runGID string, after *string, types []domain.ExecutionEventType,
+	onEnd func(error),
+) (<-chan domain.ExecutionEvent, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	run, err := s.visibleRun(withoutLoaders(ctx), p, runGID, "runId")
+	if err != nil {
+		return nil, err
+	}
+	var from int64
+	if after != nil {
+		if from, err = eventPosition(run.ProjectID, *after, "after"); err != nil {
+			return nil, err
+		}
+	} else {
+		first, err := s.db.FirstRunEventSeq(ctx, run.ProjectID, run.ID)
+		if err != nil {
+			return nil, err
+		}
+		from = max(first-1, 0)
+	}
+	if s.events == nil {
+		return nil, errors.New("service: no event broker configured")
+	}
+	log := s.logger(ctx)
+	inner, err := s.events.Subscribe(ctx, run.ProjectID, from, eventTypes(types), func(err error) {
+		if onEnd != nil {
+			onEnd(streamEndError(log, err))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan domain.ExecutionEvent)
+	go func() {
+		defer close(out)
+		for ev := range inner {
+			if r := ev.Record().RunID; r == nil || *r != run.ID {
+				continue
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	return out, nil
 }
 

@@ -99,6 +99,12 @@ func (s *Service) node(ctx context.Context, p *auth.Principal, kind domain.Kind,
 			return nil, err
 		}
 		node, projectID = v, v.ProjectID
+	case domain.KindExecutionRun, domain.KindWave, domain.KindBuildAgent, domain.KindTaskExecution:
+		v, pid, err := s.executionNode(ctx, kind, id)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		node, projectID = v, pid
 	default:
 		var (
 			taskID string
@@ -155,4 +161,42 @@ func (s *Service) taskChild(ctx context.Context, kind domain.Kind, id string) (d
 		return v, v.TaskID, err
 	}
 	return nil, "", nil
+}
+
+// executionNode loads a run, wave, agent or execution, with its project.
+func (s *Service) executionNode(ctx context.Context, kind domain.Kind, id string) (domain.Node, string, error) {
+	var (
+		node  domain.Node
+		runID string
+	)
+	switch kind {
+	case domain.KindExecutionRun:
+		runID = id
+	case domain.KindWave:
+		vs, err := s.db.WavesByIDs(ctx, []string{id})
+		if err != nil || len(vs) == 0 {
+			return nil, "", err
+		}
+		node, runID = vs[0], vs[0].RunID
+	case domain.KindBuildAgent:
+		vs, err := s.db.AgentsByIDs(ctx, []string{id})
+		if err != nil || len(vs) == 0 {
+			return nil, "", err
+		}
+		node, runID = vs[0], vs[0].RunID
+	case domain.KindTaskExecution:
+		vs, err := s.db.ExecutionsByIDs(ctx, []string{id})
+		if err != nil || len(vs) == 0 {
+			return nil, "", err
+		}
+		node, runID = vs[0], vs[0].RunID
+	}
+	run, err := s.RunByID(ctx, &runID)
+	if err != nil || run == nil {
+		return nil, "", err
+	}
+	if node == nil {
+		node = run
+	}
+	return node, run.ProjectID, nil
 }

@@ -37,6 +37,12 @@ type Options struct {
 	// commit that recorded events. Nil: events are recorded, but nobody can
 	// subscribe.
 	Events *events.Broker
+	// HeartbeatInterval is the expected period of agents' heartbeats; an agent
+	// is dead after MissedHeartbeats of them without one. MaxAttempts bounds
+	// the attempts at a task per run. Zero: the defaults.
+	HeartbeatInterval time.Duration
+	MissedHeartbeats  int
+	MaxAttempts       int
 }
 
 // Service is the application core.
@@ -49,12 +55,24 @@ type Service struct {
 	files        *storage.Dir
 	maxUpload    int64
 	events       *events.Broker
+	heartbeat    time.Duration
+	missed       int
+	maxAttempts  int
 }
 
 // New returns a Service over db.
 func New(db *store.DB, opts Options) *Service {
 	s := &Service{db: db, clock: opts.Clock, loaderTiming: opts.LoaderTiming, log: opts.Logger, loggerFrom: opts.LoggerFrom,
-		events: opts.Events}
+		events: opts.Events, heartbeat: opts.HeartbeatInterval, missed: opts.MissedHeartbeats, maxAttempts: opts.MaxAttempts}
+	if s.heartbeat <= 0 {
+		s.heartbeat = DefaultHeartbeatInterval
+	}
+	if s.missed <= 0 {
+		s.missed = DefaultMissedHeartbeats
+	}
+	if s.maxAttempts <= 0 {
+		s.maxAttempts = DefaultMaxAttempts
+	}
 	if s.clock == nil {
 		s.clock = time.Now
 	}
@@ -95,7 +113,12 @@ func caller(ctx context.Context) (*auth.Principal, error) {
 }
 
 // actor is how a principal is recorded in changed_by / resolved_by columns.
-func actor(p *auth.Principal) string { return domain.GlobalID(domain.KindUser, p.UserID) }
+func actor(p *auth.Principal) string {
+	if p.UserID == "" {
+		return "system" // the engine itself (the heartbeat sweep)
+	}
+	return domain.GlobalID(domain.KindUser, p.UserID)
+}
 
 // scopeOf is what projects a caller may see.
 func scopeOf(p *auth.Principal) domain.ProjectScope {

@@ -646,7 +646,8 @@ func (s *Service) transition(ctx context.Context, q *store.Q, p *auth.Principal,
 	if from == domain.StatusEvaluating {
 		t.Queue = nil
 	}
-	change := &domain.TaskStateChange{ID: newID(), TaskID: t.ID, FromStatus: &from, ToStatus: to,
+	runID := runScope(q)
+	change := &domain.TaskStateChange{ID: newID(), TaskID: t.ID, ExecutionRunID: runID, FromStatus: &from, ToStatus: to,
 		ChangedBy: ptr(actor(p)), ChangedAt: now}
 	if reason != "" {
 		change.Reason = &reason
@@ -654,7 +655,9 @@ func (s *Service) transition(ctx context.Context, q *store.Q, p *auth.Principal,
 	if err := q.InsertStateChange(ctx, change); err != nil {
 		return nil, err
 	}
-	s.record(q, domain.NewTaskStatusChanged(t, from, to, reason, now))
+	ev := domain.NewTaskStatusChanged(t, from, to, reason, now)
+	ev.RunID = runID
+	s.record(q, ev)
 	if t.TaskListID != nil {
 		var started, completed *time.Time
 		if to == domain.StatusInProgress {

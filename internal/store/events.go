@@ -86,8 +86,10 @@ func (q *Q) LastEventSeqs(ctx context.Context, projectIDs []string) (map[string]
 // EventQuery selects events for a connection: per project, oldest first.
 type EventQuery struct {
 	ProjectIDs []string
-	Types      []domain.ExecutionEventType
-	Page       domain.PageArgs
+	// RunIDs, when set, pages by run instead of by project.
+	RunIDs []string
+	Types  []domain.ExecutionEventType
+	Page   domain.PageArgs
 }
 
 func eventPageQuery(eq EventQuery) *pageQuery[*domain.Event] {
@@ -108,6 +110,10 @@ func eventPageQuery(eq EventQuery) *pageQuery[*domain.Event] {
 			return &cursor{Key: seq, ID: strconv.FormatInt(seq, 10)}, nil
 		},
 	}
+	if len(eq.RunIDs) > 0 {
+		pq.parentCol, pq.parents = "e.run_id", eq.RunIDs
+		pq.parentOf = func(e *domain.Event) string { return deref(e.RunID) }
+	}
 	if len(eq.Types) > 0 {
 		pq.filter("e.type IN (?)", eq.Types)
 	}
@@ -122,4 +128,11 @@ func (q *Q) EventsByProjects(ctx context.Context, eq EventQuery) (map[string]dom
 // CountEventsByProjects counts the events of each project (of the given types).
 func (q *Q) CountEventsByProjects(ctx context.Context, eq EventQuery) (map[string]int, error) {
 	return eventPageQuery(eq).count(ctx, q)
+}
+
+// FirstRunEventSeq is the seq of a run's first event (0: none).
+func (q *Q) FirstRunEventSeq(ctx context.Context, projectID, runID string) (int64, error) {
+	var seq int64
+	err := q.get(ctx, &seq, `SELECT COALESCE(MIN(seq), 0) FROM events WHERE project_id = ? AND run_id = ?`, projectID, runID)
+	return seq, err
 }

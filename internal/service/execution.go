@@ -1,0 +1,794 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/taskgraph/taskgraph/internal/auth"
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/planning"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// Execution defaults (API.md "Running").
+const (
+	DefaultHeartbeatInterval = 10 * time.Second
+	DefaultMissedHeartbeats  = 3
+	DefaultMaxAttempts       = 3
+)
+
+// runScopeKey marks a transaction as working for an execution run: the task
+// status changes it makes name the run (history rows and events).
+type runScopeKey struct{}
+
+// inRun makes q's task transitions belong to run runID.
+func inRun(q *store.Q, runID string) {
+	*store.TxLocal(q, runScopeKey{}, func() *string { return new(string) }) = runID
+}
+
+// runScope is the run q's transitions belong to, if any.
+func runScope(q *store.Q) *string {
+	id := *store.TxLocal(q, runScopeKey{}, func() *string { return new(string) })
+	if id == "" {
+		return nil
+	}
+	return &id
+}
+
+// leaseLost is the answer to a call from an agent that no longer holds its task.
+func leaseLost(reason string) error {
+	return &domain.Error{Code: domain.CodeLeaseLost, Field: "agentId", Message: "the agent no longer holds its task: " + reason}
+}
+
+// visibleRun loads a run the caller can see (NOT_FOUND otherwise).
+func (s *Service) visibleRun(ctx context.Context, p *auth.Principal, gid, field string) (*domain.ExecutionRun, error) {
+	id, err := domain.DecodeID(domain.KindExecutionRun, gid, field)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := s.db.RunsByIDs(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "execution run not found"}
+	}
+	if _, err := s.visibleProjectByID(ctx, p, runs[0].ProjectID); err != nil {
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "execution run not found"}
+	}
+	return runs[0], nil
+}
+
+// checkAgentCaller allows the agent mutations to AGENT tokens (of the
+// project: visibility checked apart) and admins.
+func checkAgentCaller(p *auth.Principal) error {
+	if p.Role == domain.RoleAgent || p.Role == domain.RoleAdmin {
+		return nil
+	}
+	return domain.Errorf(domain.CodeForbidden, "only agent tokens call the agent mutations")
+}
+
+// ExecutionRun finds a run by global id; nil when absent or invisible.
+func (s *Service) ExecutionRun(ctx context.Context, gid string) (*domain.ExecutionRun, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.visibleRun(ctx, p, gid, "id")
+	var de *domain.Error
+	if errors.As(err, &de) && de.Code == domain.CodeNotFound {
+		return nil, nil
+	}
+	return r, err
+}
+
+// StartExecutionRun materialises a list's plan as a new run and starts its
+// first wave.
+func (s *Service) StartExecutionRun(ctx context.Context, in domain.StartExecutionRunInput) (*domain.ExecutionRun, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.visibleList(ctx, p, in.TaskListID, "taskListId")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWriter(p); err != nil {
+		return nil, err
+	}
+	var run *domain.ExecutionRun
+	err = s.tx(ctx, func(q *store.Q) error {
+		run, err = s.startRun(ctx, q, p, l.ID, domain.TriggerUser, in.Reason, nil, nil)
+		return err
+	})
+	return run, err
+}
+
+// startRun creates and starts a run of list; only, when not nil, limits it to
+// those tasks (a retry).
+func (s *Service) startRun(ctx context.Context, q *store.Q, p *auth.Principal, listID string, trigger domain.RunTrigger,
+	reason *string, retryOf *string, only map[string]bool,
+) (*domain.ExecutionRun, error) {
+	l, err := q.TaskListForUpdate(ctx, listID)
+	if err != nil {
+		return nil, notFound(err, "task list")
+	}
+	if _, err := q.ActiveRunOfList(ctx, l.ID); err == nil {
+		return nil, &domain.Error{Code: domain.CodeConflict, Field: "taskListId", Message: "the task list already has an active run"}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	number, err := q.NextRunNumber(ctx, l.ID)
+	if err != nil {
+		return nil, err
+	}
+	pd, err := loadPlanData(ctx, q, l.ID)
+	if err != nil {
+		return nil, err
+	}
+	plan := planning.Compute(pd.input)
+	now := s.now()
+	run := &domain.ExecutionRun{ID: newID(), TaskListID: l.ID, ProjectID: l.ProjectID, RunNumber: number,
+		Status: domain.RunRunning, TriggeredBy: trigger, TriggeredReason: reason, RetryOfRunID: retryOf,
+		MaxParallelAgents: l.MaxParallelAgents, StartedAt: &now, CreatedBy: ptr(actor(p)), CreatedAt: now, UpdatedAt: now}
+	if err := q.InsertRun(ctx, run); err != nil {
+		return nil, err
+	}
+	inRun(q, run.ID)
+	var waves []*domain.Wave
+	var assigns []*domain.WaveTaskAssignment
+	for _, pw := range plan.Waves {
+		var ids []string
+		for _, id := range pw.TaskIDs {
+			if only == nil || only[id] {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		w := &domain.Wave{ID: newID(), RunID: run.ID, TaskListID: l.ID, WaveNumber: len(waves) + 1,
+			Status: domain.WavePending, TaskCount: len(ids), CreatedAt: now}
+		waves = append(waves, w)
+		for i, id := range ids {
+			assigns = append(assigns, &domain.WaveTaskAssignment{ID: newID(), WaveID: w.ID, RunID: run.ID, TaskID: id,
+				Position: i + 1, TaskStatus: domain.WavePending, AssignedAt: now})
+		}
+	}
+	if err := q.InsertWaves(ctx, waves); err != nil {
+		return nil, err
+	}
+	if err := q.InsertAssignments(ctx, assigns); err != nil {
+		return nil, err
+	}
+	s.record(q, domain.NewRunEvent(run, domain.EventRunStarted, nil, nil,
+		domain.ActivityDetails{Message: reason, Status: ptr(string(run.Status))}, now))
+	if err := s.advance(ctx, q, p, run, now); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// advance moves a run past finished waves: it completes the current wave
+// when none of its tasks is pending or running, starts the next (skipping
+// waves with nothing left to do), and ends the run after the last. It writes
+// the run and recounts it.
+func (s *Service) advance(ctx context.Context, q *store.Q, p *auth.Principal, run *domain.ExecutionRun, now time.Time) error {
+	waves, err := q.WavesOfRun(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	for _, w := range waves {
+		if w.Status == domain.WaveCompleted || w.Status == domain.WaveFailed || w.Status == domain.WaveSkipped {
+			continue
+		}
+		as, err := q.AssignmentsOfWave(ctx, w.ID)
+		if err != nil {
+			return err
+		}
+		open := false
+		w.CompletedCount, w.FailedCount, w.SkippedCount = 0, 0, 0
+		for _, a := range as {
+			switch a.TaskStatus {
+			case domain.WavePending, domain.WaveInProgress:
+				open = true
+			case domain.WaveCompleted:
+				w.CompletedCount++
+			case domain.WaveFailed:
+				w.FailedCount++
+			case domain.WaveSkipped:
+				w.SkippedCount++
+			}
+		}
+		if w.Status == domain.WavePending {
+			w.StartedAt = &now
+			run.CurrentWave = &w.WaveNumber
+			if !open {
+				// Every task was skipped: the wave never runs.
+				w.Status, w.CompletedAt = domain.WaveSkipped, &now
+				if err := q.UpdateWave(ctx, w); err != nil {
+					return err
+				}
+				continue
+			}
+			w.Status = domain.WaveInProgress
+			if err := q.UpdateWave(ctx, w); err != nil {
+				return err
+			}
+			s.record(q, domain.NewRunEvent(run, domain.EventWaveStarted, nil, nil,
+				domain.ActivityDetails{WaveNumber: &w.WaveNumber}, now))
+			break
+		}
+		// In progress.
+		if open {
+			if err := q.UpdateWave(ctx, w); err != nil {
+				return err
+			}
+			break
+		}
+		w.Status = domain.WaveCompleted
+		if w.FailedCount > 0 {
+			w.Status = domain.WaveFailed
+		}
+		w.CompletedAt = &now
+		if w.StartedAt != nil {
+			w.DurationMs = ptr(int(now.Sub(*w.StartedAt).Milliseconds()))
+		}
+		if err := q.UpdateWave(ctx, w); err != nil {
+			return err
+		}
+		s.record(q, domain.NewRunEvent(run, domain.EventWaveCompleted, nil, nil,
+			domain.ActivityDetails{WaveNumber: &w.WaveNumber, Status: ptr(string(w.Status))}, now))
+	}
+	last := len(waves) == 0 || func() bool {
+		for _, w := range waves {
+			if w.Status == domain.WavePending || w.Status == domain.WaveInProgress {
+				return false
+			}
+		}
+		return true
+	}()
+	if last && run.Status == domain.RunRunning {
+		as, err := q.AssignmentsOfRun(ctx, run.ID)
+		if err != nil {
+			return err
+		}
+		var notDone []string
+		for _, a := range as {
+			if a.TaskStatus != domain.WaveCompleted {
+				notDone = append(notDone, a.TaskID)
+			}
+		}
+		run.Status, run.CompletedAt = domain.RunCompleted, &now
+		typ := domain.EventRunCompleted
+		if len(notDone) > 0 {
+			run.Status, typ = domain.RunFailed, domain.EventRunFailed
+			run.FailureReason = ptr(fmt.Sprintf("%d of %d tasks did not complete", len(notDone), len(as)))
+		}
+		if run.StartedAt != nil {
+			run.DurationMs = ptr(int(now.Sub(*run.StartedAt).Milliseconds()))
+		}
+		s.record(q, domain.NewRunEvent(run, typ, nil, nil,
+			domain.ActivityDetails{Message: run.FailureReason, Status: ptr(string(run.Status))}, now))
+	}
+	run.UpdatedAt = now
+	if err := q.UpdateRun(ctx, run); err != nil {
+		return err
+	}
+	return q.RecountRun(ctx, run.ID, now)
+}
+
+// ClaimTask hands the caller the best PENDING task of the run's current wave,
+// as a new agent and execution, or says why it must wait.
+func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain.ClaimResult, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.visibleRun(ctx, p, in.RunID, "runId")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAgentCaller(p); err != nil {
+		return nil, err
+	}
+	var res *domain.ClaimResult
+	err = s.tx(ctx, func(q *store.Q) error {
+		res = &domain.ClaimResult{}
+		wait := func(w domain.WaitReason) error { res.WaitReason = &w; return nil }
+		run, err := q.RunForUpdate(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		inRun(q, run.ID)
+		switch {
+		case run.Status.Finished():
+			return wait(domain.WaitRunFinished)
+		case run.Status != domain.RunRunning || run.CurrentWave == nil:
+			return wait(domain.WaitRunNotRunning)
+		}
+		live, err := q.CountLiveAgents(ctx, run.ID)
+		if err != nil {
+			return err
+		}
+		if live >= run.MaxParallelAgents {
+			return wait(domain.WaitConcurrencyLimit)
+		}
+		waves, err := q.WavesOfRun(ctx, run.ID)
+		if err != nil {
+			return err
+		}
+		wave := waves[*run.CurrentWave-1]
+		t, err := q.ClaimableTask(ctx, wave.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return wait(domain.WaitNoReadyTask)
+		} else if err != nil {
+			return err
+		}
+		attempts, err := q.CountAttempts(ctx, run.ID, t.ID)
+		if err != nil {
+			return err
+		}
+		now, err := q.Now(ctx)
+		if err != nil {
+			return err
+		}
+		now = now.UTC().Truncate(time.Microsecond)
+		agent := &domain.BuildAgent{ID: newID(), RunID: run.ID, WaveID: wave.ID, TaskID: t.ID, TaskListID: run.TaskListID,
+			ProcessID: in.ProcessID, Hostname: in.Hostname, WorkingDirectory: in.WorkingDirectory,
+			Status: domain.AgentRunning, LastHeartbeatAt: now, SpawnedAt: now, ClaimedBy: ptr(actor(p))}
+		if err := q.InsertAgent(ctx, agent); err != nil {
+			return err
+		}
+		exec := &domain.TaskExecution{ID: newID(), TaskID: t.ID, TaskListID: run.TaskListID, RunID: run.ID,
+			AgentID: agent.ID, WaveID: wave.ID, AttemptNumber: attempts + 1, Status: domain.ExecRunning,
+			StartedAt: now, FilesModified: domain.Strings{}, GitCommits: domain.Strings{}, CreatedAt: now}
+		if err := q.InsertExecution(ctx, exec); err != nil {
+			return err
+		}
+		if err := q.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WaveInProgress, now); err != nil {
+			return err
+		}
+		t.AssignedAgentID = &agent.ID
+		if err := s.moveTask(ctx, q, p, t, domain.StatusInProgress,
+			fmt.Sprintf("claimed by agent %s (attempt %d)", agent.GlobalID(), exec.AttemptNumber), now); err != nil {
+			return err
+		}
+		s.record(q, domain.NewRunEvent(run, domain.EventTaskClaimed, &t.ID, &agent.ID,
+			domain.ActivityDetails{WaveNumber: &wave.WaveNumber, AttemptNumber: &exec.AttemptNumber}, now))
+		if err := q.RecountRun(ctx, run.ID, now); err != nil {
+			return err
+		}
+		res.Agent, res.Task, res.Execution, res.Wave = agent, t, exec, wave
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// moveTask transitions a task as the engine and writes it.
+func (s *Service) moveTask(ctx context.Context, q *store.Q, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, now time.Time) error {
+	if _, err := s.transition(ctx, q, p, t, to, reason, true, now); err != nil {
+		return err
+	}
+	t.UpdatedAt = now
+	return s.saveTransitioned(ctx, q, t)
+}
+
+// held is an agent call's context: the agent, its execution, run and task,
+// all locked.
+type held struct {
+	agent *domain.BuildAgent
+	exec  *domain.TaskExecution
+	run   *domain.ExecutionRun
+	task  *domain.Task
+	now   time.Time
+}
+
+// holder loads and locks the calling agent's state; an agent that no longer
+// holds its task gets LEASE_LOST (allowCancelled: the heartbeat of an agent
+// whose run was cancelled is answered CANCEL instead).
+func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, agentGID string, allowCancelled bool) (*held, error) {
+	id, err := domain.DecodeID(domain.KindBuildAgent, agentGID, "agentId")
+	if err != nil {
+		return nil, err
+	}
+	a, err := q.AgentForUpdate(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
+	} else if err != nil {
+		return nil, err
+	}
+	run, err := q.RunForUpdate(ctx, a.RunID)
+	if err != nil {
+		return nil, err
+	}
+	inRun(q, run.ID)
+	if _, err := s.visibleProjectByID(ctx, p, run.ProjectID); err != nil {
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
+	}
+	if err := checkAgentCaller(p); err != nil {
+		return nil, err
+	}
+	exec, err := q.ExecutionOfAgent(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	if a.Status == domain.AgentTerminated || exec.Status != domain.ExecRunning {
+		if allowCancelled && run.Status == domain.RunCancelled {
+			return &held{agent: a, exec: exec, run: run}, nil
+		}
+		return nil, leaseLost(deref(a.TerminationReason))
+	}
+	t, err := q.TaskForUpdate(ctx, a.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	now, err := q.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &held{agent: a, exec: exec, run: run, task: t, now: now.UTC().Truncate(time.Microsecond)}, nil
+}
+
+// Heartbeat records that an agent is alive and tells it what to do next.
+func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain.BuildAgent, domain.AgentDirective, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if in.ProgressPercent != nil && (*in.ProgressPercent < 0 || *in.ProgressPercent > 100) {
+		return nil, "", domain.InputError("progressPercent", "must be between 0 and 100")
+	}
+	var (
+		agent *domain.BuildAgent
+		dir   domain.AgentDirective
+	)
+	err = s.tx(ctx, func(q *store.Q) error {
+		h, err := s.holder(ctx, q, p, in.AgentID, true)
+		if err != nil {
+			return err
+		}
+		agent = h.agent
+		if h.task == nil { // the run was cancelled
+			dir = domain.DirectiveCancel
+			return nil
+		}
+		a := h.agent
+		a.LastHeartbeatAt = h.now
+		a.HeartbeatCount++
+		if in.ProgressPercent != nil {
+			a.ProgressPercent = *in.ProgressPercent
+		}
+		if in.CurrentStep != nil {
+			a.CurrentStep = in.CurrentStep
+		}
+		if in.MemoryMb != nil {
+			a.MemoryMb = in.MemoryMb
+		}
+		if in.CPUPercent != nil {
+			a.CPUPercent = in.CPUPercent
+		}
+		if err := q.UpdateAgent(ctx, a); err != nil {
+			return err
+		}
+		if err := q.InsertHeartbeat(ctx, &domain.AgentHeartbeat{ID: newID(), AgentID: a.ID, RunID: a.RunID, TaskID: a.TaskID,
+			Status: string(a.Status), ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep,
+			MemoryMb: in.MemoryMb, CPUPercent: in.CPUPercent, RecordedAt: h.now}); err != nil {
+			return err
+		}
+		s.record(q, domain.NewRunEvent(h.run, domain.EventAgentHeartbeat, &a.TaskID, &a.ID,
+			domain.ActivityDetails{ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep}, h.now))
+		switch h.run.Status {
+		case domain.RunPaused:
+			dir = domain.DirectivePause
+		case domain.RunCancelled:
+			dir = domain.DirectiveCancel
+		default:
+			dir = domain.DirectiveContinue
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return agent, dir, nil
+}
+
+// AppendExecutionLog appends lines to the calling agent's execution log.
+func (s *Service) AppendExecutionLog(ctx context.Context, in domain.AppendExecutionLogInput) (*domain.TaskExecution, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.Lines) > 10000 {
+		return nil, domain.InputError("lines", "at most 10000 lines per call")
+	}
+	var exec *domain.TaskExecution
+	err = s.tx(ctx, func(q *store.Q) error {
+		h, err := s.holder(ctx, q, p, in.AgentID, false)
+		if err != nil {
+			return err
+		}
+		exec = h.exec
+		if err := q.AppendLogLines(ctx, exec.ID, exec.LogLines, in.Lines); err != nil {
+			return err
+		}
+		exec.LogLines += len(in.Lines)
+		s.record(q, domain.NewRunEvent(h.run, domain.EventLogAppended, &h.task.ID, &h.agent.ID,
+			domain.ActivityDetails{Lines: in.Lines}, h.now))
+		return nil
+	})
+	return exec, err
+}
+
+// declaredTests are a task's tests of a level.
+func declaredTests(t *domain.Task, level domain.TestLevel) []string {
+	switch level {
+	case domain.TestCodebase:
+		return t.CodebaseTests
+	case domain.TestAPI:
+		return t.APITests
+	default:
+		return t.UITests
+	}
+}
+
+// RecordTestResult records the outcome of one of the task's declared tests.
+func (s *Service) RecordTestResult(ctx context.Context, in domain.RecordTestResultInput) (*domain.TaskTestResult, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res *domain.TaskTestResult
+	err = s.tx(ctx, func(q *store.Q) error {
+		h, err := s.holder(ctx, q, p, in.AgentID, false)
+		if err != nil {
+			return err
+		}
+		if in.TestIndex < 0 || in.TestIndex >= len(declaredTests(h.task, in.Level)) {
+			return domain.InputError("testIndex", "the task declares no %s test %d", in.Level, in.TestIndex)
+		}
+		dur := in.DurationMs
+		res = &domain.TaskTestResult{ID: newID(), TaskID: h.task.ID, TaskListID: h.exec.TaskListID, RunID: h.run.ID,
+			ExecutionID: h.exec.ID, AgentID: h.agent.ID, TestLevel: in.Level, TestIndex: in.TestIndex,
+			TestName: in.TestName, Status: in.Status, Output: in.Output, Error: in.Error, DurationMs: dur,
+			ExecutedBy: ptr(h.agent.GlobalID()), ExecutedAt: h.now}
+		if err := q.InsertTestResult(ctx, res); err != nil {
+			return err
+		}
+		s.record(q, domain.NewRunEvent(h.run, domain.EventTestResultRecorded, &h.task.ID, &h.agent.ID,
+			domain.ActivityDetails{Status: ptr(string(in.Status)),
+				Message: ptr(fmt.Sprintf("%s test %d", in.Level, in.TestIndex))}, h.now))
+		return nil
+	})
+	return res, err
+}
+
+// testGate names the declared tests without a PASSED result (the latest
+// result of each test counts).
+func testGate(t *domain.Task, results []*domain.TaskTestResult) []string {
+	latest := map[string]domain.TestStatus{}
+	for _, r := range results {
+		latest[fmt.Sprintf("%s#%d", r.TestLevel, r.TestIndex)] = r.Status
+	}
+	var bad []string
+	for _, level := range []domain.TestLevel{domain.TestCodebase, domain.TestAPI, domain.TestUI} {
+		for i, name := range declaredTests(t, level) {
+			st, ok := latest[fmt.Sprintf("%s#%d", level, i)]
+			switch {
+			case !ok:
+				bad = append(bad, fmt.Sprintf("%s test %d %q has no result", level, i, name))
+			case st != domain.TestPassed:
+				bad = append(bad, fmt.Sprintf("%s test %d %q is %s", level, i, name, st))
+			}
+		}
+	}
+	return bad
+}
+
+// endAgent terminates an agent and ends its execution.
+func endAgent(ctx context.Context, q *store.Q, a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, reason string, lastErr *string, now time.Time) error {
+	a.Status, a.TerminatedAt, a.TerminationReason = domain.AgentTerminated, &now, &reason
+	if err := q.UpdateAgent(ctx, a); err != nil {
+		return err
+	}
+	e.Status, e.EndedAt, e.LastError = st, &now, lastErr
+	e.DurationMs = ptr(int(now.Sub(e.StartedAt).Milliseconds()))
+	return q.UpdateExecution(ctx, e)
+}
+
+// CompleteTask reports the calling agent's task done: it is validated
+// against its declared tests and ends COMPLETED or FAILED.
+func (s *Service) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*domain.Task, *domain.TaskExecution, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var h *held
+	err = s.tx(ctx, func(q *store.Q) error {
+		if h, err = s.holder(ctx, q, p, in.AgentID, false); err != nil {
+			return err
+		}
+		t, e, now := h.task, h.exec, h.now
+		e.FilesModified = domain.Strings(orEmpty(in.FilesModified))
+		e.GitCommits = domain.Strings(orEmpty(in.GitCommits))
+		if in.ActualEffortMinutes != nil {
+			t.ActualEffortMinutes = in.ActualEffortMinutes
+		}
+		t.AssignedAgentID = nil
+		if _, err := s.transition(ctx, q, p, t, domain.StatusValidating, "the agent reported the task done", true, now); err != nil {
+			return err
+		}
+		results, err := q.TestResultsOfExecution(ctx, e.ID)
+		if err != nil {
+			return err
+		}
+		if err := q.MarkImpactAccuracy(ctx, t.ID, in.FilesModified, now); err != nil {
+			return err
+		}
+		bad := testGate(t, results)
+		outcome, st, reason := domain.StatusCompleted, domain.ExecCompleted, "every declared test passed"
+		var lastErr *string
+		if len(bad) > 0 {
+			outcome, st = domain.StatusFailed, domain.ExecFailed
+			reason = "tests not passed: " + strings.Join(bad, "; ")
+			lastErr = &reason
+		}
+		if err := s.moveTask(ctx, q, p, t, outcome, reason, now); err != nil {
+			return err
+		}
+		if err := endAgent(ctx, q, h.agent, e, st, "task reported done", lastErr, now); err != nil {
+			return err
+		}
+		return s.settle(ctx, q, p, h.run, t, outcome, now)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return h.task, h.exec, nil
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// FailTask reports the calling agent's task failed: retried (back to
+// PENDING) when retryable and attempts remain, else FAILED.
+func (s *Service) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.Task, *domain.TaskExecution, error) {
+	p, err := caller(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var h *held
+	err = s.tx(ctx, func(q *store.Q) error {
+		if h, err = s.holder(ctx, q, p, in.AgentID, false); err != nil {
+			return err
+		}
+		if err := endAgent(ctx, q, h.agent, h.exec, domain.ExecFailed, "task failed", &in.Error, h.now); err != nil {
+			return err
+		}
+		return s.releaseTask(ctx, q, p, h.run, h.task, h.exec, deref(in.Retryable), "agent failure: "+in.Error, h.now)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return h.task, h.exec, nil
+}
+
+// releaseTask takes a task from its ended execution: back to PENDING when
+// retry is allowed and attempts remain, else FAILED.
+func (s *Service) releaseTask(ctx context.Context, q *store.Q, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task,
+	e *domain.TaskExecution, retry bool, reason string, now time.Time,
+) error {
+	t.AssignedAgentID = nil
+	if retry && e.AttemptNumber < s.maxAttempts && run.Status != domain.RunCancelled {
+		if err := s.moveTask(ctx, q, p, t, domain.StatusPending,
+			fmt.Sprintf("%s; retrying (attempt %d of %d failed)", reason, e.AttemptNumber, s.maxAttempts), now); err != nil {
+			return err
+		}
+		if err := q.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WavePending, now); err != nil {
+			return err
+		}
+		return q.RecountRun(ctx, run.ID, now)
+	}
+	if retry {
+		reason = fmt.Sprintf("%s; %d attempts exhausted", reason, e.AttemptNumber)
+	}
+	if err := s.moveTask(ctx, q, p, t, domain.StatusFailed, reason, now); err != nil {
+		return err
+	}
+	return s.settle(ctx, q, p, run, t, domain.StatusFailed, now)
+}
+
+// settle records a task's terminal outcome in its run: its assignment,
+// the skipping of its dependents when it failed, and the wave barrier.
+func (s *Service) settle(ctx context.Context, q *store.Q, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task, outcome domain.TaskStatus, now time.Time) error {
+	st := domain.WaveCompleted
+	if outcome == domain.StatusFailed {
+		st = domain.WaveFailed
+	}
+	if err := q.SetAssignmentStatus(ctx, run.ID, t.ID, st, now); err != nil {
+		return err
+	}
+	if outcome == domain.StatusFailed {
+		if err := s.skipDependents(ctx, q, p, run, t, now); err != nil {
+			return err
+		}
+	}
+	return s.advance(ctx, q, p, run, now)
+}
+
+// skipDependents marks every task of the run that waits, directly or not, on
+// failed as SKIPPED and moves it to BLOCKED with a dependency block.
+func (s *Service) skipDependents(ctx context.Context, q *store.Q, p *auth.Principal, run *domain.ExecutionRun, failed *domain.Task, now time.Time) error {
+	links, err := q.PlanningLinksOfList(ctx, run.TaskListID)
+	if err != nil {
+		return err
+	}
+	waitsOn := map[string][]string{} // task -> the tasks that wait on it
+	for _, l := range links {
+		switch l.Type {
+		case domain.RelDependsOn:
+			waitsOn[l.TargetTaskID] = append(waitsOn[l.TargetTaskID], l.SourceTaskID)
+		case domain.RelBlocks:
+			waitsOn[l.SourceTaskID] = append(waitsOn[l.SourceTaskID], l.TargetTaskID)
+		}
+	}
+	as, err := q.AssignmentsOfRun(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	pending := map[string]bool{}
+	for _, a := range as {
+		if a.TaskStatus == domain.WavePending {
+			pending[a.TaskID] = true
+		}
+	}
+	seen := map[string]bool{failed.ID: true}
+	queue := []string{failed.ID}
+	var skip []string
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		for _, d := range waitsOn[id] {
+			if !seen[d] {
+				seen[d] = true
+				queue = append(queue, d)
+				if pending[d] {
+					skip = append(skip, d)
+				}
+			}
+		}
+	}
+	slices.Sort(skip)
+	for _, id := range skip {
+		t, err := q.TaskForUpdate(ctx, id)
+		if err != nil {
+			return err
+		}
+		reason := fmt.Sprintf("skipped: depends on %s, which failed", failed.DisplayID)
+		if err := q.SetAssignmentStatus(ctx, run.ID, id, domain.WaveSkipped, now); err != nil {
+			return err
+		}
+		if err := q.InsertBlock(ctx, &domain.TaskBlock{ID: newID(), TaskID: id, BlockType: domain.BlockDependency,
+			Reason: reason, BlockingEntityID: &failed.ID, CreatedAt: now}); err != nil {
+			return err
+		}
+		if domain.CheckTransition(t.Status, domain.StatusBlocked, false) == nil {
+			if err := s.moveTask(ctx, q, p, t, domain.StatusBlocked, reason, now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/taskgraph/taskgraph/internal/auth"
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// engine is the principal the heartbeat sweep acts as.
+var engine = &auth.Principal{Role: domain.RoleAdmin}
+
+// sweepBatch bounds the agents one sweep examines.
+const sweepBatch = 200
+
+// RunHeartbeatSweep terminates dead agents every half heartbeat interval
+// until ctx ends (model: River's job rescuer). Every replica runs it: each
+// agent is taken under a row lock, skipped when another sweeper holds it, and
+// re-checked inside its transaction, so an agent is terminated once.
+func (s *Service) RunHeartbeatSweep(ctx context.Context) {
+	t := time.NewTicker(s.heartbeat / 2)
+	defer t.Stop()
+	for {
+		if _, err := s.SweepAgents(ctx); err != nil && ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "heartbeat sweep failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// deadline is how long an agent may stay silent.
+func (s *Service) deadline() time.Duration { return time.Duration(s.missed) * s.heartbeat }
+
+// SweepAgents terminates the agents whose last heartbeat is older than
+// missed-heartbeats × heartbeat-interval by the database clock: their
+// execution becomes INTERRUPTED and their task goes back to PENDING, or to
+// FAILED once max-attempts is reached. It returns how many it terminated.
+func (s *Service) SweepAgents(ctx context.Context) (int, error) {
+	silent, err := s.db.SilentAgents(ctx, s.deadline(), sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range silent {
+		done, err := s.terminateSilent(ctx, id)
+		if err != nil {
+			return n, err
+		}
+		if done {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// terminateSilent terminates one agent if it is still live and silent.
+func (s *Service) terminateSilent(ctx context.Context, agentID string) (bool, error) {
+	done := false
+	err := s.db.InTx(ctx, func(q *store.Q) error {
+		done = false
+		a, err := q.LiveAgentForSweep(ctx, agentID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil // terminated meanwhile, or another sweeper has it
+		} else if err != nil {
+			return err
+		}
+		now, err := q.Now(ctx)
+		if err != nil {
+			return err
+		}
+		now = now.UTC().Truncate(time.Microsecond)
+		if !a.LastHeartbeatAt.Before(now.Add(-s.deadline())) {
+			return nil // it heartbeated meanwhile
+		}
+		run, err := q.RunForUpdate(ctx, a.RunID)
+		if err != nil {
+			return err
+		}
+		inRun(q, run.ID)
+		exec, err := q.ExecutionOfAgent(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		t, err := q.TaskForUpdate(ctx, a.TaskID)
+		if err != nil {
+			return err
+		}
+		reason := fmt.Sprintf("no heartbeat for %s (%d × %s)", now.Sub(a.LastHeartbeatAt).Round(time.Millisecond),
+			s.missed, s.heartbeat)
+		if err := endAgent(ctx, q, a, exec, domain.ExecInterrupted, reason, &reason, now); err != nil {
+			return err
+		}
+		s.record(q, domain.NewRunEvent(run, domain.EventAgentTerminated, &a.TaskID, &a.ID,
+			domain.ActivityDetails{Message: &reason, AttemptNumber: &exec.AttemptNumber}, now))
+		if t.Status == domain.StatusInProgress {
+			if err := s.releaseTask(ctx, q, engine, run, t, exec, true, "agent lost: "+reason, now); err != nil {
+				return err
+			}
+		}
+		done = true
+		return q.RecountRun(ctx, run.ID, now)
+	})
+	return done, err
+}

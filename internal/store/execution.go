@@ -1,0 +1,405 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+const (
+	runColumns = `id, task_list_id, project_id, run_number, status, triggered_by, triggered_reason, retry_of_run_id,
+	max_parallel_agents, tasks_total, tasks_completed, tasks_failed, tasks_skipped, tasks_blocked, waves_total,
+	waves_completed, current_wave, agents_spawned, agents_active, max_parallel_reached, started_at, completed_at,
+	duration_ms, failure_reason, last_error, created_by, created_at, updated_at`
+	waveColumns = `id, run_id, task_list_id, wave_number, status, task_count, completed_count, failed_count,
+	skipped_count, started_at, completed_at, duration_ms, created_at`
+	assignmentColumns = `id, wave_id, run_id, task_id, position, task_status, assigned_at, started_at, completed_at`
+	agentColumns      = `id, run_id, wave_id, task_id, task_list_id, process_id, hostname, working_directory, status,
+	last_heartbeat_at, heartbeat_count, consecutive_missed_heartbeats, progress_percent, current_step, memory_mb,
+	cpu_percent, spawned_at, terminated_at, termination_reason, error_message, claimed_by`
+	heartbeatColumns = `id, agent_id, run_id, task_id, status, progress_percent, current_step, memory_mb, cpu_percent,
+	recorded_at`
+	executionColumns = `id, task_id, task_list_id, run_id, agent_id, wave_id, attempt_number, status, started_at,
+	ended_at, duration_ms, last_error, files_modified, git_commits, log_lines, created_at`
+	testResultColumns = `id, task_id, task_list_id, run_id, execution_id, agent_id, test_level, test_index, test_name,
+	status, output, error, duration_ms, executed_by, executed_at`
+)
+
+func (q *Q) insert(ctx context.Context, table, cols string, rows any) error {
+	_, err := q.namedExec(ctx, `INSERT INTO `+table+` (`+cols+`) VALUES (`+namedList(cols)+`)`, rows)
+	return err
+}
+
+// InsertRun inserts an execution run.
+func (q *Q) InsertRun(ctx context.Context, r *domain.ExecutionRun) error {
+	return q.insert(ctx, "execution_runs", runColumns, r)
+}
+
+// UpdateRun writes a run's status and times (counters: RecountRun).
+func (q *Q) UpdateRun(ctx context.Context, r *domain.ExecutionRun) error {
+	_, err := q.namedExec(ctx, `UPDATE execution_runs SET status = :status, current_wave = :current_wave,
+		started_at = :started_at, completed_at = :completed_at, duration_ms = :duration_ms,
+		failure_reason = :failure_reason, last_error = :last_error, updated_at = :updated_at WHERE id = :id`, r)
+	return err
+}
+
+// RunForUpdate loads a run and, inside a PostgreSQL transaction, locks it.
+func (q *Q) RunForUpdate(ctx context.Context, id string) (*domain.ExecutionRun, error) {
+	var r domain.ExecutionRun
+	if err := q.get(ctx, &r, `SELECT * FROM execution_runs WHERE id = ?`+q.forUpdate(), id); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// RunsByIDs loads runs by id.
+func (q *Q) RunsByIDs(ctx context.Context, ids []string) ([]*domain.ExecutionRun, error) {
+	return byIDs[domain.ExecutionRun](ctx, q, "execution_runs", ids)
+}
+
+// RunsOfList lists a list's runs, newest first.
+func (q *Q) RunsOfList(ctx context.Context, listID string) ([]*domain.ExecutionRun, error) {
+	var out []*domain.ExecutionRun
+	err := q.selectx(ctx, &out, `SELECT * FROM execution_runs WHERE task_list_id = ? ORDER BY run_number DESC`, listID)
+	return out, err
+}
+
+// ActiveRunOfList is the list's PENDING, RUNNING or PAUSED run, if any.
+func (q *Q) ActiveRunOfList(ctx context.Context, listID string) (*domain.ExecutionRun, error) {
+	var r domain.ExecutionRun
+	if err := q.get(ctx, &r, `SELECT * FROM execution_runs WHERE task_list_id = ?
+		AND status IN ('PENDING', 'RUNNING', 'PAUSED')`, listID); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// NextRunNumber is the number of a list's next run.
+func (q *Q) NextRunNumber(ctx context.Context, listID string) (int, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT COALESCE(MAX(run_number), 0) + 1 FROM execution_runs WHERE task_list_id = ?`, listID)
+	return n, err
+}
+
+// RecountRun makes a run's counters true to its rows; peak raises
+// max_parallel_reached to at least the given number.
+func (q *Q) RecountRun(ctx context.Context, runID string, now time.Time) error {
+	_, err := q.exec(ctx, `UPDATE execution_runs SET
+		tasks_total = (SELECT COUNT(*) FROM wave_task_assignments WHERE run_id = ?),
+		tasks_completed = (SELECT COUNT(*) FROM wave_task_assignments WHERE run_id = ? AND task_status = 'COMPLETED'),
+		tasks_failed = (SELECT COUNT(*) FROM wave_task_assignments WHERE run_id = ? AND task_status = 'FAILED'),
+		tasks_skipped = (SELECT COUNT(*) FROM wave_task_assignments WHERE run_id = ? AND task_status = 'SKIPPED'),
+		tasks_blocked = (SELECT COUNT(*) FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
+			WHERE a.run_id = ? AND t.status = 'BLOCKED'),
+		waves_total = (SELECT COUNT(*) FROM execution_waves WHERE run_id = ?),
+		waves_completed = (SELECT COUNT(*) FROM execution_waves WHERE run_id = ? AND status IN ('COMPLETED', 'FAILED', 'SKIPPED')),
+		agents_spawned = (SELECT COUNT(*) FROM build_agents WHERE run_id = ?),
+		agents_active = (SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> 'TERMINATED'),
+		updated_at = ?
+		WHERE id = ?`, runID, runID, runID, runID, runID, runID, runID, runID, runID, now, runID)
+	if err != nil {
+		return err
+	}
+	_, err = q.exec(ctx, `UPDATE execution_runs SET max_parallel_reached = agents_active
+		WHERE id = ? AND agents_active > max_parallel_reached`, runID)
+	return err
+}
+
+// InsertWaves inserts waves.
+func (q *Q) InsertWaves(ctx context.Context, ws []*domain.Wave) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	return q.insert(ctx, "execution_waves", waveColumns, ws)
+}
+
+// InsertAssignments inserts wave assignments.
+func (q *Q) InsertAssignments(ctx context.Context, as []*domain.WaveTaskAssignment) error {
+	if len(as) == 0 {
+		return nil
+	}
+	return q.insert(ctx, "wave_task_assignments", assignmentColumns, as)
+}
+
+// WavesOfRun lists a run's waves in order.
+func (q *Q) WavesOfRun(ctx context.Context, runID string) ([]*domain.Wave, error) {
+	var out []*domain.Wave
+	err := q.selectx(ctx, &out, `SELECT * FROM execution_waves WHERE run_id = ? ORDER BY wave_number`, runID)
+	return out, err
+}
+
+// WavesByIDs loads waves by id.
+func (q *Q) WavesByIDs(ctx context.Context, ids []string) ([]*domain.Wave, error) {
+	return byIDs[domain.Wave](ctx, q, "execution_waves", ids)
+}
+
+// UpdateWave writes a wave's status, counts and times.
+func (q *Q) UpdateWave(ctx context.Context, w *domain.Wave) error {
+	_, err := q.namedExec(ctx, `UPDATE execution_waves SET status = :status, completed_count = :completed_count,
+		failed_count = :failed_count, skipped_count = :skipped_count, started_at = :started_at,
+		completed_at = :completed_at, duration_ms = :duration_ms WHERE id = :id`, w)
+	return err
+}
+
+// AssignmentsOfRun lists a run's assignments by wave and position.
+func (q *Q) AssignmentsOfRun(ctx context.Context, runID string) ([]*domain.WaveTaskAssignment, error) {
+	var out []*domain.WaveTaskAssignment
+	err := q.selectx(ctx, &out, `SELECT a.* FROM wave_task_assignments a JOIN execution_waves w ON w.id = a.wave_id
+		WHERE a.run_id = ? ORDER BY w.wave_number, a.position`, runID)
+	return out, err
+}
+
+// AssignmentsOfWave lists a wave's assignments by position.
+func (q *Q) AssignmentsOfWave(ctx context.Context, waveID string) ([]*domain.WaveTaskAssignment, error) {
+	var out []*domain.WaveTaskAssignment
+	err := q.selectx(ctx, &out, `SELECT * FROM wave_task_assignments WHERE wave_id = ? ORDER BY position`, waveID)
+	return out, err
+}
+
+// SetAssignmentStatus moves a task's assignment in a run.
+func (q *Q) SetAssignmentStatus(ctx context.Context, runID, taskID string, st domain.WaveStatus, now time.Time) error {
+	query := `UPDATE wave_task_assignments SET task_status = ?`
+	args := []any{st}
+	switch st {
+	case domain.WaveInProgress:
+		query += `, started_at = ?, completed_at = NULL`
+		args = append(args, now)
+	case domain.WavePending:
+		query += `, completed_at = NULL`
+	default:
+		query += `, completed_at = ?`
+		args = append(args, now)
+	}
+	query += ` WHERE run_id = ? AND task_id = ?`
+	_, err := q.exec(ctx, query, append(args, runID, taskID)...)
+	return err
+}
+
+// ClaimableTask picks the PENDING task of a wave with the highest priority
+// score (ties by display id) and locks it; on PostgreSQL a task another
+// claimer holds locked is passed over (SKIP LOCKED). ErrNotFound: none.
+func (q *Q) ClaimableTask(ctx context.Context, waveID string) (*domain.Task, error) {
+	lock := ""
+	if q.db.dialect == Postgres && q.inTx {
+		lock = " FOR UPDATE OF t SKIP LOCKED"
+	}
+	var t domain.Task
+	if err := q.get(ctx, &t, `SELECT t.* FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
+		WHERE a.wave_id = ? AND a.task_status = 'PENDING' AND t.status = 'PENDING'
+		ORDER BY t.priority_score DESC, t.display_id LIMIT 1`+lock, waveID); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// InsertAgent inserts a build agent.
+func (q *Q) InsertAgent(ctx context.Context, a *domain.BuildAgent) error {
+	return q.insert(ctx, "build_agents", agentColumns, a)
+}
+
+// AgentForUpdate loads an agent and, inside a PostgreSQL transaction, locks it.
+func (q *Q) AgentForUpdate(ctx context.Context, id string) (*domain.BuildAgent, error) {
+	var a domain.BuildAgent
+	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ?`+q.forUpdate(), id); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// LiveAgentForSweep locks a live agent unless another transaction holds it
+// (SKIP LOCKED on PostgreSQL). ErrNotFound: terminated, gone or held.
+func (q *Q) LiveAgentForSweep(ctx context.Context, id string) (*domain.BuildAgent, error) {
+	lock := ""
+	if q.db.dialect == Postgres && q.inTx {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	var a domain.BuildAgent
+	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ? AND status <> 'TERMINATED'`+lock, id); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// AgentsByIDs loads agents by id.
+func (q *Q) AgentsByIDs(ctx context.Context, ids []string) ([]*domain.BuildAgent, error) {
+	return byIDs[domain.BuildAgent](ctx, q, "build_agents", ids)
+}
+
+// AgentsOfRun lists a run's agents in spawn order.
+func (q *Q) AgentsOfRun(ctx context.Context, runID string) ([]*domain.BuildAgent, error) {
+	var out []*domain.BuildAgent
+	err := q.selectx(ctx, &out, `SELECT * FROM build_agents WHERE run_id = ? ORDER BY spawned_at, id`, runID)
+	return out, err
+}
+
+// CountLiveAgents counts a run's agents not terminated.
+func (q *Q) CountLiveAgents(ctx context.Context, runID string) (int, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> 'TERMINATED'`, runID)
+	return n, err
+}
+
+// UpdateAgent writes an agent's mutable columns.
+func (q *Q) UpdateAgent(ctx context.Context, a *domain.BuildAgent) error {
+	_, err := q.namedExec(ctx, `UPDATE build_agents SET status = :status, last_heartbeat_at = :last_heartbeat_at,
+		heartbeat_count = :heartbeat_count, progress_percent = :progress_percent, current_step = :current_step,
+		memory_mb = :memory_mb, cpu_percent = :cpu_percent, terminated_at = :terminated_at,
+		termination_reason = :termination_reason, error_message = :error_message WHERE id = :id`, a)
+	return err
+}
+
+// InsertHeartbeat records a heartbeat.
+func (q *Q) InsertHeartbeat(ctx context.Context, h *domain.AgentHeartbeat) error {
+	return q.insert(ctx, "agent_heartbeats", heartbeatColumns, h)
+}
+
+// InsertExecution inserts a task execution.
+func (q *Q) InsertExecution(ctx context.Context, e *domain.TaskExecution) error {
+	return q.insert(ctx, "task_executions", executionColumns, e)
+}
+
+// ExecutionOfAgent is the execution an agent runs.
+func (q *Q) ExecutionOfAgent(ctx context.Context, agentID string) (*domain.TaskExecution, error) {
+	var e domain.TaskExecution
+	if err := q.get(ctx, &e, `SELECT * FROM task_executions WHERE agent_id = ?`, agentID); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// ExecutionsByIDs loads executions by id.
+func (q *Q) ExecutionsByIDs(ctx context.Context, ids []string) ([]*domain.TaskExecution, error) {
+	return byIDs[domain.TaskExecution](ctx, q, "task_executions", ids)
+}
+
+// ExecutionsOfRun lists a run's executions in start order.
+func (q *Q) ExecutionsOfRun(ctx context.Context, runID string) ([]*domain.TaskExecution, error) {
+	var out []*domain.TaskExecution
+	err := q.selectx(ctx, &out, `SELECT * FROM task_executions WHERE run_id = ? ORDER BY started_at, id`, runID)
+	return out, err
+}
+
+// ExecutionsOfTask lists a task's executions in start order.
+func (q *Q) ExecutionsOfTask(ctx context.Context, taskID string) ([]*domain.TaskExecution, error) {
+	var out []*domain.TaskExecution
+	err := q.selectx(ctx, &out, `SELECT * FROM task_executions WHERE task_id = ? ORDER BY started_at, id`, taskID)
+	return out, err
+}
+
+// CountAttempts counts a task's executions in a run.
+func (q *Q) CountAttempts(ctx context.Context, runID, taskID string) (int, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT COUNT(*) FROM task_executions WHERE run_id = ? AND task_id = ?`, runID, taskID)
+	return n, err
+}
+
+// UpdateExecution writes an execution's outcome.
+func (q *Q) UpdateExecution(ctx context.Context, e *domain.TaskExecution) error {
+	_, err := q.namedExec(ctx, `UPDATE task_executions SET status = :status, ended_at = :ended_at,
+		duration_ms = :duration_ms, last_error = :last_error, files_modified = :files_modified,
+		git_commits = :git_commits WHERE id = :id`, e)
+	return err
+}
+
+// AppendLogLines appends lines to an execution's log (numbered from its
+// current count) and returns the new count.
+func (q *Q) AppendLogLines(ctx context.Context, executionID string, from int, lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	type row struct {
+		ExecutionID string `db:"execution_id"`
+		LineNo      int    `db:"line_no"`
+		Line        string `db:"line"`
+	}
+	const batch = 500
+	for start := 0; start < len(lines); start += batch {
+		end := min(start+batch, len(lines))
+		rows := make([]row, 0, end-start)
+		for i := start; i < end; i++ {
+			rows = append(rows, row{executionID, from + i + 1, lines[i]})
+		}
+		if err := q.insert(ctx, "task_execution_log_lines", "execution_id, line_no, line", rows); err != nil {
+			return err
+		}
+	}
+	_, err := q.exec(ctx, `UPDATE task_executions SET log_lines = ? WHERE id = ?`, from+len(lines), executionID)
+	return err
+}
+
+// LogTail returns the last n lines of an execution's log, in order, reading
+// only those rows.
+func (q *Q) LogTail(ctx context.Context, executionID string, n int) ([]string, error) {
+	var out []string
+	err := q.selectx(ctx, &out, `SELECT line FROM (SELECT line_no, line FROM task_execution_log_lines
+		WHERE execution_id = ? ORDER BY line_no DESC LIMIT `+strconv.Itoa(n)+`) tail ORDER BY line_no`, executionID)
+	return out, err
+}
+
+// InsertTestResult records a test result.
+func (q *Q) InsertTestResult(ctx context.Context, r *domain.TaskTestResult) error {
+	return q.insert(ctx, "task_test_results", testResultColumns, r)
+}
+
+// TestResultsOfExecution lists an execution's test results in record order.
+func (q *Q) TestResultsOfExecution(ctx context.Context, executionID string) ([]*domain.TaskTestResult, error) {
+	var out []*domain.TaskTestResult
+	err := q.selectx(ctx, &out, `SELECT * FROM task_test_results WHERE execution_id = ? ORDER BY executed_at, id`, executionID)
+	return out, err
+}
+
+// MarkImpactAccuracy sets was_accurate of a task's file impacts: true for
+// those whose path is in touched.
+func (q *Q) MarkImpactAccuracy(ctx context.Context, taskID string, touched []string, now time.Time) error {
+	if _, err := q.exec(ctx, `UPDATE task_file_impacts SET was_accurate = ?, validated_at = ? WHERE task_id = ?`,
+		false, now, taskID); err != nil {
+		return err
+	}
+	if len(touched) == 0 {
+		return nil
+	}
+	query, args := in(`UPDATE task_file_impacts SET was_accurate = ? WHERE task_id = ? AND file_path IN (?)`,
+		true, taskID, touched)
+	_, err := q.exec(ctx, query, args...)
+	return err
+}
+
+// SetAssignedAgent records which agent holds a task.
+func (q *Q) SetAssignedAgent(ctx context.Context, taskID string, agentID *string) error {
+	_, err := q.exec(ctx, `UPDATE tasks SET assigned_agent = ? WHERE id = ?`, agentID, taskID)
+	return err
+}
+
+// SilentAgents lists up to limit live agents whose last heartbeat is older
+// than silence by the database clock, oldest first. It is background
+// maintenance (the heartbeat sweep), so its statements are not counted in
+// Statements(): they would make request statement counts depend on timing.
+func (d *DB) SilentAgents(ctx context.Context, silence time.Duration, limit int) ([]string, error) {
+	var now time.Time
+	if d.dialect == SQLite {
+		now = time.Now().UTC()
+	} else if err := sqlx.GetContext(ctx, d.sqlx, &now, `SELECT CURRENT_TIMESTAMP`); err != nil {
+		return nil, mapErr(err)
+	}
+	var rows []struct {
+		ID   string    `db:"id"`
+		Last time.Time `db:"last_heartbeat_at"`
+	}
+	if err := sqlx.SelectContext(ctx, d.sqlx, &rows, `SELECT id, last_heartbeat_at FROM build_agents
+		WHERE status <> 'TERMINATED' ORDER BY last_heartbeat_at LIMIT `+strconv.Itoa(limit)); err != nil {
+		return nil, mapErr(err)
+	}
+	cutoff := now.Add(-silence)
+	var out []string
+	for _, r := range rows {
+		if !r.Last.Before(cutoff) {
+			break
+		}
+		out = append(out, r.ID)
+	}
+	return out, nil
+}
