@@ -2,10 +2,8 @@ package service
 
 import (
 	"context"
-	"errors"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
-	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // The reads behind the execution types' fields. The parent was already
@@ -16,36 +14,32 @@ func (s *Service) RunByID(ctx context.Context, id *string) (*domain.ExecutionRun
 	if id == nil {
 		return nil, nil
 	}
-	rs, err := s.db.RunsByIDs(ctx, []string{*id})
-	if err != nil || len(rs) == 0 {
-		return nil, err
-	}
-	return rs[0], nil
+	return s.exec(ctx).runs.Load(ctx, *id)
 }
 
 // RunsOfList lists a list's runs, newest first.
 func (s *Service) RunsOfList(ctx context.Context, listID string) ([]*domain.ExecutionRun, error) {
-	return s.db.RunsOfList(ctx, listID)
+	return children(ctx, s.exec(ctx).runsOfList, listID)
 }
 
 // WavesOfRun lists a run's waves in order.
 func (s *Service) WavesOfRun(ctx context.Context, runID string) ([]*domain.Wave, error) {
-	return s.db.WavesOfRun(ctx, runID)
+	return children(ctx, s.exec(ctx).wavesOfRun, runID)
 }
 
 // AgentsOfRun lists a run's agents in spawn order.
 func (s *Service) AgentsOfRun(ctx context.Context, runID string) ([]*domain.BuildAgent, error) {
-	return s.db.AgentsOfRun(ctx, runID)
+	return children(ctx, s.exec(ctx).agentsOfRun, runID)
 }
 
 // ExecutionsOfRun lists a run's executions in start order.
 func (s *Service) ExecutionsOfRun(ctx context.Context, runID string) ([]*domain.TaskExecution, error) {
-	return s.db.ExecutionsOfRun(ctx, runID)
+	return children(ctx, s.exec(ctx).execsOfRun, runID)
 }
 
 // AssignmentsOfWave lists a wave's assignments in position order.
 func (s *Service) AssignmentsOfWave(ctx context.Context, waveID string) ([]*domain.WaveTaskAssignment, error) {
-	return s.db.AssignmentsOfWave(ctx, waveID)
+	return children(ctx, s.exec(ctx).assignsOfWave, waveID)
 }
 
 // AgentByID loads an agent.
@@ -53,20 +47,12 @@ func (s *Service) AgentByID(ctx context.Context, id *string) (*domain.BuildAgent
 	if id == nil {
 		return nil, nil
 	}
-	as, err := s.db.AgentsByIDs(ctx, []string{*id})
-	if err != nil || len(as) == 0 {
-		return nil, err
-	}
-	return as[0], nil
+	return s.exec(ctx).agents.Load(ctx, *id)
 }
 
 // ExecutionOfAgent is the execution of an agent.
 func (s *Service) ExecutionOfAgent(ctx context.Context, agentID string) (*domain.TaskExecution, error) {
-	e, err := s.db.ExecutionOfAgent(ctx, agentID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	return e, err
+	return s.exec(ctx).execOfAgent.Load(ctx, agentID)
 }
 
 // ExecutionLog is the last tail lines of an execution's log.
@@ -90,5 +76,5 @@ func (s *Service) ExecutionLog(ctx context.Context, executionID string, tail *in
 
 // TestResultsOfExecution lists an execution's test results.
 func (s *Service) TestResultsOfExecution(ctx context.Context, executionID string) ([]*domain.TaskTestResult, error) {
-	return s.db.TestResultsOfExecution(ctx, executionID)
+	return children(ctx, s.exec(ctx).resultsOfExecs, executionID)
 }

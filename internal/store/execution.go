@@ -61,13 +61,6 @@ func (q *Q) RunsByIDs(ctx context.Context, ids []string) ([]*domain.ExecutionRun
 	return byIDs[domain.ExecutionRun](ctx, q, "execution_runs", ids)
 }
 
-// RunsOfList lists a list's runs, newest first.
-func (q *Q) RunsOfList(ctx context.Context, listID string) ([]*domain.ExecutionRun, error) {
-	var out []*domain.ExecutionRun
-	err := q.selectx(ctx, &out, `SELECT * FROM execution_runs WHERE task_list_id = ? ORDER BY run_number DESC`, listID)
-	return out, err
-}
-
 // ActiveRunOfList is the list's PENDING, RUNNING or PAUSED run, if any.
 func (q *Q) ActiveRunOfList(ctx context.Context, listID string) (*domain.ExecutionRun, error) {
 	var r domain.ExecutionRun
@@ -276,13 +269,6 @@ func (q *Q) ExecutionsByIDs(ctx context.Context, ids []string) ([]*domain.TaskEx
 	return byIDs[domain.TaskExecution](ctx, q, "task_executions", ids)
 }
 
-// ExecutionsOfRun lists a run's executions in start order.
-func (q *Q) ExecutionsOfRun(ctx context.Context, runID string) ([]*domain.TaskExecution, error) {
-	var out []*domain.TaskExecution
-	err := q.selectx(ctx, &out, `SELECT * FROM task_executions WHERE run_id = ? ORDER BY started_at, id`, runID)
-	return out, err
-}
-
 // ExecutionsOfTask lists a task's executions in start order.
 func (q *Q) ExecutionsOfTask(ctx context.Context, taskID string) ([]*domain.TaskExecution, error) {
 	var out []*domain.TaskExecution
@@ -402,4 +388,42 @@ func (d *DB) SilentAgents(ctx context.Context, silence time.Duration, limit int)
 		out = append(out, r.ID)
 	}
 	return out, nil
+}
+
+// Batched reads of the children of many parents, for the request loaders: one
+// statement for every parent of a level.
+
+// RunsOfLists lists the runs of lists, newest first.
+func (q *Q) RunsOfLists(ctx context.Context, listIDs []string) ([]*domain.ExecutionRun, error) {
+	return byColumn[domain.ExecutionRun](ctx, q, "execution_runs", "task_list_id", listIDs, "run_number DESC")
+}
+
+// WavesOfRuns lists the waves of runs in order.
+func (q *Q) WavesOfRuns(ctx context.Context, runIDs []string) ([]*domain.Wave, error) {
+	return byColumn[domain.Wave](ctx, q, "execution_waves", "run_id", runIDs, "wave_number")
+}
+
+// AssignmentsOfWaves lists the assignments of waves in position order.
+func (q *Q) AssignmentsOfWaves(ctx context.Context, waveIDs []string) ([]*domain.WaveTaskAssignment, error) {
+	return byColumn[domain.WaveTaskAssignment](ctx, q, "wave_task_assignments", "wave_id", waveIDs, "position")
+}
+
+// AgentsOfRuns lists the agents of runs in spawn order.
+func (q *Q) AgentsOfRuns(ctx context.Context, runIDs []string) ([]*domain.BuildAgent, error) {
+	return byColumn[domain.BuildAgent](ctx, q, "build_agents", "run_id", runIDs, "spawned_at, id")
+}
+
+// ExecutionsOfRuns lists the executions of runs in start order.
+func (q *Q) ExecutionsOfRuns(ctx context.Context, runIDs []string) ([]*domain.TaskExecution, error) {
+	return byColumn[domain.TaskExecution](ctx, q, "task_executions", "run_id", runIDs, "started_at, id")
+}
+
+// TestResultsOfExecutions lists the test results of executions in run order.
+func (q *Q) TestResultsOfExecutions(ctx context.Context, executionIDs []string) ([]*domain.TaskTestResult, error) {
+	return byColumn[domain.TaskTestResult](ctx, q, "task_test_results", "execution_id", executionIDs, "executed_at, id")
+}
+
+// ExecutionsOfAgents loads the executions of agents (one each: 1 agent = 1 task).
+func (q *Q) ExecutionsOfAgents(ctx context.Context, agentIDs []string) ([]*domain.TaskExecution, error) {
+	return byColumn[domain.TaskExecution](ctx, q, "task_executions", "agent_id", agentIDs, "id")
 }

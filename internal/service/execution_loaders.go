@@ -1,0 +1,72 @@
+package service
+
+import (
+	"context"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/loader"
+)
+
+// executionLoaders are the request's batched reads of runs and their parts, so
+// nested execution fields cost one statement per level. They hang off the
+// request's loaders like the catalog's, created on first use.
+type executionLoaders struct {
+	runs           *loader.Loader[string, *domain.ExecutionRun]
+	agents         *loader.Loader[string, *domain.BuildAgent]
+	execOfAgent    *loader.Loader[string, *domain.TaskExecution]
+	runsOfList     *loader.Loader[string, []*domain.ExecutionRun]
+	wavesOfRun     *loader.Loader[string, []*domain.Wave]
+	agentsOfRun    *loader.Loader[string, []*domain.BuildAgent]
+	execsOfRun     *loader.Loader[string, []*domain.TaskExecution]
+	assignsOfWave  *loader.Loader[string, []*domain.WaveTaskAssignment]
+	resultsOfExecs *loader.Loader[string, []*domain.TaskTestResult]
+	all            []clearer
+}
+
+const executionLoadersKey = "execution loaders"
+
+func newExecutionLoaders(s *Service) *executionLoaders {
+	q := &s.db.Q
+	w := s.loaderTiming
+	e := &executionLoaders{}
+	e.runs = loader.New(w, byID(q.RunsByIDs, func(v *domain.ExecutionRun) string { return v.ID }))
+	e.agents = loader.New(w, byID(q.AgentsByIDs, func(v *domain.BuildAgent) string { return v.ID }))
+	e.execOfAgent = loader.New(w, byID(q.ExecutionsOfAgents, func(v *domain.TaskExecution) string { return v.AgentID }))
+	e.runsOfList = loader.New(w, grouped(q.RunsOfLists, func(v *domain.ExecutionRun) []string { return []string{v.TaskListID} }))
+	e.wavesOfRun = loader.New(w, grouped(q.WavesOfRuns, func(v *domain.Wave) []string { return []string{v.RunID} }))
+	e.agentsOfRun = loader.New(w, grouped(q.AgentsOfRuns, func(v *domain.BuildAgent) []string { return []string{v.RunID} }))
+	e.execsOfRun = loader.New(w, grouped(q.ExecutionsOfRuns, func(v *domain.TaskExecution) []string { return []string{v.RunID} }))
+	e.assignsOfWave = loader.New(w, grouped(q.AssignmentsOfWaves, func(v *domain.WaveTaskAssignment) []string { return []string{v.WaveID} }))
+	e.resultsOfExecs = loader.New(w, grouped(q.TestResultsOfExecutions, func(v *domain.TaskTestResult) []string { return []string{v.ExecutionID} }))
+	e.all = []clearer{e.runs, e.agents, e.execOfAgent, e.runsOfList, e.wavesOfRun, e.agentsOfRun, e.execsOfRun, e.assignsOfWave, e.resultsOfExecs}
+	return e
+}
+
+// Clear forgets every cached execution read.
+func (e *executionLoaders) Clear() {
+	for _, l := range e.all {
+		l.Clear()
+	}
+}
+
+// exec returns the request's execution loaders.
+func (s *Service) exec(ctx context.Context) *executionLoaders {
+	l := s.load(ctx)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.pages[executionLoadersKey].(*executionLoaders); ok {
+		return e
+	}
+	e := newExecutionLoaders(s)
+	l.pages[executionLoadersKey] = e
+	return e
+}
+
+// children loads the children of one parent through ld; never nil.
+func children[T any](ctx context.Context, ld *loader.Loader[string, []*T], parent string) ([]*T, error) {
+	out, err := ld.Load(ctx, parent)
+	if out == nil && err == nil {
+		out = []*T{}
+	}
+	return out, err
+}
