@@ -38,9 +38,15 @@ func (b *Broker) listen(ctx context.Context) {
 	go func() {
 		defer close(listening)
 		// Blocks until the first connection; Close ends it early.
-		if err := l.Listen(Channel); err != nil && !errors.Is(err, net.ErrClosed) {
-			b.log.Error("LISTEN failed", slog.String("channel", Channel), slog.Any("err", err))
+		if err := l.Listen(Channel); err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				b.log.Error("LISTEN failed", slog.String("channel", Channel), slog.Any("err", err))
+			}
+			return
 		}
+		// The connect event came before LISTEN took effect: a commit in between
+		// notified nobody, so every feed reads the table once more.
+		b.wakeAll()
 	}()
 	pinged := make(chan struct{})
 	go func() {
