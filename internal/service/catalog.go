@@ -71,6 +71,21 @@ func checkParameters(in []*domain.ParameterInput) ([]*domain.ParameterInput, err
 	return out, nil
 }
 
+// checkCallable validates what actions and tools both have: a name, an
+// optional description and parameters.
+func checkCallable(name string, description *string, params []*domain.ParameterInput) (string, string, []*domain.ParameterInput, error) {
+	name, err := checkName("name", name)
+	if err != nil {
+		return "", "", nil, err
+	}
+	desc, err := checkText("description", deref(description), maxDescription, false)
+	if err != nil {
+		return "", "", nil, err
+	}
+	checked, err := checkParameters(params)
+	return name, desc, checked, err
+}
+
 // CreateSuite creates a suite; names are unique.
 func (s *Service) CreateSuite(ctx context.Context, in domain.CreateSuiteInput) (*domain.Suite, error) {
 	if _, err := catalogWriter(ctx); err != nil {
@@ -107,15 +122,7 @@ func (s *Service) CreateAction(ctx context.Context, in domain.CreateActionInput)
 	if err != nil {
 		return nil, err
 	}
-	name, err := checkName("name", in.Name)
-	if err != nil {
-		return nil, err
-	}
-	desc, err := checkText("description", deref(in.Description), maxDescription, false)
-	if err != nil {
-		return nil, err
-	}
-	params, err := checkParameters(in.Parameters)
+	name, desc, params, err := checkCallable(in.Name, in.Description, in.Parameters)
 	if err != nil {
 		return nil, err
 	}
@@ -174,15 +181,7 @@ func (s *Service) CreateTool(ctx context.Context, in domain.CreateToolInput) (*d
 	if err != nil {
 		return nil, err
 	}
-	name, err := checkName("name", in.Name)
-	if err != nil {
-		return nil, err
-	}
-	desc, err := checkText("description", deref(in.Description), maxDescription, false)
-	if err != nil {
-		return nil, err
-	}
-	params, err := checkParameters(in.Parameters)
+	name, desc, params, err := checkCallable(in.Name, in.Description, in.Parameters)
 	if err != nil {
 		return nil, err
 	}

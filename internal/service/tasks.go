@@ -611,13 +611,7 @@ func (s *Service) TransitionTask(ctx context.Context, in domain.TransitionTaskIn
 			return err
 		}
 		t.UpdatedAt = now
-		if err := q.UpdateTask(ctx, t); err != nil {
-			return err
-		}
-		if t.TaskListID != nil {
-			return q.RecountTaskLists(ctx, []string{*t.TaskListID}, now)
-		}
-		return nil
+		return s.saveTransitioned(ctx, q, t)
 	})
 	if err != nil {
 		return nil, nil, err
