@@ -63,15 +63,6 @@ func (s *Service) visibleRun(ctx context.Context, p *auth.Principal, gid, field 
 	return runs[0], nil
 }
 
-// checkAgentCaller allows the agent mutations to AGENT tokens (of the
-// project: visibility checked apart) and admins.
-func checkAgentCaller(p *auth.Principal) error {
-	if p.Role == domain.RoleAgent || p.Role == domain.RoleAdmin {
-		return nil
-	}
-	return domain.Errorf(domain.CodeForbidden, "only agent tokens call the agent mutations")
-}
-
 // ExecutionRun finds a run by global id; nil when absent or invisible.
 func (s *Service) ExecutionRun(ctx context.Context, gid string) (*domain.ExecutionRun, error) {
 	p, err := caller(ctx)
@@ -293,9 +284,6 @@ func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*dom
 	if err != nil {
 		return nil, err
 	}
-	if err := checkAgentCaller(p); err != nil {
-		return nil, err
-	}
 	var res *domain.ClaimResult
 	err = s.tx(ctx, func(q *store.Q) error {
 		res = &domain.ClaimResult{}
@@ -381,8 +369,8 @@ func (s *Service) moveTask(ctx context.Context, q *store.Q, p *auth.Principal, t
 	return s.saveTransitioned(ctx, q, t)
 }
 
-// held is an agent call's context: the agent, its execution, run and task,
-// all locked.
+// held is an agent call's context: the agent (locked), its execution, run
+// and task.
 type held struct {
 	agent *domain.BuildAgent
 	exec  *domain.TaskExecution
@@ -391,10 +379,25 @@ type held struct {
 	now   time.Time
 }
 
-// holder loads and locks the calling agent's state; an agent that no longer
-// holds its task gets LEASE_LOST (allowCancelled: the heartbeat of an agent
-// whose run was cancelled is answered CANCEL instead).
-func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, agentGID string, allowCancelled bool) (*held, error) {
+// holdMode says what an agent call locks besides the agent's own row.
+type holdMode int
+
+const (
+	// holdReport (heartbeat, log lines, test results) reads the run and the
+	// task without locking them: the agent's row lock orders these calls
+	// against the sweep and the agent's own settlement, and they never wait
+	// behind claims or other agents' settlements of the same run.
+	holdReport holdMode = iota
+	// holdSettle (completeTask, failTask) locks the run and the task too: the
+	// task's outcome moves the run's wave barrier.
+	holdSettle
+)
+
+// holder loads the calling agent's state and locks its row (lock order:
+// agent, run, task — the sweep's too); an agent that no longer holds its task
+// gets LEASE_LOST (allowCancelled: the heartbeat of an agent whose run was
+// cancelled is answered CANCEL instead, with held.task nil).
+func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, agentGID string, mode holdMode, allowCancelled bool) (*held, error) {
 	id, err := domain.DecodeID(domain.KindBuildAgent, agentGID, "agentId")
 	if err != nil {
 		return nil, err
@@ -405,16 +408,18 @@ func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, age
 	} else if err != nil {
 		return nil, err
 	}
-	run, err := q.RunForUpdate(ctx, a.RunID)
+	var run *domain.ExecutionRun
+	if mode == holdSettle {
+		run, err = q.RunForUpdate(ctx, a.RunID)
+	} else {
+		run, err = one(q.RunsByIDs(ctx, []string{a.RunID}))
+	}
 	if err != nil {
 		return nil, err
 	}
 	inRun(q, run.ID)
 	if _, err := s.visibleProjectByID(ctx, p, run.ProjectID); err != nil {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
-	}
-	if err := checkAgentCaller(p); err != nil {
-		return nil, err
 	}
 	exec, err := q.ExecutionOfAgent(ctx, a.ID)
 	if err != nil {
@@ -426,7 +431,12 @@ func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, age
 		}
 		return nil, leaseLost(deref(a.TerminationReason))
 	}
-	t, err := q.TaskForUpdate(ctx, a.TaskID)
+	var t *domain.Task
+	if mode == holdSettle {
+		t, err = q.TaskForUpdate(ctx, a.TaskID)
+	} else {
+		t, err = one(q.TasksByIDs(ctx, []string{a.TaskID}))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -435,6 +445,17 @@ func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, age
 		return nil, err
 	}
 	return &held{agent: a, exec: exec, run: run, task: t, now: now.UTC().Truncate(time.Microsecond)}, nil
+}
+
+// one is the single row of a by-id load; store.ErrNotFound when there is none.
+func one[T any](rows []*T, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return rows[0], nil
 }
 
 // Heartbeat records that an agent is alive and tells it what to do next.
@@ -451,7 +472,7 @@ func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*dom
 		dir   domain.AgentDirective
 	)
 	err = s.tx(ctx, func(q *store.Q) error {
-		h, err := s.holder(ctx, q, p, in.AgentID, true)
+		h, err := s.holder(ctx, q, p, in.AgentID, holdReport, true)
 		if err != nil {
 			return err
 		}
@@ -512,7 +533,7 @@ func (s *Service) AppendExecutionLog(ctx context.Context, in domain.AppendExecut
 	}
 	var exec *domain.TaskExecution
 	err = s.tx(ctx, func(q *store.Q) error {
-		h, err := s.holder(ctx, q, p, in.AgentID, false)
+		h, err := s.holder(ctx, q, p, in.AgentID, holdReport, false)
 		if err != nil {
 			return err
 		}
@@ -548,7 +569,7 @@ func (s *Service) RecordTestResult(ctx context.Context, in domain.RecordTestResu
 	}
 	var res *domain.TaskTestResult
 	err = s.tx(ctx, func(q *store.Q) error {
-		h, err := s.holder(ctx, q, p, in.AgentID, false)
+		h, err := s.holder(ctx, q, p, in.AgentID, holdReport, false)
 		if err != nil {
 			return err
 		}
@@ -613,7 +634,7 @@ func (s *Service) CompleteTask(ctx context.Context, in domain.CompleteTaskInput)
 	}
 	var h *held
 	err = s.tx(ctx, func(q *store.Q) error {
-		if h, err = s.holder(ctx, q, p, in.AgentID, false); err != nil {
+		if h, err = s.holder(ctx, q, p, in.AgentID, holdSettle, false); err != nil {
 			return err
 		}
 		t, e, now := h.task, h.exec, h.now
@@ -671,7 +692,7 @@ func (s *Service) FailTask(ctx context.Context, in domain.FailTaskInput) (*domai
 	}
 	var h *held
 	err = s.tx(ctx, func(q *store.Q) error {
-		if h, err = s.holder(ctx, q, p, in.AgentID, false); err != nil {
+		if h, err = s.holder(ctx, q, p, in.AgentID, holdSettle, false); err != nil {
 			return err
 		}
 		if err := endAgent(ctx, q, h.agent, h.exec, domain.ExecFailed, "task failed", &in.Error, h.now); err != nil {
