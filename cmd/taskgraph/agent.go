@@ -1,18 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +23,10 @@ type agentConfig struct {
 	parallel                 int
 	simulate                 bool
 	heartbeat, poll          time.Duration
+	// patience bounds how long a call is retried while the server cannot be
+	// reached (restarting, network): the run's state is all in the database,
+	// so an agent outliving a server restart carries on.
+	patience time.Duration
 }
 
 // agentTask is what a claimed task tells the command (in TASKGRAPH_TASK_FILE).
@@ -56,6 +55,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&cfg.simulate, "simulate", false, "complete tasks after a random short delay instead of running a command")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", 2*time.Second, "heartbeat period (keep it under the server's --heartbeat-interval)")
 	fs.DurationVar(&cfg.poll, "poll", 500*time.Millisecond, "pause before claiming again when no task is ready")
+	fs.DurationVar(&cfg.patience, "patience", 2*time.Minute, "how long to keep retrying while the server cannot be reached")
 	fs.StringVar(&cfg.url, "url", envOr("TASKGRAPH_URL", "http://127.0.0.1:8080"), "server URL (env TASKGRAPH_URL)")
 	fs.StringVar(&cfg.token, "token", os.Getenv("TASKGRAPH_TOKEN"), "AGENT API token (env TASKGRAPH_TOKEN)")
 	if err := fs.Parse(args); err != nil {
@@ -66,7 +66,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.PrintDefaults()
 		return errUsage
 	}
-	c := client.New(cfg.url, cfg.token)
+	c := &agentClient{c: client.New(cfg.url, cfg.token), patience: cfg.patience}
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -87,8 +87,35 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return firstErr
 }
 
+// agentClient retries calls that did not reach the server.
+type agentClient struct {
+	c        *client.Client
+	patience time.Duration
+}
+
+// do runs a GraphQL operation; a transport failure (no answer, or an answer
+// that is not GraphQL, e.g. a proxy's 502) is retried with backoff for up to
+// patience. GraphQL errors return at once.
+func (a *agentClient) do(ctx context.Context, query string, vars map[string]any, out any) error {
+	deadline := time.Now().Add(a.patience)
+	wait := 100 * time.Millisecond
+	for {
+		err := a.c.Do(ctx, query, vars, out)
+		var gqlErrs client.Errors
+		if err == nil || errors.As(err, &gqlErrs) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
 // agentLoop claims and executes tasks until the run is finished.
-func agentLoop(ctx context.Context, c *client.Client, cfg agentConfig, n int, stdout io.Writer) error {
+func agentLoop(ctx context.Context, c *agentClient, cfg agentConfig, n int, stdout io.Writer) error {
 	host, _ := os.Hostname()
 	wd, _ := os.Getwd()
 	for {
@@ -100,7 +127,7 @@ func agentLoop(ctx context.Context, c *client.Client, cfg agentConfig, n int, st
 				Task       *agentTask
 			}
 		}
-		err := c.Do(ctx, agentClaim, map[string]any{"in": map[string]any{"runId": cfg.run, "hostname": host,
+		err := c.do(ctx, agentClaim, map[string]any{"in": map[string]any{"runId": cfg.run, "hostname": host,
 			"processId": strconv.Itoa(os.Getpid()) + "/" + strconv.Itoa(n), "workingDirectory": wd}}, &d)
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
@@ -118,163 +145,9 @@ func agentLoop(ctx context.Context, c *client.Client, cfg agentConfig, n int, st
 			continue
 		}
 		fmt.Fprintf(stdout, "agent %d: %s %s (attempt %d)\n", n, cl.Task.DisplayID, cl.Task.Title, cl.Execution.AttemptNumber)
-		if err := agentExecute(ctx, c, cfg, cl.Agent.ID, cl.Task); err != nil {
+		w := &agentWork{c: c, cfg: cfg, agentID: cl.Agent.ID, task: cl.Task}
+		if err := w.execute(ctx); err != nil {
 			return err
 		}
 	}
-}
-
-// agentExecute runs one claimed task to its report.
-func agentExecute(ctx context.Context, c *client.Client, cfg agentConfig, agentID string, task *agentTask) error {
-	workCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	lost := make(chan struct{})
-	var once sync.Once
-	stopHeartbeat := make(chan struct{})
-	hbDone := make(chan struct{})
-	go func() {
-		defer close(hbDone)
-		t := time.NewTicker(cfg.heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-stopHeartbeat:
-				return
-			case <-workCtx.Done():
-				return
-			case <-t.C:
-			}
-			var d struct{ Heartbeat struct{ Directive string } }
-			err := c.Do(workCtx, `mutation($in: HeartbeatInput!) { heartbeat(input: $in) { directive } }`,
-				map[string]any{"in": map[string]any{"agentId": agentID, "currentStep": "executing"}}, &d)
-			if err != nil || d.Heartbeat.Directive == "CANCEL" {
-				once.Do(func() { close(lost) })
-				cancel()
-				return
-			}
-		}
-	}()
-	logs := newLogBatcher(ctx, c, agentID)
-	var runErr error
-	if cfg.simulate {
-		select {
-		case <-workCtx.Done():
-			runErr = workCtx.Err()
-		case <-time.After(time.Duration(50+rand.IntN(250)) * time.Millisecond):
-		}
-		logs.add("simulated " + task.DisplayID)
-		for level, tests := range map[string][]string{"CODEBASE": task.CodebaseTests, "API": task.APITests, "UI": task.UITests} {
-			for i, name := range tests {
-				if err := c.Do(ctx, `mutation($in: RecordTestResultInput!) { recordTestResult(input: $in) { testResult { id } } }`,
-					map[string]any{"in": map[string]any{"agentId": agentID, "level": level, "testIndex": i, "testName": name,
-						"status": "PASSED"}}, nil); err != nil {
-					runErr = err
-				}
-			}
-		}
-	} else {
-		runErr = runTaskCommand(workCtx, cfg.command, task, logs)
-	}
-	close(stopHeartbeat)
-	<-hbDone
-	logs.flush()
-	select {
-	case <-lost:
-		return nil // cancelled or lease lost: nothing to report
-	default:
-	}
-	if runErr != nil {
-		return c.Do(ctx, `mutation($in: FailTaskInput!) { failTask(input: $in) { task { id } } }`,
-			map[string]any{"in": map[string]any{"agentId": agentID, "error": runErr.Error(), "retryable": true}}, nil)
-	}
-	return c.Do(ctx, `mutation($in: CompleteTaskInput!) { completeTask(input: $in) { task { id } } }`,
-		map[string]any{"in": map[string]any{"agentId": agentID, "filesModified": gitModified(ctx)}}, nil)
-}
-
-// runTaskCommand runs the command with the task in its environment, its
-// output lines going to logs.
-func runTaskCommand(ctx context.Context, command string, task *agentTask, logs *logBatcher) error {
-	dir, err := os.MkdirTemp("", "taskgraph-agent-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	file := filepath.Join(dir, "task.json")
-	b, _ := json.Marshal(task)
-	if err := os.WriteFile(file, b, 0o600); err != nil {
-		return err
-	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Env = append(os.Environ(), "TASKGRAPH_TASK_ID="+task.ID, "TASKGRAPH_TASK_DISPLAY_ID="+task.DisplayID,
-		"TASKGRAPH_TASK_TITLE="+task.Title, "TASKGRAPH_TASK_FILE="+file)
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64*1024), 1024*1024)
-		for sc.Scan() {
-			logs.add(sc.Text())
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	err = cmd.Wait()
-	pw.Close()
-	<-done
-	return err
-}
-
-// gitModified lists the files git reports changed, when in a work tree.
-func gitModified(ctx context.Context) []string {
-	out, err := exec.CommandContext(ctx, "git", "status", "--porcelain").Output()
-	if err != nil {
-		return []string{}
-	}
-	files := []string{}
-	for _, line := range strings.Split(string(out), "\n") {
-		if len(line) > 3 {
-			files = append(files, strings.TrimSpace(line[3:]))
-		}
-	}
-	return files
-}
-
-// logBatcher sends log lines in batches (every 100 lines, and on flush).
-type logBatcher struct {
-	ctx     context.Context
-	c       *client.Client
-	agentID string
-	mu      sync.Mutex
-	lines   []string
-}
-
-func newLogBatcher(ctx context.Context, c *client.Client, agentID string) *logBatcher {
-	return &logBatcher{ctx: ctx, c: c, agentID: agentID}
-}
-
-func (l *logBatcher) add(line string) {
-	l.mu.Lock()
-	l.lines = append(l.lines, line)
-	full := len(l.lines) >= 100
-	l.mu.Unlock()
-	if full {
-		l.flush()
-	}
-}
-
-func (l *logBatcher) flush() {
-	l.mu.Lock()
-	lines := l.lines
-	l.lines = nil
-	l.mu.Unlock()
-	if len(lines) == 0 {
-		return
-	}
-	// A failure here shows in the report that follows (LEASE_LOST, …).
-	_ = l.c.Do(l.ctx, `mutation($in: AppendExecutionLogInput!) { appendExecutionLog(input: $in) { execution { id } } }`,
-		map[string]any{"in": map[string]any{"agentId": l.agentID, "lines": lines}}, nil)
 }
