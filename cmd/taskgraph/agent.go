@@ -23,6 +23,7 @@ type agentConfig struct {
 	parallel                 int
 	simulate                 bool
 	heartbeat, poll          time.Duration
+	work                     time.Duration // --simulate: a task's mean duration
 	// patience bounds how long a call is retried while the server cannot be
 	// reached (restarting, network): the run's state is all in the database,
 	// so an agent outliving a server restart carries on.
@@ -52,7 +53,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.run, "run", "", "id of the execution run to work on (required)")
 	fs.StringVar(&cfg.command, "exec", "", "shell command that executes one task (its details in TASKGRAPH_TASK_* and the JSON file TASKGRAPH_TASK_FILE)")
 	fs.IntVar(&cfg.parallel, "parallel", 1, "number of agents to run")
-	fs.BoolVar(&cfg.simulate, "simulate", false, "complete tasks after a random short delay instead of running a command")
+	fs.BoolVar(&cfg.simulate, "simulate", false, "complete tasks after a random delay instead of running a command")
+	fs.DurationVar(&cfg.work, "work", 200*time.Millisecond, "--simulate: mean time a task takes (each takes 0.25–1.75 times it)")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", 2*time.Second, "heartbeat period (keep it under the server's --heartbeat-interval)")
 	fs.DurationVar(&cfg.poll, "poll", 500*time.Millisecond, "pause before claiming again when no task is ready")
 	fs.DurationVar(&cfg.patience, "patience", 2*time.Minute, "how long to keep retrying while the server cannot be reached")
@@ -61,7 +63,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := fs.Parse(args); err != nil {
 		return errUsage
 	}
-	if cfg.run == "" || (cfg.command == "") == !cfg.simulate || cfg.parallel < 1 || fs.NArg() > 0 {
+	if cfg.run == "" || (cfg.command == "") == !cfg.simulate || cfg.parallel < 1 || cfg.work <= 0 || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "Usage: taskgraph agent --run ID (--exec CMD | --simulate) [--parallel N] [--url URL] [--token TOKEN]")
 		fs.PrintDefaults()
 		return errUsage

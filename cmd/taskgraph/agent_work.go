@@ -176,11 +176,11 @@ func (w *agentWork) setProgress(percent int, step string) {
 	}
 }
 
-// simulate "works" for a random 50–300 ms of unpaused time, then records the
-// task's declared tests as passed.
+// simulate "works" for a random 0.25–1.75 × --work of unpaused time, then
+// records the task's declared tests as passed.
 func (w *agentWork) simulate(ctx context.Context) error {
-	total := time.Duration(50+rand.IntN(250)) * time.Millisecond
-	const slice = 10 * time.Millisecond
+	total := time.Duration((0.25 + 1.5*rand.Float64()) * float64(w.cfg.work))
+	slice := min(50*time.Millisecond, max(time.Millisecond, total/20))
 	w.setProgress(0, "simulating")
 	for done := time.Duration(0); done < total; {
 		if err := w.waitResumed(ctx); err != nil {

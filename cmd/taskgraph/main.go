@@ -6,6 +6,7 @@
 //	taskgraph token create     create an API token (--role, --user, --project)
 //	taskgraph watch            print a project's events as they happen
 //	taskgraph agent            the reference build agent: claim and execute a run's tasks
+//	taskgraph demo             create and start a demo run to watch and work
 //	taskgraph schema           print the GraphQL schema (SDL)
 package main
 
@@ -40,6 +41,7 @@ Usage:
   taskgraph token create [flags]       create an API token and print it once
   taskgraph watch --project SLUG       print a project's events live (see taskgraph watch -h)
   taskgraph agent --run ID --exec CMD  execute a run's tasks as build agents (see taskgraph agent -h)
+  taskgraph demo                       create and start a demo run (see taskgraph demo -h)
   taskgraph schema                     print the GraphQL schema
 `
 
@@ -61,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runWatch(ctx, args[1:], stdout, stderr)
 	case "agent":
 		return runAgent(ctx, args[1:], stdout, stderr)
+	case "demo":
+		return runDemo(ctx, args[1:], stdout, stderr)
 	case "schema":
 		return runSchema(stdout)
 	case "help", "-h", "--help":
