@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -50,9 +54,10 @@ func TestExecutionEventKinds(t *testing.T) {
 		e.add(t, "A", M{"codebaseTests": []string{"go test ./..."}})
 		e.add(t, "B", nil)
 		e.link(t, "B", "A", "DEPENDS_ON")
-		run := e.start(t) // reason "test"
+		start := s.eventCursor(t, e.token, e.project)
+		first := e.start(t) // reason "test"
 
-		c := e.claim(t, run)
+		c := e.claim(t, first)
 		agent, taskA := c.S("agent.id"), c.S("task.id")
 		s.query(t, e.agent, heartbeatMutation, M{"in": M{"agentId": agent, "progressPercent": 40,
 			"currentStep": "compiling", "memoryMb": 256, "cpuPercent": 12.5}})
@@ -63,15 +68,15 @@ func TestExecutionEventKinds(t *testing.T) {
 		s.query(t, e.agent, `mutation($in: RecordTestResultInput!) { recordTestResult(input: $in) { testResult { status } } }`,
 			M{"in": M{"agentId": agent, "level": "CODEBASE", "testIndex": 0, "testName": "unit", "status": "PASSED", "durationMs": 30}})
 		action := `mutation($in: RunActionInput!) { %s(input: $in) { run { status } } }`
-		s.query(t, e.token, fmt.Sprintf(action, "pauseExecutionRun"), M{"in": M{"runId": run, "reason": "lunch"}})
-		s.query(t, e.token, fmt.Sprintf(action, "resumeExecutionRun"), M{"in": M{"runId": run}})
+		s.query(t, e.token, fmt.Sprintf(action, "pauseExecutionRun"), M{"in": M{"runId": first, "reason": "lunch"}})
+		s.query(t, e.token, fmt.Sprintf(action, "resumeExecutionRun"), M{"in": M{"runId": first}})
 		e.complete(t, agent)
 
-		c = e.claim(t, run)
+		c = e.claim(t, first)
 		agentB, taskB := c.S("agent.id"), c.S("task.id")
 		s.query(t, e.agent, failMutation, M{"in": M{"agentId": agentB, "error": "broken", "retryable": false}})
 
-		evs := e.runEvents(t, run)
+		evs := e.runEvents(t, first)
 		var types []string
 		for _, ev := range evs {
 			types = append(types, ev.S("type"))
@@ -139,11 +144,11 @@ func TestExecutionEventKinds(t *testing.T) {
 		failed := evs[14]
 		require.Equal(t, "1 of 2 tasks did not complete", failed.S("failureReason"))
 		require.GreaterOrEqual(t, failed.N("durationMs"), 0)
-		require.Equal(t, e.run(t, run).S("failureReason"), failed.S("failureReason"))
+		require.Equal(t, e.run(t, first).S("failureReason"), failed.S("failureReason"))
 
 		// A retry: cancelled, with a reason; a retry of that completes.
 		retry := s.query(t, e.token, `mutation($in: RunActionInput!) { retryExecutionRun(input: $in) { run { id } } }`,
-			M{"in": M{"runId": run, "reason": "again"}}).S("retryExecutionRun.run.id")
+			M{"in": M{"runId": first, "reason": "again"}}).S("retryExecutionRun.run.id")
 		s.query(t, e.token, fmt.Sprintf(action, "cancelExecutionRun"), M{"in": M{"runId": retry, "reason": "enough"}})
 		evs = e.runEvents(t, retry)
 		require.Equal(t, "RUN_STARTED", evs[0].S("type"))
@@ -159,5 +164,39 @@ func TestExecutionEventKinds(t *testing.T) {
 		last = evs[len(evs)-1]
 		require.Equal(t, "RUN_COMPLETED", last.S("type"))
 		require.Equal(t, e.run(t, third).N("durationMs"), last.N("durationMs"))
+
+		// taskgraph watch prints each kind's details.
+		slug := s.query(t, e.token, `query($id: ID!) { node(id: $id) { ... on Project { slug } } }`, M{"id": e.project}).S("node.slug")
+		out := &syncBuffer{}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, []string{"watch", "--project", slug, "--url", s.URL, "--token", e.token, "--after", start,
+				"--types", "RUN_STARTED,RUN_PAUSED,RUN_RESUMED,RUN_CANCELLED,RUN_COMPLETED,RUN_FAILED,WAVE_STARTED,WAVE_COMPLETED," +
+					"TASK_CLAIMED,AGENT_HEARTBEAT,AGENT_TERMINATED,LOG_APPENDED,TEST_RESULT_RECORDED"}, out, io.Discard)
+		}()
+		eventually(t, "the last run's end", func() bool { return strings.Contains(strings.Join(out.lines(), "\n"), "RUN_COMPLETED") })
+		cancel()
+		require.NoError(t, <-done)
+		printed := strings.Join(out.lines(), "\n")
+		for _, want := range [][2]string{ // type, details (the task column between them)
+			{"RUN_STARTED", "run 1 (test)"},
+			{"WAVE_STARTED", "wave 1: 1 task"},
+			{"TASK_CLAIMED", "wave 1, attempt 1"},
+			{"AGENT_HEARTBEAT", "40%, compiling, 256 MB, 12.5% CPU"},
+			{"LOG_APPENDED", `2 lines (1-2) "one" "two"`},
+			{"LOG_APPENDED", `1 line (3-3) "three"`},
+			{"TEST_RESULT_RECORDED", `CODEBASE test 0 "unit" PASSED in 30ms`},
+			{"RUN_PAUSED", "run 1 (lunch)"},
+			{"RUN_RESUMED", "run 1"},
+			{"WAVE_COMPLETED", "wave 1 COMPLETED: 1 completed, 0 failed, 0 skipped in "},
+			{"WAVE_COMPLETED", "wave 2 FAILED: 0 completed, 1 failed, 0 skipped in "},
+			{"RUN_FAILED", "run 1: 1 of 2 tasks did not complete in "},
+			{"RUN_STARTED", "run 2 (again)"},
+			{"RUN_CANCELLED", "run 2 (enough)"},
+			{"RUN_COMPLETED", "run 3 in "},
+		} {
+			require.Regexp(t, `(?m)`+want[0]+` +(-|TU-\S+) +`+regexp.QuoteMeta(want[1]), printed)
+		}
 	})
 }
