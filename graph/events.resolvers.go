@@ -29,51 +29,51 @@ func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID stri
 }
 
 func (r *taskCreatedResolver) Project(ctx context.Context, obj *domain.TaskCreated) (*domain.Project, error) {
-	return r.Svc.ProjectByID(ctx, obj.ProjectID)
+	return r.eventProject(ctx, obj)
 }
 
 func (r *taskCreatedResolver) Task(ctx context.Context, obj *domain.TaskCreated) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, obj.TaskID)
+	return r.eventTask(ctx, obj)
 }
 
 func (r *taskCreatedResolver) Run(ctx context.Context, obj *domain.TaskCreated) (*domain.ExecutionRun, error) {
-	return r.Svc.RunByID(ctx, obj.RunID)
+	return r.eventRun(ctx, obj)
 }
 
 func (r *taskCreatedResolver) Agent(ctx context.Context, obj *domain.TaskCreated) (*domain.BuildAgent, error) {
-	return r.Svc.AgentByID(ctx, obj.AgentID)
+	return r.eventAgent(ctx, obj)
 }
 
 func (r *taskStatusChangedResolver) Project(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.Project, error) {
-	return r.Svc.ProjectByID(ctx, obj.ProjectID)
+	return r.eventProject(ctx, obj)
 }
 
 func (r *taskStatusChangedResolver) Task(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, obj.TaskID)
+	return r.eventTask(ctx, obj)
 }
 
 func (r *taskStatusChangedResolver) Run(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.ExecutionRun, error) {
-	return r.Svc.RunByID(ctx, obj.RunID)
+	return r.eventRun(ctx, obj)
 }
 
 func (r *taskStatusChangedResolver) Agent(ctx context.Context, obj *domain.TaskStatusChanged) (*domain.BuildAgent, error) {
-	return r.Svc.AgentByID(ctx, obj.AgentID)
+	return r.eventAgent(ctx, obj)
 }
 
 func (r *taskUpdatedResolver) Project(ctx context.Context, obj *domain.TaskUpdated) (*domain.Project, error) {
-	return r.Svc.ProjectByID(ctx, obj.ProjectID)
+	return r.eventProject(ctx, obj)
 }
 
 func (r *taskUpdatedResolver) Task(ctx context.Context, obj *domain.TaskUpdated) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, obj.TaskID)
+	return r.eventTask(ctx, obj)
 }
 
 func (r *taskUpdatedResolver) Run(ctx context.Context, obj *domain.TaskUpdated) (*domain.ExecutionRun, error) {
-	return r.Svc.RunByID(ctx, obj.RunID)
+	return r.eventRun(ctx, obj)
 }
 
 func (r *taskUpdatedResolver) Agent(ctx context.Context, obj *domain.TaskUpdated) (*domain.BuildAgent, error) {
-	return r.Svc.AgentByID(ctx, obj.AgentID)
+	return r.eventAgent(ctx, obj)
 }
 
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }

@@ -12,6 +12,38 @@ import (
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
+func (r *agentHeartbeatResolver) Project(ctx context.Context, obj *domain.AgentHeartbeatEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *agentHeartbeatResolver) Task(ctx context.Context, obj *domain.AgentHeartbeatEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *agentHeartbeatResolver) Run(ctx context.Context, obj *domain.AgentHeartbeatEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *agentHeartbeatResolver) Agent(ctx context.Context, obj *domain.AgentHeartbeatEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
+func (r *agentTerminatedResolver) Project(ctx context.Context, obj *domain.AgentTerminatedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *agentTerminatedResolver) Task(ctx context.Context, obj *domain.AgentTerminatedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *agentTerminatedResolver) Run(ctx context.Context, obj *domain.AgentTerminatedEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *agentTerminatedResolver) Agent(ctx context.Context, obj *domain.AgentTerminatedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
 func (r *buildAgentResolver) Run(ctx context.Context, obj *domain.BuildAgent) (*domain.ExecutionRun, error) {
 	return r.Svc.RunByID(ctx, &obj.RunID)
 }
@@ -22,22 +54,6 @@ func (r *buildAgentResolver) Task(ctx context.Context, obj *domain.BuildAgent) (
 
 func (r *buildAgentResolver) Execution(ctx context.Context, obj *domain.BuildAgent) (*domain.TaskExecution, error) {
 	return r.Svc.ExecutionOfAgent(ctx, obj.ID)
-}
-
-func (r *executionActivityResolver) Project(ctx context.Context, obj *domain.ExecutionActivity) (*domain.Project, error) {
-	return r.Svc.ProjectByID(ctx, obj.ProjectID)
-}
-
-func (r *executionActivityResolver) Task(ctx context.Context, obj *domain.ExecutionActivity) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, obj.TaskID)
-}
-
-func (r *executionActivityResolver) Run(ctx context.Context, obj *domain.ExecutionActivity) (*domain.ExecutionRun, error) {
-	return r.Svc.RunByID(ctx, obj.RunID)
-}
-
-func (r *executionActivityResolver) Agent(ctx context.Context, obj *domain.ExecutionActivity) (*domain.BuildAgent, error) {
-	return r.Svc.AgentByID(ctx, obj.AgentID)
 }
 
 func (r *executionRunResolver) TaskList(ctx context.Context, obj *domain.ExecutionRun) (*domain.TaskList, error) {
@@ -70,6 +86,22 @@ func (r *executionRunResolver) Events(ctx context.Context, obj *domain.Execution
 		return nil, err
 	}
 	return model.NewExecutionEventConnection(pg), nil
+}
+
+func (r *logAppendedResolver) Project(ctx context.Context, obj *domain.LogAppendedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *logAppendedResolver) Task(ctx context.Context, obj *domain.LogAppendedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *logAppendedResolver) Run(ctx context.Context, obj *domain.LogAppendedEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *logAppendedResolver) Agent(ctx context.Context, obj *domain.LogAppendedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
 }
 
 func (r *mutationResolver) StartExecutionRun(ctx context.Context, input domain.StartExecutionRunInput) (*model.StartExecutionRunPayload, error) {
@@ -160,8 +192,120 @@ func (r *queryResolver) ExecutionRun(ctx context.Context, id string) (*domain.Ex
 	return r.Svc.ExecutionRun(ctx, id)
 }
 
+func (r *runCancelledResolver) Project(ctx context.Context, obj *domain.RunCancelledEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *runCancelledResolver) Task(ctx context.Context, obj *domain.RunCancelledEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *runCancelledResolver) Run(ctx context.Context, obj *domain.RunCancelledEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *runCancelledResolver) Agent(ctx context.Context, obj *domain.RunCancelledEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
+func (r *runCompletedResolver) Project(ctx context.Context, obj *domain.RunCompletedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *runCompletedResolver) Task(ctx context.Context, obj *domain.RunCompletedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *runCompletedResolver) Run(ctx context.Context, obj *domain.RunCompletedEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *runCompletedResolver) Agent(ctx context.Context, obj *domain.RunCompletedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
+func (r *runFailedResolver) Project(ctx context.Context, obj *domain.RunFailedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *runFailedResolver) Task(ctx context.Context, obj *domain.RunFailedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *runFailedResolver) Run(ctx context.Context, obj *domain.RunFailedEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *runFailedResolver) Agent(ctx context.Context, obj *domain.RunFailedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
+func (r *runPausedResolver) Project(ctx context.Context, obj *domain.RunPausedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *runPausedResolver) Task(ctx context.Context, obj *domain.RunPausedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *runPausedResolver) Run(ctx context.Context, obj *domain.RunPausedEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *runPausedResolver) Agent(ctx context.Context, obj *domain.RunPausedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
+func (r *runResumedResolver) Project(ctx context.Context, obj *domain.RunResumedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *runResumedResolver) Task(ctx context.Context, obj *domain.RunResumedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *runResumedResolver) Run(ctx context.Context, obj *domain.RunResumedEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *runResumedResolver) Agent(ctx context.Context, obj *domain.RunResumedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
+func (r *runStartedResolver) Project(ctx context.Context, obj *domain.RunStartedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *runStartedResolver) Task(ctx context.Context, obj *domain.RunStartedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *runStartedResolver) Run(ctx context.Context, obj *domain.RunStartedEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *runStartedResolver) Agent(ctx context.Context, obj *domain.RunStartedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
 func (r *subscriptionResolver) RunEvents(ctx context.Context, runID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error) {
 	return r.Svc.RunEvents(ctx, runID, after, types, func(err error) { endSubscription(ctx, err) })
+}
+
+func (r *taskClaimedResolver) Project(ctx context.Context, obj *domain.TaskClaimedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *taskClaimedResolver) Task(ctx context.Context, obj *domain.TaskClaimedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *taskClaimedResolver) Run(ctx context.Context, obj *domain.TaskClaimedEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *taskClaimedResolver) Agent(ctx context.Context, obj *domain.TaskClaimedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
 }
 
 func (r *taskExecutionResolver) Task(ctx context.Context, obj *domain.TaskExecution) (*domain.Task, error) {
@@ -196,6 +340,22 @@ func (r *taskListResolver) Runs(ctx context.Context, obj *domain.TaskList) ([]*d
 	return r.Svc.RunsOfList(ctx, obj.ID)
 }
 
+func (r *testResultRecordedResolver) Project(ctx context.Context, obj *domain.TestResultRecordedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *testResultRecordedResolver) Task(ctx context.Context, obj *domain.TestResultRecordedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *testResultRecordedResolver) Run(ctx context.Context, obj *domain.TestResultRecordedEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *testResultRecordedResolver) Agent(ctx context.Context, obj *domain.TestResultRecordedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
 func (r *waveResolver) Run(ctx context.Context, obj *domain.Wave) (*domain.ExecutionRun, error) {
 	return r.Svc.RunByID(ctx, &obj.RunID)
 }
@@ -204,31 +364,99 @@ func (r *waveResolver) Assignments(ctx context.Context, obj *domain.Wave) ([]*do
 	return r.Svc.AssignmentsOfWave(ctx, obj.ID)
 }
 
+func (r *waveCompletedResolver) Project(ctx context.Context, obj *domain.WaveCompletedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *waveCompletedResolver) Task(ctx context.Context, obj *domain.WaveCompletedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *waveCompletedResolver) Run(ctx context.Context, obj *domain.WaveCompletedEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *waveCompletedResolver) Agent(ctx context.Context, obj *domain.WaveCompletedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
+func (r *waveStartedResolver) Project(ctx context.Context, obj *domain.WaveStartedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *waveStartedResolver) Task(ctx context.Context, obj *domain.WaveStartedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *waveStartedResolver) Run(ctx context.Context, obj *domain.WaveStartedEvent) (*domain.ExecutionRun, error) {
+	return r.eventRun(ctx, obj)
+}
+
+func (r *waveStartedResolver) Agent(ctx context.Context, obj *domain.WaveStartedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
 func (r *waveTaskAssignmentResolver) Task(ctx context.Context, obj *domain.WaveTaskAssignment) (*domain.Task, error) {
 	return r.Svc.TaskByID(ctx, &obj.TaskID)
 }
 
-func (r *Resolver) BuildAgent() BuildAgentResolver { return &buildAgentResolver{r} }
+func (r *Resolver) AgentHeartbeat() AgentHeartbeatResolver { return &agentHeartbeatResolver{r} }
 
-func (r *Resolver) ExecutionActivity() ExecutionActivityResolver {
-	return &executionActivityResolver{r}
-}
+func (r *Resolver) AgentTerminated() AgentTerminatedResolver { return &agentTerminatedResolver{r} }
+
+func (r *Resolver) BuildAgent() BuildAgentResolver { return &buildAgentResolver{r} }
 
 func (r *Resolver) ExecutionRun() ExecutionRunResolver { return &executionRunResolver{r} }
 
+func (r *Resolver) LogAppended() LogAppendedResolver { return &logAppendedResolver{r} }
+
+func (r *Resolver) RunCancelled() RunCancelledResolver { return &runCancelledResolver{r} }
+
+func (r *Resolver) RunCompleted() RunCompletedResolver { return &runCompletedResolver{r} }
+
+func (r *Resolver) RunFailed() RunFailedResolver { return &runFailedResolver{r} }
+
+func (r *Resolver) RunPaused() RunPausedResolver { return &runPausedResolver{r} }
+
+func (r *Resolver) RunResumed() RunResumedResolver { return &runResumedResolver{r} }
+
+func (r *Resolver) RunStarted() RunStartedResolver { return &runStartedResolver{r} }
+
+func (r *Resolver) TaskClaimed() TaskClaimedResolver { return &taskClaimedResolver{r} }
+
 func (r *Resolver) TaskExecution() TaskExecutionResolver { return &taskExecutionResolver{r} }
 
+func (r *Resolver) TestResultRecorded() TestResultRecordedResolver {
+	return &testResultRecordedResolver{r}
+}
+
 func (r *Resolver) Wave() WaveResolver { return &waveResolver{r} }
+
+func (r *Resolver) WaveCompleted() WaveCompletedResolver { return &waveCompletedResolver{r} }
+
+func (r *Resolver) WaveStarted() WaveStartedResolver { return &waveStartedResolver{r} }
 
 func (r *Resolver) WaveTaskAssignment() WaveTaskAssignmentResolver {
 	return &waveTaskAssignmentResolver{r}
 }
 
 type (
+	agentHeartbeatResolver     struct{ *Resolver }
+	agentTerminatedResolver    struct{ *Resolver }
 	buildAgentResolver         struct{ *Resolver }
-	executionActivityResolver  struct{ *Resolver }
 	executionRunResolver       struct{ *Resolver }
+	logAppendedResolver        struct{ *Resolver }
+	runCancelledResolver       struct{ *Resolver }
+	runCompletedResolver       struct{ *Resolver }
+	runFailedResolver          struct{ *Resolver }
+	runPausedResolver          struct{ *Resolver }
+	runResumedResolver         struct{ *Resolver }
+	runStartedResolver         struct{ *Resolver }
+	taskClaimedResolver        struct{ *Resolver }
 	taskExecutionResolver      struct{ *Resolver }
+	testResultRecordedResolver struct{ *Resolver }
 	waveResolver               struct{ *Resolver }
+	waveCompletedResolver      struct{ *Resolver }
+	waveStartedResolver        struct{ *Resolver }
 	waveTaskAssignmentResolver struct{ *Resolver }
 )

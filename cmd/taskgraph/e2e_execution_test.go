@@ -344,7 +344,20 @@ func TestHeartbeatSweep(t *testing.T) {
 		require.Equal(t, 1, r.N("tasksFailed"))
 		require.Equal(t, 1, r.N("tasksSkipped"))
 		require.Equal(t, 0, r.N("agentsActive"))
-		require.Contains(t, e.eventTypes(t), "AGENT_TERMINATED")
+		var terminated []jv
+		for _, ev := range e.runEvents(t, run) {
+			if ev.S("type") == "AGENT_TERMINATED" {
+				terminated = append(terminated, ev)
+			}
+		}
+		require.Len(t, terminated, 2)
+		for i, ev := range terminated {
+			require.Equal(t, i+1, ev.N("attemptNumber"))
+			require.Contains(t, ev.S("terminationReason"), "no heartbeat")
+			require.Equal(t, taskID, ev.S("task.id"))
+		}
+		require.Equal(t, first.S("agent.id"), terminated[0].S("agent.id"))
+		require.Equal(t, second.S("agent.id"), terminated[1].S("agent.id"))
 	})
 }
 
@@ -377,7 +390,7 @@ func TestExecutionRunControl(t *testing.T) {
 			// Subscribed from the run's start: the stream replays, then follows.
 			sub, err := s.dial(t, e.token).Subscribe(context.Background(),
 				`subscription($r: ID!) { runEvents(runId: $r, types: [RUN_STARTED RUN_PAUSED RUN_RESUMED RUN_CANCELLED RUN_FAILED WAVE_STARTED TASK_CLAIMED]) {
-					type ... on ExecutionActivity { run { id } } } }`, M{"r": run})
+					type run { id } } }`, M{"r": run})
 			require.NoError(t, err)
 
 			a := e.claim(t, run)

@@ -16,14 +16,28 @@ import (
 	"github.com/taskgraph/taskgraph/internal/client"
 )
 
-// watchQuery selects what watch prints of every event.
+// watchQuery selects what watch prints of every event: the details of each kind.
 const watchQuery = `subscription($project: ID!, $after: String, $types: [ExecutionEventType!]) {
   projectEvents(projectId: $project, after: $after, types: $types) {
     cursor type occurredAt
     task { id displayId title }
+    run { runNumber }
     ... on TaskCreated { title status }
     ... on TaskUpdated { changedFields }
     ... on TaskStatusChanged { from to reason }
+    ... on RunStarted { reason }
+    ... on RunPaused { reason }
+    ... on RunResumed { reason }
+    ... on RunCancelled { reason }
+    ... on RunCompleted { durationMs }
+    ... on RunFailed { failureReason durationMs }
+    ... on WaveStarted { waveNumber taskCount }
+    ... on WaveCompleted { waveNumber waveStatus completedCount failedCount skippedCount durationMs }
+    ... on TaskClaimed { waveNumber attemptNumber }
+    ... on AgentHeartbeat { progressPercent currentStep memoryMb cpuPercent }
+    ... on AgentTerminated { terminationReason attemptNumber }
+    ... on LogAppended { lines firstLine }
+    ... on TestResultRecorded { level testIndex testName testStatus durationMs }
   }
 }`
 
@@ -189,7 +203,8 @@ func (w *watcher) once(ctx context.Context) (printed bool, err error) {
 	}
 }
 
-// watchEvent is the part of an event watch prints.
+// watchEvent is the part of an event watch prints. A key of several kinds
+// has one type in all of them (the schema sees to it).
 type watchEvent struct {
 	Cursor     string `json:"cursor"`
 	Type       string `json:"type"`
@@ -198,13 +213,39 @@ type watchEvent struct {
 		DisplayID string `json:"displayId"`
 		Title     string `json:"title"`
 	} `json:"task"`
-	Title         string   `json:"title"`
-	Status        string   `json:"status"`
-	ChangedFields []string `json:"changedFields"`
-	From          string   `json:"from"`
-	To            string   `json:"to"`
-	Reason        *string  `json:"reason"`
+	Run *struct {
+		RunNumber int `json:"runNumber"`
+	} `json:"run"`
+	Title             string   `json:"title"`
+	Status            string   `json:"status"`
+	ChangedFields     []string `json:"changedFields"`
+	From              string   `json:"from"`
+	To                string   `json:"to"`
+	Reason            *string  `json:"reason"`
+	FailureReason     string   `json:"failureReason"`
+	DurationMs        *int     `json:"durationMs"`
+	WaveNumber        int      `json:"waveNumber"`
+	TaskCount         *int     `json:"taskCount"`
+	WaveStatus        string   `json:"waveStatus"`
+	CompletedCount    *int     `json:"completedCount"`
+	FailedCount       *int     `json:"failedCount"`
+	SkippedCount      *int     `json:"skippedCount"`
+	AttemptNumber     int      `json:"attemptNumber"`
+	ProgressPercent   *int     `json:"progressPercent"`
+	CurrentStep       *string  `json:"currentStep"`
+	MemoryMb          *int     `json:"memoryMb"`
+	CPUPercent        *float64 `json:"cpuPercent"`
+	TerminationReason string   `json:"terminationReason"`
+	Lines             []string `json:"lines"`
+	FirstLine         *int     `json:"firstLine"`
+	Level             string   `json:"level"`
+	TestIndex         int      `json:"testIndex"`
+	TestName          *string  `json:"testName"`
+	TestStatus        string   `json:"testStatus"`
 }
+
+// watchLogLines is how many lines of a LOG_APPENDED event watch shows.
+const watchLogLines = 3
 
 // formatEvent renders one event as a line of text, or as compact JSON.
 func formatEvent(raw json.RawMessage, asJSON bool) (line, cursor string, err error) {
@@ -223,17 +264,103 @@ func formatEvent(raw json.RawMessage, asJSON bool) (line, cursor string, err err
 	if e.Task != nil {
 		task = e.Task.DisplayID
 	}
-	var detail string
-	switch e.Type {
-	case "TASK_CREATED":
-		detail = fmt.Sprintf("%q %s", e.Title, e.Status)
-	case "TASK_UPDATED":
-		detail = "changed: " + strings.Join(e.ChangedFields, ", ")
-	case "TASK_STATUS_CHANGED":
-		detail = e.From + " -> " + e.To
-		if e.Reason != nil && *e.Reason != "" {
-			detail += " (" + *e.Reason + ")"
+	return strings.TrimRight(fmt.Sprintf("%s  %-20s %-22s %s", e.OccurredAt, e.Type, task, e.detail()), " "), e.Cursor, nil
+}
+
+// detail is the text of the event's details, by kind.
+func (e *watchEvent) detail() string {
+	var b strings.Builder
+	add := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	reason := func(r *string) {
+		if r != nil && *r != "" {
+			add(" (%s)", *r)
 		}
 	}
-	return strings.TrimRight(fmt.Sprintf("%s  %-20s %-22s %s", e.OccurredAt, e.Type, task, detail), " "), e.Cursor, nil
+	took := func() {
+		if e.DurationMs != nil {
+			add(" in %s", time.Duration(*e.DurationMs)*time.Millisecond)
+		}
+	}
+	run := "run"
+	if e.Run != nil {
+		run = fmt.Sprintf("run %d", e.Run.RunNumber)
+	}
+	switch e.Type {
+	case "TASK_CREATED":
+		add("%q %s", e.Title, e.Status)
+	case "TASK_UPDATED":
+		add("changed: %s", strings.Join(e.ChangedFields, ", "))
+	case "TASK_STATUS_CHANGED":
+		add("%s -> %s", e.From, e.To)
+		reason(e.Reason)
+	case "RUN_STARTED", "RUN_PAUSED", "RUN_RESUMED", "RUN_CANCELLED":
+		add("%s", run)
+		reason(e.Reason)
+	case "RUN_COMPLETED":
+		add("%s", run)
+		took()
+	case "RUN_FAILED":
+		add("%s: %s", run, e.FailureReason)
+		took()
+	case "WAVE_STARTED":
+		add("wave %d", e.WaveNumber)
+		if e.TaskCount != nil {
+			add(": %s", plural(*e.TaskCount, "task"))
+		}
+	case "WAVE_COMPLETED":
+		add("wave %d %s", e.WaveNumber, e.WaveStatus)
+		if e.CompletedCount != nil && e.FailedCount != nil && e.SkippedCount != nil {
+			add(": %d completed, %d failed, %d skipped", *e.CompletedCount, *e.FailedCount, *e.SkippedCount)
+		}
+		took()
+	case "TASK_CLAIMED":
+		add("wave %d, attempt %d", e.WaveNumber, e.AttemptNumber)
+	case "AGENT_HEARTBEAT":
+		var parts []string
+		if e.ProgressPercent != nil {
+			parts = append(parts, fmt.Sprintf("%d%%", *e.ProgressPercent))
+		}
+		if e.CurrentStep != nil {
+			parts = append(parts, *e.CurrentStep)
+		}
+		if e.MemoryMb != nil {
+			parts = append(parts, fmt.Sprintf("%d MB", *e.MemoryMb))
+		}
+		if e.CPUPercent != nil {
+			parts = append(parts, fmt.Sprintf("%.1f%% CPU", *e.CPUPercent))
+		}
+		add("%s", strings.Join(parts, ", "))
+	case "AGENT_TERMINATED":
+		add("attempt %d: %s", e.AttemptNumber, e.TerminationReason)
+	case "LOG_APPENDED":
+		// One line per event: the first few log lines, quoted so that their
+		// own spaces and separators stay readable.
+		add("%s", plural(len(e.Lines), "line"))
+		if e.FirstLine != nil && len(e.Lines) > 0 {
+			add(" (%d-%d)", *e.FirstLine, *e.FirstLine+len(e.Lines)-1)
+		}
+		for i, l := range e.Lines {
+			if i == watchLogLines {
+				add(" +%d more", len(e.Lines)-i)
+				break
+			}
+			add(" %q", l)
+		}
+	case "TEST_RESULT_RECORDED":
+		add("%s test %d", e.Level, e.TestIndex)
+		if e.TestName != nil {
+			add(" %q", *e.TestName)
+		}
+		add(" %s", e.TestStatus)
+		took()
+	}
+	return b.String()
+}
+
+// plural is "1 line", "2 lines".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

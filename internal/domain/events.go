@@ -14,8 +14,8 @@ import (
 // ExecutionEventType is the kind of an event (API.md's ExecutionEventType).
 type ExecutionEventType string
 
-// Event kinds. The task kinds are recorded now; the run, wave, agent, log, test
-// and question kinds come with execution runs and questions.
+// Event kinds. The question kinds come with questions; the others are
+// recorded, each decoded into a type of its own.
 const (
 	EventRunStarted         ExecutionEventType = "RUN_STARTED"
 	EventRunPaused          ExecutionEventType = "RUN_PAUSED"
@@ -65,7 +65,8 @@ func (e *Event) Cursor() string {
 func (e *Event) Record() *Event { return e }
 
 // ExecutionEvent is an event decoded into the type of its kind (the GraphQL
-// ExecutionEvent interface): TaskCreated, TaskUpdated, TaskStatusChanged.
+// ExecutionEvent interface): TaskCreated, TaskUpdated, TaskStatusChanged, and
+// the execution kinds of run_events.go.
 type ExecutionEvent interface {
 	Record() *Event
 }
@@ -176,13 +177,23 @@ func DecodeEvent(e *Event) (ExecutionEvent, error) {
 		}
 		return &TaskStatusChanged{Event: *e, From: p.From, To: p.To, Reason: p.Reason}, nil
 	}
-	if isActivity(e.Type) {
-		var p ActivityDetails
-		if err := decode(&p); err != nil {
+	if ev := newRunKind(e.Type); ev != nil {
+		*ev.Record() = *e
+		if err := decode(ev); err != nil {
 			return nil, err
 		}
-		return &ExecutionActivity{Event: *e, Message: p.Message, WaveNumber: p.WaveNumber, AttemptNumber: p.AttemptNumber,
-			ProgressPercent: p.ProgressPercent, CurrentStep: p.CurrentStep, Status: p.Status, Lines: p.Lines}, nil
+		if u, ok := ev.(upgrader); ok {
+			var old legacyMessage
+			if bytes.Contains(e.Payload, []byte(`"message"`)) {
+				if err := decode(&old); err != nil {
+					return nil, err
+				}
+			}
+			if err := u.upgrade(old.Message); err != nil {
+				return nil, fmt.Errorf("event %s #%d (%s): %w", e.ProjectID, e.Seq, e.Type, err)
+			}
+		}
+		return ev, nil
 	}
 	return nil, fmt.Errorf("event %s #%d: no type for kind %q", e.ProjectID, e.Seq, e.Type)
 }

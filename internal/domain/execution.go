@@ -1,9 +1,6 @@
 package domain
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // Kinds of the execution nodes.
 const (
@@ -318,46 +315,4 @@ type ClaimResult struct {
 	Execution  *TaskExecution
 	Wave       *Wave
 	WaitReason *WaitReason
-}
-
-// ExecutionActivity is an event of a run's progress (runs, waves, claims,
-// agents, logs, test results): every execution kind but the task kinds.
-type ExecutionActivity struct {
-	Event
-	Message         *string
-	WaveNumber      *int
-	AttemptNumber   *int
-	ProgressPercent *int
-	CurrentStep     *string
-	Status          *string
-	Lines           []string
-}
-
-// ActivityDetails are the details of an ExecutionActivity event.
-type ActivityDetails struct {
-	Message         *string  `json:"message,omitempty"`
-	WaveNumber      *int     `json:"waveNumber,omitempty"`
-	AttemptNumber   *int     `json:"attemptNumber,omitempty"`
-	ProgressPercent *int     `json:"progressPercent,omitempty"`
-	CurrentStep     *string  `json:"currentStep,omitempty"`
-	Status          *string  `json:"status,omitempty"`
-	Lines           []string `json:"lines,omitempty"`
-}
-
-// NewRunEvent is an execution event of run (about task and agent when given).
-func NewRunEvent(run *ExecutionRun, typ ExecutionEventType, taskID, agentID *string, d ActivityDetails, at time.Time) *Event {
-	b, err := json.Marshal(d)
-	if err != nil {
-		panic("domain: event payload: " + err.Error())
-	}
-	id := run.ID
-	return &Event{ProjectID: run.ProjectID, RunID: &id, TaskID: taskID, AgentID: agentID, Type: typ, Payload: JSON(b), OccurredAt: at}
-}
-
-func isActivity(t ExecutionEventType) bool {
-	switch t {
-	case EventTaskCreated, EventTaskUpdated, EventTaskStatusChanged, EventQuestionAsked, EventQuestionAnswered:
-		return false
-	}
-	return true
 }

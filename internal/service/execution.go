@@ -156,8 +156,7 @@ func (s *Service) startRun(ctx context.Context, q *store.Q, p *auth.Principal, l
 	if err := q.InsertAssignments(ctx, assigns); err != nil {
 		return nil, err
 	}
-	s.record(q, domain.NewRunEvent(run, domain.EventRunStarted, nil, nil,
-		domain.ActivityDetails{Message: reason, Status: ptr(string(run.Status))}, now))
+	s.record(q, domain.NewRunStarted(run, reason, now))
 	if err := s.advance(ctx, q, p, run, now); err != nil {
 		return nil, err
 	}
@@ -210,8 +209,7 @@ func (s *Service) advance(ctx context.Context, q *store.Q, p *auth.Principal, ru
 			if err := q.UpdateWave(ctx, w); err != nil {
 				return err
 			}
-			s.record(q, domain.NewRunEvent(run, domain.EventWaveStarted, nil, nil,
-				domain.ActivityDetails{WaveNumber: &w.WaveNumber}, now))
+			s.record(q, domain.NewWaveStarted(run, w, now))
 			break
 		}
 		// In progress.
@@ -232,8 +230,7 @@ func (s *Service) advance(ctx context.Context, q *store.Q, p *auth.Principal, ru
 		if err := q.UpdateWave(ctx, w); err != nil {
 			return err
 		}
-		s.record(q, domain.NewRunEvent(run, domain.EventWaveCompleted, nil, nil,
-			domain.ActivityDetails{WaveNumber: &w.WaveNumber, Status: ptr(string(w.Status))}, now))
+		s.record(q, domain.NewWaveCompleted(run, w, now))
 	}
 	last := len(waves) == 0 || func() bool {
 		for _, w := range waves {
@@ -255,16 +252,18 @@ func (s *Service) advance(ctx context.Context, q *store.Q, p *auth.Principal, ru
 			}
 		}
 		run.Status, run.CompletedAt = domain.RunCompleted, &now
-		typ := domain.EventRunCompleted
 		if len(notDone) > 0 {
-			run.Status, typ = domain.RunFailed, domain.EventRunFailed
+			run.Status = domain.RunFailed
 			run.FailureReason = ptr(fmt.Sprintf("%d of %d tasks did not complete", len(notDone), len(as)))
 		}
 		if run.StartedAt != nil {
 			run.DurationMs = ptr(int(now.Sub(*run.StartedAt).Milliseconds()))
 		}
-		s.record(q, domain.NewRunEvent(run, typ, nil, nil,
-			domain.ActivityDetails{Message: run.FailureReason, Status: ptr(string(run.Status))}, now))
+		if run.Status == domain.RunFailed {
+			s.record(q, domain.NewRunFailed(run, now))
+		} else {
+			s.record(q, domain.NewRunCompleted(run, now))
+		}
 	}
 	run.UpdatedAt = now
 	if err := q.UpdateRun(ctx, run); err != nil {
@@ -346,8 +345,7 @@ func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*dom
 			fmt.Sprintf("claimed by agent %s (attempt %d)", agent.GlobalID(), exec.AttemptNumber), now); err != nil {
 			return err
 		}
-		s.record(q, domain.NewRunEvent(run, domain.EventTaskClaimed, &t.ID, &agent.ID,
-			domain.ActivityDetails{WaveNumber: &wave.WaveNumber, AttemptNumber: &exec.AttemptNumber}, now))
+		s.record(q, domain.NewTaskClaimed(run, wave, exec, now))
 		if err := q.RecountRun(ctx, run.ID, now); err != nil {
 			return err
 		}
@@ -499,13 +497,13 @@ func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*dom
 		if err := q.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
-		if err := q.InsertHeartbeat(ctx, &domain.AgentHeartbeat{ID: newID(), AgentID: a.ID, RunID: a.RunID, TaskID: a.TaskID,
+		hb := &domain.AgentHeartbeat{ID: newID(), AgentID: a.ID, RunID: a.RunID, TaskID: a.TaskID,
 			Status: string(a.Status), ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep,
-			MemoryMb: in.MemoryMb, CPUPercent: in.CPUPercent, RecordedAt: h.now}); err != nil {
+			MemoryMb: in.MemoryMb, CPUPercent: in.CPUPercent, RecordedAt: h.now}
+		if err := q.InsertHeartbeat(ctx, hb); err != nil {
 			return err
 		}
-		s.record(q, domain.NewRunEvent(h.run, domain.EventAgentHeartbeat, &a.TaskID, &a.ID,
-			domain.ActivityDetails{ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep}, h.now))
+		s.record(q, domain.NewAgentHeartbeat(h.run, hb))
 		switch h.run.Status {
 		case domain.RunPaused:
 			dir = domain.DirectivePause
@@ -541,9 +539,8 @@ func (s *Service) AppendExecutionLog(ctx context.Context, in domain.AppendExecut
 		if err := q.AppendLogLines(ctx, exec.ID, exec.LogLines, in.Lines); err != nil {
 			return err
 		}
+		s.record(q, domain.NewLogAppended(h.run, exec, exec.LogLines+1, in.Lines, h.now))
 		exec.LogLines += len(in.Lines)
-		s.record(q, domain.NewRunEvent(h.run, domain.EventLogAppended, &h.task.ID, &h.agent.ID,
-			domain.ActivityDetails{Lines: in.Lines}, h.now))
 		return nil
 	})
 	return exec, err
@@ -584,9 +581,7 @@ func (s *Service) RecordTestResult(ctx context.Context, in domain.RecordTestResu
 		if err := q.InsertTestResult(ctx, res); err != nil {
 			return err
 		}
-		s.record(q, domain.NewRunEvent(h.run, domain.EventTestResultRecorded, &h.task.ID, &h.agent.ID,
-			domain.ActivityDetails{Status: ptr(string(in.Status)),
-				Message: ptr(fmt.Sprintf("%s test %d", in.Level, in.TestIndex))}, h.now))
+		s.record(q, domain.NewTestResultRecorded(h.run, res))
 		return nil
 	})
 	return res, err

@@ -54,7 +54,7 @@ func (s *Service) PauseExecutionRun(ctx context.Context, in domain.RunActionInpu
 		if err := q.UpdateRun(ctx, run); err != nil {
 			return nil, err
 		}
-		s.record(q, domain.NewRunEvent(run, domain.EventRunPaused, nil, nil, domain.ActivityDetails{Message: in.Reason}, now))
+		s.record(q, domain.NewRunPaused(run, in.Reason, now))
 		return run, nil
 	})
 }
@@ -68,7 +68,7 @@ func (s *Service) ResumeExecutionRun(ctx context.Context, in domain.RunActionInp
 		p, _ := caller(ctx)
 		now := s.now()
 		run.Status = domain.RunRunning
-		s.record(q, domain.NewRunEvent(run, domain.EventRunResumed, nil, nil, domain.ActivityDetails{Message: in.Reason}, now))
+		s.record(q, domain.NewRunResumed(run, in.Reason, now))
 		// Work may have finished while paused: the barrier runs again.
 		if err := s.advance(ctx, q, p, run, now); err != nil {
 			return nil, err
@@ -127,7 +127,7 @@ func (s *Service) CancelExecutionRun(ctx context.Context, in domain.RunActionInp
 		if err := q.RecountRun(ctx, run.ID, now); err != nil {
 			return nil, err
 		}
-		s.record(q, domain.NewRunEvent(run, domain.EventRunCancelled, nil, nil, domain.ActivityDetails{Message: in.Reason}, now))
+		s.record(q, domain.NewRunCancelled(run, in.Reason, now))
 		return run, nil
 	})
 }

@@ -98,8 +98,7 @@ func (s *Service) terminateSilent(ctx context.Context, agentID string) (bool, er
 		if err := endAgent(ctx, q, a, exec, domain.ExecInterrupted, reason, &reason, now); err != nil {
 			return err
 		}
-		s.record(q, domain.NewRunEvent(run, domain.EventAgentTerminated, &a.TaskID, &a.ID,
-			domain.ActivityDetails{Message: &reason, AttemptNumber: &exec.AttemptNumber}, now))
+		s.record(q, domain.NewAgentTerminated(run, exec, reason, now))
 		if t.Status == domain.StatusInProgress {
 			if err := s.releaseTask(ctx, q, engine, run, t, exec, true, "agent lost: "+reason, now); err != nil {
 				return err
