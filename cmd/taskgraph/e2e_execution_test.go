@@ -389,7 +389,7 @@ func TestExecutionRunControl(t *testing.T) {
 
 			// Subscribed from the run's start: the stream replays, then follows.
 			sub, err := s.dial(t, e.token).Subscribe(context.Background(),
-				`subscription($r: ID!) { runEvents(runId: $r, types: [RUN_STARTED RUN_PAUSED RUN_RESUMED RUN_CANCELLED RUN_FAILED WAVE_STARTED TASK_CLAIMED]) {
+				`subscription($r: ID!) { runEvents(runId: $r, types: [RUN_STARTED RUN_PAUSED RUN_RESUMED RUN_CANCELLED RUN_FAILED WAVE_STARTED TASK_CLAIMED AGENT_TERMINATED]) {
 					type run { id } } }`, M{"r": run})
 			require.NoError(t, err)
 
@@ -415,7 +415,7 @@ func TestExecutionRunControl(t *testing.T) {
 			require.Equal(t, "RUN_FINISHED", e.claim(t, run).S("waitReason"))
 
 			var types []string
-			for range 6 {
+			for range 7 {
 				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 				r, err := sub.Next(ctx)
 				cancel()
@@ -432,7 +432,7 @@ func TestExecutionRunControl(t *testing.T) {
 				types = append(types, d.RunEvents.Type)
 			}
 			require.Equal(t, []string{"RUN_STARTED", "WAVE_STARTED", "TASK_CLAIMED", "RUN_PAUSED", "RUN_RESUMED",
-				"RUN_CANCELLED"}, types)
+				"AGENT_TERMINATED", "RUN_CANCELLED"}, types)
 
 			// Retry: a new run over the unfinished tasks.
 			retry := e.action(t, "retryExecutionRun", run)

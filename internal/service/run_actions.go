@@ -103,6 +103,7 @@ func (s *Service) CancelExecutionRun(ctx context.Context, in domain.RunActionInp
 			if err := endAgent(ctx, q, a, exec, domain.ExecCancelled, "run cancelled", nil, now); err != nil {
 				return nil, err
 			}
+			s.record(q, domain.NewAgentTerminated(run, exec, "run cancelled", now))
 			t, err := q.TaskForUpdate(ctx, a.TaskID)
 			if err != nil {
 				return nil, err
