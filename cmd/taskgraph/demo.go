@@ -105,6 +105,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 	}
+	var cur struct{ Project struct{ EventCursor string } }
+	if err := c.Do(ctx, `query($slug: String!) { project(slug: $slug) { eventCursor } }`, map[string]any{"slug": *slug}, &cur); err != nil {
+		return err
+	}
 	var r struct {
 		StartExecutionRun struct {
 			Run struct {
@@ -132,7 +136,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stdout, "  wave %d: %s\n", w.WaveNumber, strings.Join(names, ", "))
 	}
-	fmt.Fprintf(stdout, "\nWatch it:  taskgraph watch --project %s\nWork it:   taskgraph agent --run %s --simulate --work 2s --parallel %d\n",
-		*slug, run.ID, *agents)
+	fmt.Fprintf(stdout, "\nWatch it:  taskgraph watch --project %s --after %s\nWork it:   taskgraph agent --run %s --simulate --work 2s --parallel %d\n",
+		*slug, cur.Project.EventCursor, run.ID, *agents)
 	return nil
 }
