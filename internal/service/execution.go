@@ -165,6 +165,13 @@ func (s *Service) startRun(ctx context.Context, q *store.Q, p *auth.Principal, l
 	if err := q.InsertAssignments(ctx, assigns); err != nil {
 		return nil, err
 	}
+	var keep func(string) bool
+	if only != nil {
+		keep = func(id string) bool { return only[id] }
+	}
+	if err := recordAnalysis(ctx, q, l.ID, pd.input, plan, keep, now); err != nil {
+		return nil, err
+	}
 	s.record(q, domain.NewRunEvent(run, domain.EventRunStarted, nil, nil,
 		domain.ActivityDetails{Message: reason, Status: ptr(string(run.Status))}, now))
 	if err := s.advance(ctx, q, p, run, now); err != nil {
