@@ -69,14 +69,6 @@ func (q *Q) CurrentAnalysesOfTasks(ctx context.Context, taskIDs []string) ([]*do
 	return out, err
 }
 
-// AnalysesOfList lists every current row of a list, oldest analysis first.
-func (q *Q) AnalysesOfList(ctx context.Context, listID string) ([]*domain.ParallelismAnalysis, error) {
-	var out []*domain.ParallelismAnalysis
-	err := q.selectx(ctx, &out, `SELECT * FROM parallelism_analysis WHERE task_list_id = ? AND invalidated_at IS NULL
-		ORDER BY analyzed_at, id`, listID)
-	return out, err
-}
-
 func analysisPageQuery(lists []string, page domain.PageArgs, includeInvalidated bool) *pageQuery[*domain.ParallelismAnalysis] {
 	pq := &pageQuery[*domain.ParallelismAnalysis]{
 		selectCols: "pa.*", from: "parallelism_analysis pa", idCol: "pa.id",
