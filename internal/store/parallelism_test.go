@@ -85,7 +85,7 @@ func TestParallelismAnalysisRows(t *testing.T) {
 
 		// Paging newest analysis first: a second analysis comes before the first.
 		newer := &domain.ParallelismAnalysis{ID: uuid.NewString(), TaskListID: &list.ID, TaskAID: rows[0].TaskAID,
-			TaskBID: rows[0].TaskBID, ConflictType: &typ, ConflictDetails: domain.JSON(`{}`), AnalyzedAt: ts(3*time.Second)}
+			TaskBID: rows[0].TaskBID, ConflictType: &typ, ConflictDetails: domain.JSON(`{}`), AnalyzedAt: ts(3 * time.Second)}
 		require.NoError(t, b.db.InsertAnalyses(b.ctx, []*domain.ParallelismAnalysis{newer}))
 		pages, err := b.db.AnalysesByLists(b.ctx, []string{list.ID}, domain.PageArgs{First: ptr(2)}, true)
 		require.NoError(t, err)
