@@ -49,6 +49,7 @@ type ResolverRoot interface {
 	McpServer() McpServerResolver
 	Model() ModelResolver
 	Mutation() MutationResolver
+	ParallelismAnalysis() ParallelismAnalysisResolver
 	PlanConflict() PlanConflictResolver
 	PlannedWave() PlannedWaveResolver
 	Project() ProjectResolver
@@ -307,6 +308,11 @@ type ComplexityRoot struct {
 	CompleteTaskPayload struct {
 		Execution func(childComplexity int) int
 		Task      func(childComplexity int) int
+	}
+
+	ConflictFile struct {
+		FilePath   func(childComplexity int) int
+		Operations func(childComplexity int) int
 	}
 
 	CreateActionPayload struct {
@@ -655,6 +661,31 @@ type ComplexityRoot struct {
 		StartCursor     func(childComplexity int) int
 	}
 
+	ParallelismAnalysis struct {
+		AnalyzedAt      func(childComplexity int) int
+		CanParallel     func(childComplexity int) int
+		ConflictDetails func(childComplexity int) int
+		ConflictType    func(childComplexity int) int
+		Files           func(childComplexity int) int
+		GlobalID        func(childComplexity int) int
+		InvalidatedAt   func(childComplexity int) int
+		TaskA           func(childComplexity int) int
+		TaskB           func(childComplexity int) int
+		TaskList        func(childComplexity int) int
+	}
+
+	ParallelismAnalysisConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ParallelismAnalysisEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	PlanConflict struct {
 		FilePath   func(childComplexity int) int
 		Operations func(childComplexity int) int
@@ -857,6 +888,7 @@ type ComplexityRoot struct {
 		Category            func(childComplexity int) int
 		CodebaseTests       func(childComplexity int) int
 		CompletedAt         func(childComplexity int) int
+		Conflicts           func(childComplexity int) int
 		CreatedAt           func(childComplexity int) int
 		CreatedBy           func(childComplexity int) int
 		Deadline            func(childComplexity int) int
@@ -975,25 +1007,26 @@ type ComplexityRoot struct {
 	}
 
 	TaskList struct {
-		AutoExecute       func(childComplexity int) int
-		CompletedAt       func(childComplexity int) int
-		CompletedTasks    func(childComplexity int) int
-		CreatedAt         func(childComplexity int) int
-		Description       func(childComplexity int) int
-		FailedTasks       func(childComplexity int) int
-		GlobalID          func(childComplexity int) int
-		Items             func(childComplexity int, first *int, after *string) int
-		MaxParallelAgents func(childComplexity int) int
-		Name              func(childComplexity int) int
-		Owner             func(childComplexity int) int
-		Project           func(childComplexity int) int
-		Runs              func(childComplexity int) int
-		StartedAt         func(childComplexity int) int
-		Status            func(childComplexity int) int
-		Tasks             func(childComplexity int, first *int, after *string) int
-		TelegramChatID    func(childComplexity int) int
-		TotalTasks        func(childComplexity int) int
-		UpdatedAt         func(childComplexity int) int
+		AutoExecute         func(childComplexity int) int
+		CompletedAt         func(childComplexity int) int
+		CompletedTasks      func(childComplexity int) int
+		CreatedAt           func(childComplexity int) int
+		Description         func(childComplexity int) int
+		FailedTasks         func(childComplexity int) int
+		GlobalID            func(childComplexity int) int
+		Items               func(childComplexity int, first *int, after *string) int
+		MaxParallelAgents   func(childComplexity int) int
+		Name                func(childComplexity int) int
+		Owner               func(childComplexity int) int
+		ParallelismAnalysis func(childComplexity int, first *int, after *string, last *int, before *string, includeInvalidated *bool) int
+		Project             func(childComplexity int) int
+		Runs                func(childComplexity int) int
+		StartedAt           func(childComplexity int) int
+		Status              func(childComplexity int) int
+		Tasks               func(childComplexity int, first *int, after *string) int
+		TelegramChatID      func(childComplexity int) int
+		TotalTasks          func(childComplexity int) int
+		UpdatedAt           func(childComplexity int) int
 	}
 
 	TaskListConnection struct {
@@ -1454,6 +1487,11 @@ type MutationResolver interface {
 	CreateAPIToken(ctx context.Context, input domain.CreateAPITokenInput) (*model.CreateAPITokenPayload, error)
 	RevokeAPIToken(ctx context.Context, input domain.RevokeAPITokenInput) (*model.RevokeAPITokenPayload, error)
 }
+type ParallelismAnalysisResolver interface {
+	TaskList(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.TaskList, error)
+	TaskA(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.Task, error)
+	TaskB(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.Task, error)
+}
 type PlanConflictResolver interface {
 	TaskA(ctx context.Context, obj *planning.Conflict) (*domain.Task, error)
 	TaskB(ctx context.Context, obj *planning.Conflict) (*domain.Task, error)
@@ -1555,6 +1593,7 @@ type TaskResolver interface {
 	StateHistory(ctx context.Context, obj *domain.Task) ([]*domain.TaskStateChange, error)
 	Blocks(ctx context.Context, obj *domain.Task, includeResolved *bool) ([]*domain.TaskBlock, error)
 	FileImpacts(ctx context.Context, obj *domain.Task) ([]*domain.TaskFileImpact, error)
+	Conflicts(ctx context.Context, obj *domain.Task) ([]*domain.ParallelismAnalysis, error)
 }
 type TaskBlockResolver interface {
 	Task(ctx context.Context, obj *domain.TaskBlock) (*domain.Task, error)
@@ -1593,6 +1632,7 @@ type TaskListResolver interface {
 	Items(ctx context.Context, obj *domain.TaskList, first *int, after *string) (*model.TaskListItemConnection, error)
 	Tasks(ctx context.Context, obj *domain.TaskList, first *int, after *string) (*model.TaskConnection, error)
 	Runs(ctx context.Context, obj *domain.TaskList) ([]*domain.ExecutionRun, error)
+	ParallelismAnalysis(ctx context.Context, obj *domain.TaskList, first *int, after *string, last *int, before *string, includeInvalidated *bool) (*model.ParallelismAnalysisConnection, error)
 }
 type TaskListItemResolver interface {
 	Task(ctx context.Context, obj *domain.TaskListItem) (*domain.Task, error)
@@ -2539,6 +2579,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CompleteTaskPayload.Task(childComplexity), true
+
+	case "ConflictFile.filePath":
+		if e.ComplexityRoot.ConflictFile.FilePath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConflictFile.FilePath(childComplexity), true
+	case "ConflictFile.operations":
+		if e.ComplexityRoot.ConflictFile.Operations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConflictFile.Operations(childComplexity), true
 
 	case "CreateActionPayload.action":
 		if e.ComplexityRoot.CreateActionPayload.Action == nil {
@@ -4090,6 +4143,105 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "ParallelismAnalysis.analyzedAt":
+		if e.ComplexityRoot.ParallelismAnalysis.AnalyzedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysis.AnalyzedAt(childComplexity), true
+	case "ParallelismAnalysis.canParallel":
+		if e.ComplexityRoot.ParallelismAnalysis.CanParallel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysis.CanParallel(childComplexity), true
+	case "ParallelismAnalysis.conflictDetails":
+		if e.ComplexityRoot.ParallelismAnalysis.ConflictDetails == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysis.ConflictDetails(childComplexity), true
+	case "ParallelismAnalysis.conflictType":
+		if e.ComplexityRoot.ParallelismAnalysis.ConflictType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysis.ConflictType(childComplexity), true
+	case "ParallelismAnalysis.files":
+		if e.ComplexityRoot.ParallelismAnalysis.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysis.Files(childComplexity), true
+	case "ParallelismAnalysis.id":
+		if e.ComplexityRoot.ParallelismAnalysis.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysis.GlobalID(childComplexity), true
+	case "ParallelismAnalysis.invalidatedAt":
+		if e.ComplexityRoot.ParallelismAnalysis.InvalidatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysis.InvalidatedAt(childComplexity), true
+	case "ParallelismAnalysis.taskA":
+		if e.ComplexityRoot.ParallelismAnalysis.TaskA == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysis.TaskA(childComplexity), true
+	case "ParallelismAnalysis.taskB":
+		if e.ComplexityRoot.ParallelismAnalysis.TaskB == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysis.TaskB(childComplexity), true
+	case "ParallelismAnalysis.taskList":
+		if e.ComplexityRoot.ParallelismAnalysis.TaskList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysis.TaskList(childComplexity), true
+
+	case "ParallelismAnalysisConnection.edges":
+		if e.ComplexityRoot.ParallelismAnalysisConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysisConnection.Edges(childComplexity), true
+	case "ParallelismAnalysisConnection.nodes":
+		if e.ComplexityRoot.ParallelismAnalysisConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysisConnection.Nodes(childComplexity), true
+	case "ParallelismAnalysisConnection.pageInfo":
+		if e.ComplexityRoot.ParallelismAnalysisConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysisConnection.PageInfo(childComplexity), true
+	case "ParallelismAnalysisConnection.totalCount":
+		if e.ComplexityRoot.ParallelismAnalysisConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysisConnection.TotalCount(childComplexity), true
+
+	case "ParallelismAnalysisEdge.cursor":
+		if e.ComplexityRoot.ParallelismAnalysisEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysisEdge.Cursor(childComplexity), true
+	case "ParallelismAnalysisEdge.node":
+		if e.ComplexityRoot.ParallelismAnalysisEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ParallelismAnalysisEdge.Node(childComplexity), true
+
 	case "PlanConflict.filePath":
 		if e.ComplexityRoot.PlanConflict.FilePath == nil {
 			break
@@ -5019,6 +5171,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Task.CompletedAt(childComplexity), true
+	case "Task.conflicts":
+		if e.ComplexityRoot.Task.Conflicts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.Conflicts(childComplexity), true
 	case "Task.createdAt":
 		if e.ComplexityRoot.Task.CreatedAt == nil {
 			break
@@ -5672,6 +5830,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskList.Owner(childComplexity), true
+	case "TaskList.parallelismAnalysis":
+		if e.ComplexityRoot.TaskList.ParallelismAnalysis == nil {
+			break
+		}
+
+		args, err := ec.field_TaskList_parallelismAnalysis_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.TaskList.ParallelismAnalysis(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["includeInvalidated"].(*bool)), true
 	case "TaskList.project":
 		if e.ComplexityRoot.TaskList.Project == nil {
 			break
@@ -7639,6 +7808,16 @@ func (ec *executionContext) childFields_CompleteTaskPayload(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type CompleteTaskPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_ConflictFile(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "filePath":
+		return ec.fieldContext_ConflictFile_filePath(ctx, field)
+	case "operations":
+		return ec.fieldContext_ConflictFile_operations(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConflictFile", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "action":
@@ -8195,6 +8374,56 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_ParallelismAnalysis(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ParallelismAnalysis_id(ctx, field)
+	case "taskList":
+		return ec.fieldContext_ParallelismAnalysis_taskList(ctx, field)
+	case "taskA":
+		return ec.fieldContext_ParallelismAnalysis_taskA(ctx, field)
+	case "taskB":
+		return ec.fieldContext_ParallelismAnalysis_taskB(ctx, field)
+	case "canParallel":
+		return ec.fieldContext_ParallelismAnalysis_canParallel(ctx, field)
+	case "conflictType":
+		return ec.fieldContext_ParallelismAnalysis_conflictType(ctx, field)
+	case "conflictDetails":
+		return ec.fieldContext_ParallelismAnalysis_conflictDetails(ctx, field)
+	case "files":
+		return ec.fieldContext_ParallelismAnalysis_files(ctx, field)
+	case "analyzedAt":
+		return ec.fieldContext_ParallelismAnalysis_analyzedAt(ctx, field)
+	case "invalidatedAt":
+		return ec.fieldContext_ParallelismAnalysis_invalidatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ParallelismAnalysis", field.Name)
+}
+
+func (ec *executionContext) childFields_ParallelismAnalysisConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ParallelismAnalysisConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ParallelismAnalysisConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ParallelismAnalysisConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ParallelismAnalysisConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ParallelismAnalysisConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ParallelismAnalysisEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ParallelismAnalysisEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ParallelismAnalysisEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ParallelismAnalysisEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_PlanConflict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "taskA":
@@ -8489,6 +8718,8 @@ func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.
 		return ec.fieldContext_Task_blocks(ctx, field)
 	case "fileImpacts":
 		return ec.fieldContext_Task_fileImpacts(ctx, field)
+	case "conflicts":
+		return ec.fieldContext_Task_conflicts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Task", field.Name)
 }
@@ -8645,6 +8876,8 @@ func (ec *executionContext) childFields_TaskList(ctx context.Context, field grap
 		return ec.fieldContext_TaskList_tasks(ctx, field)
 	case "runs":
 		return ec.fieldContext_TaskList_runs(ctx, field)
+	case "parallelismAnalysis":
+		return ec.fieldContext_TaskList_parallelismAnalysis(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskList", field.Name)
 }
@@ -10906,6 +11139,52 @@ func (ec *executionContext) field_TaskList_items_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_TaskList_parallelismAnalysis_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "includeInvalidated",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includeInvalidated"] = arg4
 	return args, nil
 }
 
@@ -14778,6 +15057,52 @@ func (ec *executionContext) fieldContext_CompleteTaskPayload_execution(_ context
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ConflictFile_filePath(ctx context.Context, field graphql.CollectedField, obj *domain.ConflictedFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConflictFile_filePath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FilePath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConflictFile_filePath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConflictFile", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConflictFile_operations(ctx context.Context, field graphql.CollectedField, obj *domain.ConflictedFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConflictFile_operations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []domain.FileOperation) graphql.Marshaler {
+			return ec.marshalNFileOperation2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFileOperationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConflictFile_operations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConflictFile", field, false, false, errors.New("field of type FileOperation does not have child fields"))
 }
 
 func (ec *executionContext) _CreateActionPayload_action(ctx context.Context, field graphql.CollectedField, obj *model.CreateActionPayload) (ret graphql.Marshaler) {
@@ -21211,6 +21536,446 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ParallelismAnalysis_id(ctx context.Context, field graphql.CollectedField, obj *domain.ParallelismAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysis_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysis_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParallelismAnalysis", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ParallelismAnalysis_taskList(ctx context.Context, field graphql.CollectedField, obj *domain.ParallelismAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysis_taskList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ParallelismAnalysis().TaskList(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskList) graphql.Marshaler {
+			return ec.marshalOTaskList2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskList(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysis_taskList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ParallelismAnalysis",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskList(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ParallelismAnalysis_taskA(ctx context.Context, field graphql.CollectedField, obj *domain.ParallelismAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysis_taskA(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ParallelismAnalysis().TaskA(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysis_taskA(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ParallelismAnalysis",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ParallelismAnalysis_taskB(ctx context.Context, field graphql.CollectedField, obj *domain.ParallelismAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysis_taskB(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ParallelismAnalysis().TaskB(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysis_taskB(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ParallelismAnalysis",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ParallelismAnalysis_canParallel(ctx context.Context, field graphql.CollectedField, obj *domain.ParallelismAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysis_canParallel(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CanParallel, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysis_canParallel(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParallelismAnalysis", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ParallelismAnalysis_conflictType(ctx context.Context, field graphql.CollectedField, obj *domain.ParallelismAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysis_conflictType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConflictType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ConflictType) graphql.Marshaler {
+			return ec.marshalOConflictType2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictType(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysis_conflictType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParallelismAnalysis", field, false, false, errors.New("field of type ConflictType does not have child fields"))
+}
+
+func (ec *executionContext) _ParallelismAnalysis_conflictDetails(ctx context.Context, field graphql.CollectedField, obj *domain.ParallelismAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysis_conflictDetails(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConflictDetails, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysis_conflictDetails(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParallelismAnalysis", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ParallelismAnalysis_files(ctx context.Context, field graphql.CollectedField, obj *domain.ParallelismAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysis_files(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Files()
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ConflictedFile) graphql.Marshaler {
+			return ec.marshalNConflictFile2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictedFileᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysis_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ParallelismAnalysis",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConflictFile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ParallelismAnalysis_analyzedAt(ctx context.Context, field graphql.CollectedField, obj *domain.ParallelismAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysis_analyzedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnalyzedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysis_analyzedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParallelismAnalysis", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ParallelismAnalysis_invalidatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.ParallelismAnalysis) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysis_invalidatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InvalidatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysis_invalidatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParallelismAnalysis", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ParallelismAnalysisConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ParallelismAnalysisConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysisConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ParallelismAnalysisEdge) graphql.Marshaler {
+			return ec.marshalNParallelismAnalysisEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐParallelismAnalysisEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysisConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ParallelismAnalysisConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParallelismAnalysisEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ParallelismAnalysisConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ParallelismAnalysisConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysisConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ParallelismAnalysis) graphql.Marshaler {
+			return ec.marshalNParallelismAnalysis2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParallelismAnalysisᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysisConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ParallelismAnalysisConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParallelismAnalysis(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ParallelismAnalysisConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ParallelismAnalysisConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysisConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysisConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ParallelismAnalysisConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ParallelismAnalysisConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ParallelismAnalysisConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysisConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysisConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParallelismAnalysisConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ParallelismAnalysisEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ParallelismAnalysisEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysisEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysisEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ParallelismAnalysisEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ParallelismAnalysisEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ParallelismAnalysisEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ParallelismAnalysisEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ParallelismAnalysis) graphql.Marshaler {
+			return ec.marshalNParallelismAnalysis2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParallelismAnalysis(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ParallelismAnalysisEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ParallelismAnalysisEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParallelismAnalysis(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PlanConflict_taskA(ctx context.Context, field graphql.CollectedField, obj *planning.Conflict) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26157,6 +26922,38 @@ func (ec *executionContext) fieldContext_Task_fileImpacts(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Task_conflicts(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_conflicts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Task().Conflicts(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ParallelismAnalysis) graphql.Marshaler {
+			return ec.marshalNParallelismAnalysis2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParallelismAnalysisᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_conflicts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Task",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParallelismAnalysis(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TaskBlock_id(ctx context.Context, field graphql.CollectedField, obj *domain.TaskBlock) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28208,6 +29005,50 @@ func (ec *executionContext) fieldContext_TaskList_runs(_ context.Context, field 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ExecutionRun(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskList_parallelismAnalysis(ctx context.Context, field graphql.CollectedField, obj *domain.TaskList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskList_parallelismAnalysis(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.TaskList().ParallelismAnalysis(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["includeInvalidated"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ParallelismAnalysisConnection) graphql.Marshaler {
+			return ec.marshalNParallelismAnalysisConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐParallelismAnalysisConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskList_parallelismAnalysis(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ParallelismAnalysisConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_TaskList_parallelismAnalysis_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -37750,6 +38591,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Project(ctx, sel, obj)
+	case *domain.ParallelismAnalysis:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ParallelismAnalysis(ctx, sel, obj)
 	case *domain.Model:
 		if obj == nil {
 			return graphql.Null
@@ -40505,6 +41351,49 @@ func (ec *executionContext) _CompleteTaskPayload(ctx context.Context, sel ast.Se
 			}
 		case "execution":
 			out.Values[i] = ec._CompleteTaskPayload_execution(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conflictFileImplementors = []string{"ConflictFile"}
+
+func (ec *executionContext) _ConflictFile(ctx context.Context, sel ast.SelectionSet, obj *domain.ConflictedFile) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conflictFileImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConflictFile")
+		case "filePath":
+			out.Values[i] = ec._ConflictFile_filePath(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "operations":
+			out.Values[i] = ec._ConflictFile_operations(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -44105,6 +44994,317 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var parallelismAnalysisImplementors = []string{"ParallelismAnalysis", "Node"}
+
+func (ec *executionContext) _ParallelismAnalysis(ctx context.Context, sel ast.SelectionSet, obj *domain.ParallelismAnalysis) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, parallelismAnalysisImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ParallelismAnalysis")
+		case "id":
+			out.Values[i] = ec._ParallelismAnalysis_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "taskList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ParallelismAnalysis_taskList(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskA":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ParallelismAnalysis_taskA(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskB":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ParallelismAnalysis_taskB(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "canParallel":
+			out.Values[i] = ec._ParallelismAnalysis_canParallel(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "conflictType":
+			out.Values[i] = ec._ParallelismAnalysis_conflictType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "conflictDetails":
+			out.Values[i] = ec._ParallelismAnalysis_conflictDetails(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "files":
+			out.Values[i] = ec._ParallelismAnalysis_files(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "analyzedAt":
+			out.Values[i] = ec._ParallelismAnalysis_analyzedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "invalidatedAt":
+			out.Values[i] = ec._ParallelismAnalysis_invalidatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var parallelismAnalysisConnectionImplementors = []string{"ParallelismAnalysisConnection"}
+
+func (ec *executionContext) _ParallelismAnalysisConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ParallelismAnalysisConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, parallelismAnalysisConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ParallelismAnalysisConnection")
+		case "edges":
+			out.Values[i] = ec._ParallelismAnalysisConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ParallelismAnalysisConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ParallelismAnalysisConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ParallelismAnalysisConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var parallelismAnalysisEdgeImplementors = []string{"ParallelismAnalysisEdge"}
+
+func (ec *executionContext) _ParallelismAnalysisEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ParallelismAnalysisEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, parallelismAnalysisEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ParallelismAnalysisEdge")
+		case "cursor":
+			out.Values[i] = ec._ParallelismAnalysisEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ParallelismAnalysisEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -47955,6 +49155,44 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "conflicts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Task_conflicts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -49373,6 +50611,44 @@ func (ec *executionContext) _TaskList(ctx context.Context, sel ast.SelectionSet,
 					}
 				}()
 				res = ec._TaskList_runs(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "parallelismAnalysis":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskList_parallelismAnalysis(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -54299,6 +55575,32 @@ func (ec *executionContext) marshalNCompleteTaskPayload2ᚖgithubᚗcomᚋtaskgr
 	return ec._CompleteTaskPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNConflictFile2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictedFileᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ConflictedFile) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConflictFile2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictedFile(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConflictFile2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictedFile(ctx context.Context, sel ast.SelectionSet, v *domain.ConflictedFile) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConflictFile(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNConflictType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictType(ctx context.Context, v any) (domain.ConflictType, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := domain.ConflictType(tmp)
@@ -55356,6 +56658,68 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNParallelismAnalysis2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParallelismAnalysisᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ParallelismAnalysis) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNParallelismAnalysis2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParallelismAnalysis(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNParallelismAnalysis2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParallelismAnalysis(ctx context.Context, sel ast.SelectionSet, v *domain.ParallelismAnalysis) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ParallelismAnalysis(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNParallelismAnalysisConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐParallelismAnalysisConnection(ctx context.Context, sel ast.SelectionSet, v *model.ParallelismAnalysisConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ParallelismAnalysisConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNParallelismAnalysisEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐParallelismAnalysisEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ParallelismAnalysisEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNParallelismAnalysisEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐParallelismAnalysisEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNParallelismAnalysisEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐParallelismAnalysisEdge(ctx context.Context, sel ast.SelectionSet, v *model.ParallelismAnalysisEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ParallelismAnalysisEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNParameterInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐParameterInput(ctx context.Context, v any) (*domain.ParameterInput, error) {
@@ -56930,6 +58294,25 @@ func (ec *executionContext) marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtas
 		return graphql.Null
 	}
 	return ec._BuildAgent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOConflictType2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictType(ctx context.Context, v any) (*domain.ConflictType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ConflictType(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOConflictType2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictType(ctx context.Context, sel ast.SelectionSet, v *domain.ConflictType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
 }
 
 func (ec *executionContext) unmarshalOEffort2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐEffort(ctx context.Context, v any) (*domain.Effort, error) {

@@ -8,12 +8,25 @@ package graph
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/planning"
 )
 
 func (r *criticalPathResolver) Tasks(ctx context.Context, obj *planning.CriticalPath) ([]*domain.Task, error) {
 	return r.Svc.PlannedTasks(ctx, obj.TaskIDs)
+}
+
+func (r *parallelismAnalysisResolver) TaskList(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.TaskList, error) {
+	return r.Svc.TaskListByID(ctx, obj.TaskListID)
+}
+
+func (r *parallelismAnalysisResolver) TaskA(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.Task, error) {
+	return r.Svc.TaskByID(ctx, &obj.TaskAID)
+}
+
+func (r *parallelismAnalysisResolver) TaskB(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.Task, error) {
+	return r.Svc.TaskByID(ctx, &obj.TaskBID)
 }
 
 func (r *planConflictResolver) TaskA(ctx context.Context, obj *planning.Conflict) (*domain.Task, error) {
@@ -32,11 +45,28 @@ func (r *queryResolver) WavePlan(ctx context.Context, taskListID string) (*plann
 	return r.Svc.WavePlan(ctx, taskListID)
 }
 
+func (r *taskResolver) Conflicts(ctx context.Context, obj *domain.Task) ([]*domain.ParallelismAnalysis, error) {
+	return r.Svc.ConflictsOfTask(ctx, obj.ID)
+}
+
+func (r *taskListResolver) ParallelismAnalysis(ctx context.Context, obj *domain.TaskList, first *int, after *string, last *int, before *string, includeInvalidated *bool) (*model.ParallelismAnalysisConnection, error) {
+	pg, err := r.Svc.AnalysisOfList(ctx, obj.ID, domain.PageArgs{First: first, After: after, Last: last, Before: before},
+		includeInvalidated != nil && *includeInvalidated)
+	if err != nil {
+		return nil, err
+	}
+	return model.NewParallelismAnalysisConnection(pg), nil
+}
+
 func (r *unplannableTaskResolver) Task(ctx context.Context, obj *planning.Unplannable) (*domain.Task, error) {
 	return r.Svc.PlannedTask(ctx, obj.TaskID)
 }
 
 func (r *Resolver) CriticalPath() CriticalPathResolver { return &criticalPathResolver{r} }
+
+func (r *Resolver) ParallelismAnalysis() ParallelismAnalysisResolver {
+	return &parallelismAnalysisResolver{r}
+}
 
 func (r *Resolver) PlanConflict() PlanConflictResolver { return &planConflictResolver{r} }
 
@@ -45,8 +75,9 @@ func (r *Resolver) PlannedWave() PlannedWaveResolver { return &plannedWaveResolv
 func (r *Resolver) UnplannableTask() UnplannableTaskResolver { return &unplannableTaskResolver{r} }
 
 type (
-	criticalPathResolver    struct{ *Resolver }
-	planConflictResolver    struct{ *Resolver }
-	plannedWaveResolver     struct{ *Resolver }
-	unplannableTaskResolver struct{ *Resolver }
+	criticalPathResolver        struct{ *Resolver }
+	parallelismAnalysisResolver struct{ *Resolver }
+	planConflictResolver        struct{ *Resolver }
+	plannedWaveResolver         struct{ *Resolver }
+	unplannableTaskResolver     struct{ *Resolver }
 )

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,5 +39,53 @@ func TestRunTreeStatements(t *testing.T) {
 		nSmall, nLarge := count(small.list), count(large.list)
 		require.Equal(t, nSmall, nLarge, "statements for a 1-task run vs a 5-task run")
 		t.Logf("run tree: %d statements", nLarge)
+	})
+}
+
+// conflictsTreeQuery reads every task's current conflicts with both tasks of
+// each pair, and the list's analysis connection with its total.
+const conflictsTreeQuery = `query($id: ID!) { taskList(id: $id) {
+	tasks { nodes { displayId conflicts { conflictType files { filePath } taskA { displayId } taskB { displayId } } } }
+	parallelismAnalysis { totalCount nodes { taskA { displayId } taskB { displayId } } } } }`
+
+// TestConflictsStatements: Task.conflicts and TaskList.parallelismAnalysis
+// batch through the request's loaders: a list with one conflicting pair costs
+// as many statements as one whose every task conflicts with several others.
+func TestConflictsStatements(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		shared := func(n int) []M {
+			out := []M{}
+			for i := 0; i < n; i++ {
+				out = append(out, M{"filePath": fmt.Sprintf("f%d.go", i), "operation": "UPDATE"})
+			}
+			return out
+		}
+		small := newExecList(t, s, 2)
+		small.add(t, "A", M{"fileImpacts": shared(1)})
+		small.add(t, "B", M{"fileImpacts": shared(1)})
+		small.start(t)
+
+		large := newExecList(t, s, 2)
+		for i := 0; i < 8; i++ {
+			large.add(t, fmt.Sprintf("T%d", i), M{"fileImpacts": shared(2)})
+		}
+		large.link(t, "T1", "T0", "DEPENDS_ON")
+		large.link(t, "T2", "T3", "CONFLICTS_WITH")
+		large.start(t)
+
+		count := func(list string) (int64, jv) {
+			s.query(t, s.AdminToken, conflictsTreeQuery, M{"id": list}) // warm the token's last-used mark
+			before := s.DB.Statements()
+			d := s.query(t, s.AdminToken, conflictsTreeQuery, M{"id": list})
+			return s.DB.Statements() - before, d
+		}
+		nSmall, dSmall := count(small.list)
+		nLarge, dLarge := count(large.list)
+		require.Equal(t, 1, dSmall.N("taskList.parallelismAnalysis.totalCount"))
+		require.Equal(t, 28, dLarge.N("taskList.parallelismAnalysis.totalCount")) // every pair of 8 tasks
+		require.Len(t, dLarge.L("taskList.tasks.nodes.0.conflicts"), 7)
+		require.Equal(t, nSmall, nLarge, "statements for 1 conflicting pair vs 28")
+		t.Logf("conflicts tree: %d statements", nLarge)
 	})
 }

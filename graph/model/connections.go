@@ -178,3 +178,26 @@ func NewExecutionEventConnection(p domain.Page[domain.ExecutionEvent]) *Executio
 func (c *ExecutionEventConnection) Edges() []*ExecutionEventEdge {
 	return edges(c.page, func(cur string, n domain.ExecutionEvent) *ExecutionEventEdge { return &ExecutionEventEdge{cur, n} })
 }
+
+// ParallelismAnalysisEdge is one row of a ParallelismAnalysisConnection.
+type ParallelismAnalysisEdge struct {
+	Cursor string
+	Node   *domain.ParallelismAnalysis
+}
+
+// ParallelismAnalysisConnection pages parallelism analysis rows.
+type ParallelismAnalysisConnection struct {
+	conn[*domain.ParallelismAnalysis]
+}
+
+// NewParallelismAnalysisConnection wraps a page of analysis rows.
+func NewParallelismAnalysisConnection(p domain.Page[*domain.ParallelismAnalysis]) *ParallelismAnalysisConnection {
+	return &ParallelismAnalysisConnection{conn[*domain.ParallelismAnalysis]{p}}
+}
+
+// Edges of the page.
+func (c *ParallelismAnalysisConnection) Edges() []*ParallelismAnalysisEdge {
+	return edges(c.page, func(cur string, n *domain.ParallelismAnalysis) *ParallelismAnalysisEdge {
+		return &ParallelismAnalysisEdge{cur, n}
+	})
+}

@@ -22,6 +22,8 @@ const (
 	KindTaskBlock    Kind = "TaskBlock"
 	KindTemplate     Kind = "TaskTemplate"
 	KindFileImpact   Kind = "TaskFileImpact"
+	// KindParallelismAnalysis tags the rows of a plan's parallelism analysis.
+	KindParallelismAnalysis Kind = "ParallelismAnalysis"
 )
 
 // GlobalID is the opaque, type-tagged id clients see: base64url("Kind:uuid").

@@ -15,7 +15,8 @@ const uuidA = "0b7c2a1e-5d4f-4e3a-9c8b-7a6f5e4d3c2b"
 func TestGlobalIDRoundTrip(t *testing.T) {
 	kinds := []domain.Kind{domain.KindUser, domain.KindAPIToken, domain.KindProject, domain.KindIdea,
 		domain.KindTask, domain.KindTaskList, domain.KindTaskListItem, domain.KindRelationship,
-		domain.KindStateChange, domain.KindTaskBlock, domain.KindTemplate, domain.KindFileImpact}
+		domain.KindStateChange, domain.KindTaskBlock, domain.KindTemplate, domain.KindFileImpact,
+		domain.KindParallelismAnalysis}
 	seen := map[string]bool{}
 	for _, k := range kinds {
 		gid := domain.GlobalID(k, uuidA)
@@ -47,6 +48,7 @@ func TestEntityGlobalIDs(t *testing.T) {
 		domain.KindTaskListItem: &domain.TaskListItem{ID: uuidA}, domain.KindRelationship: &domain.TaskRelationship{ID: uuidA},
 		domain.KindStateChange: &domain.TaskStateChange{ID: uuidA}, domain.KindTaskBlock: &domain.TaskBlock{ID: uuidA},
 		domain.KindTemplate: &domain.TaskTemplate{ID: uuidA}, domain.KindFileImpact: &domain.TaskFileImpact{ID: uuidA},
+		domain.KindParallelismAnalysis: &domain.ParallelismAnalysis{ID: uuidA},
 	}
 	for kind, n := range nodes {
 		require.Equal(t, domain.GlobalID(kind, uuidA), n.GlobalID(), kind)

@@ -52,7 +52,9 @@
 // Conflicts lists every FILE_CONFLICT (one per pair of tasks and file) and
 // RESOURCE_CONFLICT between two planned tasks, whether or not they are also
 // ordered by a dependency. DEPENDENCY pairs are not listed: the ordering is the
-// waves themselves.
+// waves themselves. Pairs regroups the conflicts by pair of tasks and adds the
+// DEPENDENCY pairs (direct ordering links), for the parallelism analysis a run
+// records.
 //
 // The plan depends only on the content of the input, never on the order of its
 // slices: the same tasks and links always give the same plan.

@@ -156,6 +156,13 @@ func (s *Service) startRun(ctx context.Context, q *store.Q, p *auth.Principal, l
 	if err := q.InsertAssignments(ctx, assigns); err != nil {
 		return nil, err
 	}
+	var keep func(string) bool
+	if only != nil {
+		keep = func(id string) bool { return only[id] }
+	}
+	if err := recordAnalysis(ctx, q, l.ID, pd.input, plan, keep, now); err != nil {
+		return nil, err
+	}
 	s.record(q, domain.NewRunStarted(run, reason, now))
 	if err := s.advance(ctx, q, p, run, now); err != nil {
 		return nil, err

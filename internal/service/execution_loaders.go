@@ -20,7 +20,10 @@ type executionLoaders struct {
 	execsOfRun     *loader.Loader[string, []*domain.TaskExecution]
 	assignsOfWave  *loader.Loader[string, []*domain.WaveTaskAssignment]
 	resultsOfExecs *loader.Loader[string, []*domain.TaskTestResult]
-	all            []clearer
+	// The parallelism analysis: rows by id, and each task's current rows.
+	analyses        *loader.Loader[string, *domain.ParallelismAnalysis]
+	conflictsOfTask *loader.Loader[string, []*domain.ParallelismAnalysis]
+	all             []clearer
 }
 
 const executionLoadersKey = "execution loaders"
@@ -38,7 +41,12 @@ func newExecutionLoaders(s *Service) *executionLoaders {
 	e.execsOfRun = loader.New(w, grouped(q.ExecutionsOfRuns, func(v *domain.TaskExecution) []string { return []string{v.RunID} }))
 	e.assignsOfWave = loader.New(w, grouped(q.AssignmentsOfWaves, func(v *domain.WaveTaskAssignment) []string { return []string{v.WaveID} }))
 	e.resultsOfExecs = loader.New(w, grouped(q.TestResultsOfExecutions, func(v *domain.TaskTestResult) []string { return []string{v.ExecutionID} }))
-	e.all = []clearer{e.runs, e.agents, e.execOfAgent, e.runsOfList, e.wavesOfRun, e.agentsOfRun, e.execsOfRun, e.assignsOfWave, e.resultsOfExecs}
+	e.analyses = loader.New(w, byID(q.AnalysesByIDs, func(v *domain.ParallelismAnalysis) string { return v.ID }))
+	e.conflictsOfTask = loader.New(w, grouped(q.CurrentAnalysesOfTasks, func(v *domain.ParallelismAnalysis) []string {
+		return []string{v.TaskAID, v.TaskBID}
+	}))
+	e.all = []clearer{e.runs, e.agents, e.execOfAgent, e.runsOfList, e.wavesOfRun, e.agentsOfRun, e.execsOfRun,
+		e.assignsOfWave, e.resultsOfExecs, e.analyses, e.conflictsOfTask}
 	return e
 }
 

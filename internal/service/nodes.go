@@ -159,6 +159,14 @@ func (s *Service) taskChild(ctx context.Context, kind domain.Kind, id string) (d
 			return nil, "", err
 		}
 		return v, v.TaskID, err
+	case domain.KindParallelismAnalysis:
+		// Both tasks of a pair are of one project (links and lists never
+		// cross projects): task A stands for it.
+		v, err := s.exec(ctx).analyses.Load(ctx, id)
+		if v == nil {
+			return nil, "", err
+		}
+		return v, v.TaskAID, err
 	}
 	return nil, "", nil
 }

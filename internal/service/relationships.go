@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -45,7 +46,20 @@ func (s *Service) insertLink(ctx context.Context, q *store.Q, projectID string, 
 	} else if err != nil {
 		return err
 	}
+	if err := invalidateLinked(ctx, q, r, s.now()); err != nil {
+		return err
+	}
 	return s.rescoreLinked(ctx, q, r)
+}
+
+// invalidateLinked invalidates the parallelism analysis of both ends of a
+// planning link (DEPENDS_ON, BLOCKS, CONFLICTS_WITH) that was added or removed;
+// other link types do not change a plan.
+func invalidateLinked(ctx context.Context, q *store.Q, r *domain.TaskRelationship, now time.Time) error {
+	if !domain.PlanningLink(r.Type) {
+		return nil
+	}
+	return q.InvalidateAnalysesOfTasks(ctx, []string{r.SourceTaskID, r.TargetTaskID}, now)
 }
 
 // rescoreLinked recounts blocks and recomputes scores after a dependency link
@@ -154,6 +168,9 @@ func (s *Service) RemoveTaskRelationship(ctx context.Context, in domain.RemoveTa
 	}
 	err = s.tx(ctx, func(q *store.Q) error {
 		if err := q.DeleteRelationship(ctx, id); err != nil {
+			return err
+		}
+		if err := invalidateLinked(ctx, q, r, s.now()); err != nil {
 			return err
 		}
 		if r.Type == domain.RelSubtaskOf || r.Type == domain.RelSupersedes {

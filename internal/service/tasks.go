@@ -351,8 +351,17 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 			if err != nil {
 				return err
 			}
+			old, err := q.FileImpactsOfTasks(ctx, []string{t.ID})
+			if err != nil {
+				return err
+			}
 			if err := q.ReplaceFileImpacts(ctx, t.ID, impacts); err != nil {
 				return err
+			}
+			if !sameFileOperations(old, impacts) {
+				if err := q.InvalidateAnalysesOfTasks(ctx, []string{t.ID}, now); err != nil {
+					return err
+				}
 			}
 		}
 		if err := s.relink(ctx, q, p, t, refs, in.Null, now); err != nil {
@@ -383,6 +392,29 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 		return nil
 	})
 	return t, err
+}
+
+// sameFileOperations reports whether two sets of file impacts name the same
+// (file, operation) pairs: all a plan's conflicts are computed from. A change of
+// confidence or source alone leaves a parallelism analysis valid.
+func sameFileOperations(a, b []*domain.TaskFileImpact) bool {
+	set := func(fs []*domain.TaskFileImpact) map[[2]string]bool {
+		out := make(map[[2]string]bool, len(fs))
+		for _, f := range fs {
+			out[[2]string{f.FilePath, string(f.Operation)}] = true
+		}
+		return out
+	}
+	x, y := set(a), set(b)
+	if len(x) != len(y) {
+		return false
+	}
+	for k := range x {
+		if !y[k] {
+			return false
+		}
+	}
+	return true
 }
 
 func applyTaskFields(t *domain.Task, in domain.UpdateTaskInput, lists taskLists) error {
@@ -551,6 +583,10 @@ func (s *Service) moveToList(ctx context.Context, q *store.Q, p *auth.Principal,
 	old := t.TaskListID
 	if old != nil {
 		if err := q.DeleteItemOfTask(ctx, t.ID); err != nil {
+			return err
+		}
+		// Its pairs were analysed within the old list.
+		if err := q.InvalidateAnalysesOfTasks(ctx, []string{t.ID}, now); err != nil {
 			return err
 		}
 	}
