@@ -108,6 +108,9 @@ func (s *Service) startRun(ctx context.Context, q *store.Q, p *auth.Principal, l
 	if err != nil {
 		return nil, notFound(err, "task list")
 	}
+	if err := q.LockProjectGraph(ctx, l.ProjectID); err != nil {
+		return nil, err
+	}
 	if _, err := q.ActiveRunOfList(ctx, l.ID); err == nil {
 		return nil, &domain.Error{Code: domain.CodeConflict, Field: "taskListId", Message: "the task list already has an active run"}
 	} else if !errors.Is(err, store.ErrNotFound) {

@@ -12,10 +12,12 @@ import (
 // insertLink inserts a link after checking that it closes no cycle in its acyclic
 // graph, then refreshes the blocks count and score of both ends.
 func (s *Service) insertLink(ctx context.Context, q *store.Q, projectID string, r *domain.TaskRelationship, field string) error {
-	if kinds := domain.GraphKind(r.Type); kinds != nil {
+	if domain.GraphKind(r.Type) != nil || domain.PlanningLink(r.Type) {
 		if err := q.LockProjectGraph(ctx, projectID); err != nil {
 			return err
 		}
+	}
+	if kinds := domain.GraphKind(r.Type); kinds != nil {
 		from, to := domain.OrderingEdge(r.Type, r.SourceTaskID, r.TargetTaskID)
 		// Would `from` become reachable from itself? Search from `to`, one SQL
 		// statement per level of the part of the graph reachable from it.
@@ -163,10 +165,16 @@ func (s *Service) RemoveTaskRelationship(ctx context.Context, in domain.RemoveTa
 	if r == nil {
 		return nil, domain.NotFound("relationship")
 	}
-	if _, _, err := s.editableTask(ctx, p, domain.GlobalID(domain.KindTask, r.SourceTaskID), "id"); err != nil {
+	_, project, err := s.editableTask(ctx, p, domain.GlobalID(domain.KindTask, r.SourceTaskID), "id")
+	if err != nil {
 		return nil, notFoundAs(err, "relationship")
 	}
 	err = s.tx(ctx, func(q *store.Q) error {
+		if domain.PlanningLink(r.Type) {
+			if err := q.LockProjectGraph(ctx, project.ID); err != nil {
+				return err
+			}
+		}
 		if err := q.DeleteRelationship(ctx, id); err != nil {
 			return err
 		}

@@ -338,6 +338,11 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 	}
 	var t *domain.Task
 	err = s.tx(ctx, func(q *store.Q) error {
+		if in.FileImpacts != nil || in.TaskListID != nil {
+			if err := q.LockProjectGraph(ctx, project.ID); err != nil {
+				return err
+			}
+		}
 		if t, err = lockTask(ctx, q, cur.ID, in.ExpectedVersion); err != nil {
 			return err
 		}

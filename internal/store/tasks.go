@@ -247,8 +247,11 @@ func (q *Q) OrderingEdgesFrom(ctx context.Context, from []string, types []domain
 	return out, err
 }
 
-// LockProjectGraph serialises changes to one project's task graph (cycle checks)
-// across PostgreSQL transactions; SQLite's single writer already does.
+// LockProjectGraph serialises, across PostgreSQL transactions, what reads or
+// changes one project's planning graph: cycle checks of new links, changes of
+// planning links, file impacts and list membership, and the materialisation
+// of a plan (so a change never commits between a plan's reads and its
+// parallelism analysis unseen). SQLite's single writer already does.
 func (q *Q) LockProjectGraph(ctx context.Context, projectID string) error {
 	if q.db.dialect != Postgres {
 		return nil
