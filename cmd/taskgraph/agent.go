@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -118,14 +119,14 @@ func agentLoop(ctx context.Context, c *client.Client, cfg agentConfig, n int, st
 			continue
 		}
 		fmt.Fprintf(stdout, "agent %d: %s %s (attempt %d)\n", n, cl.Task.DisplayID, cl.Task.Title, cl.Execution.AttemptNumber)
-		if err := agentExecute(ctx, c, cfg, cl.Agent.ID, cl.Task); err != nil {
+		if err := agentExecute(ctx, c, cfg, cl.Agent.ID, cl.Task, stdout); err != nil {
 			return err
 		}
 	}
 }
 
 // agentExecute runs one claimed task to its report.
-func agentExecute(ctx context.Context, c *client.Client, cfg agentConfig, agentID string, task *agentTask) error {
+func agentExecute(ctx context.Context, c *client.Client, cfg agentConfig, agentID string, task *agentTask, stdout io.Writer) error {
 	workCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	lost := make(chan struct{})
@@ -183,12 +184,23 @@ func agentExecute(ctx context.Context, c *client.Client, cfg agentConfig, agentI
 		return nil // cancelled or lease lost: nothing to report
 	default:
 	}
+	var err error
 	if runErr != nil {
-		return c.Do(ctx, `mutation($in: FailTaskInput!) { failTask(input: $in) { task { id } } }`,
+		err = c.Do(ctx, `mutation($in: FailTaskInput!) { failTask(input: $in) { task { id } } }`,
 			map[string]any{"in": map[string]any{"agentId": agentID, "error": runErr.Error(), "retryable": true}}, nil)
+	} else {
+		err = c.Do(ctx, `mutation($in: CompleteTaskInput!) { completeTask(input: $in) { task { id } } }`,
+			map[string]any{"in": map[string]any{"agentId": agentID, "filesModified": gitModified(ctx)}}, nil)
 	}
-	return c.Do(ctx, `mutation($in: CompleteTaskInput!) { completeTask(input: $in) { task { id } } }`,
-		map[string]any{"in": map[string]any{"agentId": agentID, "filesModified": gitModified(ctx)}}, nil)
+	// The heartbeat sweep took the task away meanwhile (a slow or stalled
+	// heartbeat): the report changed nothing and the task is someone else's
+	// to redo, so the agent goes on to claim the next one.
+	var es client.Errors
+	if errors.As(err, &es) && es.Code() == "LEASE_LOST" {
+		fmt.Fprintf(stdout, "agent: %s: lease lost, result dropped (%v)\n", task.DisplayID, err)
+		return nil
+	}
+	return err
 }
 
 // runTaskCommand runs the command with the task in its environment, its
