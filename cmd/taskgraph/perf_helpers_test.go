@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -128,12 +129,42 @@ func (s *testServer) call(c *http.Client, token, query string, vars M, dst any) 
 		return fmt.Errorf("decode response (HTTP %d): %w", resp.StatusCode, err)
 	}
 	if len(out.Errors) > 0 {
-		return fmt.Errorf("%v", out.Errors)
+		return gqlErrors(out.Errors)
 	}
 	if dst != nil {
 		return json.Unmarshal(out.Data, dst)
 	}
 	return nil
+}
+
+// gqlErrors are the errors of a GraphQL response: an answer of the server,
+// unlike a transport error.
+type gqlErrors []gqlError
+
+func (es gqlErrors) Error() string {
+	msgs := make([]string, len(es))
+	for i, e := range es {
+		msgs[i] = fmt.Sprintf("%v: %s", e.Extensions["code"], e.Message)
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// code is the first error's extensions.code.
+func (es gqlErrors) code() string {
+	if len(es) == 0 {
+		return ""
+	}
+	c, _ := es[0].Extensions["code"].(string)
+	return c
+}
+
+// errCode is err's GraphQL error code, "" when err is not a GraphQL answer.
+func errCode(err error) string {
+	var es gqlErrors
+	if errors.As(err, &es) {
+		return es.code()
+	}
+	return ""
 }
 
 // latencies collects durations from many goroutines.
