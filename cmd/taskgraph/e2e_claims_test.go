@@ -111,3 +111,55 @@ func TestConcurrentClaims(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentAgentCalls: more agent calls of one run at once than the
+// server has database connections (PostgreSQL 20, SQLite 8) all succeed. An
+// agent call locks the run row; a read it made on the pool (not its
+// transaction) while holding that lock waited for a connection that the
+// calls queued on the lock held: the server stalled until clients gave up
+// (PostgreSQL) or the busy timeout failed them (SQLite, INTERNAL).
+func TestConcurrentAgentCalls(t *testing.T) {
+	t.Parallel()
+	const agents = 40
+	eachDB(t, func(t *testing.T, s *testServer) {
+		e := newExecList(t, s, 100)
+		inputs := make([]M, agents)
+		for i := range inputs {
+			inputs[i] = M{"title": fmt.Sprintf("T%03d", i), "taskListId": e.list}
+		}
+		bulkTasks(t, s, e.token, e.project, inputs)
+		run := e.start(t)
+		ids := make([]string, agents)
+		for i := range ids {
+			ids[i] = e.claim(t, run).S("agent.id")
+		}
+		client := fastClient(2 * agents)
+		errs := make([]error, 2*agents)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range 2 * agents {
+			wg.Go(func() {
+				<-start
+				id := ids[i%agents]
+				if i < agents {
+					errs[i] = s.call(client, e.agent, heartbeatMutation, M{"in": M{"agentId": id}}, nil)
+				} else {
+					errs[i] = s.call(client, e.agent, `mutation($in: AppendExecutionLogInput!) {
+						appendExecutionLog(input: $in) { execution { id } } }`, M{"in": M{"agentId": id, "lines": []string{"x"}}}, nil)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			require.NoError(t, err, "call %d", i)
+		}
+		d := s.query(t, e.token, `query($id: ID!) { executionRun(id: $id) { agents { heartbeatCount execution { logLines } } } }`,
+			M{"id": run}).L("executionRun.agents")
+		require.Len(t, d, agents)
+		for _, a := range d {
+			require.Equal(t, 1, a.N("heartbeatCount"))
+			require.Equal(t, 1, a.N("execution.logLines"))
+		}
+	})
+}
