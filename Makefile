@@ -4,7 +4,7 @@ GO        ?= go
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 PKGS      := ./...
 
-.PHONY: help run test test-sqlite generate verify lint bench build
+.PHONY: help run test test-sqlite generate verify lint bench bench-capacity build
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -33,3 +33,6 @@ lint: ## gofmt and go vet
 
 bench: ## benchmarks on SQLite and PostgreSQL (set TASKGRAPH_TEST_DATABASE_URL, default $(PG_URL))
 	TASKGRAPH_TEST_DATABASE_URL=$${TASKGRAPH_TEST_DATABASE_URL:-$(PG_URL)} $(GO) test -run '^$$' -bench . -benchmem -benchtime 3s $(PKGS)
+
+bench-capacity: ## agents at 1 Hz heartbeat one server holds with p99 < 20ms (minutes; steps: TASKGRAPH_BENCH_CAPACITY_STEPS)
+	TASKGRAPH_BENCH_CAPACITY=1 TASKGRAPH_TEST_DATABASE_URL=$${TASKGRAPH_TEST_DATABASE_URL:-$(PG_URL)} $(GO) test -run '^$$' -bench BenchmarkHeartbeatCapacity -benchtime 1x -timeout 30m -v ./cmd/taskgraph/

@@ -147,7 +147,7 @@ func agentLoop(ctx context.Context, c *agentClient, cfg agentConfig, n int, stdo
 			continue
 		}
 		fmt.Fprintf(stdout, "agent %d: %s %s (attempt %d)\n", n, cl.Task.DisplayID, cl.Task.Title, cl.Execution.AttemptNumber)
-		w := &agentWork{c: c, cfg: cfg, agentID: cl.Agent.ID, task: cl.Task}
+		w := &agentWork{c: c, cfg: cfg, agentID: cl.Agent.ID, task: cl.Task, out: stdout}
 		if err := w.execute(ctx); err != nil {
 			return err
 		}

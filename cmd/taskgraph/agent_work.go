@@ -26,6 +26,7 @@ type agentWork struct {
 	cfg     agentConfig
 	agentID string
 	task    *agentTask
+	out     io.Writer
 	logs    *logBatcher
 
 	mu       sync.Mutex
@@ -65,17 +66,28 @@ func (w *agentWork) execute(ctx context.Context) error {
 	w.mu.Lock()
 	lost := w.lost
 	w.mu.Unlock()
+	var err error
 	switch {
 	case lost:
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case runErr != nil:
-		return w.c.do(ctx, `mutation($in: FailTaskInput!) { failTask(input: $in) { task { id } } }`,
+		err = w.c.do(ctx, `mutation($in: FailTaskInput!) { failTask(input: $in) { task { id } } }`,
 			map[string]any{"in": map[string]any{"agentId": w.agentID, "error": runErr.Error(), "retryable": true}}, nil)
+	default:
+		err = w.c.do(ctx, `mutation($in: CompleteTaskInput!) { completeTask(input: $in) { task { id } } }`,
+			map[string]any{"in": map[string]any{"agentId": w.agentID, "filesModified": gitModified(ctx)}}, nil)
 	}
-	return w.c.do(ctx, `mutation($in: CompleteTaskInput!) { completeTask(input: $in) { task { id } } }`,
-		map[string]any{"in": map[string]any{"agentId": w.agentID, "filesModified": gitModified(ctx)}}, nil)
+	// The sweep took the task away meanwhile (heartbeats that did not get
+	// through in time): the report changed nothing and the task is someone
+	// else's to redo, so the agent goes on to its next claim.
+	var es client.Errors
+	if errors.As(err, &es) && es.Code() == "LEASE_LOST" {
+		fmt.Fprintf(w.out, "agent: %s: lease lost, result dropped (%v)\n", w.task.DisplayID, err)
+		return nil
+	}
+	return err
 }
 
 // heartbeats sends a heartbeat every period and obeys its directive: PAUSE

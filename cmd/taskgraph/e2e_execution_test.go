@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -528,4 +530,36 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.w.Write(p)
+}
+
+// TestAgentLeaseLost: an agent whose task the sweep took away while its
+// command ran gets LEASE_LOST for its report; it drops the result and goes
+// on claiming until the run ends, instead of failing.
+func TestAgentLeaseLost(t *testing.T) {
+	t.Parallel()
+	testdb.Run(t, func(t *testing.T, url string) {
+		s := startServer(t, url, "--heartbeat-interval=50ms", "--missed-heartbeats=1", "--max-attempts=1")
+		e := newExecList(t, s, 1)
+		e.add(t, "A", nil)
+		runID := e.start(t)
+		gate := filepath.Join(t.TempDir(), "gate")
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		var out syncBuffer
+		done := make(chan error, 1)
+		go func() {
+			// The agent never heartbeats, and its command runs until the gate opens.
+			done <- run(ctx, []string{"agent", "--url", s.URL, "--token", e.agent, "--run", runID, "--heartbeat", "1h",
+				"--poll", "20ms", "--exec", fmt.Sprintf(`while [ ! -e %q ]; do sleep 0.01; done`, gate)}, &out, io.Discard)
+		}()
+		// The sweep ends the only attempt allowed: the run fails meanwhile.
+		require.Eventually(t, func() bool { return e.run(t, runID).S("status") == "FAILED" },
+			waitLimit, 10*time.Millisecond)
+		require.NoError(t, os.WriteFile(gate, nil, 0o600))
+		require.NoError(t, <-done, strings.Join(out.lines(), "\n"))
+		require.Contains(t, strings.Join(out.lines(), "\n"), "lease lost")
+		ex := s.query(t, e.token, `query($id: ID!) { executionRun(id: $id) { executions { status } } }`,
+			M{"id": runID}).Col("executionRun.executions", "status")
+		require.Equal(t, []string{"INTERRUPTED"}, ex)
+	})
 }

@@ -426,7 +426,15 @@ func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, age
 		return nil, err
 	}
 	inRun(q, run.ID)
-	if _, err := s.visibleProjectByID(ctx, p, run.ProjectID); err != nil {
+	// Read through the transaction, not the request's loader: the loader
+	// reads on the pool (after its batching delay) while this transaction
+	// holds row locks, and the connections it waits for can all be held by
+	// calls queued on those rows.
+	projects, err := q.ProjectsByIDs(ctx, []string{run.ProjectID})
+	if err != nil {
+		return nil, err
+	}
+	if len(projects) == 0 || !canSee(p, projects[0]) {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	}
 	exec, err := q.ExecutionOfAgent(ctx, a.ID)

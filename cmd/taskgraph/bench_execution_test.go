@@ -1,0 +1,454 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskgraph/taskgraph/internal/loader"
+	"github.com/taskgraph/taskgraph/internal/testdb"
+)
+
+// Benchmarks of execution: claims, heartbeats, heartbeat capacity, and a
+// simulated run of a random 500-task DAG. All go through the real server
+// over HTTP, on SQLite and on PostgreSQL when TASKGRAPH_TEST_DATABASE_URL is
+// set. Knobs (environment):
+//
+//	TASKGRAPH_BENCH_CLIENTS        parallel clients of BenchmarkClaim (16)
+//	TASKGRAPH_BENCH_AGENTS         live agents of BenchmarkHeartbeat (50)
+//	TASKGRAPH_BENCH_CAPACITY       set to 1 to run BenchmarkHeartbeatCapacity
+//	TASKGRAPH_BENCH_CAPACITY_STEPS agents per step (100,250,500,1000,2000)
+//	TASKGRAPH_BENCH_CAPACITY_SECS  seconds per step (5)
+//	TASKGRAPH_BENCH_MS_PER_HOUR    simulated milliseconds per effort hour (20)
+//	TASKGRAPH_BENCH_SIM_AGENTS     agents of BenchmarkSimulatedRun (8)
+
+func envIntOr(key string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(key)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// benchList is a project with one task list and an AGENT token, for
+// benchmarks (newExecList wants a *testing.T).
+func benchList(tb testing.TB, s *testServer, maxParallel int) *execList {
+	tb.Helper()
+	p := &planList{s: s, token: s.AdminToken, ids: map[string]string{}, names: map[string]string{}}
+	p.project = s.createProject(tb, p.token, fmt.Sprintf("bx%04d", planSlugs.Add(1)))
+	p.list = s.query(tb, p.token, `mutation($in: CreateTaskListInput!) { createTaskList(input: $in) { taskList { id } } }`,
+		M{"in": M{"projectId": p.project, "name": "bench", "maxParallelAgents": maxParallel}}).S("createTaskList.taskList.id")
+	_, tok := s.userWithToken(tb, fmt.Sprintf("bagent%04d", planSlugs.Add(1)), "AGENT", p.project)
+	return &execList{planList: p, agent: tok}
+}
+
+// addList adds another list (maxParallel) to e's project and returns its id.
+func (e *execList) addList(tb testing.TB, maxParallel int) string {
+	tb.Helper()
+	return e.s.query(tb, e.token, `mutation($in: CreateTaskListInput!) { createTaskList(input: $in) { taskList { id } } }`,
+		M{"in": M{"projectId": e.project, "name": fmt.Sprintf("l%d", planSlugs.Add(1)), "maxParallelAgents": maxParallel}}).S("createTaskList.taskList.id")
+}
+
+// flatTasks creates n independent tasks in list.
+func (e *execList) flatTasks(tb testing.TB, list string, n int) []string {
+	tb.Helper()
+	in := make([]M, n)
+	for i := range in {
+		in[i] = M{"title": fmt.Sprintf("task %d", i), "taskListId": list}
+	}
+	return bulkTasks(tb, e.s, e.token, e.project, in)
+}
+
+func (e *execList) startList(tb testing.TB, list string) string {
+	tb.Helper()
+	return e.s.query(tb, e.token, `mutation($in: StartExecutionRunInput!) { startExecutionRun(input: $in) { run { id } } }`,
+		M{"in": M{"taskListId": list}}).S("startExecutionRun.run.id")
+}
+
+// claimResult is the part of claimTask the benchmarks read.
+type claimResult struct {
+	ClaimTask struct {
+		Agent      *struct{ ID string }
+		Task       *struct{ ID string }
+		WaitReason *string
+	}
+}
+
+// claimN claims n tasks of run one after the other and returns the agents.
+func (e *execList) claimN(tb testing.TB, c *http.Client, run string, n int) []string {
+	tb.Helper()
+	agents := make([]string, 0, n)
+	for range n {
+		var r claimResult
+		require.NoError(tb, e.s.call(c, e.agent, claimMutation, M{"in": M{"runId": run}}, &r))
+		require.NotNil(tb, r.ClaimTask.Agent, "wait reason %v", r.ClaimTask.WaitReason)
+		agents = append(agents, r.ClaimTask.Agent.ID)
+	}
+	return agents
+}
+
+// statementsOf counts the SQL statements of one call on an otherwise idle
+// server.
+func statementsOf(tb testing.TB, s *testServer, f func()) int64 {
+	tb.Helper()
+	before := s.DB.Statements()
+	f()
+	return s.DB.Statements() - before
+}
+
+// BenchmarkClaim: one iteration is a claim followed by the completion of the
+// claimed task (which frees the agent's slot), by P parallel clients over
+// HTTP against one run whose only wave holds b.N tasks; maxParallelAgents is
+// 100 (the API's maximum). Reports claims/s (the sustained rate, completions
+// included: every claim of a real run is paired with one), claim latency
+// percentiles, and SQL statements of one claim and one completion measured
+// alone.
+func BenchmarkClaim(b *testing.B) {
+	clients := envIntOr("TASKGRAPH_BENCH_CLIENTS", 16)
+	for _, c := range testdb.Cases(b) {
+		b.Run(c.Name, func(b *testing.B) {
+			s := startServerWait(b, c.URL(b), loader.DefaultTiming)
+			hc := fastClient(clients)
+			e := benchList(b, s, 100)
+			e.flatTasks(b, e.list, b.N+1)
+			run := e.startList(b, e.list)
+			var claimStmts, completeStmts int64
+			var probe []string
+			claimStmts = statementsOf(b, s, func() { probe = e.claimN(b, hc, run, 1) })
+			completeStmts = statementsOf(b, s, func() {
+				require.NoError(b, s.call(hc, e.agent, completeMutation, M{"in": M{"agentId": probe[0]}}, nil))
+			})
+
+			var (
+				next    atomic.Int64
+				lat     latencies
+				wg      sync.WaitGroup
+				errOnce sync.Once
+				failure error
+			)
+			fail := func(err error) { errOnce.Do(func() { failure = err }) }
+			b.ResetTimer()
+			start := time.Now()
+			for range clients {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						t0 := time.Now()
+						var r claimResult
+						if err := s.call(hc, e.agent, claimMutation, M{"in": M{"runId": run}}, &r); err != nil {
+							fail(err)
+							return
+						}
+						lat.add(time.Since(t0))
+						if r.ClaimTask.Agent == nil {
+							fail(fmt.Errorf("no task: %v", *r.ClaimTask.WaitReason))
+							return
+						}
+						if err := s.call(hc, e.agent, completeMutation, M{"in": M{"agentId": r.ClaimTask.Agent.ID}}, nil); err != nil {
+							fail(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			require.NoError(b, failure)
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "claims/s")
+			b.ReportMetric(lat.ms(0.5), "claim-p50-ms")
+			b.ReportMetric(lat.ms(0.99), "claim-p99-ms")
+			b.ReportMetric(float64(claimStmts), "stmts/claim")
+			b.ReportMetric(float64(completeStmts), "stmts/complete")
+		})
+	}
+}
+
+// BenchmarkHeartbeat: N live agents (TASKGRAPH_BENCH_AGENTS, default 50) of
+// one run heartbeat as fast as they can, each waiting for its answer; one
+// iteration is one heartbeat. Reports heartbeats/s, latency percentiles, and
+// the SQL statements of one heartbeat, one appendExecutionLog and one
+// recordTestResult measured alone.
+func BenchmarkHeartbeat(b *testing.B) {
+	agents := min(envIntOr("TASKGRAPH_BENCH_AGENTS", 50), 100)
+	for _, c := range testdb.Cases(b) {
+		b.Run(c.Name, func(b *testing.B) {
+			s := startServerWait(b, c.URL(b), loader.DefaultTiming)
+			hc := fastClient(agents)
+			e := benchList(b, s, 100)
+			in := make([]M, agents)
+			for i := range in {
+				in[i] = M{"title": fmt.Sprintf("task %d", i), "taskListId": e.list, "codebaseTests": []string{"go test"}}
+			}
+			bulkTasks(b, s, e.token, e.project, in)
+			run := e.startList(b, e.list)
+			ids := e.claimN(b, hc, run, agents)
+			hb := func(agent string) error {
+				return s.call(hc, e.agent, heartbeatMutation, M{"in": M{"agentId": agent, "progressPercent": 50}}, nil)
+			}
+			hbStmts := statementsOf(b, s, func() { require.NoError(b, hb(ids[0])) })
+			logStmts := statementsOf(b, s, func() {
+				require.NoError(b, s.call(hc, e.agent, `mutation($in: AppendExecutionLogInput!) { appendExecutionLog(input: $in) { execution { id } } }`,
+					M{"in": M{"agentId": ids[0], "lines": []string{"a", "b"}}}, nil))
+			})
+			testStmts := statementsOf(b, s, func() {
+				require.NoError(b, s.call(hc, e.agent, `mutation($in: RecordTestResultInput!) { recordTestResult(input: $in) { testResult { id } } }`,
+					M{"in": M{"agentId": ids[0], "level": "CODEBASE", "testIndex": 0, "status": "PASSED"}}, nil))
+			})
+
+			var (
+				next    atomic.Int64
+				lat     latencies
+				wg      sync.WaitGroup
+				errOnce sync.Once
+				failure error
+			)
+			b.ResetTimer()
+			start := time.Now()
+			for _, id := range ids {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						t0 := time.Now()
+						if err := hb(id); err != nil {
+							errOnce.Do(func() { failure = err })
+							return
+						}
+						lat.add(time.Since(t0))
+					}
+				})
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			require.NoError(b, failure)
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "heartbeats/s")
+			b.ReportMetric(lat.ms(0.5), "p50-ms")
+			b.ReportMetric(lat.ms(0.99), "p99-ms")
+			b.ReportMetric(float64(hbStmts), "stmts/heartbeat")
+			b.ReportMetric(float64(logStmts), "stmts/log")
+			b.ReportMetric(float64(testStmts), "stmts/test-result")
+		})
+	}
+}
+
+// BenchmarkHeartbeatCapacity: how many agents heartbeating once a second one
+// server holds with p99 latency under 20ms. Steps of N agents (one project,
+// lists of 100 agents each: maxParallelAgents is at most 100), each agent
+// heartbeating every second at its own phase, for a few seconds per step;
+// it reports p50/p99 per step and the largest N whose p99 stayed under 20ms.
+// Minutes long: it runs only with TASKGRAPH_BENCH_CAPACITY=1, once (its
+// result does not depend on b.N).
+func BenchmarkHeartbeatCapacity(b *testing.B) {
+	if os.Getenv("TASKGRAPH_BENCH_CAPACITY") != "1" {
+		b.Skip("set TASKGRAPH_BENCH_CAPACITY=1 to run")
+	}
+	var steps []int
+	for _, f := range strings.Split(envOr("TASKGRAPH_BENCH_CAPACITY_STEPS", "100,250,500,1000,2000"), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		require.NoError(b, err)
+		steps = append(steps, n)
+	}
+	secs := envIntOr("TASKGRAPH_BENCH_CAPACITY_SECS", 5)
+	for _, c := range testdb.Cases(b) {
+		b.Run(c.Name, func(b *testing.B) {
+			s := startServerWait(b, c.URL(b), loader.DefaultTiming)
+			hc := fastClient(steps[len(steps)-1])
+			e := benchList(b, s, 100)
+			var agents []string
+			best := 0
+			for _, n := range steps {
+				// More agents: new lists of up to 100, each with a run.
+				for len(agents) < n {
+					k := min(100, n-len(agents))
+					list := e.addList(b, 100)
+					e.flatTasks(b, list, k)
+					agents = append(agents, e.claimN(b, hc, e.startList(b, list), k)...)
+				}
+				var (
+					lat  latencies
+					errs atomic.Int64
+					wg   sync.WaitGroup
+				)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
+				for i, id := range agents {
+					wg.Go(func() {
+						// Phases spread over the second.
+						select {
+						case <-ctx.Done():
+							return
+						case <-time.After(time.Duration(i) * time.Second / time.Duration(len(agents))):
+						}
+						tick := time.NewTicker(time.Second)
+						defer tick.Stop()
+						for {
+							t0 := time.Now()
+							if err := s.call(hc, e.agent, heartbeatMutation, M{"in": M{"agentId": id}}, nil); err != nil {
+								errs.Add(1)
+							} else {
+								lat.add(time.Since(t0))
+							}
+							select {
+							case <-ctx.Done():
+								return
+							case <-tick.C:
+							}
+						}
+					})
+				}
+				wg.Wait()
+				cancel()
+				p50, p99 := lat.ms(0.5), lat.ms(0.99)
+				b.Logf("%s: %5d agents at 1 Hz: %6d heartbeats in %ds, p50 %7.2f ms, p99 %7.2f ms, %d errors",
+					c.Name, n, lat.len(), secs, p50, p99, errs.Load())
+				b.ReportMetric(p99, fmt.Sprintf("p99-ms@%d", n))
+				b.ReportMetric(p50, fmt.Sprintf("p50-ms@%d", n))
+				if p99 < 20 && errs.Load() == 0 {
+					best = n
+				}
+			}
+			b.ReportMetric(float64(best), "agents@p99<20ms")
+		})
+	}
+}
+
+// effortHours are the hours of each effort (domain.EffortHours) with the
+// weights of the random DAG: mostly small tasks, a few large and epic ones.
+var simEfforts = []struct {
+	name   string
+	hours  float64
+	weight int
+}{{"TRIVIAL", 0.5, 25}, {"SMALL", 2, 35}, {"MEDIUM", 6, 25}, {"LARGE", 16, 12}, {"EPIC", 40, 3}}
+
+// BenchmarkSimulatedRun: a run of a random 500-task DAG (seeded: the same
+// graph every time) with random efforts, dependencies on recent tasks and
+// file impacts that conflict, executed by A agents (TASKGRAPH_BENCH_SIM_AGENTS,
+// default 8, also the list's maxParallelAgents) that each hold a task for its
+// effort hours × TASKGRAPH_BENCH_MS_PER_HOUR (default 20ms) and poll every
+// 5ms when none is ready. It reports the makespan, the lower bound
+// max(critical path, total work / A) from the planner's wavePlan in the same
+// scale, and their ratio. One iteration is one run; use -benchtime 1x.
+func BenchmarkSimulatedRun(b *testing.B) {
+	const tasks = 500
+	agents := min(envIntOr("TASKGRAPH_BENCH_SIM_AGENTS", 8), 100)
+	scale := time.Duration(envIntOr("TASKGRAPH_BENCH_MS_PER_HOUR", 20)) * time.Millisecond
+	for _, c := range testdb.Cases(b) {
+		b.Run(c.Name, func(b *testing.B) {
+			s := startServerWait(b, c.URL(b), loader.DefaultTiming)
+			hc := fastClient(agents)
+			var makespan, bound time.Duration
+			var waves, claims, polls int
+			b.StopTimer()
+			for range b.N {
+				e := benchList(b, s, agents)
+				rng := rand.New(rand.NewPCG(42, 7))
+				in := make([]M, tasks)
+				hours := make([]float64, tasks)
+				for i := range in {
+					w := rng.IntN(100)
+					ef := simEfforts[0]
+					for _, x := range simEfforts {
+						if w < x.weight {
+							ef = x
+							break
+						}
+						w -= x.weight
+					}
+					hours[i] = ef.hours
+					in[i] = M{"title": fmt.Sprintf("sim %03d", i), "taskListId": e.list, "effort": ef.name}
+					if rng.IntN(100) < 30 {
+						in[i]["fileImpacts"] = []M{{"filePath": fmt.Sprintf("src/f%02d.go", rng.IntN(30)), "operation": "UPDATE"}}
+					}
+				}
+				ids := bulkTasks(b, s, e.token, e.project, in)
+				hoursOf := map[string]float64{}
+				for i, id := range ids {
+					hoursOf[id] = hours[i]
+				}
+				var links [][3]string
+				for i := 1; i < tasks; i++ {
+					if rng.IntN(100) >= 60 {
+						continue
+					}
+					seen := map[int]bool{}
+					for range 1 + rng.IntN(2) {
+						j := max(0, i-50) + rng.IntN(min(i, 50))
+						if !seen[j] {
+							seen[j] = true
+							links = append(links, [3]string{ids[i], ids[j], "DEPENDS_ON"})
+						}
+					}
+				}
+				bulkLinks(b, s, e.token, links)
+				plan := s.query(b, e.token, `query($id: ID!) { wavePlan(taskListId: $id) { totalTasks estimatedHours
+					criticalPath { estimatedHours } waves { number } } }`, M{"id": e.list}).at("wavePlan")
+				require.Equal(b, tasks, plan.N("totalTasks"))
+				cp, total := plan.F("criticalPath.estimatedHours"), plan.F("estimatedHours")
+				lb := max(cp, total/float64(agents))
+				bound += time.Duration(lb * float64(scale))
+				waves += len(plan.L("waves"))
+				b.Logf("%s: %d tasks, %d links, %d waves, critical path %.1fh, total %.1fh, bound %.1fh",
+					c.Name, tasks, len(links), len(plan.L("waves")), cp, total, lb)
+
+				run := e.startList(b, e.list)
+				var (
+					wg       sync.WaitGroup
+					errOnce  sync.Once
+					failure  error
+					nClaims  atomic.Int64
+					nPolls   atomic.Int64
+					finished atomic.Bool
+				)
+				b.StartTimer()
+				start := time.Now()
+				for range agents {
+					wg.Go(func() {
+						for !finished.Load() {
+							var r claimResult
+							if err := s.call(hc, e.agent, claimMutation, M{"in": M{"runId": run}}, &r); err != nil {
+								errOnce.Do(func() { failure = err })
+								return
+							}
+							if r.ClaimTask.Task == nil {
+								if *r.ClaimTask.WaitReason == "RUN_FINISHED" {
+									finished.Store(true)
+									return
+								}
+								nPolls.Add(1)
+								time.Sleep(5 * time.Millisecond)
+								continue
+							}
+							nClaims.Add(1)
+							time.Sleep(time.Duration(hoursOf[r.ClaimTask.Task.ID] * float64(scale)))
+							if err := s.call(hc, e.agent, completeMutation, M{"in": M{"agentId": r.ClaimTask.Agent.ID}}, nil); err != nil {
+								errOnce.Do(func() { failure = err })
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				makespan += time.Since(start)
+				b.StopTimer()
+				require.NoError(b, failure)
+				require.Equal(b, "COMPLETED", s.query(b, e.token, `query($id: ID!) { executionRun(id: $id) { status } }`,
+					M{"id": run}).S("executionRun.status"))
+				claims += int(nClaims.Load())
+				polls += int(nPolls.Load())
+			}
+			n := float64(b.N)
+			b.ReportMetric(makespan.Seconds()/n, "makespan-s")
+			b.ReportMetric(bound.Seconds()/n, "bound-s")
+			b.ReportMetric(makespan.Seconds()/bound.Seconds(), "makespan/bound")
+			b.ReportMetric(float64(waves)/n, "waves")
+			b.ReportMetric(float64(polls)/float64(claims), "polls/claim")
+		})
+	}
+}
