@@ -61,7 +61,9 @@ func TestExecutionEventKinds(t *testing.T) {
 		agent, taskA := c.S("agent.id"), c.S("task.id")
 		s.query(t, e.agent, heartbeatMutation, M{"in": M{"agentId": agent, "progressPercent": 40,
 			"currentStep": "compiling", "memoryMb": 256, "cpuPercent": 12.5}})
-		s.query(t, e.agent, heartbeatMutation, M{"in": M{"agentId": agent}})
+		// Only heartbeats with news are events: this one keeps the agent alive.
+		s.query(t, e.agent, heartbeatMutation, M{"in": M{"agentId": agent, "progressPercent": 40}})
+		s.query(t, e.agent, heartbeatMutation, M{"in": M{"agentId": agent, "currentStep": "linking"}})
 		logMutation := `mutation($in: AppendExecutionLogInput!) { appendExecutionLog(input: $in) { execution { logLines } } }`
 		s.query(t, e.agent, logMutation, M{"in": M{"agentId": agent, "lines": []string{"one", "two"}}})
 		s.query(t, e.agent, logMutation, M{"in": M{"agentId": agent, "lines": []string{"three"}}})
@@ -106,8 +108,9 @@ func TestExecutionEventKinds(t *testing.T) {
 		require.Equal(t, "compiling", hb.S("currentStep"))
 		require.Equal(t, 256, hb.N("memoryMb"))
 		require.InDelta(t, 12.5, hb.F("cpuPercent"), 1e-9)
-		for _, f := range []string{"progressPercent", "currentStep", "memoryMb", "cpuPercent"} {
-			require.True(t, evs[4].Null(f), "an empty heartbeat reports no %s", f)
+		require.Equal(t, "linking", evs[4].S("currentStep"))
+		for _, f := range []string{"progressPercent", "memoryMb", "cpuPercent"} {
+			require.True(t, evs[4].Null(f), "a heartbeat without %s reports none", f)
 		}
 
 		require.Equal(t, []string{"one", "two"}, evs[5].Strs("lines"))

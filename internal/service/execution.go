@@ -293,37 +293,26 @@ func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*dom
 	if err != nil {
 		return nil, err
 	}
+	// Most calls of polling agents find nothing to claim: answer those from
+	// plain reads, without a write transaction or the run's lock.
+	if w, _, _, err := claimable(ctx, &s.db.Q, r); err != nil {
+		return nil, err
+	} else if w != nil {
+		return &domain.ClaimResult{WaitReason: w}, nil
+	}
 	var res *domain.ClaimResult
 	err = s.tx(ctx, func(q *store.Q) error {
 		res = &domain.ClaimResult{}
-		wait := func(w domain.WaitReason) error { res.WaitReason = &w; return nil }
+		// The run's lock orders claims: the count of live agents holds
+		// until this claim commits.
 		run, err := q.RunForUpdate(ctx, r.ID)
 		if err != nil {
 			return err
 		}
 		inRun(q, run.ID)
-		switch {
-		case run.Status.Finished():
-			return wait(domain.WaitRunFinished)
-		case run.Status != domain.RunRunning || run.CurrentWave == nil:
-			return wait(domain.WaitRunNotRunning)
-		}
-		live, err := q.CountLiveAgents(ctx, run.ID)
-		if err != nil {
-			return err
-		}
-		if live >= run.MaxParallelAgents {
-			return wait(domain.WaitConcurrencyLimit)
-		}
-		waves, err := q.WavesOfRun(ctx, run.ID)
-		if err != nil {
-			return err
-		}
-		wave := waves[*run.CurrentWave-1]
-		t, err := q.ClaimableTask(ctx, wave.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return wait(domain.WaitNoReadyTask)
-		} else if err != nil {
+		w, wave, t, err := claimable(ctx, q, run)
+		if err != nil || w != nil {
+			res.WaitReason = w
 			return err
 		}
 		attempts, err := q.CountAttempts(ctx, run.ID, t.ID)
@@ -368,6 +357,39 @@ func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*dom
 	return res, nil
 }
 
+// claimable finds the task a claim of run would get (locked on PostgreSQL
+// inside a transaction) and its wave, or says why there is none.
+func claimable(ctx context.Context, q *store.Q, run *domain.ExecutionRun) (*domain.WaitReason, *domain.Wave, *domain.Task, error) {
+	wait := func(w domain.WaitReason) (*domain.WaitReason, *domain.Wave, *domain.Task, error) {
+		return &w, nil, nil, nil
+	}
+	switch {
+	case run.Status.Finished():
+		return wait(domain.WaitRunFinished)
+	case run.Status != domain.RunRunning || run.CurrentWave == nil:
+		return wait(domain.WaitRunNotRunning)
+	}
+	live, err := q.CountLiveAgents(ctx, run.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if live >= run.MaxParallelAgents {
+		return wait(domain.WaitConcurrencyLimit)
+	}
+	waves, err := q.WavesOfRun(ctx, run.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	wave := waves[*run.CurrentWave-1]
+	t, err := q.ClaimableTask(ctx, wave.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return wait(domain.WaitNoReadyTask)
+	} else if err != nil {
+		return nil, nil, nil, err
+	}
+	return nil, wave, t, nil
+}
+
 // moveTask transitions a task as the engine and writes it.
 func (s *Service) moveTask(ctx context.Context, q *store.Q, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, now time.Time) error {
 	if _, err := s.transition(ctx, q, p, t, to, reason, true, now); err != nil {
@@ -378,24 +400,28 @@ func (s *Service) moveTask(ctx context.Context, q *store.Q, p *auth.Principal, t
 }
 
 // held is an agent call's context: the agent (locked), its execution, run
-// and task.
+// and (holdReport, holdSettle) task.
 type held struct {
-	agent *domain.BuildAgent
-	exec  *domain.TaskExecution
-	run   *domain.ExecutionRun
-	task  *domain.Task
-	now   time.Time
+	agent     *domain.BuildAgent
+	exec      *domain.TaskExecution
+	run       *domain.ExecutionRun
+	task      *domain.Task
+	cancelled bool // the agent was ended by the run's cancellation (allowCancelled)
+	now       time.Time
 }
 
 // holdMode says what an agent call locks besides the agent's own row.
 type holdMode int
 
 const (
-	// holdReport (heartbeat, log lines, test results) reads the run and the
-	// task without locking them: the agent's row lock orders these calls
-	// against the sweep and the agent's own settlement, and they never wait
-	// behind claims or other agents' settlements of the same run.
-	holdReport holdMode = iota
+	// holdAlive (heartbeat, log lines) reads the run without locking it and
+	// leaves the task unread: the agent's row lock orders these calls against
+	// the sweep and the agent's own settlement, and they never wait behind
+	// claims or other agents' settlements of the same run.
+	holdAlive holdMode = iota
+	// holdReport (test results) is holdAlive with the task read: its
+	// declared tests.
+	holdReport
 	// holdSettle (completeTask, failTask) locks the run and the task too: the
 	// task's outcome moves the run's wave barrier.
 	holdSettle
@@ -426,15 +452,9 @@ func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, age
 		return nil, err
 	}
 	inRun(q, run.ID)
-	// Read through the transaction, not the request's loader: the loader
-	// reads on the pool (after its batching delay) while this transaction
-	// holds row locks, and the connections it waits for can all be held by
-	// calls queued on those rows.
-	projects, err := q.ProjectsByIDs(ctx, []string{run.ProjectID})
-	if err != nil {
+	if ok, err := canSeeProjectID(ctx, q, p, run.ProjectID); err != nil {
 		return nil, err
-	}
-	if len(projects) == 0 || !canSee(p, projects[0]) {
+	} else if !ok {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	}
 	exec, err := q.ExecutionOfAgent(ctx, a.ID)
@@ -443,14 +463,15 @@ func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, age
 	}
 	if a.Status == domain.AgentTerminated || exec.Status != domain.ExecRunning {
 		if allowCancelled && run.Status == domain.RunCancelled {
-			return &held{agent: a, exec: exec, run: run}, nil
+			return &held{agent: a, exec: exec, run: run, cancelled: true}, nil
 		}
 		return nil, leaseLost(deref(a.TerminationReason))
 	}
 	var t *domain.Task
-	if mode == holdSettle {
+	switch mode {
+	case holdSettle:
 		t, err = q.TaskForUpdate(ctx, a.TaskID)
-	} else {
+	case holdReport:
 		t, err = one(q.TasksByIDs(ctx, []string{a.TaskID}))
 	}
 	if err != nil {
@@ -488,16 +509,24 @@ func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*dom
 		dir   domain.AgentDirective
 	)
 	err = s.tx(ctx, func(q *store.Q) error {
-		h, err := s.holder(ctx, q, p, in.AgentID, holdReport, true)
+		h, err := s.holder(ctx, q, p, in.AgentID, holdAlive, true)
 		if err != nil {
 			return err
 		}
 		agent = h.agent
-		if h.task == nil { // the run was cancelled
+		if h.cancelled {
 			dir = domain.DirectiveCancel
 			return nil
 		}
 		a := h.agent
+		// Watchers hear of a heartbeat that tells them something: the
+		// agent's first, and any that moves its progress or step. The
+		// others only keep the agent alive (its row and heartbeat history);
+		// an event each would put every agent's 1 Hz pulse through the
+		// project's event sequence and into every subscriber's stream.
+		news := a.HeartbeatCount == 0 ||
+			(in.ProgressPercent != nil && *in.ProgressPercent != a.ProgressPercent) ||
+			(in.CurrentStep != nil && (a.CurrentStep == nil || *in.CurrentStep != *a.CurrentStep))
 		a.LastHeartbeatAt = h.now
 		a.HeartbeatCount++
 		if in.ProgressPercent != nil {
@@ -521,7 +550,9 @@ func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*dom
 		if err := q.InsertHeartbeat(ctx, hb); err != nil {
 			return err
 		}
-		s.record(q, domain.NewAgentHeartbeat(h.run, hb))
+		if news {
+			s.record(q, domain.NewAgentHeartbeat(h.run, hb))
+		}
 		switch h.run.Status {
 		case domain.RunPaused:
 			dir = domain.DirectivePause
@@ -549,7 +580,7 @@ func (s *Service) AppendExecutionLog(ctx context.Context, in domain.AppendExecut
 	}
 	var exec *domain.TaskExecution
 	err = s.tx(ctx, func(q *store.Q) error {
-		h, err := s.holder(ctx, q, p, in.AgentID, holdReport, false)
+		h, err := s.holder(ctx, q, p, in.AgentID, holdAlive, false)
 		if err != nil {
 			return err
 		}

@@ -147,6 +147,24 @@ func canSee(p *auth.Principal, project *domain.Project) bool {
 	}
 }
 
+// canSeeProjectID is canSee by project id inside a transaction: only a
+// MEMBER's check reads the project (its owner), and it reads it through q —
+// not the request's loaders, which read on the pool, where a transaction
+// holding row locks must not wait for a connection.
+func canSeeProjectID(ctx context.Context, q *store.Q, p *auth.Principal, projectID string) (bool, error) {
+	switch p.Role {
+	case domain.RoleAdmin:
+		return true, nil
+	case domain.RoleAgent:
+		return p.ProjectID != nil && *p.ProjectID == projectID, nil
+	}
+	projects, err := q.ProjectsByIDs(ctx, []string{projectID})
+	if err != nil || len(projects) == 0 {
+		return false, err
+	}
+	return canSee(p, projects[0]), nil
+}
+
 // tx runs fn in one transaction and, once committed, drops the request's cached
 // reads so the payload shows the new state.
 func (s *Service) tx(ctx context.Context, fn func(q *store.Q) error) error {
