@@ -96,16 +96,7 @@ func (w *agentWork) execute(ctx context.Context) error {
 // next tick; a server that stays away longer than the sweep deadline answers
 // LEASE_LOST afterwards.
 func (w *agentWork) heartbeats(ctx context.Context, cancel context.CancelFunc, stop <-chan struct{}) {
-	t := time.NewTicker(w.cfg.heartbeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, stop, w.cfg.heartbeat, func() bool {
 		w.mu.Lock()
 		in := map[string]any{"agentId": w.agentID, "progressPercent": w.progress, "currentStep": w.step}
 		w.mu.Unlock()
@@ -118,14 +109,34 @@ func (w *agentWork) heartbeats(ctx context.Context, cancel context.CancelFunc, s
 			switch gqlErrs.Code() {
 			case "LEASE_LOST", "NOT_FOUND", "UNAUTHENTICATED", "FORBIDDEN":
 				w.lose(cancel)
-				return
+				return false
 			}
 		case err != nil:
 		case d.Heartbeat.Directive == "CANCEL":
 			w.lose(cancel)
-			return
+			return false
 		default:
 			w.setPaused(d.Heartbeat.Directive == "PAUSE")
+		}
+		return true
+	})
+}
+
+// every calls f each period until f returns false, stop is closed or ctx
+// ends.
+func every(ctx context.Context, stop <-chan struct{}, period time.Duration, f func() bool) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if !f() {
+				return
+			}
 		}
 	}
 }
@@ -319,18 +330,7 @@ func (l *logBatcher) add(line string) {
 
 // stream flushes every period until stop or ctx ends.
 func (l *logBatcher) stream(ctx context.Context, stop <-chan struct{}, period time.Duration) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			l.flush(ctx)
-		}
-	}
+	every(ctx, stop, period, func() bool { l.flush(ctx); return true })
 }
 
 func (l *logBatcher) flush(ctx context.Context) {
