@@ -81,24 +81,29 @@ func (q *Q) NextRunNumber(ctx context.Context, listID string) (int, error) {
 // RecountRun makes a run's counters true to its rows; peak raises
 // max_parallel_reached to at least the given number.
 func (q *Q) RecountRun(ctx context.Context, runID string, now time.Time) error {
+	greatest := "GREATEST" // SQLite's two-argument MAX is PostgreSQL's GREATEST
+	if q.db.dialect == SQLite {
+		greatest = "MAX"
+	}
+	// One pass over each table (row-value assignments), in one statement.
 	_, err := q.exec(ctx, `UPDATE execution_runs SET
-		tasks_total = (SELECT COUNT(*) FROM wave_task_assignments WHERE run_id = ?),
-		tasks_completed = (SELECT COUNT(*) FROM wave_task_assignments WHERE run_id = ? AND task_status = 'COMPLETED'),
-		tasks_failed = (SELECT COUNT(*) FROM wave_task_assignments WHERE run_id = ? AND task_status = 'FAILED'),
-		tasks_skipped = (SELECT COUNT(*) FROM wave_task_assignments WHERE run_id = ? AND task_status = 'SKIPPED'),
+		(tasks_total, tasks_completed, tasks_failed, tasks_skipped) = (SELECT COUNT(*),
+			COALESCE(SUM(CASE WHEN task_status = 'COMPLETED' THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN task_status = 'FAILED' THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN task_status = 'SKIPPED' THEN 1 ELSE 0 END), 0)
+			FROM wave_task_assignments WHERE run_id = ?),
 		tasks_blocked = (SELECT COUNT(*) FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
 			WHERE a.run_id = ? AND t.status = 'BLOCKED'),
-		waves_total = (SELECT COUNT(*) FROM execution_waves WHERE run_id = ?),
-		waves_completed = (SELECT COUNT(*) FROM execution_waves WHERE run_id = ? AND status IN ('COMPLETED', 'FAILED', 'SKIPPED')),
-		agents_spawned = (SELECT COUNT(*) FROM build_agents WHERE run_id = ?),
-		agents_active = (SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> 'TERMINATED'),
+		(waves_total, waves_completed) = (SELECT COUNT(*),
+			COALESCE(SUM(CASE WHEN status IN ('COMPLETED', 'FAILED', 'SKIPPED') THEN 1 ELSE 0 END), 0)
+			FROM execution_waves WHERE run_id = ?),
+		(agents_spawned, agents_active) = (SELECT COUNT(*),
+			COALESCE(SUM(CASE WHEN status <> 'TERMINATED' THEN 1 ELSE 0 END), 0)
+			FROM build_agents WHERE run_id = ?),
+		max_parallel_reached = `+greatest+`(max_parallel_reached,
+			(SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> 'TERMINATED')),
 		updated_at = ?
-		WHERE id = ?`, runID, runID, runID, runID, runID, runID, runID, runID, runID, now, runID)
-	if err != nil {
-		return err
-	}
-	_, err = q.exec(ctx, `UPDATE execution_runs SET max_parallel_reached = agents_active
-		WHERE id = ? AND agents_active > max_parallel_reached`, runID)
+		WHERE id = ?`, runID, runID, runID, runID, runID, now, runID)
 	return err
 }
 
