@@ -56,6 +56,14 @@ func (r *buildAgentResolver) Execution(ctx context.Context, obj *domain.BuildAge
 	return r.Svc.ExecutionOfAgent(ctx, obj.ID)
 }
 
+func (r *buildAgentResolver) Heartbeats(ctx context.Context, obj *domain.BuildAgent, first *int, after *string, last *int, before *string) (*model.HeartbeatRecordConnection, error) {
+	pg, err := r.Svc.HeartbeatsOfAgent(ctx, obj.ID, domain.PageArgs{First: first, After: after, Last: last, Before: before})
+	if err != nil {
+		return nil, err
+	}
+	return model.NewHeartbeatRecordConnection(pg), nil
+}
+
 func (r *executionRunResolver) TaskList(ctx context.Context, obj *domain.ExecutionRun) (*domain.TaskList, error) {
 	return r.Svc.TaskListByID(ctx, &obj.TaskListID)
 }
@@ -86,6 +94,18 @@ func (r *executionRunResolver) Events(ctx context.Context, obj *domain.Execution
 		return nil, err
 	}
 	return model.NewExecutionEventConnection(pg), nil
+}
+
+func (r *heartbeatRecordResolver) Agent(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.BuildAgent, error) {
+	return r.Svc.AgentByID(ctx, &obj.AgentID)
+}
+
+func (r *heartbeatRecordResolver) Run(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.ExecutionRun, error) {
+	return r.Svc.RunByID(ctx, &obj.RunID)
+}
+
+func (r *heartbeatRecordResolver) Task(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.Task, error) {
+	return r.Svc.TaskByID(ctx, &obj.TaskID)
 }
 
 func (r *logAppendedResolver) Project(ctx context.Context, obj *domain.LogAppendedEvent) (*domain.Project, error) {
@@ -408,6 +428,8 @@ func (r *Resolver) BuildAgent() BuildAgentResolver { return &buildAgentResolver{
 
 func (r *Resolver) ExecutionRun() ExecutionRunResolver { return &executionRunResolver{r} }
 
+func (r *Resolver) HeartbeatRecord() HeartbeatRecordResolver { return &heartbeatRecordResolver{r} }
+
 func (r *Resolver) LogAppended() LogAppendedResolver { return &logAppendedResolver{r} }
 
 func (r *Resolver) RunCancelled() RunCancelledResolver { return &runCancelledResolver{r} }
@@ -445,6 +467,7 @@ type (
 	agentTerminatedResolver    struct{ *Resolver }
 	buildAgentResolver         struct{ *Resolver }
 	executionRunResolver       struct{ *Resolver }
+	heartbeatRecordResolver    struct{ *Resolver }
 	logAppendedResolver        struct{ *Resolver }
 	runCancelledResolver       struct{ *Resolver }
 	runCompletedResolver       struct{ *Resolver }

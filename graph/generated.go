@@ -44,6 +44,7 @@ type ResolverRoot interface {
 	CriticalPath() CriticalPathResolver
 	Example() ExampleResolver
 	ExecutionRun() ExecutionRunResolver
+	HeartbeatRecord() HeartbeatRecordResolver
 	Idea() IdeaResolver
 	LogAppended() LogAppendedResolver
 	McpServer() McpServerResolver
@@ -275,6 +276,7 @@ type ComplexityRoot struct {
 		Execution         func(childComplexity int) int
 		GlobalID          func(childComplexity int) int
 		HeartbeatCount    func(childComplexity int) int
+		Heartbeats        func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Hostname          func(childComplexity int) int
 		LastHeartbeatAt   func(childComplexity int) int
 		MemoryMb          func(childComplexity int) int
@@ -513,6 +515,31 @@ type ComplexityRoot struct {
 	HeartbeatPayload struct {
 		Agent     func(childComplexity int) int
 		Directive func(childComplexity int) int
+	}
+
+	HeartbeatRecord struct {
+		Agent           func(childComplexity int) int
+		CPUPercent      func(childComplexity int) int
+		CurrentStep     func(childComplexity int) int
+		GlobalID        func(childComplexity int) int
+		MemoryMb        func(childComplexity int) int
+		ProgressPercent func(childComplexity int) int
+		RecordedAt      func(childComplexity int) int
+		Run             func(childComplexity int) int
+		Status          func(childComplexity int) int
+		Task            func(childComplexity int) int
+	}
+
+	HeartbeatRecordConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	HeartbeatRecordEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Idea struct {
@@ -1392,6 +1419,7 @@ type BuildAgentResolver interface {
 	Task(ctx context.Context, obj *domain.BuildAgent) (*domain.Task, error)
 
 	Execution(ctx context.Context, obj *domain.BuildAgent) (*domain.TaskExecution, error)
+	Heartbeats(ctx context.Context, obj *domain.BuildAgent, first *int, after *string, last *int, before *string) (*model.HeartbeatRecordConnection, error)
 }
 type CriticalPathResolver interface {
 	Tasks(ctx context.Context, obj *planning.CriticalPath) ([]*domain.Task, error)
@@ -1414,6 +1442,11 @@ type ExecutionRunResolver interface {
 	Agents(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.BuildAgent, error)
 	Executions(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.TaskExecution, error)
 	Events(ctx context.Context, obj *domain.ExecutionRun, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error)
+}
+type HeartbeatRecordResolver interface {
+	Agent(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.BuildAgent, error)
+	Run(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.ExecutionRun, error)
+	Task(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.Task, error)
 }
 type IdeaResolver interface {
 	Project(ctx context.Context, obj *domain.Idea) (*domain.Project, error)
@@ -2449,6 +2482,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BuildAgent.HeartbeatCount(childComplexity), true
+	case "BuildAgent.heartbeats":
+		if e.ComplexityRoot.BuildAgent.Heartbeats == nil {
+			break
+		}
+
+		args, err := ec.field_BuildAgent_heartbeats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.BuildAgent.Heartbeats(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "BuildAgent.hostname":
 		if e.ComplexityRoot.BuildAgent.Hostname == nil {
 			break
@@ -3202,6 +3246,105 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.HeartbeatPayload.Directive(childComplexity), true
+
+	case "HeartbeatRecord.agent":
+		if e.ComplexityRoot.HeartbeatRecord.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecord.Agent(childComplexity), true
+	case "HeartbeatRecord.cpuPercent":
+		if e.ComplexityRoot.HeartbeatRecord.CPUPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecord.CPUPercent(childComplexity), true
+	case "HeartbeatRecord.currentStep":
+		if e.ComplexityRoot.HeartbeatRecord.CurrentStep == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecord.CurrentStep(childComplexity), true
+	case "HeartbeatRecord.id":
+		if e.ComplexityRoot.HeartbeatRecord.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecord.GlobalID(childComplexity), true
+	case "HeartbeatRecord.memoryMb":
+		if e.ComplexityRoot.HeartbeatRecord.MemoryMb == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecord.MemoryMb(childComplexity), true
+	case "HeartbeatRecord.progressPercent":
+		if e.ComplexityRoot.HeartbeatRecord.ProgressPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecord.ProgressPercent(childComplexity), true
+	case "HeartbeatRecord.recordedAt":
+		if e.ComplexityRoot.HeartbeatRecord.RecordedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecord.RecordedAt(childComplexity), true
+	case "HeartbeatRecord.run":
+		if e.ComplexityRoot.HeartbeatRecord.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecord.Run(childComplexity), true
+	case "HeartbeatRecord.status":
+		if e.ComplexityRoot.HeartbeatRecord.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecord.Status(childComplexity), true
+	case "HeartbeatRecord.task":
+		if e.ComplexityRoot.HeartbeatRecord.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecord.Task(childComplexity), true
+
+	case "HeartbeatRecordConnection.edges":
+		if e.ComplexityRoot.HeartbeatRecordConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecordConnection.Edges(childComplexity), true
+	case "HeartbeatRecordConnection.nodes":
+		if e.ComplexityRoot.HeartbeatRecordConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecordConnection.Nodes(childComplexity), true
+	case "HeartbeatRecordConnection.pageInfo":
+		if e.ComplexityRoot.HeartbeatRecordConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecordConnection.PageInfo(childComplexity), true
+	case "HeartbeatRecordConnection.totalCount":
+		if e.ComplexityRoot.HeartbeatRecordConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecordConnection.TotalCount(childComplexity), true
+
+	case "HeartbeatRecordEdge.cursor":
+		if e.ComplexityRoot.HeartbeatRecordEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecordEdge.Cursor(childComplexity), true
+	case "HeartbeatRecordEdge.node":
+		if e.ComplexityRoot.HeartbeatRecordEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HeartbeatRecordEdge.Node(childComplexity), true
 
 	case "Idea.createdAt":
 		if e.ComplexityRoot.Idea.CreatedAt == nil {
@@ -7762,6 +7905,8 @@ func (ec *executionContext) childFields_BuildAgent(ctx context.Context, field gr
 		return ec.fieldContext_BuildAgent_errorMessage(ctx, field)
 	case "execution":
 		return ec.fieldContext_BuildAgent_execution(ctx, field)
+	case "heartbeats":
+		return ec.fieldContext_BuildAgent_heartbeats(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BuildAgent", field.Name)
 }
@@ -8216,6 +8361,56 @@ func (ec *executionContext) childFields_HeartbeatPayload(ctx context.Context, fi
 		return ec.fieldContext_HeartbeatPayload_directive(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type HeartbeatPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_HeartbeatRecord(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_HeartbeatRecord_id(ctx, field)
+	case "agent":
+		return ec.fieldContext_HeartbeatRecord_agent(ctx, field)
+	case "run":
+		return ec.fieldContext_HeartbeatRecord_run(ctx, field)
+	case "task":
+		return ec.fieldContext_HeartbeatRecord_task(ctx, field)
+	case "status":
+		return ec.fieldContext_HeartbeatRecord_status(ctx, field)
+	case "progressPercent":
+		return ec.fieldContext_HeartbeatRecord_progressPercent(ctx, field)
+	case "currentStep":
+		return ec.fieldContext_HeartbeatRecord_currentStep(ctx, field)
+	case "memoryMb":
+		return ec.fieldContext_HeartbeatRecord_memoryMb(ctx, field)
+	case "cpuPercent":
+		return ec.fieldContext_HeartbeatRecord_cpuPercent(ctx, field)
+	case "recordedAt":
+		return ec.fieldContext_HeartbeatRecord_recordedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HeartbeatRecord", field.Name)
+}
+
+func (ec *executionContext) childFields_HeartbeatRecordConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_HeartbeatRecordConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_HeartbeatRecordConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_HeartbeatRecordConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_HeartbeatRecordConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HeartbeatRecordConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_HeartbeatRecordEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_HeartbeatRecordEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_HeartbeatRecordEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HeartbeatRecordEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Idea(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9567,6 +9762,44 @@ func (ec *executionContext) field_Action_parameters_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_BuildAgent_heartbeats_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -14780,6 +15013,50 @@ func (ec *executionContext) fieldContext_BuildAgent_execution(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _BuildAgent_heartbeats(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_heartbeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.BuildAgent().Heartbeats(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.HeartbeatRecordConnection) graphql.Marshaler {
+			return ec.marshalNHeartbeatRecordConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐHeartbeatRecordConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_heartbeats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildAgent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeartbeatRecordConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_BuildAgent_heartbeats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ClaimExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.ClaimExamplePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17696,6 +17973,437 @@ func (ec *executionContext) _HeartbeatPayload_directive(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_HeartbeatPayload_directive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("HeartbeatPayload", field, false, false, errors.New("field of type AgentDirective does not have child fields"))
+}
+
+func (ec *executionContext) _HeartbeatRecord_id(ctx context.Context, field graphql.CollectedField, obj *domain.AgentHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecord_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecord_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeartbeatRecord", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _HeartbeatRecord_agent(ctx context.Context, field graphql.CollectedField, obj *domain.AgentHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecord_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.HeartbeatRecord().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalNBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecord_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeartbeatRecord",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeartbeatRecord_run(ctx context.Context, field graphql.CollectedField, obj *domain.AgentHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecord_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.HeartbeatRecord().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalNExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecord_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeartbeatRecord",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeartbeatRecord_task(ctx context.Context, field graphql.CollectedField, obj *domain.AgentHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecord_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.HeartbeatRecord().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecord_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeartbeatRecord",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeartbeatRecord_status(ctx context.Context, field graphql.CollectedField, obj *domain.AgentHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecord_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.AgentStatus) graphql.Marshaler {
+			return ec.marshalNAgentStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecord_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeartbeatRecord", field, false, false, errors.New("field of type AgentStatus does not have child fields"))
+}
+
+func (ec *executionContext) _HeartbeatRecord_progressPercent(ctx context.Context, field graphql.CollectedField, obj *domain.AgentHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecord_progressPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProgressPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecord_progressPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeartbeatRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HeartbeatRecord_currentStep(ctx context.Context, field graphql.CollectedField, obj *domain.AgentHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecord_currentStep(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentStep, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecord_currentStep(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeartbeatRecord", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _HeartbeatRecord_memoryMb(ctx context.Context, field graphql.CollectedField, obj *domain.AgentHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecord_memoryMb(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemoryMb, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecord_memoryMb(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeartbeatRecord", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HeartbeatRecord_cpuPercent(ctx context.Context, field graphql.CollectedField, obj *domain.AgentHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecord_cpuPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CPUPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecord_cpuPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeartbeatRecord", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _HeartbeatRecord_recordedAt(ctx context.Context, field graphql.CollectedField, obj *domain.AgentHeartbeat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecord_recordedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RecordedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecord_recordedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeartbeatRecord", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _HeartbeatRecordConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.HeartbeatRecordConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecordConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.HeartbeatRecordEdge) graphql.Marshaler {
+			return ec.marshalNHeartbeatRecordEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐHeartbeatRecordEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecordConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeartbeatRecordConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeartbeatRecordEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeartbeatRecordConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.HeartbeatRecordConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecordConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.AgentHeartbeat) graphql.Marshaler {
+			return ec.marshalNHeartbeatRecord2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentHeartbeatᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecordConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeartbeatRecordConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeartbeatRecord(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeartbeatRecordConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.HeartbeatRecordConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecordConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecordConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeartbeatRecordConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _HeartbeatRecordConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.HeartbeatRecordConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecordConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecordConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeartbeatRecordConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _HeartbeatRecordEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.HeartbeatRecordEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecordEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecordEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HeartbeatRecordEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _HeartbeatRecordEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.HeartbeatRecordEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HeartbeatRecordEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.AgentHeartbeat) graphql.Marshaler {
+			return ec.marshalNHeartbeatRecord2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentHeartbeat(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HeartbeatRecordEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "HeartbeatRecordEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HeartbeatRecord(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Idea_id(ctx context.Context, field graphql.CollectedField, obj *domain.Idea) (ret graphql.Marshaler) {
@@ -38611,6 +39319,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Idea(ctx, sel, obj)
+	case *domain.AgentHeartbeat:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._HeartbeatRecord(ctx, sel, obj)
 	case *domain.ExecutionRun:
 		if obj == nil {
 			return graphql.Null
@@ -41177,6 +41890,44 @@ func (ec *executionContext) _BuildAgent(ctx context.Context, sel ast.SelectionSe
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "heartbeats":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BuildAgent_heartbeats(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -43519,6 +44270,317 @@ func (ec *executionContext) _HeartbeatPayload(ctx context.Context, sel ast.Selec
 			}
 		case "directive":
 			out.Values[i] = ec._HeartbeatPayload_directive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var heartbeatRecordImplementors = []string{"HeartbeatRecord", "Node"}
+
+func (ec *executionContext) _HeartbeatRecord(ctx context.Context, sel ast.SelectionSet, obj *domain.AgentHeartbeat) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, heartbeatRecordImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HeartbeatRecord")
+		case "id":
+			out.Values[i] = ec._HeartbeatRecord_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._HeartbeatRecord_agent(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._HeartbeatRecord_run(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._HeartbeatRecord_task(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._HeartbeatRecord_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "progressPercent":
+			out.Values[i] = ec._HeartbeatRecord_progressPercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currentStep":
+			out.Values[i] = ec._HeartbeatRecord_currentStep(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "memoryMb":
+			out.Values[i] = ec._HeartbeatRecord_memoryMb(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cpuPercent":
+			out.Values[i] = ec._HeartbeatRecord_cpuPercent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "recordedAt":
+			out.Values[i] = ec._HeartbeatRecord_recordedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var heartbeatRecordConnectionImplementors = []string{"HeartbeatRecordConnection"}
+
+func (ec *executionContext) _HeartbeatRecordConnection(ctx context.Context, sel ast.SelectionSet, obj *model.HeartbeatRecordConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, heartbeatRecordConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HeartbeatRecordConnection")
+		case "edges":
+			out.Values[i] = ec._HeartbeatRecordConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._HeartbeatRecordConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._HeartbeatRecordConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._HeartbeatRecordConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var heartbeatRecordEdgeImplementors = []string{"HeartbeatRecordEdge"}
+
+func (ec *executionContext) _HeartbeatRecordEdge(ctx context.Context, sel ast.SelectionSet, obj *model.HeartbeatRecordEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, heartbeatRecordEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HeartbeatRecordEdge")
+		case "cursor":
+			out.Values[i] = ec._HeartbeatRecordEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._HeartbeatRecordEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -56309,6 +57371,68 @@ func (ec *executionContext) marshalNHeartbeatPayload2ᚖgithubᚗcomᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._HeartbeatPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNHeartbeatRecord2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentHeartbeatᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.AgentHeartbeat) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHeartbeatRecord2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentHeartbeat(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNHeartbeatRecord2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentHeartbeat(ctx context.Context, sel ast.SelectionSet, v *domain.AgentHeartbeat) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HeartbeatRecord(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNHeartbeatRecordConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐHeartbeatRecordConnection(ctx context.Context, sel ast.SelectionSet, v *model.HeartbeatRecordConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HeartbeatRecordConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNHeartbeatRecordEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐHeartbeatRecordEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.HeartbeatRecordEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHeartbeatRecordEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐHeartbeatRecordEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNHeartbeatRecordEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐHeartbeatRecordEdge(ctx context.Context, sel ast.SelectionSet, v *model.HeartbeatRecordEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._HeartbeatRecordEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {

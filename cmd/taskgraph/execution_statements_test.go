@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// runTreeQuery walks a list's runs down to waves, assignments, agents,
-// executions and test results.
+// runTreeQuery walks a list's runs down to waves, assignments, agents and
+// their heartbeats, executions and test results.
 const runTreeQuery = `query($id: ID!) { taskList(id: $id) { runs { id
 	waves { waveNumber assignments { taskStatus task { id } } }
-	agents { id status execution { attemptNumber testResults { status } } }
+	agents { id status execution { attemptNumber testResults { status } }
+		heartbeats(first: 2) { totalCount nodes { status progressPercent } } }
 	executions { id testResults { status } } } } }`
 
 // TestRunTreeStatements: the nested execution fields of a run cost the same
@@ -22,13 +23,17 @@ func TestRunTreeStatements(t *testing.T) {
 	eachDB(t, func(t *testing.T, s *testServer) {
 		small := newExecList(t, s, 2)
 		small.add(t, "only", nil)
-		small.claim(t, small.start(t))
+		small.heartbeat(t, small.claim(t, small.start(t)).S("agent.id"))
 
 		large := newExecList(t, s, 2)
 		large.fiveTasks(t)
 		run := large.start(t)
-		large.claim(t, run)
-		large.claim(t, run)
+		for range 2 {
+			agent := large.claim(t, run).S("agent.id")
+			for range 3 {
+				large.heartbeat(t, agent)
+			}
+		}
 
 		count := func(list string) int64 {
 			s.query(t, s.AdminToken, runTreeQuery, M{"id": list}) // warm the token's last-used mark

@@ -201,3 +201,26 @@ func (c *ParallelismAnalysisConnection) Edges() []*ParallelismAnalysisEdge {
 		return &ParallelismAnalysisEdge{cur, n}
 	})
 }
+
+// HeartbeatRecordEdge is one row of a HeartbeatRecordConnection.
+type HeartbeatRecordEdge struct {
+	Cursor string
+	Node   *domain.AgentHeartbeat
+}
+
+// HeartbeatRecordConnection pages an agent's recorded heartbeats.
+type HeartbeatRecordConnection struct {
+	conn[*domain.AgentHeartbeat]
+}
+
+// NewHeartbeatRecordConnection wraps a page of heartbeats.
+func NewHeartbeatRecordConnection(p domain.Page[*domain.AgentHeartbeat]) *HeartbeatRecordConnection {
+	return &HeartbeatRecordConnection{conn[*domain.AgentHeartbeat]{p}}
+}
+
+// Edges of the page.
+func (c *HeartbeatRecordConnection) Edges() []*HeartbeatRecordEdge {
+	return edges(c.page, func(cur string, n *domain.AgentHeartbeat) *HeartbeatRecordEdge {
+		return &HeartbeatRecordEdge{cur, n}
+	})
+}

@@ -8,7 +8,8 @@ const (
 	KindWave           Kind = "Wave"
 	KindWaveAssignment Kind = "WaveTaskAssignment"
 	KindBuildAgent     Kind = "BuildAgent"
-	KindAgentHeartbeat Kind = "AgentHeartbeat"
+	KindAgentHeartbeat Kind = "HeartbeatRecord" // AgentHeartbeat names the event
+
 	KindTaskExecution  Kind = "TaskExecution"
 	KindTaskTestResult Kind = "TaskTestResult"
 )
@@ -198,16 +199,16 @@ type BuildAgent struct {
 
 // AgentHeartbeat is one heartbeat of an agent.
 type AgentHeartbeat struct {
-	ID              string    `db:"id"`
-	AgentID         string    `db:"agent_id"`
-	RunID           string    `db:"run_id"`
-	TaskID          string    `db:"task_id"`
-	Status          string    `db:"status"`
-	ProgressPercent *int      `db:"progress_percent"`
-	CurrentStep     *string   `db:"current_step"`
-	MemoryMb        *int      `db:"memory_mb"`
-	CPUPercent      *float64  `db:"cpu_percent"`
-	RecordedAt      time.Time `db:"recorded_at"`
+	ID              string      `db:"id"`
+	AgentID         string      `db:"agent_id"`
+	RunID           string      `db:"run_id"`
+	TaskID          string      `db:"task_id"`
+	Status          AgentStatus `db:"status"` // the agent's, when it heartbeated
+	ProgressPercent *int        `db:"progress_percent"`
+	CurrentStep     *string     `db:"current_step"`
+	MemoryMb        *int        `db:"memory_mb"`
+	CPUPercent      *float64    `db:"cpu_percent"`
+	RecordedAt      time.Time   `db:"recorded_at"`
 }
 
 // TaskExecution is one attempt at a task by one agent.

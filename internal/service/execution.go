@@ -545,7 +545,7 @@ func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*dom
 			return err
 		}
 		hb := &domain.AgentHeartbeat{ID: newID(), AgentID: a.ID, RunID: a.RunID, TaskID: a.TaskID,
-			Status: string(a.Status), ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep,
+			Status: a.Status, ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep,
 			MemoryMb: in.MemoryMb, CPUPercent: in.CPUPercent, RecordedAt: h.now}
 		if err := q.InsertHeartbeat(ctx, hb); err != nil {
 			return err

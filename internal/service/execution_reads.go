@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // The reads behind the execution types' fields. The parent was already
@@ -77,4 +78,16 @@ func (s *Service) ExecutionLog(ctx context.Context, executionID string, tail *in
 // TestResultsOfExecution lists an execution's test results.
 func (s *Service) TestResultsOfExecution(ctx context.Context, executionID string) ([]*domain.TaskTestResult, error) {
 	return children(ctx, s.exec(ctx).resultsOfExecs, executionID)
+}
+
+// HeartbeatsOfAgent pages the heartbeats an agent sent, newest first. The
+// agent was authorized by the field's parent.
+func (s *Service) HeartbeatsOfAgent(ctx context.Context, agentID string, page domain.PageArgs) (domain.Page[*domain.AgentHeartbeat], error) {
+	return nestedPage(ctx, s, "BuildAgent.heartbeats", page, agentID,
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.AgentHeartbeat], error) {
+			return q.HeartbeatsOfAgents(ctx, parents, page)
+		},
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
+			return q.CountHeartbeatsOfAgents(ctx, parents)
+		})
 }

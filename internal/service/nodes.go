@@ -99,7 +99,8 @@ func (s *Service) node(ctx context.Context, p *auth.Principal, kind domain.Kind,
 			return nil, err
 		}
 		node, projectID = v, v.ProjectID
-	case domain.KindExecutionRun, domain.KindWave, domain.KindBuildAgent, domain.KindTaskExecution:
+	case domain.KindExecutionRun, domain.KindWave, domain.KindWaveAssignment, domain.KindBuildAgent,
+		domain.KindAgentHeartbeat, domain.KindTaskExecution, domain.KindTaskTestResult:
 		v, pid, err := s.executionNode(ctx, kind, id)
 		if err != nil || v == nil {
 			return nil, err
@@ -192,8 +193,26 @@ func (s *Service) executionNode(ctx context.Context, kind domain.Kind, id string
 			return nil, "", err
 		}
 		node, runID = vs[0], vs[0].RunID
+	case domain.KindWaveAssignment:
+		vs, err := s.db.AssignmentsByIDs(ctx, []string{id})
+		if err != nil || len(vs) == 0 {
+			return nil, "", err
+		}
+		node, runID = vs[0], vs[0].RunID
+	case domain.KindAgentHeartbeat:
+		vs, err := s.db.HeartbeatsByIDs(ctx, []string{id})
+		if err != nil || len(vs) == 0 {
+			return nil, "", err
+		}
+		node, runID = vs[0], vs[0].RunID
 	case domain.KindTaskExecution:
 		vs, err := s.db.ExecutionsByIDs(ctx, []string{id})
+		if err != nil || len(vs) == 0 {
+			return nil, "", err
+		}
+		node, runID = vs[0], vs[0].RunID
+	case domain.KindTaskTestResult:
+		vs, err := s.db.TestResultsByIDs(ctx, []string{id})
 		if err != nil || len(vs) == 0 {
 			return nil, "", err
 		}

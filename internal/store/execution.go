@@ -408,6 +408,16 @@ func (q *Q) WavesOfRuns(ctx context.Context, runIDs []string) ([]*domain.Wave, e
 	return byColumn[domain.Wave](ctx, q, "execution_waves", "run_id", runIDs, "wave_number")
 }
 
+// AssignmentsByIDs loads wave assignments by id.
+func (q *Q) AssignmentsByIDs(ctx context.Context, ids []string) ([]*domain.WaveTaskAssignment, error) {
+	return byIDs[domain.WaveTaskAssignment](ctx, q, "wave_task_assignments", ids)
+}
+
+// TestResultsByIDs loads test results by id.
+func (q *Q) TestResultsByIDs(ctx context.Context, ids []string) ([]*domain.TaskTestResult, error) {
+	return byIDs[domain.TaskTestResult](ctx, q, "task_test_results", ids)
+}
+
 // AssignmentsOfWaves lists the assignments of waves in position order.
 func (q *Q) AssignmentsOfWaves(ctx context.Context, waveIDs []string) ([]*domain.WaveTaskAssignment, error) {
 	return byColumn[domain.WaveTaskAssignment](ctx, q, "wave_task_assignments", "wave_id", waveIDs, "position")
