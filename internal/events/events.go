@@ -34,8 +34,8 @@ const Channel = "taskgraph_events"
 const ListenerAppName = "taskgraph-listener"
 
 // Append numbers evs — per project, in the order given — and writes them in
-// q's transaction; on PostgreSQL it also queues a notification per project,
-// which the database delivers on commit. The numbers lock each project's
+// q's transaction; on PostgreSQL numbering also queues a notification per
+// project, which the database delivers on commit. The numbers lock each project's
 // sequence until the transaction ends, so call Append last, just before
 // commit (the service does so through store.Q.BeforeCommit).
 func Append(ctx context.Context, q *store.Q, evs ...*domain.Event) error {
@@ -55,7 +55,7 @@ func Append(ctx context.Context, q *store.Q, evs ...*domain.Event) error {
 	slices.Sort(projects)
 	for _, p := range projects {
 		list := byProject[p]
-		last, err := q.NextEventSeqs(ctx, p, len(list))
+		last, err := q.NextEventSeqs(ctx, p, len(list), Channel)
 		if err != nil {
 			return err
 		}
@@ -63,15 +63,7 @@ func Append(ctx context.Context, q *store.Q, evs ...*domain.Event) error {
 			e.Seq = last - int64(len(list)-1-i)
 		}
 	}
-	if err := q.InsertEvents(ctx, evs); err != nil {
-		return err
-	}
-	for _, p := range projects {
-		if err := q.Notify(ctx, Channel, p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return q.InsertEvents(ctx, evs)
 }
 
 // Projects returns the distinct projects of evs.

@@ -12,11 +12,21 @@ import (
 // project's counter row stays locked until commit or rollback, so numbers
 // commit in order and a rollback gives its numbers back: a project's committed
 // events are always 1 … N. Take them as late in the transaction as possible.
-func (q *Q) NextEventSeqs(ctx context.Context, projectID string, n int) (int64, error) {
+//
+// On PostgreSQL the same statement queues a notification of projectID on
+// channel, which the database delivers on commit (and not at all on
+// rollback): one round trip less while the counter row is held.
+func (q *Q) NextEventSeqs(ctx context.Context, projectID string, n int, channel string) (int64, error) {
 	var last int64
-	err := q.get(ctx, &last, `INSERT INTO event_sequences (project_id, last_seq) VALUES (?, ?)
+	const upsert = `INSERT INTO event_sequences (project_id, last_seq) VALUES (?, ?)
 		ON CONFLICT (project_id) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
-		RETURNING last_seq`, projectID, n)
+		RETURNING last_seq`
+	if q.db.dialect != Postgres {
+		err := q.get(ctx, &last, upsert, projectID, n)
+		return last, err
+	}
+	err := q.get(ctx, &last, `WITH s AS (`+upsert+`) SELECT s.last_seq FROM s, pg_notify(?, ?)`,
+		projectID, n, channel, projectID)
 	return last, err
 }
 
@@ -27,16 +37,6 @@ func (q *Q) InsertEvents(ctx context.Context, evs []*domain.Event) error {
 	}
 	_, err := q.namedExec(ctx, `INSERT INTO events (project_id, seq, run_id, task_id, agent_id, type, payload, occurred_at)
 		VALUES (:project_id, :seq, :run_id, :task_id, :agent_id, :type, :payload, :occurred_at)`, evs)
-	return err
-}
-
-// Notify sends a PostgreSQL notification on channel; inside a transaction it is
-// delivered on commit, and not at all on rollback. On SQLite it does nothing.
-func (q *Q) Notify(ctx context.Context, channel, payload string) error {
-	if q.db.dialect != Postgres {
-		return nil
-	}
-	_, err := q.exec(ctx, `SELECT pg_notify(?, ?)`, channel, payload)
 	return err
 }
 
