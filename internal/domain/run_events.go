@@ -117,7 +117,8 @@ type AgentHeartbeatEvent struct {
 	CPUPercent      *float64 `json:"cpuPercent,omitempty"`
 }
 
-// AgentTerminatedEvent: the sweep terminated a silent agent (AGENT_TERMINATED).
+// AgentTerminatedEvent: an agent was ended from outside (AGENT_TERMINATED): the
+// sweep found it silent, or its run was cancelled.
 type AgentTerminatedEvent struct {
 	Event             `json:"-"`
 	TerminationReason string `json:"terminationReason"`

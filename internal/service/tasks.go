@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/taskgraph/taskgraph/internal/auth"
@@ -410,16 +411,7 @@ func sameFileOperations(a, b []*domain.TaskFileImpact) bool {
 		}
 		return out
 	}
-	x, y := set(a), set(b)
-	if len(x) != len(y) {
-		return false
-	}
-	for k := range x {
-		if !y[k] {
-			return false
-		}
-	}
-	return true
+	return maps.Equal(set(a), set(b))
 }
 
 func applyTaskFields(t *domain.Task, in domain.UpdateTaskInput, lists taskLists) error {
