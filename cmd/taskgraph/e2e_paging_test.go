@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
 // pagingFixture is a project of twelve tasks that differ in everything the
@@ -407,6 +409,27 @@ func TestPaging(t *testing.T) {
 			require.Equal(t, want, got)
 			require.Equal(t, "TU-MANY-TSK-001", got[0])
 			require.Equal(t, fmt.Sprintf("TU-MANY-TSK-%03d", n), got[n-1])
+		})
+
+		t.Run("sorted ids past 999", func(t *testing.T) {
+			// Natural order, not text order: …-999 before …-1000.
+			_, projectID, ok := domain.ParseGlobalID(project)
+			require.True(t, ok)
+			_, err := s.DB.SQL().Exec(`UPDATE display_id_counters SET last_value = 997
+				WHERE project_id = $1 AND category = 'TASK'`, projectID)
+			require.NoError(t, err)
+			for i := range 4 {
+				s.createTask(t, admin, project, fmt.Sprintf("late %d", i), nil)
+			}
+			const q = `query($p: ID!, $dir: OrderDirection!, $after: String) { tasks(projectId: $p,
+				orderBy: {field: DISPLAY_ID, direction: $dir}, first: 2, after: $after) { nodes { displayId } pageInfo { endCursor } } }`
+			desc := s.query(t, admin, q, M{"p": project, "dir": "DESC"}).at("tasks")
+			require.Equal(t, []string{"TU-MANY-TSK-1001", "TU-MANY-TSK-1000"}, desc.Col("nodes", "displayId"))
+			next := s.query(t, admin, q, M{"p": project, "dir": "DESC", "after": desc.S("pageInfo.endCursor")}).at("tasks")
+			require.Equal(t, []string{"TU-MANY-TSK-999", "TU-MANY-TSK-998"}, next.Col("nodes", "displayId"))
+			asc := s.query(t, admin, `query($p: ID!) { tasks(projectId: $p, orderBy: {field: DISPLAY_ID, direction: ASC}, first: 100) {
+				nodes { displayId } } }`, M{"p": project}).Col("tasks.nodes", "displayId")
+			require.Equal(t, []string{"TU-MANY-TSK-998", "TU-MANY-TSK-999", "TU-MANY-TSK-1000", "TU-MANY-TSK-1001"}, asc[len(asc)-4:])
 		})
 	})
 }

@@ -55,6 +55,7 @@ type Idea struct {
 type Task struct {
 	ID                  string               `db:"id"`
 	DisplayID           string               `db:"display_id"`
+	DisplaySort         string               `db:"display_sort"` // DisplaySortKey(DisplayID), set by the store: what DISPLAY_ID orders by
 	UserID              string               `db:"user_id"`
 	ProjectID           string               `db:"project_id"`
 	IdeaID              *string              `db:"idea_id"`

@@ -74,6 +74,17 @@ func DisplayID(projectSlug string, category TaskCategory, n int) string {
 	return fmt.Sprintf("TU-%s-%s-%03d", ProjectCode(projectSlug), category.Code(), n)
 }
 
+// DisplaySortKey is what display ids order by: the id with its number
+// zero-padded to 10 digits, so that TU-X-TSK-999 sorts before TU-X-TSK-1000.
+func DisplaySortKey(displayID string) string {
+	i := strings.LastIndexByte(displayID, '-')
+	num := displayID[i+1:]
+	if len(num) >= 10 {
+		return displayID
+	}
+	return displayID[:i+1] + strings.Repeat("0", 10-len(num)) + num
+}
+
 // ProjectCode is the <PROJECT> part of a display id: the slug upper-cased, without
 // non-alphanumerics, at most 8 characters. Two projects must not share one.
 func ProjectCode(projectSlug string) string {

@@ -47,7 +47,7 @@ func expectedOrder(tasks []*domain.Task, field domain.TaskOrderField, dir domain
 		case domain.OrderUpdatedAt:
 			return a.UpdatedAt.Compare(b.UpdatedAt), false
 		case domain.OrderDisplayID:
-			return strings.Compare(a.DisplayID, b.DisplayID), false
+			return strings.Compare(domain.DisplaySortKey(a.DisplayID), domain.DisplaySortKey(b.DisplayID)), false
 		default:
 			switch {
 			case a.Deadline == nil && b.Deadline == nil:

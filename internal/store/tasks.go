@@ -16,10 +16,11 @@ const taskColumns = `id, display_id, user_id, project_id, idea_id, parent_task_i
 	description, category, status, risk_level, priority, priority_score, blocks_count, is_quick_win, deadline,
 	effort, owner, assigned_agent, phase, acceptance_criteria, codebase_tests, api_tests, ui_tests,
 	actual_effort_minutes, affected_files, execution_log, version, supersedes_task_id, embedding,
-	embedding_model, created_at, updated_at, started_at, completed_at`
+	embedding_model, created_at, updated_at, started_at, completed_at, display_sort`
 
-// InsertTask inserts a task.
+// InsertTask inserts a task, with the sort key of its display id.
 func (q *Q) InsertTask(ctx context.Context, t *domain.Task) error {
+	t.DisplaySort = domain.DisplaySortKey(t.DisplayID)
 	_, err := q.namedExec(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES (`+namedList(taskColumns)+`)`, t)
 	return err
 }
@@ -133,7 +134,7 @@ var taskSortKeys = map[domain.TaskOrderField]sortKey{
 	domain.OrderCreatedAt:     {col: "t.created_at", kind: keyTime},
 	domain.OrderUpdatedAt:     {col: "t.updated_at", kind: keyTime},
 	domain.OrderDeadline:      {col: "t.deadline", kind: keyTime, nullable: true},
-	domain.OrderDisplayID:     {col: "t.display_id", kind: keyString},
+	domain.OrderDisplayID:     {col: "t.display_sort", kind: keyString}, // natural: …-999 before …-1000
 }
 
 func taskKey(field domain.TaskOrderField) func(*domain.Task) any {
@@ -145,7 +146,7 @@ func taskKey(field domain.TaskOrderField) func(*domain.Task) any {
 	case domain.OrderDeadline:
 		return func(t *domain.Task) any { return t.Deadline }
 	case domain.OrderDisplayID:
-		return func(t *domain.Task) any { return t.DisplayID }
+		return func(t *domain.Task) any { return t.DisplaySort }
 	default:
 		return func(t *domain.Task) any { return t.CreatedAt }
 	}
