@@ -48,7 +48,7 @@ const progressPrefix = "::progress "
 func (w *agentWork) execute(ctx context.Context) error {
 	workCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w.logs = newLogBatcher(w.c, w.agentID)
+	w.logs = newLogBatcher(ctx, w.c, w.agentID)
 	w.step = "starting"
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -307,6 +307,7 @@ func gitModified(ctx context.Context) []string {
 // logBatcher sends log lines in batches: every 100 lines, on a ticker while
 // the work runs (so watchers see output live), and on a final flush.
 type logBatcher struct {
+	ctx     context.Context // of the agent: a full batch is sent under it
 	c       *agentClient
 	agentID string
 	mu      sync.Mutex
@@ -314,8 +315,8 @@ type logBatcher struct {
 	send    sync.Mutex // one batch in flight: lines stay in order
 }
 
-func newLogBatcher(c *agentClient, agentID string) *logBatcher {
-	return &logBatcher{c: c, agentID: agentID}
+func newLogBatcher(ctx context.Context, c *agentClient, agentID string) *logBatcher {
+	return &logBatcher{ctx: ctx, c: c, agentID: agentID}
 }
 
 func (l *logBatcher) add(line string) {
@@ -324,7 +325,7 @@ func (l *logBatcher) add(line string) {
 	full := len(l.lines) >= 100
 	l.mu.Unlock()
 	if full {
-		l.flush(context.Background())
+		l.flush(l.ctx)
 	}
 }
 
