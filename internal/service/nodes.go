@@ -172,51 +172,36 @@ func (s *Service) taskChild(ctx context.Context, kind domain.Kind, id string) (d
 	return nil, "", nil
 }
 
-// executionNode loads a run, wave, agent or execution, with its project.
+// executionNode loads a run or a part of one, with its project.
 func (s *Service) executionNode(ctx context.Context, kind domain.Kind, id string) (domain.Node, string, error) {
+	ids := []string{id}
 	var (
 		node  domain.Node
-		runID string
+		runID = id // KindExecutionRun
+		err   error
 	)
 	switch kind {
-	case domain.KindExecutionRun:
-		runID = id
 	case domain.KindWave:
-		vs, err := s.db.WavesByIDs(ctx, []string{id})
-		if err != nil || len(vs) == 0 {
-			return nil, "", err
-		}
-		node, runID = vs[0], vs[0].RunID
-	case domain.KindBuildAgent:
-		vs, err := s.db.AgentsByIDs(ctx, []string{id})
-		if err != nil || len(vs) == 0 {
-			return nil, "", err
-		}
-		node, runID = vs[0], vs[0].RunID
+		vs, e := s.db.WavesByIDs(ctx, ids)
+		node, runID, err = runPart(vs, e, func(v *domain.Wave) string { return v.RunID })
 	case domain.KindWaveAssignment:
-		vs, err := s.db.AssignmentsByIDs(ctx, []string{id})
-		if err != nil || len(vs) == 0 {
-			return nil, "", err
-		}
-		node, runID = vs[0], vs[0].RunID
+		vs, e := s.db.AssignmentsByIDs(ctx, ids)
+		node, runID, err = runPart(vs, e, func(v *domain.WaveTaskAssignment) string { return v.RunID })
+	case domain.KindBuildAgent:
+		vs, e := s.db.AgentsByIDs(ctx, ids)
+		node, runID, err = runPart(vs, e, func(v *domain.BuildAgent) string { return v.RunID })
 	case domain.KindAgentHeartbeat:
-		vs, err := s.db.HeartbeatsByIDs(ctx, []string{id})
-		if err != nil || len(vs) == 0 {
-			return nil, "", err
-		}
-		node, runID = vs[0], vs[0].RunID
+		vs, e := s.db.HeartbeatsByIDs(ctx, ids)
+		node, runID, err = runPart(vs, e, func(v *domain.AgentHeartbeat) string { return v.RunID })
 	case domain.KindTaskExecution:
-		vs, err := s.db.ExecutionsByIDs(ctx, []string{id})
-		if err != nil || len(vs) == 0 {
-			return nil, "", err
-		}
-		node, runID = vs[0], vs[0].RunID
+		vs, e := s.db.ExecutionsByIDs(ctx, ids)
+		node, runID, err = runPart(vs, e, func(v *domain.TaskExecution) string { return v.RunID })
 	case domain.KindTaskTestResult:
-		vs, err := s.db.TestResultsByIDs(ctx, []string{id})
-		if err != nil || len(vs) == 0 {
-			return nil, "", err
-		}
-		node, runID = vs[0], vs[0].RunID
+		vs, e := s.db.TestResultsByIDs(ctx, ids)
+		node, runID, err = runPart(vs, e, func(v *domain.TaskTestResult) string { return v.RunID })
+	}
+	if err != nil || runID == "" {
+		return nil, "", err
 	}
 	run, err := s.RunByID(ctx, &runID)
 	if err != nil || run == nil {
@@ -226,4 +211,13 @@ func (s *Service) executionNode(ctx context.Context, kind domain.Kind, id string
 		node = run
 	}
 	return node, run.ProjectID, nil
+}
+
+// runPart is the row of a by-id load of a part of a run, with its run's id
+// ("" when there is none).
+func runPart[T domain.Node](rows []T, err error, runOf func(T) string) (domain.Node, string, error) {
+	if err != nil || len(rows) == 0 {
+		return nil, "", err
+	}
+	return rows[0], runOf(rows[0]), nil
 }
