@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/taskgraph/taskgraph/graph"
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/export"
 	"github.com/taskgraph/taskgraph/internal/loader"
@@ -80,8 +81,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	opts := service.Options{Logger: log, LoggerFrom: server.LoggerFrom, Events: broker,
 		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes,
 		HeartbeatInterval: cfg.heartbeatInterval, MissedHeartbeats: cfg.missedHeartbeats, MaxAttempts: cfg.maxAttempts}
+	loaderTiming := loader.DefaultTiming
 	if hooks != nil {
-		opts.LoaderTiming = hooks.loaderTiming
+		loaderTiming = hooks.loaderTiming
 	}
 	svc := service.New(db, opts)
 	token, err := svc.BootstrapAdmin(ctx, cfg.adminToken)
@@ -102,7 +104,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		Logger:           log,
 		Registry:         registry,
 		DBStats:          db.SQL().Stats,
-		OperationContext: svc.WithLoaders,
+		OperationContext: func(ctx context.Context) context.Context { return app.WithLoaders(ctx, loaderTiming) },
 		Introspection:    !cfg.production,
 		FieldSuggestions: !cfg.production,
 		Export:           export.Handler(svc, server.LoggerFrom),

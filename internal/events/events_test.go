@@ -71,7 +71,7 @@ func event(project string, n int) *domain.Event {
 // service does.
 func (b *bundle) commit(t testing.TB, evs ...*domain.Event) {
 	t.Helper()
-	require.NoError(t, b.db.InTx(b.ctx, func(q *store.Q) error { return events.Append(b.ctx, q, evs...) }))
+	require.NoError(t, b.db.InTx(b.ctx, func(q *store.Q) error { return q.AppendEvents(b.ctx, evs) }))
 	b.broker.Published(events.Projects(evs)...)
 }
 
@@ -127,7 +127,7 @@ func TestAppendNumbersPerProjectWithoutGaps(t *testing.T) {
 		// A rolled-back transaction gives its numbers back.
 		boom := errors.New("boom")
 		err := b.db.InTx(b.ctx, func(q *store.Q) error {
-			if err := events.Append(b.ctx, q, event(b.project, 99)); err != nil {
+			if err := q.AppendEvents(b.ctx, []*domain.Event{event(b.project, 99)}); err != nil {
 				return err
 			}
 			return boom
@@ -220,7 +220,7 @@ func TestHeldTransactionCannotBePassed(t *testing.T) {
 		firstDone := make(chan error, 1)
 		go func() {
 			firstDone <- b.db.InTx(b.ctx, func(q *store.Q) error {
-				if err := events.Append(b.ctx, q, event(b.project, 2)); err != nil {
+				if err := q.AppendEvents(b.ctx, []*domain.Event{event(b.project, 2)}); err != nil {
 					return err
 				}
 				close(appended)
@@ -233,7 +233,7 @@ func TestHeldTransactionCannotBePassed(t *testing.T) {
 		secondDone := make(chan error, 1)
 		go func() {
 			secondDone <- b.db.InTx(b.ctx, func(q *store.Q) error {
-				return events.Append(b.ctx, q, event(b.project, 3))
+				return q.AppendEvents(b.ctx, []*domain.Event{event(b.project, 3)})
 			})
 		}()
 		if b.db.Dialect() == store.Postgres {
@@ -283,7 +283,7 @@ func TestConcurrentWritersDeliverEveryEventInOrder(t *testing.T) {
 				defer wg.Done()
 				for i := 0; i < each; i++ {
 					ev := event(b.project, w*each+i)
-					if err := b.db.InTx(b.ctx, func(q *store.Q) error { return events.Append(b.ctx, q, ev) }); err != nil {
+					if err := b.db.InTx(b.ctx, func(q *store.Q) error { return q.AppendEvents(b.ctx, []*domain.Event{ev}) }); err != nil {
 						errs <- err
 						return
 					}

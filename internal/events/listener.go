@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // listen hears the notifications of every replica on one dedicated
@@ -38,9 +40,9 @@ func (b *Broker) listen(ctx context.Context) {
 	go func() {
 		defer close(listening)
 		// Blocks until the first connection; Close ends it early.
-		if err := l.Listen(Channel); err != nil {
+		if err := l.Listen(store.EventsChannel); err != nil {
 			if !errors.Is(err, net.ErrClosed) {
-				b.log.Error("LISTEN failed", slog.String("channel", Channel), slog.Any("err", err))
+				b.log.Error("LISTEN failed", slog.String("channel", store.EventsChannel), slog.Any("err", err))
 			}
 			return
 		}

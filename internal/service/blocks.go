@@ -3,14 +3,14 @@ package service
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
-	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // CreateTaskBlock records a block; a task that may move to BLOCKED (PENDING,
 // IN_PROGRESS, FAILED) does so.
 func (s *Service) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlockInput) (*domain.TaskBlock, *domain.Task, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -40,24 +40,24 @@ func (s *Service) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlock
 		b *domain.TaskBlock
 		t *domain.Task
 	)
-	err = s.tx(ctx, func(q *store.Q) error {
-		if t, err = lockTask(ctx, q, cur.ID, nil); err != nil {
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if t, err = lockTask(ctx, tx, cur.ID, nil); err != nil {
 			return err
 		}
 		now := s.now()
-		b = &domain.TaskBlock{ID: newID(), TaskID: t.ID, BlockType: in.BlockType, Reason: reason,
+		b = &domain.TaskBlock{ID: app.NewID(), TaskID: t.ID, BlockType: in.BlockType, Reason: reason,
 			BlockingEntityID: blocking, CreatedAt: now}
-		if err := q.InsertBlock(ctx, b); err != nil {
+		if err := tx.InsertBlock(ctx, b); err != nil {
 			return err
 		}
 		if domain.CheckTransition(t.Status, domain.StatusBlocked, false) != nil {
 			return nil // e.g. a DRAFT task: the block is recorded, the status stays
 		}
-		if _, err := s.transition(ctx, q, p, t, domain.StatusBlocked, reason, false, now); err != nil {
+		if _, err := s.transition(ctx, tx, p, t, domain.StatusBlocked, reason, false, now); err != nil {
 			return err
 		}
 		t.UpdatedAt = now
-		return s.saveTransitioned(ctx, q, t)
+		return s.saveTransitioned(ctx, tx, t)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -66,12 +66,12 @@ func (s *Service) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlock
 }
 
 // saveTransitioned writes a task after a transition and recounts its list.
-func (s *Service) saveTransitioned(ctx context.Context, q *store.Q, t *domain.Task) error {
-	if err := q.UpdateTask(ctx, t); err != nil {
+func (s *Service) saveTransitioned(ctx context.Context, tx *app.Tx, t *domain.Task) error {
+	if err := tx.UpdateTask(ctx, t); err != nil {
 		return err
 	}
 	if t.TaskListID != nil {
-		return q.RecountTaskLists(ctx, []string{*t.TaskListID}, t.UpdatedAt)
+		return tx.RecountTaskLists(ctx, []string{*t.TaskListID}, t.UpdatedAt)
 	}
 	return nil
 }
@@ -79,7 +79,7 @@ func (s *Service) saveTransitioned(ctx context.Context, q *store.Q, t *domain.Ta
 // ResolveTaskBlock resolves a block; a BLOCKED task with no open block left goes
 // back to PENDING.
 func (s *Service) ResolveTaskBlock(ctx context.Context, in domain.ResolveTaskBlockInput) (*domain.TaskBlock, *domain.Task, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,32 +105,32 @@ func (s *Service) ResolveTaskBlock(ctx context.Context, in domain.ResolveTaskBlo
 		b *domain.TaskBlock
 		t *domain.Task
 	)
-	err = s.tx(ctx, func(q *store.Q) error {
-		if b, err = q.BlockForUpdate(ctx, id); err != nil {
-			return notFound(err, "task block")
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if b, err = tx.BlockForUpdate(ctx, id); err != nil {
+			return app.NotFound(err, "task block")
 		}
 		if b.ResolvedAt != nil {
 			return &domain.Error{Code: domain.CodeConflict, Field: "id", Message: "the block is already resolved"}
 		}
 		now := s.now()
-		if err := q.ResolveBlock(ctx, id, now, actor(p), notes); err != nil {
+		if err := tx.ResolveBlock(ctx, id, now, app.Actor(p), notes); err != nil {
 			return err
 		}
-		b.ResolvedAt, b.ResolvedBy, b.ResolutionNotes = &now, ptr(actor(p)), notes
-		if t, err = lockTask(ctx, q, b.TaskID, nil); err != nil {
+		b.ResolvedAt, b.ResolvedBy, b.ResolutionNotes = &now, ptr(app.Actor(p)), notes
+		if t, err = lockTask(ctx, tx, b.TaskID, nil); err != nil {
 			return err
 		}
 		if t.Status != domain.StatusBlocked {
 			return nil
 		}
-		if open, err := q.CountOpenBlocks(ctx, t.ID); err != nil || open > 0 {
+		if open, err := tx.CountOpenBlocks(ctx, t.ID); err != nil || open > 0 {
 			return err
 		}
-		if _, err := s.transition(ctx, q, p, t, domain.StatusPending, "all blocks resolved", false, now); err != nil {
+		if _, err := s.transition(ctx, tx, p, t, domain.StatusPending, "all blocks resolved", false, now); err != nil {
 			return err
 		}
 		t.UpdatedAt = now
-		return s.saveTransitioned(ctx, q, t)
+		return s.saveTransitioned(ctx, tx, t)
 	})
 	if err != nil {
 		return nil, nil, err

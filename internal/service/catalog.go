@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -16,7 +17,7 @@ import (
 
 // catalogWriter returns the caller when it may change the catalog.
 func catalogWriter(ctx context.Context) (*auth.Principal, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -96,8 +97,8 @@ func (s *Service) CreateSuite(ctx context.Context, in domain.CreateSuiteInput) (
 		return nil, err
 	}
 	now := s.now()
-	suite := &domain.Suite{ID: newID(), Name: name, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(q *store.Q) error { return q.InsertSuite(ctx, suite) })
+	suite := &domain.Suite{ID: app.NewID(), Name: name, CreatedAt: now, UpdatedAt: now}
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.InsertSuite(ctx, suite) })
 	if errors.Is(err, store.ErrUnique) {
 		return nil, conflict("name", "a suite named %q exists", name)
 	}
@@ -106,7 +107,7 @@ func (s *Service) CreateSuite(ctx context.Context, in domain.CreateSuiteInput) (
 
 // Suites pages every suite by name.
 func (s *Service) Suites(ctx context.Context, page domain.PageArgs) (domain.Page[*domain.Suite], error) {
-	if _, err := caller(ctx); err != nil {
+	if _, err := app.Caller(ctx); err != nil {
 		return domain.Page[*domain.Suite]{}, err
 	}
 	return s.db.Suites(ctx, page)
@@ -127,17 +128,17 @@ func (s *Service) CreateAction(ctx context.Context, in domain.CreateActionInput)
 		return nil, err
 	}
 	now := s.now()
-	a := &domain.Action{ID: newID(), SuiteID: suite.ID, Name: name, Description: desc, CreatedAt: now, UpdatedAt: now}
+	a := &domain.Action{ID: app.NewID(), SuiteID: suite.ID, Name: name, Description: desc, CreatedAt: now, UpdatedAt: now}
 	rows := make([]*domain.ActionParameter, len(params))
 	for i, p := range params {
-		rows[i] = &domain.ActionParameter{ID: newID(), ActionID: a.ID, Name: p.Name, Type: p.Type,
+		rows[i] = &domain.ActionParameter{ID: app.NewID(), ActionID: a.ID, Name: p.Name, Type: p.Type,
 			Required: deref(p.Required), Description: deref(p.Description), Position: i, CreatedAt: now}
 	}
-	err = s.tx(ctx, func(q *store.Q) error {
-		if err := q.InsertAction(ctx, a); err != nil {
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if err := tx.InsertAction(ctx, a); err != nil {
 			return err
 		}
-		return q.InsertActionParameters(ctx, rows)
+		return tx.InsertActionParameters(ctx, rows)
 	})
 	if errors.Is(err, store.ErrUnique) {
 		return nil, conflict("name", "suite %q already has an action named %q", suite.Name, name)
@@ -155,8 +156,8 @@ func (s *Service) CreateMcpServer(ctx context.Context, in domain.CreateMcpServer
 		return nil, err
 	}
 	now := s.now()
-	m := &domain.McpServer{ID: newID(), Name: name, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(q *store.Q) error { return q.InsertMcpServer(ctx, m) })
+	m := &domain.McpServer{ID: app.NewID(), Name: name, CreatedAt: now, UpdatedAt: now}
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.InsertMcpServer(ctx, m) })
 	if errors.Is(err, store.ErrUnique) {
 		return nil, conflict("name", "an MCP server named %q exists", name)
 	}
@@ -165,7 +166,7 @@ func (s *Service) CreateMcpServer(ctx context.Context, in domain.CreateMcpServer
 
 // McpServers pages every MCP server by name.
 func (s *Service) McpServers(ctx context.Context, page domain.PageArgs) (domain.Page[*domain.McpServer], error) {
-	if _, err := caller(ctx); err != nil {
+	if _, err := app.Caller(ctx); err != nil {
 		return domain.Page[*domain.McpServer]{}, err
 	}
 	return s.db.McpServers(ctx, page)
@@ -186,20 +187,20 @@ func (s *Service) CreateTool(ctx context.Context, in domain.CreateToolInput) (*d
 		return nil, err
 	}
 	now := s.now()
-	t := &domain.Tool{ID: newID(), McpServerID: server.ID, Name: name, Description: desc, CreatedAt: now, UpdatedAt: now}
+	t := &domain.Tool{ID: app.NewID(), McpServerID: server.ID, Name: name, Description: desc, CreatedAt: now, UpdatedAt: now}
 	rows := make([]*domain.ToolParameter, len(params))
 	for i, p := range params {
-		rows[i] = &domain.ToolParameter{ID: newID(), ToolID: t.ID, Name: p.Name, Type: p.Type,
+		rows[i] = &domain.ToolParameter{ID: app.NewID(), ToolID: t.ID, Name: p.Name, Type: p.Type,
 			Required: deref(p.Required), Description: deref(p.Description), Position: i, CreatedAt: now}
 	}
-	err = s.tx(ctx, func(q *store.Q) error {
-		if err := q.InsertTools(ctx, []*domain.Tool{t}); err != nil {
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if err := tx.InsertTools(ctx, []*domain.Tool{t}); err != nil {
 			return err
 		}
-		if err := q.InsertToolParameters(ctx, rows); err != nil {
+		if err := tx.InsertToolParameters(ctx, rows); err != nil {
 			return err
 		}
-		return q.TouchMcpServer(ctx, server.ID, now)
+		return tx.TouchMcpServer(ctx, server.ID, now)
 	})
 	if errors.Is(err, store.ErrUnique) {
 		return nil, conflict("name", "MCP server %q already has a tool named %q", server.Name, name)
@@ -268,16 +269,16 @@ func camelPlural(what string) string {
 
 // deleteUnused deletes an entity in one transaction after checking that
 // nothing refers to it.
-func (s *Service) deleteUnused(ctx context.Context, what, name, id string, refs []store.RefSource, del func(q *store.Q) error) error {
-	return s.tx(ctx, func(q *store.Q) error {
-		counts, err := q.CountReferences(ctx, id, refs...)
+func (s *Service) deleteUnused(ctx context.Context, what, name, id string, refs []store.RefSource, del func(tx *app.Tx) error) error {
+	return s.tx(ctx, func(tx *app.Tx) error {
+		counts, err := tx.CountReferences(ctx, id, refs...)
 		if err != nil {
 			return err
 		}
 		if err := stillUsed(what, name, counts); err != nil {
 			return err
 		}
-		if err := del(q); errors.Is(err, store.ErrForeignKey) {
+		if err := del(tx); errors.Is(err, store.ErrForeignKey) {
 			// Something came to refer to it since the count.
 			return &domain.Error{Code: domain.CodeConflict, Field: "id", Message: fmt.Sprintf("%s is still in use", what)}
 		} else if err != nil {
@@ -297,7 +298,7 @@ func (s *Service) DeleteSuite(ctx context.Context, gid string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return v.GlobalID(), s.deleteUnused(ctx, "suite", v.Name, v.ID, suiteRefs, func(q *store.Q) error { return q.DeleteSuite(ctx, v.ID) })
+	return v.GlobalID(), s.deleteUnused(ctx, "suite", v.Name, v.ID, suiteRefs, func(tx *app.Tx) error { return tx.DeleteSuite(ctx, v.ID) })
 }
 
 // DeleteAction deletes an action with its parameters; CONFLICT while a map maps it.
@@ -309,7 +310,7 @@ func (s *Service) DeleteAction(ctx context.Context, gid string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	return v.GlobalID(), s.deleteUnused(ctx, "action", v.Name, v.ID, actionRefs, func(q *store.Q) error { return q.DeleteAction(ctx, v.ID) })
+	return v.GlobalID(), s.deleteUnused(ctx, "action", v.Name, v.ID, actionRefs, func(tx *app.Tx) error { return tx.DeleteAction(ctx, v.ID) })
 }
 
 // DeleteMcpServer deletes a server with its tools; CONFLICT while a map refers to it.
@@ -321,7 +322,7 @@ func (s *Service) DeleteMcpServer(ctx context.Context, gid string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return v.GlobalID(), s.deleteUnused(ctx, "MCP server", v.Name, v.ID, serverRefs, func(q *store.Q) error { return q.DeleteMcpServer(ctx, v.ID) })
+	return v.GlobalID(), s.deleteUnused(ctx, "MCP server", v.Name, v.ID, serverRefs, func(tx *app.Tx) error { return tx.DeleteMcpServer(ctx, v.ID) })
 }
 
 // DeleteTool deletes a tool with its parameters; CONFLICT while a map maps it.
@@ -333,10 +334,10 @@ func (s *Service) DeleteTool(ctx context.Context, gid string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return v.GlobalID(), s.deleteUnused(ctx, "tool", v.Name, v.ID, toolRefs, func(q *store.Q) error {
-		if err := q.DeleteTool(ctx, v.ID); err != nil {
+	return v.GlobalID(), s.deleteUnused(ctx, "tool", v.Name, v.ID, toolRefs, func(tx *app.Tx) error {
+		if err := tx.DeleteTool(ctx, v.ID); err != nil {
 			return err
 		}
-		return q.TouchMcpServer(ctx, v.McpServerID, s.now())
+		return tx.TouchMcpServer(ctx, v.McpServerID, s.now())
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/storage"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -33,8 +34,8 @@ func (s *Service) CreateModel(ctx context.Context, in domain.CreateModelInput) (
 	if err != nil {
 		return nil, err
 	}
-	m := &domain.Model{ID: newID(), Provider: in.Provider, Name: name, CreatedAt: s.now()}
-	err = s.tx(ctx, func(q *store.Q) error { return q.InsertModel(ctx, m) })
+	m := &domain.Model{ID: app.NewID(), Provider: in.Provider, Name: name, CreatedAt: s.now()}
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.InsertModel(ctx, m) })
 	if errors.Is(err, store.ErrUnique) {
 		return nil, conflict("name", "a %s model named %q exists", in.Provider, name)
 	}
@@ -43,7 +44,7 @@ func (s *Service) CreateModel(ctx context.Context, in domain.CreateModelInput) (
 
 // Models pages every model by name.
 func (s *Service) Models(ctx context.Context, page domain.PageArgs) (domain.Page[*domain.Model], error) {
-	if _, err := caller(ctx); err != nil {
+	if _, err := app.Caller(ctx); err != nil {
 		return domain.Page[*domain.Model]{}, err
 	}
 	return s.db.Models(ctx, page)
@@ -58,7 +59,7 @@ func (s *Service) DeleteModel(ctx context.Context, gid string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return m.GlobalID(), s.deleteUnused(ctx, "model", m.Name, m.ID, modelRefs, func(q *store.Q) error { return q.DeleteModel(ctx, m.ID) })
+	return m.GlobalID(), s.deleteUnused(ctx, "model", m.Name, m.ID, modelRefs, func(tx *app.Tx) error { return tx.DeleteModel(ctx, m.ID) })
 }
 
 // CreateTraceSession creates a session of the caller in a suite; its trace is
@@ -76,8 +77,8 @@ func (s *Service) CreateTraceSession(ctx context.Context, in domain.CreateTraceS
 	if err != nil {
 		return nil, err
 	}
-	ts := &domain.TraceSession{ID: newID(), UserID: p.UserID, SuiteID: suite.ID, Description: desc, CreatedAt: s.now()}
-	if err := s.tx(ctx, func(q *store.Q) error { return q.InsertTraceSession(ctx, ts) }); err != nil {
+	ts := &domain.TraceSession{ID: app.NewID(), UserID: p.UserID, SuiteID: suite.ID, Description: desc, CreatedAt: s.now()}
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.InsertTraceSession(ctx, ts) }); err != nil {
 		return nil, err
 	}
 	return ts, nil
@@ -135,17 +136,17 @@ func (s *Service) UploadTraceEvents(ctx context.Context, sessionGID string, f do
 	defer staged.Discard()
 	now := s.now()
 	var out *domain.TraceSession
-	err = s.tx(ctx, func(q *store.Q) error {
-		cur, err := q.TraceSessionForUpdate(ctx, ts.ID)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		cur, err := tx.TraceSessionForUpdate(ctx, ts.ID)
 		if err != nil {
-			return notFound(err, "trace session")
+			return app.NotFound(err, "trace session")
 		}
-		if err := s.checkNoExamples(ctx, q, cur); err != nil {
+		if err := s.checkNoExamples(ctx, tx.Q, cur); err != nil {
 			return err
 		}
 		size, lines := int(staged.Bytes), staged.Lines
 		cur.StoragePath, cur.SizeBytes, cur.EventCount, cur.UploadedAt = &rel, &size, &lines, &now
-		if err := q.SetTraceUpload(ctx, cur); err != nil {
+		if err := tx.SetTraceUpload(ctx, cur); err != nil {
 			return err
 		}
 		// Last, so that a failure before it leaves the old file (if any) in place.
@@ -185,8 +186,8 @@ func (s *Service) DeleteTraceSession(ctx context.Context, gid string) (string, e
 	if err != nil {
 		return "", err
 	}
-	if err := s.deleteUnused(ctx, "trace session", "", ts.ID, sessionRefs, func(q *store.Q) error {
-		return q.DeleteTraceSession(ctx, ts.ID)
+	if err := s.deleteUnused(ctx, "trace session", "", ts.ID, sessionRefs, func(tx *app.Tx) error {
+		return tx.DeleteTraceSession(ctx, ts.ID)
 	}); err != nil {
 		return "", err
 	}
@@ -233,16 +234,16 @@ func (s *Service) CreateExample(ctx context.Context, in domain.CreateExampleInpu
 		conf = in.ModelConfiguration
 	}
 	now := s.now()
-	e := &domain.Example{ID: newID(), SessionID: ts.ID, ModelID: model.ID, ActionToolMapID: m.ID,
+	e := &domain.Example{ID: app.NewID(), SessionID: ts.ID, ModelID: model.ID, ActionToolMapID: m.ID,
 		ModelConfiguration: conf, Status: domain.ExamplePending, CreatedByID: &p.UserID, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(q *store.Q) error {
+	err = s.tx(ctx, func(tx *app.Tx) error {
 		// Under the map's lock: the version recorded is the one the mappings are at.
-		cur, err := q.ActionToolMapForUpdate(ctx, m.ID)
+		cur, err := tx.ActionToolMapForUpdate(ctx, m.ID)
 		if err != nil {
-			return notFound(err, "action tool map")
+			return app.NotFound(err, "action tool map")
 		}
 		e.ActionToolMapVersion = cur.Version
-		if err := q.InsertExample(ctx, e); errors.Is(err, store.ErrForeignKey) {
+		if err := tx.InsertExample(ctx, e); errors.Is(err, store.ErrForeignKey) {
 			return domain.Errorf(domain.CodeNotFound, "the session or model was deleted meanwhile")
 		} else if err != nil {
 			return err
@@ -257,7 +258,7 @@ func (s *Service) CreateExample(ctx context.Context, in domain.CreateExampleInpu
 
 // Examples pages the examples matching a filter, oldest first.
 func (s *Service) Examples(ctx context.Context, f *domain.ExampleFilter, page domain.PageArgs) (domain.Page[*domain.Example], error) {
-	if _, err := caller(ctx); err != nil {
+	if _, err := app.Caller(ctx); err != nil {
 		return domain.Page[*domain.Example]{}, err
 	}
 	eq := store.ExampleQuery{Page: page}
@@ -339,15 +340,15 @@ func (s *Service) ClaimExample(ctx context.Context, in domain.ClaimExampleInput)
 		}
 	}
 	var out *domain.Example
-	err = s.tx(ctx, func(q *store.Q) error {
-		e, err := q.ClaimExample(ctx, claim)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		e, err := tx.ClaimExample(ctx, claim)
 		if errors.Is(err, store.ErrNotFound) {
 			if claim.ID == "" {
 				return nil
 			}
-			cur, err := q.ExampleForUpdate(ctx, claim.ID)
+			cur, err := tx.ExampleForUpdate(ctx, claim.ID)
 			if err != nil {
-				return notFound(err, "example")
+				return app.NotFound(err, "example")
 			}
 			if cur.Status == domain.ExampleProcessing {
 				return &domain.Error{Code: domain.CodeConflict, Field: "id",
@@ -359,7 +360,7 @@ func (s *Service) ClaimExample(ctx context.Context, in domain.ClaimExampleInput)
 			// Still PENDING: another claimer held its lock (SKIP LOCKED passed it
 			// over) and gave up, or it does not match the filters. We hold the
 			// lock now, so a second try decides.
-			if out, err = q.ClaimExample(ctx, claim); errors.Is(err, store.ErrNotFound) {
+			if out, err = tx.ClaimExample(ctx, claim); errors.Is(err, store.ErrNotFound) {
 				return &domain.Error{Code: domain.CodeConflict, Field: "id", Message: "the example does not match the filters"}
 			}
 			return err
@@ -391,10 +392,10 @@ func withField(err error, field string) error {
 
 // lockExampleFor re-reads an example under its lock and checks that it may
 // move to `to`.
-func lockExampleFor(ctx context.Context, q *store.Q, id string, to domain.ExampleStatus) (*domain.Example, error) {
-	e, err := q.ExampleForUpdate(ctx, id)
+func lockExampleFor(ctx context.Context, tx *app.Tx, id string, to domain.ExampleStatus) (*domain.Example, error) {
+	e, err := tx.ExampleForUpdate(ctx, id)
 	if err != nil {
-		return nil, notFound(err, "example")
+		return nil, app.NotFound(err, "example")
 	}
 	if err := domain.CheckExampleTransition(e.Status, to); err != nil {
 		return nil, withField(err, "id")
@@ -443,8 +444,8 @@ func (s *Service) CompleteExample(ctx context.Context, gid string, f domain.File
 	}
 	defer staged.Discard()
 	var out *domain.Example
-	err = s.tx(ctx, func(q *store.Q) error {
-		cur, err := lockExampleFor(ctx, q, e.ID, domain.ExampleCompleted)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		cur, err := lockExampleFor(ctx, tx, e.ID, domain.ExampleCompleted)
 		if err != nil {
 			return err
 		}
@@ -452,7 +453,7 @@ func (s *Service) CompleteExample(ctx context.Context, gid string, f domain.File
 		size, lines := int(staged.Bytes), staged.Lines
 		cur.Status, cur.StoragePath, cur.SizeBytes, cur.ConversationCount = domain.ExampleCompleted, &rel, &size, &lines
 		cur.FinishedAt, cur.UpdatedAt = &now, now
-		if err := q.UpdateExampleState(ctx, cur); err != nil {
+		if err := tx.UpdateExampleState(ctx, cur); err != nil {
 			return err
 		}
 		if err := staged.Commit(); err != nil {
@@ -478,14 +479,14 @@ func (s *Service) FailExample(ctx context.Context, in domain.FailExampleInput) (
 		return nil, err
 	}
 	var out *domain.Example
-	err = s.tx(ctx, func(q *store.Q) error {
-		cur, err := lockExampleFor(ctx, q, e.ID, domain.ExampleFailed)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		cur, err := lockExampleFor(ctx, tx, e.ID, domain.ExampleFailed)
 		if err != nil {
 			return err
 		}
 		now := s.now()
 		cur.Status, cur.FailureReason, cur.FinishedAt, cur.UpdatedAt = domain.ExampleFailed, &reason, &now, now
-		if err := q.UpdateExampleState(ctx, cur); err != nil {
+		if err := tx.UpdateExampleState(ctx, cur); err != nil {
 			return err
 		}
 		out = cur
@@ -503,7 +504,7 @@ func (s *Service) DeleteExample(ctx context.Context, gid string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	if err := s.tx(ctx, func(q *store.Q) error { return q.DeleteExample(ctx, e.ID) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.DeleteExample(ctx, e.ID) }); err != nil {
 		return "", err
 	}
 	if e.StoragePath != nil {
@@ -522,7 +523,7 @@ type ExamplesExport struct {
 // conversations, of one suite and one model when given ("" for any). Ids are
 // global ids: malformed is BAD_USER_INPUT; unknown is NOT_FOUND.
 func (s *Service) ExportExamples(ctx context.Context, suiteGID, modelGID string) (*ExamplesExport, error) {
-	if _, err := caller(ctx); err != nil {
+	if _, err := app.Caller(ctx); err != nil {
 		return nil, err
 	}
 	x := &ExamplesExport{s: s}

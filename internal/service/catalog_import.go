@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
-	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // ImportResult says what an import did with each tool of the document.
@@ -48,20 +48,20 @@ func (s *Service) ImportMcpTools(ctx context.Context, in domain.ImportMcpToolsIn
 		}
 	}
 	var res *ImportResult
-	err = s.tx(ctx, func(q *store.Q) error {
-		res, err = s.importTools(ctx, q, server, tools)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		res, err = s.importTools(ctx, tx, server, tools)
 		return err
 	})
 	return res, err
 }
 
-func (s *Service) importTools(ctx context.Context, q *store.Q, server *domain.McpServer, doc []domain.MCPTool) (*ImportResult, error) {
+func (s *Service) importTools(ctx context.Context, tx *app.Tx, server *domain.McpServer, doc []domain.MCPTool) (*ImportResult, error) {
 	// Imports into one server run one at a time (PostgreSQL row lock; SQLite's
 	// single writer), so the tools read here stay as read.
-	if _, err := q.McpServerForUpdate(ctx, server.ID); err != nil {
-		return nil, notFound(err, "MCP server")
+	if _, err := tx.McpServerForUpdate(ctx, server.ID); err != nil {
+		return nil, app.NotFound(err, "MCP server")
 	}
-	existing, err := q.ToolsOfServer(ctx, server.ID)
+	existing, err := tx.ToolsOfServer(ctx, server.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (s *Service) importTools(ctx context.Context, q *store.Q, server *domain.Mc
 	for i, t := range existing {
 		byName[t.Name], ids[i] = t, t.ID
 	}
-	params, err := q.ToolParametersOfTools(ctx, ids)
+	params, err := tx.ToolParametersOfTools(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (s *Service) importTools(ctx context.Context, q *store.Q, server *domain.Mc
 	for _, dt := range doc {
 		cur := byName[dt.Name]
 		if cur == nil {
-			t := &domain.Tool{ID: newID(), McpServerID: server.ID, Name: dt.Name, Description: dt.Description,
+			t := &domain.Tool{ID: app.NewID(), McpServerID: server.ID, Name: dt.Name, Description: dt.Description,
 				InputSchema: dt.InputSchema, CreatedAt: now, UpdatedAt: now}
 			newTools = append(newTools, t)
 			for i, dp := range dt.Parameters {
@@ -137,34 +137,34 @@ func (s *Service) importTools(ctx context.Context, q *store.Q, server *domain.Mc
 		updatedIDs = append(updatedIDs, cur.ID)
 		res.Updated = append(res.Updated, cur)
 	}
-	if err := s.checkDropped(ctx, q, paramsByID(dropped), existing); err != nil {
+	if err := s.checkDropped(ctx, tx, paramsByID(dropped), existing); err != nil {
 		return nil, err
 	}
 	dropIDs := make([]string, len(dropped))
 	for i, p := range dropped {
 		dropIDs[i] = p.ID
 	}
-	if err := q.DeleteToolParameters(ctx, dropIDs); err != nil {
+	if err := tx.DeleteToolParameters(ctx, dropIDs); err != nil {
 		return nil, err
 	}
 	for _, t := range toolWrites {
-		if err := q.UpdateTool(ctx, t); err != nil {
+		if err := tx.UpdateTool(ctx, t); err != nil {
 			return nil, err
 		}
 	}
 	for _, p := range paramWrites {
-		if err := q.UpdateToolParameter(ctx, p); err != nil {
+		if err := tx.UpdateToolParameter(ctx, p); err != nil {
 			return nil, err
 		}
 	}
-	if err := q.InsertTools(ctx, newTools); err != nil {
+	if err := tx.InsertTools(ctx, newTools); err != nil {
 		return nil, err
 	}
-	if err := q.InsertToolParameters(ctx, newParams); err != nil {
+	if err := tx.InsertToolParameters(ctx, newParams); err != nil {
 		return nil, err
 	}
 	if len(paramWrites) > 0 {
-		bad, err := q.IncompatibleFeeds(ctx, updatedIDs)
+		bad, err := tx.IncompatibleFeeds(ctx, updatedIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +177,7 @@ func (s *Service) importTools(ctx context.Context, q *store.Q, server *domain.Mc
 		}
 	}
 	if len(newTools) > 0 || len(toolWrites) > 0 {
-		if err := q.TouchMcpServer(ctx, server.ID, now); err != nil {
+		if err := tx.TouchMcpServer(ctx, server.ID, now); err != nil {
 			return nil, err
 		}
 	}
@@ -194,7 +194,7 @@ func paramsByID(ps []*domain.ToolParameter) map[string]*domain.ToolParameter {
 }
 
 // checkDropped refuses to drop parameters that parameter mappings use.
-func (s *Service) checkDropped(ctx context.Context, q *store.Q, dropped map[string]*domain.ToolParameter, tools []*domain.Tool) error {
+func (s *Service) checkDropped(ctx context.Context, tx *app.Tx, dropped map[string]*domain.ToolParameter, tools []*domain.Tool) error {
 	if len(dropped) == 0 {
 		return nil
 	}
@@ -202,7 +202,7 @@ func (s *Service) checkDropped(ctx context.Context, q *store.Q, dropped map[stri
 	for id := range dropped {
 		ids = append(ids, id)
 	}
-	used, err := q.ParameterMappingsOfToolParameters(ctx, ids)
+	used, err := tx.ParameterMappingsOfToolParameters(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (s *Service) checkDropped(ctx context.Context, q *store.Q, dropped map[stri
 }
 
 func toolParameter(toolID string, pos int, p domain.MCPParameter, now time.Time) *domain.ToolParameter {
-	return &domain.ToolParameter{ID: newID(), ToolID: toolID, Name: p.Name, Type: p.Type, Required: p.Required,
+	return &domain.ToolParameter{ID: app.NewID(), ToolID: toolID, Name: p.Name, Type: p.Type, Required: p.Required,
 		Description: p.Description, Position: pos, JSONSchema: p.Schema, CreatedAt: now}
 }
 

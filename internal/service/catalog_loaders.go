@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -25,29 +26,28 @@ type catalogLoaders struct {
 	sessions      *loader.Loader[string, *domain.TraceSession]
 	examples      *loader.Loader[string, *domain.Example]
 	coverage      *loader.Loader[string, *domain.Coverage]
-	all           []clearer
+	all           []app.Clearer
 }
 
-const catalogLoadersKey = "catalog loaders"
+type catalogLoadersKey struct{}
 
-func newCatalogLoaders(s *Service) *catalogLoaders {
+func newCatalogLoaders(s *Service, w loader.Timing) *catalogLoaders {
 	q := &s.db.Q
-	w := s.loaderTiming
 	c := &catalogLoaders{}
-	c.suites = loader.New(w, byID(q.SuitesByIDs, func(v *domain.Suite) string { return v.ID }))
-	c.actions = loader.New(w, byID(q.ActionsByIDs, func(v *domain.Action) string { return v.ID }))
-	c.actionParams = loader.New(w, byID(q.ActionParametersByIDs, func(v *domain.ActionParameter) string { return v.ID }))
-	c.servers = loader.New(w, byID(q.McpServersByIDs, func(v *domain.McpServer) string { return v.ID }))
-	c.tools = loader.New(w, byID(q.ToolsByIDs, func(v *domain.Tool) string { return v.ID }))
-	c.toolParams = loader.New(w, byID(q.ToolParametersByIDs, func(v *domain.ToolParameter) string { return v.ID }))
-	c.maps = loader.New(w, byID(q.ActionToolMapsByIDs, func(v *domain.ActionToolMap) string { return v.ID }))
-	c.mappings = loader.New(w, byID(q.MappingsByIDs, func(v *domain.ActionToolMapping) string { return v.ID }))
-	c.paramMappings = loader.New(w, byID(q.ParameterMappingsByIDs, func(v *domain.ActionToolParameterMapping) string { return v.ID }))
-	c.models = loader.New(w, byID(q.ModelsByIDs, func(v *domain.Model) string { return v.ID }))
-	c.sessions = loader.New(w, byID(q.TraceSessionsByIDs, func(v *domain.TraceSession) string { return v.ID }))
-	c.examples = loader.New(w, byID(q.ExamplesByIDs, func(v *domain.Example) string { return v.ID }))
+	c.suites = loader.New(w, app.ByID(q.SuitesByIDs, func(v *domain.Suite) string { return v.ID }))
+	c.actions = loader.New(w, app.ByID(q.ActionsByIDs, func(v *domain.Action) string { return v.ID }))
+	c.actionParams = loader.New(w, app.ByID(q.ActionParametersByIDs, func(v *domain.ActionParameter) string { return v.ID }))
+	c.servers = loader.New(w, app.ByID(q.McpServersByIDs, func(v *domain.McpServer) string { return v.ID }))
+	c.tools = loader.New(w, app.ByID(q.ToolsByIDs, func(v *domain.Tool) string { return v.ID }))
+	c.toolParams = loader.New(w, app.ByID(q.ToolParametersByIDs, func(v *domain.ToolParameter) string { return v.ID }))
+	c.maps = loader.New(w, app.ByID(q.ActionToolMapsByIDs, func(v *domain.ActionToolMap) string { return v.ID }))
+	c.mappings = loader.New(w, app.ByID(q.MappingsByIDs, func(v *domain.ActionToolMapping) string { return v.ID }))
+	c.paramMappings = loader.New(w, app.ByID(q.ParameterMappingsByIDs, func(v *domain.ActionToolParameterMapping) string { return v.ID }))
+	c.models = loader.New(w, app.ByID(q.ModelsByIDs, func(v *domain.Model) string { return v.ID }))
+	c.sessions = loader.New(w, app.ByID(q.TraceSessionsByIDs, func(v *domain.TraceSession) string { return v.ID }))
+	c.examples = loader.New(w, app.ByID(q.ExamplesByIDs, func(v *domain.Example) string { return v.ID }))
 	c.coverage = loader.New(w, q.Coverages)
-	c.all = []clearer{c.suites, c.actions, c.actionParams, c.servers, c.tools, c.toolParams, c.maps, c.mappings,
+	c.all = []app.Clearer{c.suites, c.actions, c.actionParams, c.servers, c.tools, c.toolParams, c.maps, c.mappings,
 		c.paramMappings, c.models, c.sessions, c.examples, c.coverage}
 	return c
 }
@@ -61,15 +61,7 @@ func (c *catalogLoaders) Clear() {
 
 // cat returns the request's catalog loaders.
 func (s *Service) cat(ctx context.Context) *catalogLoaders {
-	l := s.load(ctx)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if c, ok := l.pages[catalogLoadersKey].(*catalogLoaders); ok {
-		return c
-	}
-	c := newCatalogLoaders(s)
-	l.pages[catalogLoadersKey] = c
-	return c
+	return app.Set(ctx, catalogLoadersKey{}, func(w loader.Timing) *catalogLoaders { return newCatalogLoaders(s, w) })
 }
 
 // asNode turns a loaded entity into a Node, nil (not a typed nil) when absent.
@@ -132,7 +124,7 @@ func (s *Service) CatalogUser(ctx context.Context, id *string) (*domain.User, er
 	if id == nil {
 		return nil, nil
 	}
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +222,7 @@ func childPage[T any](ctx context.Context, s *Service, field string, page domain
 	fetch func(*store.Q, context.Context, []string, domain.PageArgs) (map[string]domain.Page[T], error),
 	count func(*store.Q, context.Context, []string) (map[string]int, error),
 ) (domain.Page[T], error) {
-	return nestedPage(ctx, s, field, page, parent,
+	return app.NestedPage(ctx, s.db, field, page, parent,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[T], error) {
 			return fetch(q, ctx, parents, page)
 		},
@@ -286,7 +278,7 @@ func (s *Service) ParameterMappingsOfMapping(ctx context.Context, mappingID stri
 
 // examplesBy pages examples per parent column.
 func (s *Service) examplesBy(ctx context.Context, field, col, parent string, page domain.PageArgs) (domain.Page[*domain.Example], error) {
-	return nestedPage(ctx, s, field, page, parent,
+	return app.NestedPage(ctx, s.db, field, page, parent,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Example], error) {
 			return q.ExamplesByParents(ctx, col, parents, page)
 		},

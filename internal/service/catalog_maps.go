@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
@@ -30,8 +31,8 @@ func (s *Service) CreateActionToolMap(ctx context.Context, in domain.CreateActio
 		return nil, err
 	}
 	now := s.now()
-	m := &domain.ActionToolMap{ID: newID(), SuiteID: suite.ID, McpServerID: server.ID, Version: 1, CreatedAt: now, UpdatedAt: now}
-	if err := s.tx(ctx, func(q *store.Q) error { return q.InsertActionToolMap(ctx, m) }); err != nil {
+	m := &domain.ActionToolMap{ID: app.NewID(), SuiteID: suite.ID, McpServerID: server.ID, Version: 1, CreatedAt: now, UpdatedAt: now}
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.InsertActionToolMap(ctx, m) }); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -74,18 +75,18 @@ func (s *Service) AddActionToolMapping(ctx context.Context, in domain.AddActionT
 			tool.Name, server.Name)
 	}
 	now := s.now()
-	mapping := &domain.ActionToolMapping{ID: newID(), ActionToolMapID: m.ID, ActionID: action.ID, ToolID: tool.ID, CreatedAt: now}
+	mapping := &domain.ActionToolMapping{ID: app.NewID(), ActionToolMapID: m.ID, ActionID: action.ID, ToolID: tool.ID, CreatedAt: now}
 	var out *domain.ActionToolMap
-	err = s.tx(ctx, func(q *store.Q) error {
-		if _, err := q.ActionToolMapForUpdate(ctx, m.ID); err != nil {
-			return notFound(err, "action tool map")
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if _, err := tx.ActionToolMapForUpdate(ctx, m.ID); err != nil {
+			return app.NotFound(err, "action tool map")
 		}
-		if err := q.InsertMapping(ctx, mapping); errors.Is(err, store.ErrUnique) {
+		if err := tx.InsertMapping(ctx, mapping); errors.Is(err, store.ErrUnique) {
 			return conflict("actionId", "the map already maps action %q; remove that mapping first to map it to another tool", action.Name)
 		} else if err != nil {
 			return err
 		}
-		out, err = bump(ctx, q, m.ID, now)
+		out, err = bump(ctx, tx, m.ID, now)
 		return err
 	})
 	if err != nil {
@@ -95,11 +96,11 @@ func (s *Service) AddActionToolMapping(ctx context.Context, in domain.AddActionT
 }
 
 // bump raises a map's version after a change to its mappings and returns it.
-func bump(ctx context.Context, q *store.Q, mapID string, now time.Time) (*domain.ActionToolMap, error) {
-	if err := q.BumpActionToolMap(ctx, mapID, now); err != nil {
+func bump(ctx context.Context, tx *app.Tx, mapID string, now time.Time) (*domain.ActionToolMap, error) {
+	if err := tx.BumpActionToolMap(ctx, mapID, now); err != nil {
 		return nil, err
 	}
-	return q.ActionToolMapForUpdate(ctx, mapID)
+	return tx.ActionToolMapForUpdate(ctx, mapID)
 }
 
 // AddParameterMapping feeds a parameter of the mapping's tool from a parameter
@@ -143,21 +144,21 @@ func (s *Service) AddParameterMapping(ctx context.Context, in domain.AddParamete
 			Details: map[string]any{"actionParameterType": string(ap.Type), "toolParameterType": string(tp.Type)}}
 	}
 	now := s.now()
-	pm := &domain.ActionToolParameterMapping{ID: newID(), ActionToolMappingID: mapping.ID, ActionParameterID: ap.ID,
+	pm := &domain.ActionToolParameterMapping{ID: app.NewID(), ActionToolMappingID: mapping.ID, ActionParameterID: ap.ID,
 		ToolParameterID: tp.ID, CreatedAt: now}
 	var out *domain.ActionToolMap
-	err = s.tx(ctx, func(q *store.Q) error {
-		if _, err := q.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
-			return notFound(err, "action tool map")
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if _, err := tx.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
+			return app.NotFound(err, "action tool map")
 		}
-		if err := q.InsertParameterMapping(ctx, pm); errors.Is(err, store.ErrUnique) {
+		if err := tx.InsertParameterMapping(ctx, pm); errors.Is(err, store.ErrUnique) {
 			return conflict("toolParameterId", "tool parameter %q is already fed in this mapping; remove that parameter mapping first", tp.Name)
 		} else if errors.Is(err, store.ErrForeignKey) {
 			return domain.NotFound("action tool mapping") // removed since it was read
 		} else if err != nil {
 			return err
 		}
-		out, err = bump(ctx, q, mapping.ActionToolMapID, now)
+		out, err = bump(ctx, tx, mapping.ActionToolMapID, now)
 		return err
 	})
 	if err != nil {
@@ -177,14 +178,14 @@ func (s *Service) RemoveActionToolMapping(ctx context.Context, gid string) (stri
 		return "", nil, err
 	}
 	var out *domain.ActionToolMap
-	err = s.tx(ctx, func(q *store.Q) error {
-		if _, err := q.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
-			return notFound(err, "action tool map")
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if _, err := tx.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
+			return app.NotFound(err, "action tool map")
 		}
-		if err := q.DeleteMapping(ctx, mapping.ID); err != nil {
+		if err := tx.DeleteMapping(ctx, mapping.ID); err != nil {
 			return err
 		}
-		out, err = bump(ctx, q, mapping.ActionToolMapID, s.now())
+		out, err = bump(ctx, tx, mapping.ActionToolMapID, s.now())
 		return err
 	})
 	if err != nil {
@@ -212,14 +213,14 @@ func (s *Service) RemoveParameterMapping(ctx context.Context, gid string) (strin
 		return "", nil, &domain.Error{Code: domain.CodeNotFound, Field: "id", Message: "parameter mapping not found"}
 	}
 	var out *domain.ActionToolMap
-	err = s.tx(ctx, func(q *store.Q) error {
-		if _, err := q.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
-			return notFound(err, "action tool map")
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if _, err := tx.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
+			return app.NotFound(err, "action tool map")
 		}
-		if err := q.DeleteParameterMapping(ctx, pm.ID); err != nil {
+		if err := tx.DeleteParameterMapping(ctx, pm.ID); err != nil {
 			return err
 		}
-		out, err = bump(ctx, q, mapping.ActionToolMapID, s.now())
+		out, err = bump(ctx, tx, mapping.ActionToolMapID, s.now())
 		return err
 	})
 	if err != nil {
@@ -238,7 +239,7 @@ func (s *Service) DeleteActionToolMap(ctx context.Context, gid string) (string, 
 	if err != nil {
 		return "", err
 	}
-	return m.GlobalID(), s.deleteUnused(ctx, "action tool map", "", m.ID, mapRefs, func(q *store.Q) error {
-		return q.DeleteActionToolMap(ctx, m.ID)
+	return m.GlobalID(), s.deleteUnused(ctx, "action tool map", "", m.ID, mapRefs, func(tx *app.Tx) error {
+		return tx.DeleteActionToolMap(ctx, m.ID)
 	})
 }

@@ -6,33 +6,11 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
-
-// pendingEvents are the events a transaction recorded so far.
-type pendingEvents struct{ list []*domain.Event }
-
-type pendingEventsKey struct{}
-
-// record adds events to q's transaction. They are appended together as its
-// last statements, just before COMMIT — numbering them locks the project's
-// event sequence until the transaction ends, so the lock is held for the
-// commit only — and once committed the broker is woken.
-func (s *Service) record(q *store.Q, evs ...*domain.Event) {
-	p := store.TxLocal(q, pendingEventsKey{}, func() *pendingEvents {
-		p := &pendingEvents{}
-		q.BeforeCommit(func(ctx context.Context, q *store.Q) error { return events.Append(ctx, q, p.list...) })
-		q.AfterCommit(func() {
-			if s.events != nil {
-				s.events.Published(events.Projects(p.list)...)
-			}
-		})
-		return p
-	})
-	p.list = append(p.list, evs...)
-}
 
 // eventPosition reads a cursor given for project in field: the seq after which
 // events are wanted. A cursor of another project is an input error.
@@ -66,13 +44,13 @@ func eventTypes(types []domain.ExecutionEventType) []domain.ExecutionEventType {
 func (s *Service) ProjectEvents(ctx context.Context, projectGID string, after *string, types []domain.ExecutionEventType,
 	onEnd func(error),
 ) (<-chan domain.ExecutionEvent, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// The check reads through loaders of its own: the subscription's context
 	// lives as long as it does, and need not keep them.
-	project, err := s.visibleProject(withoutLoaders(ctx), p, projectGID, "projectId")
+	project, err := s.visibleProject(app.WithoutLoaders(ctx), p, projectGID, "projectId")
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +125,7 @@ func (s *Service) eventsPage(ctx context.Context, field, projectID, parent strin
 		}
 		return store.EventQuery{ProjectIDs: parents, Types: args.Types, Page: page}
 	}
-	pg, err := nestedPage(ctx, s, field, args, parent,
+	pg, err := app.NestedPage(ctx, s.db, field, args, parent,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Event], error) {
 			return q.EventsByProjects(ctx, query(parents))
 		},
@@ -177,11 +155,11 @@ func (s *Service) eventsPage(ctx context.Context, field, projectID, parent strin
 func (s *Service) RunEvents(ctx context.Context, runGID string, after *string, types []domain.ExecutionEventType,
 	onEnd func(error),
 ) (<-chan domain.ExecutionEvent, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.visibleRun(withoutLoaders(ctx), p, runGID, "runId")
+	run, err := s.visibleRun(app.WithoutLoaders(ctx), p, runGID, "runId")
 	if err != nil {
 		return nil, err
 	}

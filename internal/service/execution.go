@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/planning"
@@ -20,24 +21,6 @@ const (
 	DefaultMissedHeartbeats  = 3
 	DefaultMaxAttempts       = 3
 )
-
-// runScopeKey marks a transaction as working for an execution run: the task
-// status changes it makes name the run (history rows and events).
-type runScopeKey struct{}
-
-// inRun makes q's task transitions belong to run runID.
-func inRun(q *store.Q, runID string) {
-	*store.TxLocal(q, runScopeKey{}, func() *string { return new(string) }) = runID
-}
-
-// runScope is the run q's transitions belong to, if any.
-func runScope(q *store.Q) *string {
-	id := *store.TxLocal(q, runScopeKey{}, func() *string { return new(string) })
-	if id == "" {
-		return nil
-	}
-	return &id
-}
 
 // leaseLost is the answer to a call from an agent that no longer holds its task.
 func leaseLost(reason string) error {
@@ -65,7 +48,7 @@ func (s *Service) visibleRun(ctx context.Context, p *auth.Principal, gid, field 
 
 // ExecutionRun finds a run by global id; nil when absent or invisible.
 func (s *Service) ExecutionRun(ctx context.Context, gid string) (*domain.ExecutionRun, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +63,7 @@ func (s *Service) ExecutionRun(ctx context.Context, gid string) (*domain.Executi
 // StartExecutionRun materialises a list's plan as a new run and starts its
 // first wave.
 func (s *Service) StartExecutionRun(ctx context.Context, in domain.StartExecutionRunInput) (*domain.ExecutionRun, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -92,8 +75,8 @@ func (s *Service) StartExecutionRun(ctx context.Context, in domain.StartExecutio
 		return nil, err
 	}
 	var run *domain.ExecutionRun
-	err = s.tx(ctx, func(q *store.Q) error {
-		run, err = s.startRun(ctx, q, p, l.ID, domain.TriggerUser, in.Reason, nil, nil)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		run, err = s.startRun(ctx, tx, p, l.ID, domain.TriggerUser, in.Reason, nil, nil)
 		return err
 	})
 	return run, err
@@ -101,38 +84,38 @@ func (s *Service) StartExecutionRun(ctx context.Context, in domain.StartExecutio
 
 // startRun creates and starts a run of list; only, when not nil, limits it to
 // those tasks (a retry).
-func (s *Service) startRun(ctx context.Context, q *store.Q, p *auth.Principal, listID string, trigger domain.RunTrigger,
+func (s *Service) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, listID string, trigger domain.RunTrigger,
 	reason *string, retryOf *string, only map[string]bool,
 ) (*domain.ExecutionRun, error) {
-	l, err := q.TaskListForUpdate(ctx, listID)
+	l, err := tx.TaskListForUpdate(ctx, listID)
 	if err != nil {
-		return nil, notFound(err, "task list")
+		return nil, app.NotFound(err, "task list")
 	}
-	if err := q.LockProjectGraph(ctx, l.ProjectID); err != nil {
+	if err := tx.LockProjectGraph(ctx, l.ProjectID); err != nil {
 		return nil, err
 	}
-	if _, err := q.ActiveRunOfList(ctx, l.ID); err == nil {
+	if _, err := tx.ActiveRunOfList(ctx, l.ID); err == nil {
 		return nil, &domain.Error{Code: domain.CodeConflict, Field: "taskListId", Message: "the task list already has an active run"}
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	number, err := q.NextRunNumber(ctx, l.ID)
+	number, err := tx.NextRunNumber(ctx, l.ID)
 	if err != nil {
 		return nil, err
 	}
-	pd, err := loadPlanData(ctx, q, l.ID)
+	pd, err := loadPlanData(ctx, tx.Q, l.ID)
 	if err != nil {
 		return nil, err
 	}
 	plan := planning.Compute(pd.input)
 	now := s.now()
-	run := &domain.ExecutionRun{ID: newID(), TaskListID: l.ID, ProjectID: l.ProjectID, RunNumber: number,
+	run := &domain.ExecutionRun{ID: app.NewID(), TaskListID: l.ID, ProjectID: l.ProjectID, RunNumber: number,
 		Status: domain.RunRunning, TriggeredBy: trigger, TriggeredReason: reason, RetryOfRunID: retryOf,
-		MaxParallelAgents: l.MaxParallelAgents, StartedAt: &now, CreatedBy: ptr(actor(p)), CreatedAt: now, UpdatedAt: now}
-	if err := q.InsertRun(ctx, run); err != nil {
+		MaxParallelAgents: l.MaxParallelAgents, StartedAt: &now, CreatedBy: ptr(app.Actor(p)), CreatedAt: now, UpdatedAt: now}
+	if err := tx.InsertRun(ctx, run); err != nil {
 		return nil, err
 	}
-	inRun(q, run.ID)
+	tx.ActFor(run.ID)
 	var waves []*domain.Wave
 	var assigns []*domain.WaveTaskAssignment
 	for _, pw := range plan.Waves {
@@ -145,29 +128,29 @@ func (s *Service) startRun(ctx context.Context, q *store.Q, p *auth.Principal, l
 		if len(ids) == 0 {
 			continue
 		}
-		w := &domain.Wave{ID: newID(), RunID: run.ID, TaskListID: l.ID, WaveNumber: len(waves) + 1,
+		w := &domain.Wave{ID: app.NewID(), RunID: run.ID, TaskListID: l.ID, WaveNumber: len(waves) + 1,
 			Status: domain.WavePending, TaskCount: len(ids), CreatedAt: now}
 		waves = append(waves, w)
 		for i, id := range ids {
-			assigns = append(assigns, &domain.WaveTaskAssignment{ID: newID(), WaveID: w.ID, RunID: run.ID, TaskID: id,
+			assigns = append(assigns, &domain.WaveTaskAssignment{ID: app.NewID(), WaveID: w.ID, RunID: run.ID, TaskID: id,
 				Position: i + 1, TaskStatus: domain.WavePending, AssignedAt: now})
 		}
 	}
-	if err := q.InsertWaves(ctx, waves); err != nil {
+	if err := tx.InsertWaves(ctx, waves); err != nil {
 		return nil, err
 	}
-	if err := q.InsertAssignments(ctx, assigns); err != nil {
+	if err := tx.InsertAssignments(ctx, assigns); err != nil {
 		return nil, err
 	}
 	var keep func(string) bool
 	if only != nil {
 		keep = func(id string) bool { return only[id] }
 	}
-	if err := recordAnalysis(ctx, q, l.ID, pd.input, plan, keep, now); err != nil {
+	if err := recordAnalysis(ctx, tx, l.ID, pd.input, plan, keep, now); err != nil {
 		return nil, err
 	}
-	s.record(q, domain.NewRunStarted(run, reason, now))
-	if err := s.advance(ctx, q, p, run, now); err != nil {
+	tx.Record(domain.NewRunStarted(run, reason, now))
+	if err := s.advance(ctx, tx, p, run, now); err != nil {
 		return nil, err
 	}
 	return run, nil
@@ -177,8 +160,8 @@ func (s *Service) startRun(ctx context.Context, q *store.Q, p *auth.Principal, l
 // when none of its tasks is pending or running, starts the next (skipping
 // waves with nothing left to do), and ends the run after the last. It writes
 // the run and recounts it.
-func (s *Service) advance(ctx context.Context, q *store.Q, p *auth.Principal, run *domain.ExecutionRun, now time.Time) error {
-	waves, err := q.WavesOfRun(ctx, run.ID)
+func (s *Service) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, now time.Time) error {
+	waves, err := tx.WavesOfRun(ctx, run.ID)
 	if err != nil {
 		return err
 	}
@@ -186,7 +169,7 @@ func (s *Service) advance(ctx context.Context, q *store.Q, p *auth.Principal, ru
 		if w.Status == domain.WaveCompleted || w.Status == domain.WaveFailed || w.Status == domain.WaveSkipped {
 			continue
 		}
-		as, err := q.AssignmentsOfWave(ctx, w.ID)
+		as, err := tx.AssignmentsOfWave(ctx, w.ID)
 		if err != nil {
 			return err
 		}
@@ -210,21 +193,21 @@ func (s *Service) advance(ctx context.Context, q *store.Q, p *auth.Principal, ru
 			if !open {
 				// Every task was skipped: the wave never runs.
 				w.Status, w.CompletedAt = domain.WaveSkipped, &now
-				if err := q.UpdateWave(ctx, w); err != nil {
+				if err := tx.UpdateWave(ctx, w); err != nil {
 					return err
 				}
 				continue
 			}
 			w.Status = domain.WaveInProgress
-			if err := q.UpdateWave(ctx, w); err != nil {
+			if err := tx.UpdateWave(ctx, w); err != nil {
 				return err
 			}
-			s.record(q, domain.NewWaveStarted(run, w, now))
+			tx.Record(domain.NewWaveStarted(run, w, now))
 			break
 		}
 		// In progress.
 		if open {
-			if err := q.UpdateWave(ctx, w); err != nil {
+			if err := tx.UpdateWave(ctx, w); err != nil {
 				return err
 			}
 			break
@@ -237,10 +220,10 @@ func (s *Service) advance(ctx context.Context, q *store.Q, p *auth.Principal, ru
 		if w.StartedAt != nil {
 			w.DurationMs = ptr(int(now.Sub(*w.StartedAt).Milliseconds()))
 		}
-		if err := q.UpdateWave(ctx, w); err != nil {
+		if err := tx.UpdateWave(ctx, w); err != nil {
 			return err
 		}
-		s.record(q, domain.NewWaveCompleted(run, w, now))
+		tx.Record(domain.NewWaveCompleted(run, w, now))
 	}
 	last := len(waves) == 0 || func() bool {
 		for _, w := range waves {
@@ -251,7 +234,7 @@ func (s *Service) advance(ctx context.Context, q *store.Q, p *auth.Principal, ru
 		return true
 	}()
 	if last && run.Status == domain.RunRunning {
-		as, err := q.AssignmentsOfRun(ctx, run.ID)
+		as, err := tx.AssignmentsOfRun(ctx, run.ID)
 		if err != nil {
 			return err
 		}
@@ -270,22 +253,22 @@ func (s *Service) advance(ctx context.Context, q *store.Q, p *auth.Principal, ru
 			run.DurationMs = ptr(int(now.Sub(*run.StartedAt).Milliseconds()))
 		}
 		if run.Status == domain.RunFailed {
-			s.record(q, domain.NewRunFailed(run, now))
+			tx.Record(domain.NewRunFailed(run, now))
 		} else {
-			s.record(q, domain.NewRunCompleted(run, now))
+			tx.Record(domain.NewRunCompleted(run, now))
 		}
 	}
 	run.UpdatedAt = now
-	if err := q.UpdateRun(ctx, run); err != nil {
+	if err := tx.UpdateRun(ctx, run); err != nil {
 		return err
 	}
-	return q.RecountRun(ctx, run.ID, now)
+	return tx.RecountRun(ctx, run.ID, now)
 }
 
 // ClaimTask hands the caller the best PENDING task of the run's current wave,
 // as a new agent and execution, or says why it must wait.
 func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain.ClaimResult, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -301,51 +284,51 @@ func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*dom
 		return &domain.ClaimResult{WaitReason: w}, nil
 	}
 	var res *domain.ClaimResult
-	err = s.tx(ctx, func(q *store.Q) error {
+	err = s.tx(ctx, func(tx *app.Tx) error {
 		res = &domain.ClaimResult{}
 		// The run's lock orders claims: the count of live agents holds
 		// until this claim commits.
-		run, err := q.RunForUpdate(ctx, r.ID)
+		run, err := tx.RunForUpdate(ctx, r.ID)
 		if err != nil {
 			return err
 		}
-		inRun(q, run.ID)
-		w, wave, t, err := claimable(ctx, q, run)
+		tx.ActFor(run.ID)
+		w, wave, t, err := claimable(ctx, tx.Q, run)
 		if err != nil || w != nil {
 			res.WaitReason = w
 			return err
 		}
-		attempts, err := q.CountAttempts(ctx, run.ID, t.ID)
+		attempts, err := tx.CountAttempts(ctx, run.ID, t.ID)
 		if err != nil {
 			return err
 		}
-		now, err := q.Now(ctx)
+		now, err := tx.Now(ctx)
 		if err != nil {
 			return err
 		}
 		now = now.UTC().Truncate(time.Microsecond)
-		agent := &domain.BuildAgent{ID: newID(), RunID: run.ID, WaveID: wave.ID, TaskID: t.ID, TaskListID: run.TaskListID,
+		agent := &domain.BuildAgent{ID: app.NewID(), RunID: run.ID, WaveID: wave.ID, TaskID: t.ID, TaskListID: run.TaskListID,
 			ProcessID: in.ProcessID, Hostname: in.Hostname, WorkingDirectory: in.WorkingDirectory,
-			Status: domain.AgentRunning, LastHeartbeatAt: now, SpawnedAt: now, ClaimedBy: ptr(actor(p))}
-		if err := q.InsertAgent(ctx, agent); err != nil {
+			Status: domain.AgentRunning, LastHeartbeatAt: now, SpawnedAt: now, ClaimedBy: ptr(app.Actor(p))}
+		if err := tx.InsertAgent(ctx, agent); err != nil {
 			return err
 		}
-		exec := &domain.TaskExecution{ID: newID(), TaskID: t.ID, TaskListID: run.TaskListID, RunID: run.ID,
+		exec := &domain.TaskExecution{ID: app.NewID(), TaskID: t.ID, TaskListID: run.TaskListID, RunID: run.ID,
 			AgentID: agent.ID, WaveID: wave.ID, AttemptNumber: attempts + 1, Status: domain.ExecRunning,
 			StartedAt: now, FilesModified: domain.Strings{}, GitCommits: domain.Strings{}, CreatedAt: now}
-		if err := q.InsertExecution(ctx, exec); err != nil {
+		if err := tx.InsertExecution(ctx, exec); err != nil {
 			return err
 		}
-		if err := q.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WaveInProgress, now); err != nil {
+		if err := tx.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WaveInProgress, now); err != nil {
 			return err
 		}
 		t.AssignedAgentID = &agent.ID
-		if err := s.moveTask(ctx, q, p, t, domain.StatusInProgress,
+		if err := s.moveTask(ctx, tx, p, t, domain.StatusInProgress,
 			fmt.Sprintf("claimed by agent %s (attempt %d)", agent.GlobalID(), exec.AttemptNumber), now); err != nil {
 			return err
 		}
-		s.record(q, domain.NewTaskClaimed(run, wave, exec, now))
-		if err := q.RecountRun(ctx, run.ID, now); err != nil {
+		tx.Record(domain.NewTaskClaimed(run, wave, exec, now))
+		if err := tx.RecountRun(ctx, run.ID, now); err != nil {
 			return err
 		}
 		res.Agent, res.Task, res.Execution, res.Wave = agent, t, exec, wave
@@ -391,12 +374,12 @@ func claimable(ctx context.Context, q *store.Q, run *domain.ExecutionRun) (*doma
 }
 
 // moveTask transitions a task as the engine and writes it.
-func (s *Service) moveTask(ctx context.Context, q *store.Q, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, now time.Time) error {
-	if _, err := s.transition(ctx, q, p, t, to, reason, true, now); err != nil {
+func (s *Service) moveTask(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, now time.Time) error {
+	if _, err := s.transition(ctx, tx, p, t, to, reason, true, now); err != nil {
 		return err
 	}
 	t.UpdatedAt = now
-	return s.saveTransitioned(ctx, q, t)
+	return s.saveTransitioned(ctx, tx, t)
 }
 
 // held is an agent call's context: the agent (locked), its execution, run
@@ -431,12 +414,12 @@ const (
 // agent, run, task — the sweep's too); an agent that no longer holds its task
 // gets LEASE_LOST (allowCancelled: the heartbeat of an agent whose run was
 // cancelled is answered CANCEL instead, with held.task nil).
-func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, agentGID string, mode holdMode, allowCancelled bool) (*held, error) {
+func (s *Service) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentGID string, mode holdMode, allowCancelled bool) (*held, error) {
 	id, err := domain.DecodeID(domain.KindBuildAgent, agentGID, "agentId")
 	if err != nil {
 		return nil, err
 	}
-	a, err := q.AgentForUpdate(ctx, id)
+	a, err := tx.AgentForUpdate(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	} else if err != nil {
@@ -444,20 +427,20 @@ func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, age
 	}
 	var run *domain.ExecutionRun
 	if mode == holdSettle {
-		run, err = q.RunForUpdate(ctx, a.RunID)
+		run, err = tx.RunForUpdate(ctx, a.RunID)
 	} else {
-		run, err = one(q.RunsByIDs(ctx, []string{a.RunID}))
+		run, err = one(tx.RunsByIDs(ctx, []string{a.RunID}))
 	}
 	if err != nil {
 		return nil, err
 	}
-	inRun(q, run.ID)
-	if ok, err := canSeeProjectID(ctx, q, p, run.ProjectID); err != nil {
+	tx.ActFor(run.ID)
+	if ok, err := app.CanSeeProjectID(ctx, tx.Q, p, run.ProjectID); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	}
-	exec, err := q.ExecutionOfAgent(ctx, a.ID)
+	exec, err := tx.ExecutionOfAgent(ctx, a.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -470,14 +453,14 @@ func (s *Service) holder(ctx context.Context, q *store.Q, p *auth.Principal, age
 	var t *domain.Task
 	switch mode {
 	case holdSettle:
-		t, err = q.TaskForUpdate(ctx, a.TaskID)
+		t, err = tx.TaskForUpdate(ctx, a.TaskID)
 	case holdReport:
-		t, err = one(q.TasksByIDs(ctx, []string{a.TaskID}))
+		t, err = one(tx.TasksByIDs(ctx, []string{a.TaskID}))
 	}
 	if err != nil {
 		return nil, err
 	}
-	now, err := q.Now(ctx)
+	now, err := tx.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -497,7 +480,7 @@ func one[T any](rows []*T, err error) (*T, error) {
 
 // Heartbeat records that an agent is alive and tells it what to do next.
 func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain.BuildAgent, domain.AgentDirective, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -508,8 +491,8 @@ func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*dom
 		agent *domain.BuildAgent
 		dir   domain.AgentDirective
 	)
-	err = s.tx(ctx, func(q *store.Q) error {
-		h, err := s.holder(ctx, q, p, in.AgentID, holdAlive, true)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		h, err := s.holder(ctx, tx, p, in.AgentID, holdAlive, true)
 		if err != nil {
 			return err
 		}
@@ -541,17 +524,17 @@ func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*dom
 		if in.CPUPercent != nil {
 			a.CPUPercent = in.CPUPercent
 		}
-		if err := q.UpdateAgent(ctx, a); err != nil {
+		if err := tx.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
-		hb := &domain.AgentHeartbeat{ID: newID(), AgentID: a.ID, RunID: a.RunID, TaskID: a.TaskID,
+		hb := &domain.AgentHeartbeat{ID: app.NewID(), AgentID: a.ID, RunID: a.RunID, TaskID: a.TaskID,
 			Status: a.Status, ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep,
 			MemoryMb: in.MemoryMb, CPUPercent: in.CPUPercent, RecordedAt: h.now}
-		if err := q.InsertHeartbeat(ctx, hb); err != nil {
+		if err := tx.InsertHeartbeat(ctx, hb); err != nil {
 			return err
 		}
 		if news {
-			s.record(q, domain.NewAgentHeartbeat(h.run, hb))
+			tx.Record(domain.NewAgentHeartbeat(h.run, hb))
 		}
 		switch h.run.Status {
 		case domain.RunPaused:
@@ -571,7 +554,7 @@ func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*dom
 
 // AppendExecutionLog appends lines to the calling agent's execution log.
 func (s *Service) AppendExecutionLog(ctx context.Context, in domain.AppendExecutionLogInput) (*domain.TaskExecution, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -579,16 +562,16 @@ func (s *Service) AppendExecutionLog(ctx context.Context, in domain.AppendExecut
 		return nil, domain.InputError("lines", "at most 10000 lines per call")
 	}
 	var exec *domain.TaskExecution
-	err = s.tx(ctx, func(q *store.Q) error {
-		h, err := s.holder(ctx, q, p, in.AgentID, holdAlive, false)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		h, err := s.holder(ctx, tx, p, in.AgentID, holdAlive, false)
 		if err != nil {
 			return err
 		}
 		exec = h.exec
-		if err := q.AppendLogLines(ctx, exec.ID, exec.LogLines, in.Lines); err != nil {
+		if err := tx.AppendLogLines(ctx, exec.ID, exec.LogLines, in.Lines); err != nil {
 			return err
 		}
-		s.record(q, domain.NewLogAppended(h.run, exec, exec.LogLines+1, in.Lines, h.now))
+		tx.Record(domain.NewLogAppended(h.run, exec, exec.LogLines+1, in.Lines, h.now))
 		exec.LogLines += len(in.Lines)
 		return nil
 	})
@@ -609,13 +592,13 @@ func declaredTests(t *domain.Task, level domain.TestLevel) []string {
 
 // RecordTestResult records the outcome of one of the task's declared tests.
 func (s *Service) RecordTestResult(ctx context.Context, in domain.RecordTestResultInput) (*domain.TaskTestResult, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var res *domain.TaskTestResult
-	err = s.tx(ctx, func(q *store.Q) error {
-		h, err := s.holder(ctx, q, p, in.AgentID, holdReport, false)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		h, err := s.holder(ctx, tx, p, in.AgentID, holdReport, false)
 		if err != nil {
 			return err
 		}
@@ -623,14 +606,14 @@ func (s *Service) RecordTestResult(ctx context.Context, in domain.RecordTestResu
 			return domain.InputError("testIndex", "the task declares no %s test %d", in.Level, in.TestIndex)
 		}
 		dur := in.DurationMs
-		res = &domain.TaskTestResult{ID: newID(), TaskID: h.task.ID, TaskListID: h.exec.TaskListID, RunID: h.run.ID,
+		res = &domain.TaskTestResult{ID: app.NewID(), TaskID: h.task.ID, TaskListID: h.exec.TaskListID, RunID: h.run.ID,
 			ExecutionID: h.exec.ID, AgentID: h.agent.ID, TestLevel: in.Level, TestIndex: in.TestIndex,
 			TestName: in.TestName, Status: in.Status, Output: in.Output, Error: in.Error, DurationMs: dur,
 			ExecutedBy: ptr(h.agent.GlobalID()), ExecutedAt: h.now}
-		if err := q.InsertTestResult(ctx, res); err != nil {
+		if err := tx.InsertTestResult(ctx, res); err != nil {
 			return err
 		}
-		s.record(q, domain.NewTestResultRecorded(h.run, res))
+		tx.Record(domain.NewTestResultRecorded(h.run, res))
 		return nil
 	})
 	return res, err
@@ -659,26 +642,26 @@ func testGate(t *domain.Task, results []*domain.TaskTestResult) []string {
 }
 
 // endAgent terminates an agent and ends its execution.
-func endAgent(ctx context.Context, q *store.Q, a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, reason string, lastErr *string, now time.Time) error {
+func endAgent(ctx context.Context, tx *app.Tx, a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, reason string, lastErr *string, now time.Time) error {
 	a.Status, a.TerminatedAt, a.TerminationReason = domain.AgentTerminated, &now, &reason
-	if err := q.UpdateAgent(ctx, a); err != nil {
+	if err := tx.UpdateAgent(ctx, a); err != nil {
 		return err
 	}
 	e.Status, e.EndedAt, e.LastError = st, &now, lastErr
 	e.DurationMs = ptr(int(now.Sub(e.StartedAt).Milliseconds()))
-	return q.UpdateExecution(ctx, e)
+	return tx.UpdateExecution(ctx, e)
 }
 
 // CompleteTask reports the calling agent's task done: it is validated
 // against its declared tests and ends COMPLETED or FAILED.
 func (s *Service) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*domain.Task, *domain.TaskExecution, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	var h *held
-	err = s.tx(ctx, func(q *store.Q) error {
-		if h, err = s.holder(ctx, q, p, in.AgentID, holdSettle, false); err != nil {
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
 			return err
 		}
 		t, e, now := h.task, h.exec, h.now
@@ -688,14 +671,14 @@ func (s *Service) CompleteTask(ctx context.Context, in domain.CompleteTaskInput)
 			t.ActualEffortMinutes = in.ActualEffortMinutes
 		}
 		t.AssignedAgentID = nil
-		if _, err := s.transition(ctx, q, p, t, domain.StatusValidating, "the agent reported the task done", true, now); err != nil {
+		if _, err := s.transition(ctx, tx, p, t, domain.StatusValidating, "the agent reported the task done", true, now); err != nil {
 			return err
 		}
-		results, err := q.TestResultsOfExecution(ctx, e.ID)
+		results, err := tx.TestResultsOfExecution(ctx, e.ID)
 		if err != nil {
 			return err
 		}
-		if err := q.MarkImpactAccuracy(ctx, t.ID, in.FilesModified, now); err != nil {
+		if err := tx.MarkImpactAccuracy(ctx, t.ID, in.FilesModified, now); err != nil {
 			return err
 		}
 		bad := testGate(t, results)
@@ -706,13 +689,13 @@ func (s *Service) CompleteTask(ctx context.Context, in domain.CompleteTaskInput)
 			reason = "tests not passed: " + strings.Join(bad, "; ")
 			lastErr = &reason
 		}
-		if err := s.moveTask(ctx, q, p, t, outcome, reason, now); err != nil {
+		if err := s.moveTask(ctx, tx, p, t, outcome, reason, now); err != nil {
 			return err
 		}
-		if err := endAgent(ctx, q, h.agent, e, st, "task reported done", lastErr, now); err != nil {
+		if err := endAgent(ctx, tx, h.agent, e, st, "task reported done", lastErr, now); err != nil {
 			return err
 		}
-		return s.settle(ctx, q, p, h.run, t, outcome, now)
+		return s.settle(ctx, tx, p, h.run, t, outcome, now)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -730,19 +713,19 @@ func orEmpty(s []string) []string {
 // FailTask reports the calling agent's task failed: retried (back to
 // PENDING) when retryable and attempts remain, else FAILED.
 func (s *Service) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.Task, *domain.TaskExecution, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	var h *held
-	err = s.tx(ctx, func(q *store.Q) error {
-		if h, err = s.holder(ctx, q, p, in.AgentID, holdSettle, false); err != nil {
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
 			return err
 		}
-		if err := endAgent(ctx, q, h.agent, h.exec, domain.ExecFailed, "task failed", &in.Error, h.now); err != nil {
+		if err := endAgent(ctx, tx, h.agent, h.exec, domain.ExecFailed, "task failed", &in.Error, h.now); err != nil {
 			return err
 		}
-		return s.releaseTask(ctx, q, p, h.run, h.task, h.exec, deref(in.Retryable), "agent failure: "+in.Error, h.now)
+		return s.releaseTask(ctx, tx, p, h.run, h.task, h.exec, deref(in.Retryable), "agent failure: "+in.Error, h.now)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -752,51 +735,51 @@ func (s *Service) FailTask(ctx context.Context, in domain.FailTaskInput) (*domai
 
 // releaseTask takes a task from its ended execution: back to PENDING when
 // retry is allowed and attempts remain, else FAILED.
-func (s *Service) releaseTask(ctx context.Context, q *store.Q, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task,
+func (s *Service) releaseTask(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task,
 	e *domain.TaskExecution, retry bool, reason string, now time.Time,
 ) error {
 	t.AssignedAgentID = nil
 	if retry && e.AttemptNumber < s.maxAttempts && run.Status != domain.RunCancelled {
-		if err := s.moveTask(ctx, q, p, t, domain.StatusPending,
+		if err := s.moveTask(ctx, tx, p, t, domain.StatusPending,
 			fmt.Sprintf("%s; retrying (attempt %d of %d failed)", reason, e.AttemptNumber, s.maxAttempts), now); err != nil {
 			return err
 		}
-		if err := q.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WavePending, now); err != nil {
+		if err := tx.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WavePending, now); err != nil {
 			return err
 		}
-		return q.RecountRun(ctx, run.ID, now)
+		return tx.RecountRun(ctx, run.ID, now)
 	}
 	if retry {
 		reason = fmt.Sprintf("%s; %d attempts exhausted", reason, e.AttemptNumber)
 	}
-	if err := s.moveTask(ctx, q, p, t, domain.StatusFailed, reason, now); err != nil {
+	if err := s.moveTask(ctx, tx, p, t, domain.StatusFailed, reason, now); err != nil {
 		return err
 	}
-	return s.settle(ctx, q, p, run, t, domain.StatusFailed, now)
+	return s.settle(ctx, tx, p, run, t, domain.StatusFailed, now)
 }
 
 // settle records a task's terminal outcome in its run: its assignment,
 // the skipping of its dependents when it failed, and the wave barrier.
-func (s *Service) settle(ctx context.Context, q *store.Q, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task, outcome domain.TaskStatus, now time.Time) error {
+func (s *Service) settle(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task, outcome domain.TaskStatus, now time.Time) error {
 	st := domain.WaveCompleted
 	if outcome == domain.StatusFailed {
 		st = domain.WaveFailed
 	}
-	if err := q.SetAssignmentStatus(ctx, run.ID, t.ID, st, now); err != nil {
+	if err := tx.SetAssignmentStatus(ctx, run.ID, t.ID, st, now); err != nil {
 		return err
 	}
 	if outcome == domain.StatusFailed {
-		if err := s.skipDependents(ctx, q, p, run, t, now); err != nil {
+		if err := s.skipDependents(ctx, tx, p, run, t, now); err != nil {
 			return err
 		}
 	}
-	return s.advance(ctx, q, p, run, now)
+	return s.advance(ctx, tx, p, run, now)
 }
 
 // skipDependents marks every task of the run that waits, directly or not, on
 // failed as SKIPPED and moves it to BLOCKED with a dependency block.
-func (s *Service) skipDependents(ctx context.Context, q *store.Q, p *auth.Principal, run *domain.ExecutionRun, failed *domain.Task, now time.Time) error {
-	links, err := q.PlanningLinksOfList(ctx, run.TaskListID)
+func (s *Service) skipDependents(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, failed *domain.Task, now time.Time) error {
+	links, err := tx.PlanningLinksOfList(ctx, run.TaskListID)
 	if err != nil {
 		return err
 	}
@@ -809,7 +792,7 @@ func (s *Service) skipDependents(ctx context.Context, q *store.Q, p *auth.Princi
 			waitsOn[l.SourceTaskID] = append(waitsOn[l.SourceTaskID], l.TargetTaskID)
 		}
 	}
-	as, err := q.AssignmentsOfRun(ctx, run.ID)
+	as, err := tx.AssignmentsOfRun(ctx, run.ID)
 	if err != nil {
 		return err
 	}
@@ -837,20 +820,20 @@ func (s *Service) skipDependents(ctx context.Context, q *store.Q, p *auth.Princi
 	}
 	slices.Sort(skip)
 	for _, id := range skip {
-		t, err := q.TaskForUpdate(ctx, id)
+		t, err := tx.TaskForUpdate(ctx, id)
 		if err != nil {
 			return err
 		}
 		reason := fmt.Sprintf("skipped: depends on %s, which failed", failed.DisplayID)
-		if err := q.SetAssignmentStatus(ctx, run.ID, id, domain.WaveSkipped, now); err != nil {
+		if err := tx.SetAssignmentStatus(ctx, run.ID, id, domain.WaveSkipped, now); err != nil {
 			return err
 		}
-		if err := q.InsertBlock(ctx, &domain.TaskBlock{ID: newID(), TaskID: id, BlockType: domain.BlockDependency,
+		if err := tx.InsertBlock(ctx, &domain.TaskBlock{ID: app.NewID(), TaskID: id, BlockType: domain.BlockDependency,
 			Reason: reason, BlockingEntityID: &failed.ID, CreatedAt: now}); err != nil {
 			return err
 		}
 		if domain.CheckTransition(t.Status, domain.StatusBlocked, false) == nil {
-			if err := s.moveTask(ctx, q, p, t, domain.StatusBlocked, reason, now); err != nil {
+			if err := s.moveTask(ctx, tx, p, t, domain.StatusBlocked, reason, now); err != nil {
 				return err
 			}
 		}

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/loader"
 )
@@ -23,29 +24,28 @@ type executionLoaders struct {
 	// The parallelism analysis: rows by id, and each task's current rows.
 	analyses        *loader.Loader[string, *domain.ParallelismAnalysis]
 	conflictsOfTask *loader.Loader[string, []*domain.ParallelismAnalysis]
-	all             []clearer
+	all             []app.Clearer
 }
 
-const executionLoadersKey = "execution loaders"
+type executionLoadersKey struct{}
 
-func newExecutionLoaders(s *Service) *executionLoaders {
+func newExecutionLoaders(s *Service, w loader.Timing) *executionLoaders {
 	q := &s.db.Q
-	w := s.loaderTiming
 	e := &executionLoaders{}
-	e.runs = loader.New(w, byID(q.RunsByIDs, func(v *domain.ExecutionRun) string { return v.ID }))
-	e.agents = loader.New(w, byID(q.AgentsByIDs, func(v *domain.BuildAgent) string { return v.ID }))
-	e.execOfAgent = loader.New(w, byID(q.ExecutionsOfAgents, func(v *domain.TaskExecution) string { return v.AgentID }))
-	e.runsOfList = loader.New(w, grouped(q.RunsOfLists, func(v *domain.ExecutionRun) []string { return []string{v.TaskListID} }))
-	e.wavesOfRun = loader.New(w, grouped(q.WavesOfRuns, func(v *domain.Wave) []string { return []string{v.RunID} }))
-	e.agentsOfRun = loader.New(w, grouped(q.AgentsOfRuns, func(v *domain.BuildAgent) []string { return []string{v.RunID} }))
-	e.execsOfRun = loader.New(w, grouped(q.ExecutionsOfRuns, func(v *domain.TaskExecution) []string { return []string{v.RunID} }))
-	e.assignsOfWave = loader.New(w, grouped(q.AssignmentsOfWaves, func(v *domain.WaveTaskAssignment) []string { return []string{v.WaveID} }))
-	e.resultsOfExecs = loader.New(w, grouped(q.TestResultsOfExecutions, func(v *domain.TaskTestResult) []string { return []string{v.ExecutionID} }))
-	e.analyses = loader.New(w, byID(q.AnalysesByIDs, func(v *domain.ParallelismAnalysis) string { return v.ID }))
-	e.conflictsOfTask = loader.New(w, grouped(q.CurrentAnalysesOfTasks, func(v *domain.ParallelismAnalysis) []string {
+	e.runs = loader.New(w, app.ByID(q.RunsByIDs, func(v *domain.ExecutionRun) string { return v.ID }))
+	e.agents = loader.New(w, app.ByID(q.AgentsByIDs, func(v *domain.BuildAgent) string { return v.ID }))
+	e.execOfAgent = loader.New(w, app.ByID(q.ExecutionsOfAgents, func(v *domain.TaskExecution) string { return v.AgentID }))
+	e.runsOfList = loader.New(w, app.Grouped(q.RunsOfLists, func(v *domain.ExecutionRun) []string { return []string{v.TaskListID} }))
+	e.wavesOfRun = loader.New(w, app.Grouped(q.WavesOfRuns, func(v *domain.Wave) []string { return []string{v.RunID} }))
+	e.agentsOfRun = loader.New(w, app.Grouped(q.AgentsOfRuns, func(v *domain.BuildAgent) []string { return []string{v.RunID} }))
+	e.execsOfRun = loader.New(w, app.Grouped(q.ExecutionsOfRuns, func(v *domain.TaskExecution) []string { return []string{v.RunID} }))
+	e.assignsOfWave = loader.New(w, app.Grouped(q.AssignmentsOfWaves, func(v *domain.WaveTaskAssignment) []string { return []string{v.WaveID} }))
+	e.resultsOfExecs = loader.New(w, app.Grouped(q.TestResultsOfExecutions, func(v *domain.TaskTestResult) []string { return []string{v.ExecutionID} }))
+	e.analyses = loader.New(w, app.ByID(q.AnalysesByIDs, func(v *domain.ParallelismAnalysis) string { return v.ID }))
+	e.conflictsOfTask = loader.New(w, app.Grouped(q.CurrentAnalysesOfTasks, func(v *domain.ParallelismAnalysis) []string {
 		return []string{v.TaskAID, v.TaskBID}
 	}))
-	e.all = []clearer{e.runs, e.agents, e.execOfAgent, e.runsOfList, e.wavesOfRun, e.agentsOfRun, e.execsOfRun,
+	e.all = []app.Clearer{e.runs, e.agents, e.execOfAgent, e.runsOfList, e.wavesOfRun, e.agentsOfRun, e.execsOfRun,
 		e.assignsOfWave, e.resultsOfExecs, e.analyses, e.conflictsOfTask}
 	return e
 }
@@ -59,15 +59,7 @@ func (e *executionLoaders) Clear() {
 
 // exec returns the request's execution loaders.
 func (s *Service) exec(ctx context.Context) *executionLoaders {
-	l := s.load(ctx)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e, ok := l.pages[executionLoadersKey].(*executionLoaders); ok {
-		return e
-	}
-	e := newExecutionLoaders(s)
-	l.pages[executionLoadersKey] = e
-	return e
+	return app.Set(ctx, executionLoadersKey{}, func(w loader.Timing) *executionLoaders { return newExecutionLoaders(s, w) })
 }
 
 // children loads the children of one parent through ld; never nil.

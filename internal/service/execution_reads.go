@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
@@ -83,7 +84,7 @@ func (s *Service) TestResultsOfExecution(ctx context.Context, executionID string
 // HeartbeatsOfAgent pages the heartbeats an agent sent, newest first. The
 // agent was authorized by the field's parent.
 func (s *Service) HeartbeatsOfAgent(ctx context.Context, agentID string, page domain.PageArgs) (domain.Page[*domain.AgentHeartbeat], error) {
-	return nestedPage(ctx, s, "BuildAgent.heartbeats", page, agentID,
+	return app.NestedPage(ctx, s.db, "BuildAgent.heartbeats", page, agentID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.AgentHeartbeat], error) {
 			return q.HeartbeatsOfAgents(ctx, parents, page)
 		},

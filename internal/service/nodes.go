@@ -3,13 +3,14 @@ package service
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
 // Node resolves any global id the caller may see; nil otherwise.
 func (s *Service) Node(ctx context.Context, gid string) (domain.Node, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -22,7 +23,7 @@ func (s *Service) Node(ctx context.Context, gid string) (domain.Node, error) {
 
 // Nodes resolves several global ids, in order; nil for each one not visible.
 func (s *Service) Nodes(ctx context.Context, gids []string) ([]domain.Node, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/planning"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -25,10 +26,10 @@ import (
 // recordAnalysis replaces the list's current analysis with the pairs of plan
 // (computed from in) among the tasks keep accepts: one row per pair, can_parallel
 // false, the strongest conflict as its type and every reason in its details.
-func recordAnalysis(ctx context.Context, q *store.Q, listID string, in planning.Input, plan *planning.Plan,
+func recordAnalysis(ctx context.Context, tx *app.Tx, listID string, in planning.Input, plan *planning.Plan,
 	keep func(string) bool, now time.Time,
 ) error {
-	if err := q.InvalidateAnalysesOfList(ctx, listID, now); err != nil {
+	if err := tx.InvalidateAnalysesOfList(ctx, listID, now); err != nil {
 		return err
 	}
 	pairs := planning.Pairs(in, plan, keep)
@@ -40,7 +41,7 @@ func recordAnalysis(ctx context.Context, q *store.Q, listID string, in planning.
 		}
 		rows = append(rows, row)
 	}
-	return q.InsertAnalyses(ctx, rows)
+	return tx.InsertAnalyses(ctx, rows)
 }
 
 // analysisRow turns a conflicting pair into its row.
@@ -75,7 +76,7 @@ func analysisRow(listID string, p *planning.Pair, now time.Time) (*domain.Parall
 		return nil, err
 	}
 	typ := domain.StrongestConflict(d.Types...)
-	return &domain.ParallelismAnalysis{ID: newID(), TaskListID: &listID, TaskAID: p.A, TaskBID: p.B,
+	return &domain.ParallelismAnalysis{ID: app.NewID(), TaskListID: &listID, TaskAID: p.A, TaskBID: p.B,
 		CanParallel: false, ConflictType: &typ, ConflictDetails: domain.JSON(b), AnalyzedAt: now}, nil
 }
 
@@ -93,7 +94,7 @@ func (s *Service) AnalysisOfList(ctx context.Context, listID string, page domain
 		Page               domain.PageArgs
 		IncludeInvalidated bool
 	}{page, includeInvalidated}
-	return nestedPage(ctx, s, "TaskList.parallelismAnalysis", args, listID,
+	return app.NestedPage(ctx, s.db, "TaskList.parallelismAnalysis", args, listID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.ParallelismAnalysis], error) {
 			return q.AnalysesByLists(ctx, parents, page, includeInvalidated)
 		},

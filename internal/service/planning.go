@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/planning"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -13,7 +14,7 @@ import (
 // one snapshot, whatever the size of the list; the tasks they return are primed
 // into the request's loader, so the plan's Task fields cost no more.
 func (s *Service) WavePlan(ctx context.Context, listGID string) (*planning.Plan, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}

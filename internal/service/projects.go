@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -29,7 +30,7 @@ func (s *Service) visibleProjectByID(ctx context.Context, p *auth.Principal, id 
 	if err != nil {
 		return nil, err
 	}
-	if !canSee(p, project) {
+	if !app.CanSee(p, project) {
 		return nil, domain.NotFound("project")
 	}
 	return project, nil
@@ -54,7 +55,7 @@ func checkWriter(p *auth.Principal) error {
 
 // CreateProject creates a project owned by the caller.
 func (s *Service) CreateProject(ctx context.Context, in domain.CreateProjectInput) (*domain.Project, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -73,9 +74,9 @@ func (s *Service) CreateProject(ctx context.Context, in domain.CreateProjectInpu
 		return nil, err
 	}
 	now := s.now()
-	project := &domain.Project{ID: newID(), Slug: in.Slug, Name: name, Description: desc, OwnerID: p.UserID,
+	project := &domain.Project{ID: app.NewID(), Slug: in.Slug, Name: name, Description: desc, OwnerID: p.UserID,
 		Status: domain.ProjectActive, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(q *store.Q) error { return q.CreateProject(ctx, project) })
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.CreateProject(ctx, project) })
 	if errors.Is(err, store.ErrUnique) {
 		if strings.Contains(err.Error(), "projects_display_prefix_key") {
 			code := domain.ProjectCode(in.Slug)
@@ -89,7 +90,7 @@ func (s *Service) CreateProject(ctx context.Context, in domain.CreateProjectInpu
 
 // UpdateProject changes a project's name, description or status.
 func (s *Service) UpdateProject(ctx context.Context, in domain.UpdateProjectInput) (*domain.Project, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +113,7 @@ func (s *Service) UpdateProject(ctx context.Context, in domain.UpdateProjectInpu
 		next.Status = *in.Status
 	}
 	next.UpdatedAt = s.now()
-	if err := s.tx(ctx, func(q *store.Q) error { return q.UpdateProject(ctx, &next) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.UpdateProject(ctx, &next) }); err != nil {
 		return nil, err
 	}
 	return &next, nil
@@ -120,7 +121,7 @@ func (s *Service) UpdateProject(ctx context.Context, in domain.UpdateProjectInpu
 
 // Project finds a project by global id or slug; nil when absent or invisible.
 func (s *Service) Project(ctx context.Context, gid, slug *string) (*domain.Project, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +148,7 @@ func (s *Service) Project(ctx context.Context, gid, slug *string) (*domain.Proje
 			return nil, err
 		}
 	}
-	if !canSee(p, project) {
+	if !app.CanSee(p, project) {
 		return nil, nil
 	}
 	return project, nil
@@ -160,21 +161,21 @@ func (s *Service) ProjectByID(ctx context.Context, id string) (*domain.Project, 
 
 // Projects pages the projects the caller can see.
 func (s *Service) Projects(ctx context.Context, f *domain.ProjectFilter, page domain.PageArgs) (domain.Page[*domain.Project], error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return domain.Page[*domain.Project]{}, err
 	}
-	return s.db.Projects(ctx, scopeOf(p), f, page)
+	return s.db.Projects(ctx, app.ScopeOf(p), f, page)
 }
 
 // ProjectsOfUser pages the projects a user owns that the caller can see.
 func (s *Service) ProjectsOfUser(ctx context.Context, userID string, page domain.PageArgs) (domain.Page[*domain.Project], error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return domain.Page[*domain.Project]{}, err
 	}
-	scope := scopeOf(p)
-	return nestedPage(ctx, s, "User.projects", page, userID,
+	scope := app.ScopeOf(p)
+	return app.NestedPage(ctx, s.db, "User.projects", page, userID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Project], error) {
 			return q.ProjectsByOwners(ctx, scope, parents, page)
 		},
@@ -185,7 +186,7 @@ func (s *Service) ProjectsOfUser(ctx context.Context, userID string, page domain
 
 // CreateIdea creates an idea in a project.
 func (s *Service) CreateIdea(ctx context.Context, in domain.CreateIdeaInput) (*domain.Idea, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -212,9 +213,9 @@ func (s *Service) CreateIdea(ctx context.Context, in domain.CreateIdeaInput) (*d
 		stage = "spark"
 	}
 	now := s.now()
-	idea := &domain.Idea{ID: newID(), Slug: in.Slug, ProjectID: project.ID, Name: name, Description: desc,
+	idea := &domain.Idea{ID: app.NewID(), Slug: in.Slug, ProjectID: project.ID, Name: name, Description: desc,
 		LifecycleStage: stage, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(q *store.Q) error { return q.CreateIdea(ctx, idea) })
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.CreateIdea(ctx, idea) })
 	if errors.Is(err, store.ErrUnique) {
 		return nil, &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "the project already has an idea with slug " + in.Slug}
 	}
@@ -228,7 +229,7 @@ func (s *Service) IdeaByID(ctx context.Context, id string) (*domain.Idea, error)
 
 // IdeasOfProject pages a project's ideas.
 func (s *Service) IdeasOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.Idea], error) {
-	return nestedPage(ctx, s, "Project.ideas", page, projectID,
+	return app.NestedPage(ctx, s.db, "Project.ideas", page, projectID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Idea], error) {
 			return q.IdeasByProjects(ctx, parents, page)
 		},
@@ -239,7 +240,7 @@ func (s *Service) IdeasOfProject(ctx context.Context, projectID string, page dom
 
 // TaskListsOfProject pages a project's task lists.
 func (s *Service) TaskListsOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.TaskList], error) {
-	return nestedPage(ctx, s, "Project.taskLists", page, projectID,
+	return app.NestedPage(ctx, s.db, "Project.taskLists", page, projectID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.TaskList], error) {
 			return q.TaskListsByProjects(ctx, parents, page)
 		},

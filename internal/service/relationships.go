@@ -5,15 +5,16 @@ import (
 	"errors"
 	"time"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // insertLink inserts a link after checking that it closes no cycle in its acyclic
 // graph, then refreshes the blocks count and score of both ends.
-func (s *Service) insertLink(ctx context.Context, q *store.Q, projectID string, r *domain.TaskRelationship, field string) error {
+func (s *Service) insertLink(ctx context.Context, tx *app.Tx, projectID string, r *domain.TaskRelationship, field string) error {
 	if domain.GraphKind(r.Type) != nil || domain.PlanningLink(r.Type) {
-		if err := q.LockProjectGraph(ctx, projectID); err != nil {
+		if err := tx.LockProjectGraph(ctx, projectID); err != nil {
 			return err
 		}
 	}
@@ -22,7 +23,7 @@ func (s *Service) insertLink(ctx context.Context, q *store.Q, projectID string, 
 		// Would `from` become reachable from itself? Search from `to`, one SQL
 		// statement per level of the part of the graph reachable from it.
 		path, err := domain.SearchPath(to, from, func(frontier []string) (map[string][]string, error) {
-			edges, err := q.OrderingEdgesFrom(ctx, frontier, kinds)
+			edges, err := tx.OrderingEdgesFrom(ctx, frontier, kinds)
 			adj := make(map[string][]string, len(frontier))
 			for _, e := range edges {
 				adj[e.From] = append(adj[e.From], e.To)
@@ -42,46 +43,46 @@ func (s *Service) insertLink(ctx context.Context, q *store.Q, projectID string, 
 				Message: "this " + string(r.Type) + " link would close a cycle", Details: map[string]any{"cycle": cycle}}
 		}
 	}
-	if err := q.InsertRelationship(ctx, r); errors.Is(err, store.ErrUnique) {
+	if err := tx.InsertRelationship(ctx, r); errors.Is(err, store.ErrUnique) {
 		return &domain.Error{Code: domain.CodeConflict, Field: field,
 			Message: "these tasks already have a " + string(r.Type) + " link"}
 	} else if err != nil {
 		return err
 	}
-	if err := invalidateLinked(ctx, q, r, s.now()); err != nil {
+	if err := invalidateLinked(ctx, tx, r, s.now()); err != nil {
 		return err
 	}
-	return s.rescoreLinked(ctx, q, r)
+	return s.rescoreLinked(ctx, tx, r)
 }
 
 // invalidateLinked invalidates the parallelism analysis of both ends of a
 // planning link (DEPENDS_ON, BLOCKS, CONFLICTS_WITH) that was added or removed;
 // other link types do not change a plan.
-func invalidateLinked(ctx context.Context, q *store.Q, r *domain.TaskRelationship, now time.Time) error {
+func invalidateLinked(ctx context.Context, tx *app.Tx, r *domain.TaskRelationship, now time.Time) error {
 	if !domain.PlanningLink(r.Type) {
 		return nil
 	}
-	return q.InvalidateAnalysesOfTasks(ctx, []string{r.SourceTaskID, r.TargetTaskID}, now)
+	return tx.InvalidateAnalysesOfTasks(ctx, []string{r.SourceTaskID, r.TargetTaskID}, now)
 }
 
 // rescoreLinked recounts blocks and recomputes scores after a dependency link
 // between the two ends of r changed.
-func (s *Service) rescoreLinked(ctx context.Context, q *store.Q, r *domain.TaskRelationship) error {
+func (s *Service) rescoreLinked(ctx context.Context, tx *app.Tx, r *domain.TaskRelationship) error {
 	if r.Type != domain.RelDependsOn && r.Type != domain.RelBlocks {
 		return nil
 	}
 	ids := []string{r.SourceTaskID, r.TargetTaskID}
-	if err := q.RecountBlocks(ctx, ids); err != nil {
+	if err := tx.RecountBlocks(ctx, ids); err != nil {
 		return err
 	}
-	tasks, err := q.TasksByIDs(ctx, ids)
+	tasks, err := tx.TasksByIDs(ctx, ids)
 	if err != nil {
 		return err
 	}
 	now := s.now()
 	for _, t := range tasks {
 		t.Rescore(now)
-		if err := q.SetTaskScore(ctx, t.ID, t.PriorityScore, t.IsQuickWin); err != nil {
+		if err := tx.SetTaskScore(ctx, t.ID, t.PriorityScore, t.IsQuickWin); err != nil {
 			return err
 		}
 	}
@@ -90,7 +91,7 @@ func (s *Service) rescoreLinked(ctx context.Context, q *store.Q, r *domain.TaskR
 
 // AddTaskRelationship links two tasks of one project.
 func (s *Service) AddTaskRelationship(ctx context.Context, in domain.AddTaskRelationshipInput) (*domain.TaskRelationship, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -115,13 +116,13 @@ func (s *Service) AddTaskRelationship(ctx context.Context, in domain.AddTaskRela
 	if err != nil {
 		return nil, err
 	}
-	r := &domain.TaskRelationship{ID: newID(), SourceTaskID: source.ID, TargetTaskID: target.ID, Type: in.Type,
+	r := &domain.TaskRelationship{ID: app.NewID(), SourceTaskID: source.ID, TargetTaskID: target.ID, Type: in.Type,
 		Strength: in.Strength, Notes: notes, CreatedAt: s.now(), CreatedByID: &p.UserID}
-	err = s.tx(ctx, func(q *store.Q) error {
-		if err := s.insertLink(ctx, q, project.ID, r, "type"); err != nil {
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if err := s.insertLink(ctx, tx, project.ID, r, "type"); err != nil {
 			return err
 		}
-		return mirrorRef(ctx, q, r)
+		return mirrorRef(ctx, tx, r)
 	})
 	if err != nil {
 		return nil, err
@@ -132,11 +133,11 @@ func (s *Service) AddTaskRelationship(ctx context.Context, in domain.AddTaskRela
 // mirrorRef keeps Task.parentTask and Task.supersedes in step with a new
 // SUBTASK_OF or SUPERSEDES link, as createTask and updateTask do from the other
 // side: a task has one parent and supersedes one task.
-func mirrorRef(ctx context.Context, q *store.Q, r *domain.TaskRelationship) error {
+func mirrorRef(ctx context.Context, tx *app.Tx, r *domain.TaskRelationship) error {
 	if r.Type != domain.RelSubtaskOf && r.Type != domain.RelSupersedes {
 		return nil
 	}
-	set, err := q.SetMirroredRef(ctx, r.SourceTaskID, r.TargetTaskID, r.Type)
+	set, err := tx.SetMirroredRef(ctx, r.SourceTaskID, r.TargetTaskID, r.Type)
 	if err != nil || set {
 		return err
 	}
@@ -150,7 +151,7 @@ func mirrorRef(ctx context.Context, q *store.Q, r *domain.TaskRelationship) erro
 
 // RemoveTaskRelationship removes a link and returns it.
 func (s *Service) RemoveTaskRelationship(ctx context.Context, in domain.RemoveTaskRelationshipInput) (*domain.TaskRelationship, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -169,24 +170,24 @@ func (s *Service) RemoveTaskRelationship(ctx context.Context, in domain.RemoveTa
 	if err != nil {
 		return nil, notFoundAs(err, "relationship")
 	}
-	err = s.tx(ctx, func(q *store.Q) error {
+	err = s.tx(ctx, func(tx *app.Tx) error {
 		if domain.PlanningLink(r.Type) {
-			if err := q.LockProjectGraph(ctx, project.ID); err != nil {
+			if err := tx.LockProjectGraph(ctx, project.ID); err != nil {
 				return err
 			}
 		}
-		if err := q.DeleteRelationship(ctx, id); err != nil {
+		if err := tx.DeleteRelationship(ctx, id); err != nil {
 			return err
 		}
-		if err := invalidateLinked(ctx, q, r, s.now()); err != nil {
+		if err := invalidateLinked(ctx, tx, r, s.now()); err != nil {
 			return err
 		}
 		if r.Type == domain.RelSubtaskOf || r.Type == domain.RelSupersedes {
-			if err := q.ClearMirroredRef(ctx, r.SourceTaskID, r.TargetTaskID, r.Type); err != nil {
+			if err := tx.ClearMirroredRef(ctx, r.SourceTaskID, r.TargetTaskID, r.Type); err != nil {
 				return err
 			}
 		}
-		return s.rescoreLinked(ctx, q, r)
+		return s.rescoreLinked(ctx, tx, r)
 	})
 	return r, err
 }

@@ -4,15 +4,15 @@ import (
 	"context"
 	"time"
 
-	"github.com/taskgraph/taskgraph/internal/store"
+	"github.com/taskgraph/taskgraph/internal/app"
 )
 
 // RefreshDeadlineScores recomputes the priority score of unfinished tasks with a
 // deadline, whose urgency bonus moves with the clock; it returns how many changed.
 func (s *Service) RefreshDeadlineScores(ctx context.Context) (int, error) {
 	changed := 0
-	err := s.db.InTx(ctx, func(q *store.Q) error {
-		tasks, err := q.TasksWithDeadlines(ctx)
+	err := s.tx(ctx, func(tx *app.Tx) error {
+		tasks, err := tx.TasksWithDeadlines(ctx)
 		if err != nil {
 			return err
 		}
@@ -24,7 +24,7 @@ func (s *Service) RefreshDeadlineScores(ctx context.Context) (int, error) {
 				continue
 			}
 			changed++
-			if err := q.SetTaskScore(ctx, t.ID, t.PriorityScore, t.IsQuickWin); err != nil {
+			if err := tx.SetTaskScore(ctx, t.ID, t.PriorityScore, t.IsQuickWin); err != nil {
 				return err
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -64,15 +65,15 @@ func (s *Service) SweepAgents(ctx context.Context) (int, error) {
 // terminateSilent terminates one agent if it is still live and silent.
 func (s *Service) terminateSilent(ctx context.Context, agentID string) (bool, error) {
 	done := false
-	err := s.db.InTx(ctx, func(q *store.Q) error {
+	err := s.tx(ctx, func(tx *app.Tx) error {
 		done = false
-		a, err := q.LiveAgentForSweep(ctx, agentID)
+		a, err := tx.LiveAgentForSweep(ctx, agentID)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // terminated meanwhile, or another sweeper has it
 		} else if err != nil {
 			return err
 		}
-		now, err := q.Now(ctx)
+		now, err := tx.Now(ctx)
 		if err != nil {
 			return err
 		}
@@ -80,32 +81,32 @@ func (s *Service) terminateSilent(ctx context.Context, agentID string) (bool, er
 		if !a.LastHeartbeatAt.Before(now.Add(-s.deadline())) {
 			return nil // it heartbeated meanwhile
 		}
-		run, err := q.RunForUpdate(ctx, a.RunID)
+		run, err := tx.RunForUpdate(ctx, a.RunID)
 		if err != nil {
 			return err
 		}
-		inRun(q, run.ID)
-		exec, err := q.ExecutionOfAgent(ctx, a.ID)
+		tx.ActFor(run.ID)
+		exec, err := tx.ExecutionOfAgent(ctx, a.ID)
 		if err != nil {
 			return err
 		}
-		t, err := q.TaskForUpdate(ctx, a.TaskID)
+		t, err := tx.TaskForUpdate(ctx, a.TaskID)
 		if err != nil {
 			return err
 		}
 		reason := fmt.Sprintf("no heartbeat for %s (%d × %s)", now.Sub(a.LastHeartbeatAt).Round(time.Millisecond),
 			s.missed, s.heartbeat)
-		if err := endAgent(ctx, q, a, exec, domain.ExecInterrupted, reason, &reason, now); err != nil {
+		if err := endAgent(ctx, tx, a, exec, domain.ExecInterrupted, reason, &reason, now); err != nil {
 			return err
 		}
-		s.record(q, domain.NewAgentTerminated(run, exec, reason, now))
+		tx.Record(domain.NewAgentTerminated(run, exec, reason, now))
 		if t.Status == domain.StatusInProgress {
-			if err := s.releaseTask(ctx, q, engine, run, t, exec, true, "agent lost: "+reason, now); err != nil {
+			if err := s.releaseTask(ctx, tx, engine, run, t, exec, true, "agent lost: "+reason, now); err != nil {
 				return err
 			}
 		}
 		done = true
-		return q.RecountRun(ctx, run.ID, now)
+		return tx.RecountRun(ctx, run.ID, now)
 	})
 	return done, err
 }

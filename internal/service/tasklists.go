@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -10,7 +11,7 @@ import (
 
 // CreateTaskList creates a list, optionally filled with tasks in the given order.
 func (s *Service) CreateTaskList(ctx context.Context, in domain.CreateTaskListInput) (*domain.TaskList, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -35,14 +36,14 @@ func (s *Service) CreateTaskList(ctx context.Context, in domain.CreateTaskListIn
 		return nil, err
 	}
 	now := s.now()
-	l := &domain.TaskList{ID: newID(), Name: name, Description: desc, ProjectID: project.ID, UserID: p.UserID,
+	l := &domain.TaskList{ID: app.NewID(), Name: name, Description: desc, ProjectID: project.ID, UserID: p.UserID,
 		Status: domain.ListDraft, MaxParallelAgents: maxAgents, AutoExecute: deref(in.AutoExecute),
 		CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(q *store.Q) error {
-		if err := q.InsertTaskList(ctx, l); err != nil {
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if err := tx.InsertTaskList(ctx, l); err != nil {
 			return err
 		}
-		return s.addToList(ctx, q, p, l.ID, tasks)
+		return s.addToList(ctx, tx, p, l.ID, tasks)
 	})
 	if err != nil {
 		return nil, err
@@ -75,10 +76,10 @@ func (s *Service) tasksForList(ctx context.Context, p *auth.Principal, projectID
 }
 
 // addToList moves tasks into a list in order; tasks already in it stay put.
-func (s *Service) addToList(ctx context.Context, q *store.Q, p *auth.Principal, listID string, tasks []*domain.Task) error {
+func (s *Service) addToList(ctx context.Context, tx *app.Tx, p *auth.Principal, listID string, tasks []*domain.Task) error {
 	now := s.now()
 	for _, t0 := range tasks {
-		t, err := lockTask(ctx, q, t0.ID, nil)
+		t, err := lockTask(ctx, tx, t0.ID, nil)
 		if err != nil {
 			return err
 		}
@@ -86,14 +87,14 @@ func (s *Service) addToList(ctx context.Context, q *store.Q, p *auth.Principal, 
 			continue
 		}
 		before := *t
-		if err := s.moveToList(ctx, q, p, t, listID, now); err != nil {
+		if err := s.moveToList(ctx, tx, p, t, listID, now); err != nil {
 			return err
 		}
 		t.UpdatedAt = now
-		if err := q.UpdateTask(ctx, t); err != nil {
+		if err := tx.UpdateTask(ctx, t); err != nil {
 			return err
 		}
-		s.record(q, domain.NewTaskUpdated(t, domain.ChangedTaskFields(&before, t), now))
+		tx.Record(domain.NewTaskUpdated(t, domain.ChangedTaskFields(&before, t), now))
 	}
 	return nil
 }
@@ -101,7 +102,7 @@ func (s *Service) addToList(ctx context.Context, q *store.Q, p *auth.Principal, 
 // AddTasksToList appends tasks to a list; they leave the evaluation queue (or
 // their old list), and DRAFT or EVALUATING ones become PENDING.
 func (s *Service) AddTasksToList(ctx context.Context, in domain.AddTasksToListInput) (*domain.TaskList, []*domain.TaskListItem, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,7 +120,7 @@ func (s *Service) AddTasksToList(ctx context.Context, in domain.AddTasksToListIn
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.tx(ctx, func(q *store.Q) error { return s.addToList(ctx, q, p, l.ID, tasks) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return s.addToList(ctx, tx, p, l.ID, tasks) }); err != nil {
 		return nil, nil, err
 	}
 	ids := make([]string, len(tasks))
@@ -154,7 +155,7 @@ func (s *Service) visibleList(ctx context.Context, p *auth.Principal, gid, field
 
 // TaskList finds a list by global id; nil when absent or invisible.
 func (s *Service) TaskList(ctx context.Context, gid string) (*domain.TaskList, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +181,7 @@ func (s *Service) ItemOfTask(ctx context.Context, taskID string) (*domain.TaskLi
 
 // ItemsOfList pages a list's items in list order.
 func (s *Service) ItemsOfList(ctx context.Context, listID string, page domain.PageArgs) (domain.Page[*domain.TaskListItem], error) {
-	return nestedPage(ctx, s, "TaskList.items", page, listID,
+	return app.NestedPage(ctx, s.db, "TaskList.items", page, listID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.TaskListItem], error) {
 			return q.ItemsByLists(ctx, parents, page)
 		},

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -100,7 +101,7 @@ func checkImpacts(taskID string, in []*domain.FileImpactInput, now time.Time) ([
 		if fi.Source != nil {
 			src = *fi.Source
 		}
-		out = append(out, &domain.TaskFileImpact{ID: newID(), TaskID: taskID, FilePath: path, Operation: fi.Operation,
+		out = append(out, &domain.TaskFileImpact{ID: app.NewID(), TaskID: taskID, FilePath: path, Operation: fi.Operation,
 			Confidence: conf, Source: src, CreatedAt: now, UpdatedAt: now})
 	}
 	return out, nil
@@ -133,7 +134,7 @@ func checkTaskLists(acceptance, codebase, api, ui, files []string) (taskLists, e
 // CreateTask creates a task: PENDING in a list, EVALUATING in the evaluation
 // queue, DRAFT otherwise.
 func (s *Service) CreateTask(ctx context.Context, in domain.CreateTaskInput) (*domain.Task, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -142,14 +143,14 @@ func (s *Service) CreateTask(ctx context.Context, in domain.CreateTaskInput) (*d
 		return nil, err
 	}
 	var t *domain.Task
-	err = s.tx(ctx, func(q *store.Q) error {
-		t, err = s.createTask(ctx, q, p, project, in)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		t, err = s.createTask(ctx, tx, p, project, in)
 		return err
 	})
 	return t, err
 }
 
-func (s *Service) createTask(ctx context.Context, q *store.Q, p *auth.Principal, project *domain.Project, in domain.CreateTaskInput) (*domain.Task, error) {
+func (s *Service) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, project *domain.Project, in domain.CreateTaskInput) (*domain.Task, error) {
 	title, err := checkText("title", in.Title, maxTitle, true)
 	if err != nil {
 		return nil, err
@@ -172,7 +173,7 @@ func (s *Service) createTask(ctx context.Context, q *store.Q, p *auth.Principal,
 	}
 	now := s.now()
 	t := &domain.Task{
-		ID: newID(), UserID: p.UserID, ProjectID: project.ID, Title: title, Description: desc,
+		ID: app.NewID(), UserID: p.UserID, ProjectID: project.ID, Title: title, Description: desc,
 		Category: orDefault(in.Category, domain.CategoryTask), Priority: orDefault(in.Priority, domain.PriorityP3),
 		RiskLevel: orDefault(in.RiskLevel, domain.RiskMedium), Effort: in.Effort, Owner: in.Owner, Phase: in.Phase,
 		Deadline: utc(in.Deadline), AcceptanceCriteria: lists.acceptance, CodebaseTests: lists.codebase,
@@ -202,24 +203,24 @@ func (s *Service) createTask(ctx context.Context, q *store.Q, p *auth.Principal,
 		t.SupersedesTaskID = &refs.supersedes.ID
 	}
 	t.Rescore(now)
-	n, err := q.NextDisplayNumber(ctx, project.ID, t.Category)
+	n, err := tx.NextDisplayNumber(ctx, project.ID, t.Category)
 	if err != nil {
 		return nil, err
 	}
 	t.DisplayID = domain.DisplayID(project.Slug, t.Category, n)
-	if err := q.InsertTask(ctx, t); err != nil {
+	if err := tx.InsertTask(ctx, t); err != nil {
 		return nil, err
 	}
-	if err := q.InsertStateChange(ctx, &domain.TaskStateChange{ID: newID(), TaskID: t.ID, ToStatus: t.Status,
-		Reason: ptr("created"), ChangedBy: ptr(actor(p)), ChangedAt: now}); err != nil {
+	if err := tx.InsertStateChange(ctx, &domain.TaskStateChange{ID: app.NewID(), TaskID: t.ID, ToStatus: t.Status,
+		Reason: ptr("created"), ChangedBy: ptr(app.Actor(p)), ChangedAt: now}); err != nil {
 		return nil, err
 	}
-	s.record(q, domain.NewTaskCreated(t, now))
-	if err := q.ReplaceFileImpacts(ctx, t.ID, impacts); err != nil {
+	tx.Record(domain.NewTaskCreated(t, now))
+	if err := tx.ReplaceFileImpacts(ctx, t.ID, impacts); err != nil {
 		return nil, err
 	}
 	if refs.list != nil {
-		if err := s.appendToList(ctx, q, refs.list.ID, []string{t.ID}, now); err != nil {
+		if err := s.appendToList(ctx, tx, refs.list.ID, []string{t.ID}, now); err != nil {
 			return nil, err
 		}
 	}
@@ -232,7 +233,7 @@ func (s *Service) createTask(ctx context.Context, q *store.Q, p *auth.Principal,
 		if link.target == nil {
 			continue
 		}
-		if err := q.InsertRelationship(ctx, &domain.TaskRelationship{ID: newID(), SourceTaskID: t.ID,
+		if err := tx.InsertRelationship(ctx, &domain.TaskRelationship{ID: app.NewID(), SourceTaskID: t.ID,
 			TargetTaskID: link.target.ID, Type: link.typ, CreatedAt: now, CreatedByID: &p.UserID}); err != nil {
 			return nil, err
 		}
@@ -242,21 +243,21 @@ func (s *Service) createTask(ctx context.Context, q *store.Q, p *auth.Principal,
 
 // appendToList adds tasks (already checked to be in the list's project) at the end
 // of a list and recounts the lists involved.
-func (s *Service) appendToList(ctx context.Context, q *store.Q, listID string, taskIDs []string, now time.Time) error {
-	pos, err := q.MaxItemPosition(ctx, listID)
+func (s *Service) appendToList(ctx context.Context, tx *app.Tx, listID string, taskIDs []string, now time.Time) error {
+	pos, err := tx.MaxItemPosition(ctx, listID)
 	if err != nil {
 		return err
 	}
 	items := make([]*domain.TaskListItem, len(taskIDs))
 	for i, id := range taskIDs {
 		pos++
-		items[i] = &domain.TaskListItem{ID: newID(), TaskListID: listID, TaskID: id, Position: pos,
+		items[i] = &domain.TaskListItem{ID: app.NewID(), TaskListID: listID, TaskID: id, Position: pos,
 			ItemStatus: domain.ItemPending, AddedAt: now}
 	}
-	if err := q.InsertItems(ctx, items); err != nil {
+	if err := tx.InsertItems(ctx, items); err != nil {
 		return err
 	}
-	return q.RecountTaskLists(ctx, []string{listID}, now)
+	return tx.RecountTaskLists(ctx, []string{listID}, now)
 }
 
 // editableTask loads a task the caller may change, by global id given in field.
@@ -284,7 +285,7 @@ func (s *Service) visibleTask(ctx context.Context, p *auth.Principal, gid, field
 	if err != nil {
 		return nil, nil, err
 	}
-	if !canSee(p, project) {
+	if !app.CanSee(p, project) {
 		return nil, nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "task not found"}
 	}
 	return t, project, nil
@@ -292,10 +293,10 @@ func (s *Service) visibleTask(ctx context.Context, p *auth.Principal, gid, field
 
 // lockTask re-reads a task inside a transaction, locking it, and checks the
 // caller's expected version.
-func lockTask(ctx context.Context, q *store.Q, id string, expectedVersion *int) (*domain.Task, error) {
-	t, err := q.TaskForUpdate(ctx, id)
+func lockTask(ctx context.Context, tx *app.Tx, id string, expectedVersion *int) (*domain.Task, error) {
+	t, err := tx.TaskForUpdate(ctx, id)
 	if err != nil {
-		return nil, notFound(err, "task")
+		return nil, app.NotFound(err, "task")
 	}
 	if expectedVersion != nil && *expectedVersion != t.Version {
 		return nil, versionConflict(t.Version)
@@ -312,7 +313,7 @@ func versionConflict(current int) error {
 // UpdateTask changes the given fields; with expectedVersion it applies only if the
 // task is still at that version. Every successful update raises the version by one.
 func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*domain.Task, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -338,13 +339,13 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 		return nil, domain.InputError("category", "unknown category %q", *in.Category)
 	}
 	var t *domain.Task
-	err = s.tx(ctx, func(q *store.Q) error {
+	err = s.tx(ctx, func(tx *app.Tx) error {
 		if in.FileImpacts != nil || in.TaskListID != nil {
-			if err := q.LockProjectGraph(ctx, project.ID); err != nil {
+			if err := tx.LockProjectGraph(ctx, project.ID); err != nil {
 				return err
 			}
 		}
-		if t, err = lockTask(ctx, q, cur.ID, in.ExpectedVersion); err != nil {
+		if t, err = lockTask(ctx, tx, cur.ID, in.ExpectedVersion); err != nil {
 			return err
 		}
 		before := *t
@@ -357,35 +358,35 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 			if err != nil {
 				return err
 			}
-			old, err := q.FileImpactsOfTasks(ctx, []string{t.ID})
+			old, err := tx.FileImpactsOfTasks(ctx, []string{t.ID})
 			if err != nil {
 				return err
 			}
-			if err := q.ReplaceFileImpacts(ctx, t.ID, impacts); err != nil {
+			if err := tx.ReplaceFileImpacts(ctx, t.ID, impacts); err != nil {
 				return err
 			}
 			if !sameFileOperations(old, impacts) {
-				if err := q.InvalidateAnalysesOfTasks(ctx, []string{t.ID}, now); err != nil {
+				if err := tx.InvalidateAnalysesOfTasks(ctx, []string{t.ID}, now); err != nil {
 					return err
 				}
 			}
 		}
-		if err := s.relink(ctx, q, p, t, refs, in.Null, now); err != nil {
+		if err := s.relink(ctx, tx, p, t, refs, in.Null, now); err != nil {
 			return err
 		}
 		if in.InEvaluationQueue != nil {
-			if err := s.setQueued(ctx, q, p, t, *in.InEvaluationQueue, now); err != nil {
+			if err := s.setQueued(ctx, tx, p, t, *in.InEvaluationQueue, now); err != nil {
 				return err
 			}
 		}
 		if refs.list != nil && deref(t.TaskListID) != refs.list.ID {
-			if err := s.moveToList(ctx, q, p, t, refs.list.ID, now); err != nil {
+			if err := s.moveToList(ctx, tx, p, t, refs.list.ID, now); err != nil {
 				return err
 			}
 		}
 		t.UpdatedAt = now
 		t.Rescore(now)
-		if err := q.UpdateTask(ctx, t); errors.Is(err, store.ErrVersionConflict) {
+		if err := tx.UpdateTask(ctx, t); errors.Is(err, store.ErrVersionConflict) {
 			return versionConflict(t.Version)
 		} else if err != nil {
 			return err
@@ -394,7 +395,7 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 		if in.FileImpacts != nil {
 			changed = append(changed, "fileImpacts")
 		}
-		s.record(q, domain.NewTaskUpdated(t, changed, now))
+		tx.Record(domain.NewTaskUpdated(t, changed, now))
 		return nil
 	})
 	return t, err
@@ -511,7 +512,7 @@ func clearTaskFields(t *domain.Task, null map[string]bool) error {
 
 // relink applies new idea, parent and superseded references; parent and
 // superseded task are mirrored as SUBTASK_OF and SUPERSEDES links, cycle-checked.
-func (s *Service) relink(ctx context.Context, q *store.Q, p *auth.Principal, t *domain.Task, refs taskRefs, null map[string]bool, now time.Time) error {
+func (s *Service) relink(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, refs taskRefs, null map[string]bool, now time.Time) error {
 	if refs.idea != nil {
 		t.IdeaID = &refs.idea.ID
 	}
@@ -523,7 +524,7 @@ func (s *Service) relink(ctx context.Context, q *store.Q, p *auth.Principal, t *
 	}{{refs.parent, &t.ParentTaskID, domain.RelSubtaskOf, "parentTaskId"}, {refs.supersedes, &t.SupersedesTaskID, domain.RelSupersedes, "supersedesTaskId"}} {
 		if link.target == nil && null[link.field] && *link.cur != nil {
 			// Set to null: drop the reference and the link that mirrors it.
-			if err := q.DeleteLink(ctx, t.ID, **link.cur, link.typ); err != nil {
+			if err := tx.DeleteLink(ctx, t.ID, **link.cur, link.typ); err != nil {
 				return err
 			}
 			*link.cur = nil
@@ -536,13 +537,13 @@ func (s *Service) relink(ctx context.Context, q *store.Q, p *auth.Principal, t *
 			return domain.InputError(link.field, "a task cannot reference itself")
 		}
 		if *link.cur != nil {
-			if err := q.DeleteLink(ctx, t.ID, **link.cur, link.typ); err != nil {
+			if err := tx.DeleteLink(ctx, t.ID, **link.cur, link.typ); err != nil {
 				return err
 			}
 		}
-		rel := &domain.TaskRelationship{ID: newID(), SourceTaskID: t.ID, TargetTaskID: link.target.ID,
+		rel := &domain.TaskRelationship{ID: app.NewID(), SourceTaskID: t.ID, TargetTaskID: link.target.ID,
 			Type: link.typ, CreatedAt: now, CreatedByID: &p.UserID}
-		if err := s.insertLink(ctx, q, t.ProjectID, rel, link.field); err != nil {
+		if err := s.insertLink(ctx, tx, t.ProjectID, rel, link.field); err != nil {
 			return err
 		}
 		*link.cur = &link.target.ID
@@ -551,7 +552,7 @@ func (s *Service) relink(ctx context.Context, q *store.Q, p *auth.Principal, t *
 }
 
 // setQueued puts a task into or takes it out of the evaluation queue.
-func (s *Service) setQueued(ctx context.Context, q *store.Q, p *auth.Principal, t *domain.Task, queued bool, now time.Time) error {
+func (s *Service) setQueued(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, queued bool, now time.Time) error {
 	if queued == t.InEvaluationQueue() {
 		return nil
 	}
@@ -568,7 +569,7 @@ func (s *Service) setQueued(ctx context.Context, q *store.Q, p *auth.Principal, 
 	}
 	t.Queue = ptr(domain.QueueEvaluation)
 	if t.Status == domain.StatusDraft {
-		_, err := s.transition(ctx, q, p, t, domain.StatusEvaluating, "added to the evaluation queue", false, now)
+		_, err := s.transition(ctx, tx, p, t, domain.StatusEvaluating, "added to the evaluation queue", false, now)
 		return err
 	}
 	return nil
@@ -576,42 +577,42 @@ func (s *Service) setQueued(ctx context.Context, q *store.Q, p *auth.Principal, 
 
 // moveToList takes a task out of the queue or its old list and appends it to a
 // list; a DRAFT or EVALUATING task becomes PENDING.
-func (s *Service) moveToList(ctx context.Context, q *store.Q, p *auth.Principal, t *domain.Task, listID string, now time.Time) error {
+func (s *Service) moveToList(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, listID string, now time.Time) error {
 	old := t.TaskListID
 	if old != nil {
-		if err := q.DeleteItemOfTask(ctx, t.ID); err != nil {
+		if err := tx.DeleteItemOfTask(ctx, t.ID); err != nil {
 			return err
 		}
 		// Its pairs were analysed within the old list.
-		if err := q.InvalidateAnalysesOfTasks(ctx, []string{t.ID}, now); err != nil {
+		if err := tx.InvalidateAnalysesOfTasks(ctx, []string{t.ID}, now); err != nil {
 			return err
 		}
 	}
 	t.TaskListID, t.Queue = &listID, nil
 	if t.Status == domain.StatusDraft || t.Status == domain.StatusEvaluating {
-		if _, err := s.transition(ctx, q, p, t, domain.StatusPending, "added to a task list", false, now); err != nil {
+		if _, err := s.transition(ctx, tx, p, t, domain.StatusPending, "added to a task list", false, now); err != nil {
 			return err
 		}
 	}
 	// The task row must name its list before the list's counters are recounted.
-	if err := q.SetTaskList(ctx, t.ID, &listID); err != nil {
+	if err := tx.SetTaskList(ctx, t.ID, &listID); err != nil {
 		return err
 	}
-	if err := s.appendToList(ctx, q, listID, []string{t.ID}, now); err != nil {
+	if err := s.appendToList(ctx, tx, listID, []string{t.ID}, now); err != nil {
 		return err
 	}
-	if err := q.SetItemStatus(ctx, t.ID, domain.ItemStatusFor(t.Status), nil, nil); err != nil {
+	if err := tx.SetItemStatus(ctx, t.ID, domain.ItemStatusFor(t.Status), nil, nil); err != nil {
 		return err
 	}
 	if old != nil {
-		return q.RecountTaskLists(ctx, []string{*old}, now)
+		return tx.RecountTaskLists(ctx, []string{*old}, now)
 	}
 	return nil
 }
 
 // TransitionTask moves a task along its lifecycle, recording the change.
 func (s *Service) TransitionTask(ctx context.Context, in domain.TransitionTaskInput) (*domain.Task, *domain.TaskStateChange, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -627,8 +628,8 @@ func (s *Service) TransitionTask(ctx context.Context, in domain.TransitionTaskIn
 		t      *domain.Task
 		change *domain.TaskStateChange
 	)
-	err = s.tx(ctx, func(q *store.Q) error {
-		if t, err = lockTask(ctx, q, cur.ID, nil); err != nil {
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if t, err = lockTask(ctx, tx, cur.ID, nil); err != nil {
 			return err
 		}
 		now := s.now()
@@ -640,11 +641,11 @@ func (s *Service) TransitionTask(ctx context.Context, in domain.TransitionTaskIn
 			return &domain.Error{Code: domain.CodeConflict, Field: "to",
 				Message: "the task is in a task list; only tasks outside lists go to the evaluation queue"}
 		}
-		if change, err = s.transition(ctx, q, p, t, in.To, deref(reason), false, now); err != nil {
+		if change, err = s.transition(ctx, tx, p, t, in.To, deref(reason), false, now); err != nil {
 			return err
 		}
 		t.UpdatedAt = now
-		return s.saveTransitioned(ctx, q, t)
+		return s.saveTransitioned(ctx, tx, t)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -654,7 +655,7 @@ func (s *Service) TransitionTask(ctx context.Context, in domain.TransitionTaskIn
 
 // transition applies a lifecycle move to t in memory and writes its history row
 // and list item; the caller writes the task row.
-func (s *Service) transition(ctx context.Context, q *store.Q, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, engine bool, now time.Time) (*domain.TaskStateChange, error) {
+func (s *Service) transition(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, engine bool, now time.Time) (*domain.TaskStateChange, error) {
 	from := t.Status
 	if err := domain.CheckTransition(from, to, engine); err != nil {
 		return nil, err
@@ -673,18 +674,18 @@ func (s *Service) transition(ctx context.Context, q *store.Q, p *auth.Principal,
 	if from == domain.StatusEvaluating {
 		t.Queue = nil
 	}
-	runID := runScope(q)
-	change := &domain.TaskStateChange{ID: newID(), TaskID: t.ID, ExecutionRunID: runID, FromStatus: &from, ToStatus: to,
-		ChangedBy: ptr(actor(p)), ChangedAt: now}
+	runID := tx.Run()
+	change := &domain.TaskStateChange{ID: app.NewID(), TaskID: t.ID, ExecutionRunID: runID, FromStatus: &from, ToStatus: to,
+		ChangedBy: ptr(app.Actor(p)), ChangedAt: now}
 	if reason != "" {
 		change.Reason = &reason
 	}
-	if err := q.InsertStateChange(ctx, change); err != nil {
+	if err := tx.InsertStateChange(ctx, change); err != nil {
 		return nil, err
 	}
 	ev := domain.NewTaskStatusChanged(t, from, to, reason, now)
 	ev.RunID = runID
-	s.record(q, ev)
+	tx.Record(ev)
 	if t.TaskListID != nil {
 		var started, completed *time.Time
 		if to == domain.StatusInProgress {
@@ -693,7 +694,7 @@ func (s *Service) transition(ctx context.Context, q *store.Q, p *auth.Principal,
 		if to == domain.StatusCompleted || to == domain.StatusFailed {
 			completed = &now
 		}
-		if err := q.SetItemStatus(ctx, t.ID, domain.ItemStatusFor(to), started, completed); err != nil {
+		if err := tx.SetItemStatus(ctx, t.ID, domain.ItemStatusFor(to), started, completed); err != nil {
 			return nil, err
 		}
 	}
@@ -702,7 +703,7 @@ func (s *Service) transition(ctx context.Context, q *store.Q, p *auth.Principal,
 
 // Task finds a task by global id or display id; nil when absent or invisible.
 func (s *Service) Task(ctx context.Context, gid, displayID *string) (*domain.Task, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -730,7 +731,7 @@ func (s *Service) Task(ctx context.Context, gid, displayID *string) (*domain.Tas
 		return nil, nil
 	}
 	project, err := s.load(ctx).projects.Get(ctx, t.ProjectID)
-	if err != nil || !canSee(p, project) {
+	if err != nil || !app.CanSee(p, project) {
 		return nil, err
 	}
 	return t, nil
@@ -772,7 +773,7 @@ func decodeFilter(f *domain.TaskFilter) (*domain.TaskFilter, error) {
 
 // Tasks pages the tasks of one project, or of every project the caller can see.
 func (s *Service) Tasks(ctx context.Context, projectGID *string, args TasksArgs) (domain.Page[*domain.Task], error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return domain.Page[*domain.Task]{}, err
 	}
@@ -780,7 +781,7 @@ func (s *Service) Tasks(ctx context.Context, projectGID *string, args TasksArgs)
 	if err != nil {
 		return domain.Page[*domain.Task]{}, err
 	}
-	tq := store.TaskQuery{Scope: scopeOf(p), Filter: filter, Order: args.Order, Page: args.Page}
+	tq := store.TaskQuery{Scope: app.ScopeOf(p), Filter: filter, Order: args.Order, Page: args.Page}
 	if projectGID != nil {
 		project, err := s.visibleProject(ctx, p, *projectGID, "projectId")
 		if err != nil {
@@ -832,7 +833,7 @@ func (s *Service) nestedTasks(ctx context.Context, field, parent string, tq stor
 		}
 		return out
 	}
-	return nestedPage(ctx, s, field, tq, parent,
+	return app.NestedPage(ctx, s.db, field, tq, parent,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Task], error) {
 			return q.Tasks(ctx, withParents(parents))
 		},

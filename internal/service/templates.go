@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -11,7 +12,7 @@ import (
 // CreateTaskTemplate creates a template: GLOBAL (admins only), for a PROJECT the
 // caller may change, or for a USER (the caller, or anyone for an admin).
 func (s *Service) CreateTaskTemplate(ctx context.Context, in domain.CreateTaskTemplateInput) (*domain.TaskTemplate, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -66,11 +67,11 @@ func (s *Service) CreateTaskTemplate(ctx context.Context, in domain.CreateTaskTe
 		scopeID = &userID
 	}
 	now := s.now()
-	t := &domain.TaskTemplate{ID: newID(), Name: name, Description: desc, Category: in.Category,
+	t := &domain.TaskTemplate{ID: app.NewID(), Name: name, Description: desc, Category: in.Category,
 		DefaultAcceptanceCriteria: lists.acceptance, DefaultCodebaseTests: lists.codebase, DefaultAPITests: lists.api,
 		DefaultUITests: lists.ui, DefaultAffectedFiles: lists.files, Scope: in.Scope, ScopeID: scopeID,
 		CreatedByID: &p.UserID, CreatedAt: now, UpdatedAt: now}
-	if err := s.tx(ctx, func(q *store.Q) error { return q.InsertTemplate(ctx, t) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.InsertTemplate(ctx, t) }); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -86,13 +87,13 @@ func (s *Service) canUseTemplate(ctx context.Context, p *auth.Principal, t *doma
 		return p.IsAdmin() || deref(t.ScopeID) == p.UserID, nil
 	default:
 		project, err := s.load(ctx).projects.Get(ctx, deref(t.ScopeID))
-		return canSee(p, project), err
+		return app.CanSee(p, project), err
 	}
 }
 
 // CreateTaskFromTemplate creates a task prefilled from a template and counts the use.
 func (s *Service) CreateTaskFromTemplate(ctx context.Context, in domain.CreateTaskFromTemplateInput) (*domain.Task, *domain.TaskTemplate, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,11 +130,11 @@ func (s *Service) CreateTaskFromTemplate(ctx context.Context, in domain.CreateTa
 		create.Description = &tpl.Description
 	}
 	var t *domain.Task
-	err = s.tx(ctx, func(q *store.Q) error {
-		if t, err = s.createTask(ctx, q, p, project, create); err != nil {
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if t, err = s.createTask(ctx, tx, p, project, create); err != nil {
 			return err
 		}
-		return q.CountTemplateUse(ctx, tpl.ID, s.now())
+		return tx.CountTemplateUse(ctx, tpl.ID, s.now())
 	})
 	if err != nil {
 		return nil, nil, err
@@ -144,11 +145,11 @@ func (s *Service) CreateTaskFromTemplate(ctx context.Context, in domain.CreateTa
 
 // TaskTemplates pages the templates the caller can use (in a project, if given).
 func (s *Service) TaskTemplates(ctx context.Context, projectGID *string, page domain.PageArgs) (domain.Page[*domain.TaskTemplate], error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return domain.Page[*domain.TaskTemplate]{}, err
 	}
-	tq := store.TemplateQuery{Scope: scopeOf(p), UserID: p.UserID, Page: page}
+	tq := store.TemplateQuery{Scope: app.ScopeOf(p), UserID: p.UserID, Page: page}
 	if projectGID != nil {
 		project, err := s.visibleProject(ctx, p, *projectGID, "projectId")
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -39,21 +40,21 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*auth.Princip
 // once; otherwise it returns "".
 func (s *Service) BootstrapAdmin(ctx context.Context, adminToken string) (string, error) {
 	var printed string
-	bootstrap := func(q *store.Q) error {
+	bootstrap := func(tx *app.Tx) error {
 		printed = ""
-		admin, err := q.UserBySlug(ctx, "admin")
+		admin, err := tx.UserBySlug(ctx, "admin")
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		if adminToken == "" {
-			if n, err := q.CountUsers(ctx); err != nil || n > 0 {
+			if n, err := tx.CountUsers(ctx); err != nil || n > 0 {
 				return err
 			}
 		}
 		now := s.now()
 		if admin == nil {
-			admin = &domain.User{ID: newID(), Slug: "admin", Name: "Administrator", Email: "", CreatedAt: now, UpdatedAt: now}
-			if err := q.CreateUser(ctx, admin); err != nil {
+			admin = &domain.User{ID: app.NewID(), Slug: "admin", Name: "Administrator", Email: "", CreatedAt: now, UpdatedAt: now}
+			if err := tx.CreateUser(ctx, admin); err != nil {
 				return err
 			}
 		}
@@ -61,28 +62,28 @@ func (s *Service) BootstrapAdmin(ctx context.Context, adminToken string) (string
 		if adminToken == "" {
 			plain, hash = auth.NewToken()
 			printed = plain
-		} else if _, err := q.APITokenByHash(ctx, hash); err == nil {
+		} else if _, err := tx.APITokenByHash(ctx, hash); err == nil {
 			return nil // already there
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
-		} else if err := q.DeleteRevokedToken(ctx, hash); err != nil {
+		} else if err := tx.DeleteRevokedToken(ctx, hash); err != nil {
 			return err
 		}
-		return q.CreateAPIToken(ctx, &domain.APIToken{ID: newID(), UserID: admin.ID, Name: "bootstrap",
+		return tx.CreateAPIToken(ctx, &domain.APIToken{ID: app.NewID(), UserID: admin.ID, Name: "bootstrap",
 			Role: domain.RoleAdmin, TokenHash: hash, CreatedAt: now})
 	}
-	err := s.db.InTx(ctx, bootstrap)
+	err := s.tx(ctx, bootstrap)
 	if errors.Is(err, store.ErrUnique) {
 		// Replicas starting together race to create the admin (or its token); the
 		// loser hits a unique key and, trying again, finds what the winner made.
-		err = s.db.InTx(ctx, bootstrap)
+		err = s.tx(ctx, bootstrap)
 	}
 	return printed, err
 }
 
 // Viewer is the caller's user.
 func (s *Service) Viewer(ctx context.Context) (*domain.User, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +109,7 @@ func canSeeUser(p *auth.Principal, userID string) bool {
 
 // CreateUser creates a user (ADMIN only).
 func (s *Service) CreateUser(ctx context.Context, in domain.CreateUserInput) (*domain.User, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -131,9 +132,9 @@ func (s *Service) CreateUser(ctx context.Context, in domain.CreateUserInput) (*d
 		return nil, domain.InputError("settings", "settings must be a JSON object")
 	}
 	now := s.now()
-	u := &domain.User{ID: newID(), Slug: in.Slug, Name: name, Email: email, TelegramChatID: in.TelegramChatID,
+	u := &domain.User{ID: app.NewID(), Slug: in.Slug, Name: name, Email: email, TelegramChatID: in.TelegramChatID,
 		Settings: settings, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(q *store.Q) error { return q.CreateUser(ctx, u) })
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.CreateUser(ctx, u) })
 	if errors.Is(err, store.ErrUnique) {
 		if strings.Contains(err.Error(), "email") {
 			return nil, &domain.Error{Code: domain.CodeConflict, Field: "email", Message: "a user with this email exists"}
@@ -146,7 +147,7 @@ func (s *Service) CreateUser(ctx context.Context, in domain.CreateUserInput) (*d
 // CreateAPIToken creates a token and returns its secret once. Admins may create any
 // token; members tokens for themselves: MEMBER, or AGENT on a project they own.
 func (s *Service) CreateAPIToken(ctx context.Context, in domain.CreateAPITokenInput) (string, *domain.APIToken, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return "", nil, err
 	}
@@ -183,9 +184,9 @@ func (s *Service) CreateAPIToken(ctx context.Context, in domain.CreateAPITokenIn
 		projectID = &project.ID
 	}
 	plain, hash := auth.NewToken()
-	t := &domain.APIToken{ID: newID(), UserID: userID, Name: name, Role: in.Role, ProjectID: projectID,
+	t := &domain.APIToken{ID: app.NewID(), UserID: userID, Name: name, Role: in.Role, ProjectID: projectID,
 		TokenHash: hash, CreatedAt: s.now()}
-	if err := s.tx(ctx, func(q *store.Q) error { return q.CreateAPIToken(ctx, t) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.CreateAPIToken(ctx, t) }); err != nil {
 		return "", nil, err
 	}
 	return plain, t, nil
@@ -193,7 +194,7 @@ func (s *Service) CreateAPIToken(ctx context.Context, in domain.CreateAPITokenIn
 
 // RevokeAPIToken revokes a token: an admin any, a member their own.
 func (s *Service) RevokeAPIToken(ctx context.Context, in domain.RevokeAPITokenInput) (*domain.APIToken, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +213,7 @@ func (s *Service) RevokeAPIToken(ctx context.Context, in domain.RevokeAPITokenIn
 		return nil, domain.NotFound("API token")
 	}
 	if t.RevokedAt == nil {
-		if err := s.tx(ctx, func(q *store.Q) error { return q.RevokeAPIToken(ctx, id, s.now()) }); err != nil {
+		if err := s.tx(ctx, func(tx *app.Tx) error { return tx.RevokeAPIToken(ctx, id, s.now()) }); err != nil {
 			return nil, err
 		}
 	}
@@ -221,7 +222,7 @@ func (s *Service) RevokeAPIToken(ctx context.Context, in domain.RevokeAPITokenIn
 
 // APITokensOfUser lists a user's tokens, to that user and admins only.
 func (s *Service) APITokensOfUser(ctx context.Context, userID string) ([]*domain.APIToken, error) {
-	p, err := caller(ctx)
+	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -238,77 +238,21 @@ func (d *DB) inTx(ctx context.Context, fn func(q *Q) error) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	q := &Q{ext: tx, db: d, inTx: true, tx: &txState{}}
-	if err = fn(q); err != nil {
+	if err = fn(&Q{ext: tx, db: d, inTx: true}); err != nil {
 		return err
-	}
-	// Hooks may queue more hooks; run until none is left.
-	for i := 0; i < len(q.tx.beforeCommit); i++ {
-		if err = q.tx.beforeCommit[i](ctx, q); err != nil {
-			return err
-		}
 	}
 	d.statements.Add(1)
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", mapErr(err))
 	}
-	for _, f := range q.tx.afterCommit {
-		f()
-	}
 	return nil
 }
 
-// Q runs statements, on the pool or inside one transaction. Every aggregate's
-// queries are methods of Q.
+// Q runs statements, on the pool or inside one transaction.
 type Q struct {
 	ext  sqlx.ExtContext
 	db   *DB
 	inTx bool
-	tx   *txState // nil outside a transaction
-}
-
-// txState is what one transaction keeps beside its statements.
-type txState struct {
-	beforeCommit []func(ctx context.Context, q *Q) error
-	afterCommit  []func()
-	locals       map[any]any
-}
-
-// BeforeCommit queues fn to run inside the transaction after its work function
-// returned nil, just before COMMIT, in the order queued; an error rolls back.
-// Work that takes a hot lock (the project's event sequence) goes here, so the
-// lock is held for the commit only. Outside a transaction it panics.
-func (q *Q) BeforeCommit(fn func(ctx context.Context, q *Q) error) {
-	q.mustTx().beforeCommit = append(q.tx.beforeCommit, fn)
-}
-
-// AfterCommit queues fn to run once the transaction has committed (never after
-// a rollback). Outside a transaction it panics.
-func (q *Q) AfterCommit(fn func()) {
-	q.mustTx().afterCommit = append(q.tx.afterCommit, fn)
-}
-
-func (q *Q) mustTx() *txState {
-	if q.tx == nil {
-		panic("store: transaction hook outside a transaction") // programming error
-	}
-	return q.tx
-}
-
-// TxLocal returns the value q's transaction keeps under key, made by init on
-// first use: per-transaction state of a layer above (the events a change
-// records). Outside a transaction it panics.
-func TxLocal[T any](q *Q, key any, init func() *T) *T {
-	st := q.mustTx()
-	if v, ok := st.locals[key]; ok {
-		return v.(*T)
-	}
-	v := init()
-	if st.locals == nil {
-		st.locals = map[any]any{}
-	}
-	st.locals[key] = v
-	return v
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {

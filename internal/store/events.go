@@ -2,21 +2,59 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
-// NextEventSeqs reserves n event numbers of a project and returns the last of
+// EventsChannel is the PostgreSQL notification channel of the event log; a
+// notification's payload is the id of a project that has new events.
+const EventsChannel = "taskgraph_events"
+
+// AppendEvents numbers evs — per project, in the order given — and writes
+// them; on PostgreSQL numbering also queues a notification per project on
+// EventsChannel, which the database delivers on commit. The numbers lock each
+// project's sequence until the transaction ends, so a transaction appends its
+// events last, just before it commits.
+func (q *Q) AppendEvents(ctx context.Context, evs []*domain.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	byProject := map[string][]*domain.Event{}
+	for _, e := range evs {
+		byProject[e.ProjectID] = append(byProject[e.ProjectID], e)
+	}
+	// One lock order for every transaction: no deadlock between two changes
+	// that touch the same projects.
+	projects := make([]string, 0, len(byProject))
+	for p := range byProject {
+		projects = append(projects, p)
+	}
+	slices.Sort(projects)
+	for _, p := range projects {
+		list := byProject[p]
+		last, err := q.nextEventSeqs(ctx, p, len(list))
+		if err != nil {
+			return err
+		}
+		for i, e := range list {
+			e.Seq = last - int64(len(list)-1-i)
+		}
+	}
+	return q.insertEvents(ctx, evs)
+}
+
+// nextEventSeqs reserves n event numbers of a project and returns the last of
 // them (they are last-n+1 … last). Inside a PostgreSQL transaction the
 // project's counter row stays locked until commit or rollback, so numbers
 // commit in order and a rollback gives its numbers back: a project's committed
 // events are always 1 … N. Take them as late in the transaction as possible.
 //
 // On PostgreSQL the same statement queues a notification of projectID on
-// channel, which the database delivers on commit (and not at all on
+// EventsChannel, which the database delivers on commit (and not at all on
 // rollback): one round trip less while the counter row is held.
-func (q *Q) NextEventSeqs(ctx context.Context, projectID string, n int, channel string) (int64, error) {
+func (q *Q) nextEventSeqs(ctx context.Context, projectID string, n int) (int64, error) {
 	var last int64
 	const upsert = `INSERT INTO event_sequences (project_id, last_seq) VALUES (?, ?)
 		ON CONFLICT (project_id) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
@@ -26,12 +64,12 @@ func (q *Q) NextEventSeqs(ctx context.Context, projectID string, n int, channel 
 		return last, err
 	}
 	err := q.get(ctx, &last, `WITH s AS (`+upsert+`) SELECT s.last_seq FROM s, pg_notify(?, ?)`,
-		projectID, n, channel, projectID)
+		projectID, n, EventsChannel, projectID)
 	return last, err
 }
 
-// InsertEvents writes events (numbered already) in one statement.
-func (q *Q) InsertEvents(ctx context.Context, evs []*domain.Event) error {
+// insertEvents writes events (numbered already) in one statement.
+func (q *Q) insertEvents(ctx context.Context, evs []*domain.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
