@@ -66,7 +66,7 @@ func CanSeeProjectID(ctx context.Context, q *store.Q, p *auth.Principal, project
 	if p.Role == domain.RoleAdmin || p.Role == domain.RoleAgent {
 		return CanSee(p, &domain.Project{ID: projectID}), nil // their rule needs only the id
 	}
-	projects, err := q.ProjectsByIDs(ctx, []string{projectID})
+	projects, err := q.Projects.ProjectsByIDs(ctx, []string{projectID})
 	if err != nil || len(projects) == 0 {
 		return false, err
 	}

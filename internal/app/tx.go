@@ -70,7 +70,7 @@ func (r *Runner) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		if err := fn(tx); err != nil {
 			return err
 		}
-		if err := q.AppendEvents(ctx, tx.events); err != nil {
+		if err := q.Events.AppendEvents(ctx, tx.events); err != nil {
 			return err
 		}
 		done = tx

@@ -30,16 +30,16 @@ func TestRunnerInTx(t *testing.T) {
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		user := &domain.User{ID: uuid.NewString(), Slug: "owner", Name: "Owner", Email: "o@example.com",
 			Settings: domain.JSON(`{}`), CreatedAt: now, UpdatedAt: now}
-		require.NoError(t, db.CreateUser(ctx, user))
+		require.NoError(t, db.Users.CreateUser(ctx, user))
 		project := &domain.Project{ID: uuid.NewString(), Slug: "proj", Name: "Proj", OwnerID: user.ID,
 			Status: domain.ProjectActive, CreatedAt: now, UpdatedAt: now}
-		require.NoError(t, db.CreateProject(ctx, project))
+		require.NoError(t, db.Projects.CreateProject(ctx, project))
 		event := func(n string) *domain.Event {
 			return domain.NewTaskUpdated(&domain.Task{ID: uuid.NewString(), ProjectID: project.ID}, []string{n}, now)
 		}
 		runner := app.NewRunner(db, nil)
 		seqs := func() map[string]int64 {
-			got, err := db.LastEventSeqs(ctx, []string{project.ID})
+			got, err := db.Events.LastEventSeqs(ctx, []string{project.ID})
 			require.NoError(t, err)
 			return got
 		}

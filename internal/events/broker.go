@@ -188,7 +188,7 @@ func (b *Broker) Feeds() int {
 // The channel closes when ctx ends, when the broker closes, or after onEnd
 // (which may be nil) was called with a *LagError or *StreamError.
 func (b *Broker) Subscribe(ctx context.Context, projectID string, after int64, types []domain.ExecutionEventType, onEnd func(error)) (<-chan domain.ExecutionEvent, error) {
-	last, err := b.db.LastEventSeqs(ctx, []string{projectID})
+	last, err := b.db.Events.LastEventSeqs(ctx, []string{projectID})
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +322,7 @@ func (f *feed) stop() {
 // events to the live subscribers.
 func (f *feed) read() {
 	for f.ctx.Err() == nil {
-		rows, err := f.b.db.EventsAfter(f.ctx, f.project, f.head, 0, nil, f.b.opts.PageSize)
+		rows, err := f.b.db.Events.EventsAfter(f.ctx, f.project, f.head, 0, nil, f.b.opts.PageSize)
 		if err != nil {
 			if f.ctx.Err() == nil {
 				// The next wake-up or poll tries again.
@@ -546,7 +546,7 @@ func (s *subscriber) catchUp() {
 func (s *subscriber) readTable(upTo int64) error {
 	f := s.f
 	page := f.b.opts.PageSize
-	rows, err := f.b.db.EventsAfter(s.ctx, f.project, s.last, upTo, s.types, page)
+	rows, err := f.b.db.Events.EventsAfter(s.ctx, f.project, s.last, upTo, s.types, page)
 	if err != nil {
 		return &StreamError{Cursor: domain.EventCursor(f.project, s.last), Err: err}
 	}

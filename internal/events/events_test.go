@@ -40,7 +40,7 @@ func setup(t *testing.T, url string, opts events.Options) *bundle {
 	require.NoError(t, db.Migrate(ctx))
 	b := &bundle{url: url, db: db, ctx: ctx, user: uuid.NewString()}
 	now := time.Now().UTC()
-	require.NoError(t, db.CreateUser(ctx, &domain.User{ID: b.user, Slug: "u", Name: "u", Email: "u@example.com",
+	require.NoError(t, db.Users.CreateUser(ctx, &domain.User{ID: b.user, Slug: "u", Name: "u", Email: "u@example.com",
 		Settings: domain.JSON(`{}`), CreatedAt: now, UpdatedAt: now}))
 	b.project = b.newProject(t, "proj")
 	b.broker = events.NewBroker(db, opts)
@@ -56,7 +56,7 @@ func (b *bundle) newProject(t *testing.T, slug string) string {
 	t.Helper()
 	id := uuid.NewString()
 	now := time.Now().UTC()
-	require.NoError(t, b.db.CreateProject(b.ctx, &domain.Project{ID: id, Slug: slug, Name: slug, OwnerID: b.user,
+	require.NoError(t, b.db.Projects.CreateProject(b.ctx, &domain.Project{ID: id, Slug: slug, Name: slug, OwnerID: b.user,
 		Status: domain.ProjectActive, CreatedAt: now, UpdatedAt: now}))
 	return id
 }
@@ -71,7 +71,7 @@ func event(project string, n int) *domain.Event {
 // service does.
 func (b *bundle) commit(t testing.TB, evs ...*domain.Event) {
 	t.Helper()
-	require.NoError(t, b.db.InTx(b.ctx, func(q *store.Q) error { return q.AppendEvents(b.ctx, evs) }))
+	require.NoError(t, b.db.InTx(b.ctx, func(q *store.Q) error { return q.Events.AppendEvents(b.ctx, evs) }))
 	b.broker.Published(events.Projects(evs)...)
 }
 
@@ -127,7 +127,7 @@ func TestAppendNumbersPerProjectWithoutGaps(t *testing.T) {
 		// A rolled-back transaction gives its numbers back.
 		boom := errors.New("boom")
 		err := b.db.InTx(b.ctx, func(q *store.Q) error {
-			if err := q.AppendEvents(b.ctx, []*domain.Event{event(b.project, 99)}); err != nil {
+			if err := q.Events.AppendEvents(b.ctx, []*domain.Event{event(b.project, 99)}); err != nil {
 				return err
 			}
 			return boom
@@ -136,7 +136,7 @@ func TestAppendNumbersPerProjectWithoutGaps(t *testing.T) {
 		b.commit(t, event(b.project, 4), event(other, 2))
 
 		for project, want := range map[string][]string{b.project: span(1, 4), other: span(1, 2)} {
-			rows, err := b.db.EventsAfter(b.ctx, project, 0, 0, nil, 100)
+			rows, err := b.db.Events.EventsAfter(b.ctx, project, 0, 0, nil, 100)
 			require.NoError(t, err)
 			var got []string
 			for i, r := range rows {
@@ -220,7 +220,7 @@ func TestHeldTransactionCannotBePassed(t *testing.T) {
 		firstDone := make(chan error, 1)
 		go func() {
 			firstDone <- b.db.InTx(b.ctx, func(q *store.Q) error {
-				if err := q.AppendEvents(b.ctx, []*domain.Event{event(b.project, 2)}); err != nil {
+				if err := q.Events.AppendEvents(b.ctx, []*domain.Event{event(b.project, 2)}); err != nil {
 					return err
 				}
 				close(appended)
@@ -233,7 +233,7 @@ func TestHeldTransactionCannotBePassed(t *testing.T) {
 		secondDone := make(chan error, 1)
 		go func() {
 			secondDone <- b.db.InTx(b.ctx, func(q *store.Q) error {
-				return q.AppendEvents(b.ctx, []*domain.Event{event(b.project, 3)})
+				return q.Events.AppendEvents(b.ctx, []*domain.Event{event(b.project, 3)})
 			})
 		}()
 		if b.db.Dialect() == store.Postgres {
@@ -247,7 +247,7 @@ func TestHeldTransactionCannotBePassed(t *testing.T) {
 		}
 		// Readers see neither while the first is open.
 		b.broker.Published(b.project)
-		rows, err := b.db.EventsAfter(b.ctx, b.project, 1, 0, nil, 10)
+		rows, err := b.db.Events.EventsAfter(b.ctx, b.project, 1, 0, nil, 10)
 		require.NoError(t, err)
 		require.Empty(t, rows)
 		select {
@@ -283,7 +283,7 @@ func TestConcurrentWritersDeliverEveryEventInOrder(t *testing.T) {
 				defer wg.Done()
 				for i := 0; i < each; i++ {
 					ev := event(b.project, w*each+i)
-					if err := b.db.InTx(b.ctx, func(q *store.Q) error { return q.AppendEvents(b.ctx, []*domain.Event{ev}) }); err != nil {
+					if err := b.db.InTx(b.ctx, func(q *store.Q) error { return q.Events.AppendEvents(b.ctx, []*domain.Event{ev}) }); err != nil {
 						errs <- err
 						return
 					}

@@ -47,7 +47,7 @@ func (s *Service) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlock
 		now := s.now()
 		b = &domain.TaskBlock{ID: app.NewID(), TaskID: t.ID, BlockType: in.BlockType, Reason: reason,
 			BlockingEntityID: blocking, CreatedAt: now}
-		if err := tx.InsertBlock(ctx, b); err != nil {
+		if err := tx.Tasks.InsertBlock(ctx, b); err != nil {
 			return err
 		}
 		if domain.CheckTransition(t.Status, domain.StatusBlocked, false) != nil {
@@ -67,11 +67,11 @@ func (s *Service) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlock
 
 // saveTransitioned writes a task after a transition and recounts its list.
 func (s *Service) saveTransitioned(ctx context.Context, tx *app.Tx, t *domain.Task) error {
-	if err := tx.UpdateTask(ctx, t); err != nil {
+	if err := tx.Tasks.UpdateTask(ctx, t); err != nil {
 		return err
 	}
 	if t.TaskListID != nil {
-		return tx.RecountTaskLists(ctx, []string{*t.TaskListID}, t.UpdatedAt)
+		return tx.Lists.RecountTaskLists(ctx, []string{*t.TaskListID}, t.UpdatedAt)
 	}
 	return nil
 }
@@ -106,14 +106,14 @@ func (s *Service) ResolveTaskBlock(ctx context.Context, in domain.ResolveTaskBlo
 		t *domain.Task
 	)
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		if b, err = tx.BlockForUpdate(ctx, id); err != nil {
+		if b, err = tx.Tasks.BlockForUpdate(ctx, id); err != nil {
 			return app.NotFound(err, "task block")
 		}
 		if b.ResolvedAt != nil {
 			return &domain.Error{Code: domain.CodeConflict, Field: "id", Message: "the block is already resolved"}
 		}
 		now := s.now()
-		if err := tx.ResolveBlock(ctx, id, now, app.Actor(p), notes); err != nil {
+		if err := tx.Tasks.ResolveBlock(ctx, id, now, app.Actor(p), notes); err != nil {
 			return err
 		}
 		b.ResolvedAt, b.ResolvedBy, b.ResolutionNotes = &now, ptr(app.Actor(p)), notes
@@ -123,7 +123,7 @@ func (s *Service) ResolveTaskBlock(ctx context.Context, in domain.ResolveTaskBlo
 		if t.Status != domain.StatusBlocked {
 			return nil
 		}
-		if open, err := tx.CountOpenBlocks(ctx, t.ID); err != nil || open > 0 {
+		if open, err := tx.Tasks.CountOpenBlocks(ctx, t.ID); err != nil || open > 0 {
 			return err
 		}
 		if _, err := s.transition(ctx, tx, p, t, domain.StatusPending, "all blocks resolved", false, now); err != nil {

@@ -98,7 +98,7 @@ func (s *Service) CreateSuite(ctx context.Context, in domain.CreateSuiteInput) (
 	}
 	now := s.now()
 	suite := &domain.Suite{ID: app.NewID(), Name: name, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(tx *app.Tx) error { return tx.InsertSuite(ctx, suite) })
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Catalog.InsertSuite(ctx, suite) })
 	if errors.Is(err, store.ErrUnique) {
 		return nil, conflict("name", "a suite named %q exists", name)
 	}
@@ -110,7 +110,7 @@ func (s *Service) Suites(ctx context.Context, page domain.PageArgs) (domain.Page
 	if _, err := app.Caller(ctx); err != nil {
 		return domain.Page[*domain.Suite]{}, err
 	}
-	return s.db.Suites(ctx, page)
+	return s.db.Catalog.Suites(ctx, page)
 }
 
 // CreateAction creates an action of a suite with its parameters; action names
@@ -135,10 +135,10 @@ func (s *Service) CreateAction(ctx context.Context, in domain.CreateActionInput)
 			Required: deref(p.Required), Description: deref(p.Description), Position: i, CreatedAt: now}
 	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		if err := tx.InsertAction(ctx, a); err != nil {
+		if err := tx.Catalog.InsertAction(ctx, a); err != nil {
 			return err
 		}
-		return tx.InsertActionParameters(ctx, rows)
+		return tx.Catalog.InsertActionParameters(ctx, rows)
 	})
 	if errors.Is(err, store.ErrUnique) {
 		return nil, conflict("name", "suite %q already has an action named %q", suite.Name, name)
@@ -157,7 +157,7 @@ func (s *Service) CreateMcpServer(ctx context.Context, in domain.CreateMcpServer
 	}
 	now := s.now()
 	m := &domain.McpServer{ID: app.NewID(), Name: name, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(tx *app.Tx) error { return tx.InsertMcpServer(ctx, m) })
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Catalog.InsertMcpServer(ctx, m) })
 	if errors.Is(err, store.ErrUnique) {
 		return nil, conflict("name", "an MCP server named %q exists", name)
 	}
@@ -169,7 +169,7 @@ func (s *Service) McpServers(ctx context.Context, page domain.PageArgs) (domain.
 	if _, err := app.Caller(ctx); err != nil {
 		return domain.Page[*domain.McpServer]{}, err
 	}
-	return s.db.McpServers(ctx, page)
+	return s.db.Catalog.McpServers(ctx, page)
 }
 
 // CreateTool creates a tool of a server with its parameters; tool names are
@@ -194,13 +194,13 @@ func (s *Service) CreateTool(ctx context.Context, in domain.CreateToolInput) (*d
 			Required: deref(p.Required), Description: deref(p.Description), Position: i, CreatedAt: now}
 	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		if err := tx.InsertTools(ctx, []*domain.Tool{t}); err != nil {
+		if err := tx.Catalog.InsertTools(ctx, []*domain.Tool{t}); err != nil {
 			return err
 		}
-		if err := tx.InsertToolParameters(ctx, rows); err != nil {
+		if err := tx.Catalog.InsertToolParameters(ctx, rows); err != nil {
 			return err
 		}
-		return tx.TouchMcpServer(ctx, server.ID, now)
+		return tx.Catalog.TouchMcpServer(ctx, server.ID, now)
 	})
 	if errors.Is(err, store.ErrUnique) {
 		return nil, conflict("name", "MCP server %q already has a tool named %q", server.Name, name)
@@ -271,7 +271,7 @@ func camelPlural(what string) string {
 // nothing refers to it.
 func (s *Service) deleteUnused(ctx context.Context, what, name, id string, refs []store.RefSource, del func(tx *app.Tx) error) error {
 	return s.tx(ctx, func(tx *app.Tx) error {
-		counts, err := tx.CountReferences(ctx, id, refs...)
+		counts, err := tx.Catalog.CountReferences(ctx, id, refs...)
 		if err != nil {
 			return err
 		}
@@ -298,7 +298,7 @@ func (s *Service) DeleteSuite(ctx context.Context, gid string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return v.GlobalID(), s.deleteUnused(ctx, "suite", v.Name, v.ID, suiteRefs, func(tx *app.Tx) error { return tx.DeleteSuite(ctx, v.ID) })
+	return v.GlobalID(), s.deleteUnused(ctx, "suite", v.Name, v.ID, suiteRefs, func(tx *app.Tx) error { return tx.Catalog.DeleteSuite(ctx, v.ID) })
 }
 
 // DeleteAction deletes an action with its parameters; CONFLICT while a map maps it.
@@ -310,7 +310,7 @@ func (s *Service) DeleteAction(ctx context.Context, gid string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	return v.GlobalID(), s.deleteUnused(ctx, "action", v.Name, v.ID, actionRefs, func(tx *app.Tx) error { return tx.DeleteAction(ctx, v.ID) })
+	return v.GlobalID(), s.deleteUnused(ctx, "action", v.Name, v.ID, actionRefs, func(tx *app.Tx) error { return tx.Catalog.DeleteAction(ctx, v.ID) })
 }
 
 // DeleteMcpServer deletes a server with its tools; CONFLICT while a map refers to it.
@@ -322,7 +322,7 @@ func (s *Service) DeleteMcpServer(ctx context.Context, gid string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return v.GlobalID(), s.deleteUnused(ctx, "MCP server", v.Name, v.ID, serverRefs, func(tx *app.Tx) error { return tx.DeleteMcpServer(ctx, v.ID) })
+	return v.GlobalID(), s.deleteUnused(ctx, "MCP server", v.Name, v.ID, serverRefs, func(tx *app.Tx) error { return tx.Catalog.DeleteMcpServer(ctx, v.ID) })
 }
 
 // DeleteTool deletes a tool with its parameters; CONFLICT while a map maps it.
@@ -335,9 +335,9 @@ func (s *Service) DeleteTool(ctx context.Context, gid string) (string, error) {
 		return "", err
 	}
 	return v.GlobalID(), s.deleteUnused(ctx, "tool", v.Name, v.ID, toolRefs, func(tx *app.Tx) error {
-		if err := tx.DeleteTool(ctx, v.ID); err != nil {
+		if err := tx.Catalog.DeleteTool(ctx, v.ID); err != nil {
 			return err
 		}
-		return tx.TouchMcpServer(ctx, v.McpServerID, s.now())
+		return tx.Catalog.TouchMcpServer(ctx, v.McpServerID, s.now())
 	})
 }

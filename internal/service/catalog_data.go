@@ -35,7 +35,7 @@ func (s *Service) CreateModel(ctx context.Context, in domain.CreateModelInput) (
 		return nil, err
 	}
 	m := &domain.Model{ID: app.NewID(), Provider: in.Provider, Name: name, CreatedAt: s.now()}
-	err = s.tx(ctx, func(tx *app.Tx) error { return tx.InsertModel(ctx, m) })
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Catalog.InsertModel(ctx, m) })
 	if errors.Is(err, store.ErrUnique) {
 		return nil, conflict("name", "a %s model named %q exists", in.Provider, name)
 	}
@@ -47,7 +47,7 @@ func (s *Service) Models(ctx context.Context, page domain.PageArgs) (domain.Page
 	if _, err := app.Caller(ctx); err != nil {
 		return domain.Page[*domain.Model]{}, err
 	}
-	return s.db.Models(ctx, page)
+	return s.db.Catalog.Models(ctx, page)
 }
 
 // DeleteModel deletes a model; CONFLICT while examples use it.
@@ -59,7 +59,7 @@ func (s *Service) DeleteModel(ctx context.Context, gid string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return m.GlobalID(), s.deleteUnused(ctx, "model", m.Name, m.ID, modelRefs, func(tx *app.Tx) error { return tx.DeleteModel(ctx, m.ID) })
+	return m.GlobalID(), s.deleteUnused(ctx, "model", m.Name, m.ID, modelRefs, func(tx *app.Tx) error { return tx.Catalog.DeleteModel(ctx, m.ID) })
 }
 
 // CreateTraceSession creates a session of the caller in a suite; its trace is
@@ -78,7 +78,7 @@ func (s *Service) CreateTraceSession(ctx context.Context, in domain.CreateTraceS
 		return nil, err
 	}
 	ts := &domain.TraceSession{ID: app.NewID(), UserID: p.UserID, SuiteID: suite.ID, Description: desc, CreatedAt: s.now()}
-	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.InsertTraceSession(ctx, ts) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.Catalog.InsertTraceSession(ctx, ts) }); err != nil {
 		return nil, err
 	}
 	return ts, nil
@@ -137,7 +137,7 @@ func (s *Service) UploadTraceEvents(ctx context.Context, sessionGID string, f do
 	now := s.now()
 	var out *domain.TraceSession
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		cur, err := tx.TraceSessionForUpdate(ctx, ts.ID)
+		cur, err := tx.Catalog.TraceSessionForUpdate(ctx, ts.ID)
 		if err != nil {
 			return app.NotFound(err, "trace session")
 		}
@@ -146,7 +146,7 @@ func (s *Service) UploadTraceEvents(ctx context.Context, sessionGID string, f do
 		}
 		size, lines := int(staged.Bytes), staged.Lines
 		cur.StoragePath, cur.SizeBytes, cur.EventCount, cur.UploadedAt = &rel, &size, &lines, &now
-		if err := tx.SetTraceUpload(ctx, cur); err != nil {
+		if err := tx.Catalog.SetTraceUpload(ctx, cur); err != nil {
 			return err
 		}
 		// Last, so that a failure before it leaves the old file (if any) in place.
@@ -164,7 +164,7 @@ func (s *Service) checkNoExamples(ctx context.Context, q *store.Q, ts *domain.Tr
 	if ts.StoragePath == nil {
 		return nil
 	}
-	refs, err := q.CountReferences(ctx, ts.ID, sessionRefs...)
+	refs, err := q.Catalog.CountReferences(ctx, ts.ID, sessionRefs...)
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (s *Service) DeleteTraceSession(ctx context.Context, gid string) (string, e
 		return "", err
 	}
 	if err := s.deleteUnused(ctx, "trace session", "", ts.ID, sessionRefs, func(tx *app.Tx) error {
-		return tx.DeleteTraceSession(ctx, ts.ID)
+		return tx.Catalog.DeleteTraceSession(ctx, ts.ID)
 	}); err != nil {
 		return "", err
 	}
@@ -238,12 +238,12 @@ func (s *Service) CreateExample(ctx context.Context, in domain.CreateExampleInpu
 		ModelConfiguration: conf, Status: domain.ExamplePending, CreatedByID: &p.UserID, CreatedAt: now, UpdatedAt: now}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		// Under the map's lock: the version recorded is the one the mappings are at.
-		cur, err := tx.ActionToolMapForUpdate(ctx, m.ID)
+		cur, err := tx.Catalog.ActionToolMapForUpdate(ctx, m.ID)
 		if err != nil {
 			return app.NotFound(err, "action tool map")
 		}
 		e.ActionToolMapVersion = cur.Version
-		if err := tx.InsertExample(ctx, e); errors.Is(err, store.ErrForeignKey) {
+		if err := tx.Catalog.InsertExample(ctx, e); errors.Is(err, store.ErrForeignKey) {
 			return domain.Errorf(domain.CodeNotFound, "the session or model was deleted meanwhile")
 		} else if err != nil {
 			return err
@@ -284,7 +284,7 @@ func (s *Service) Examples(ctx context.Context, f *domain.ExampleFilter, page do
 			*ref.out = &id
 		}
 	}
-	return s.db.Examples(ctx, eq)
+	return s.db.Catalog.Examples(ctx, eq)
 }
 
 // ClaimExample moves one PENDING example to PROCESSING for the caller: the one
@@ -341,12 +341,12 @@ func (s *Service) ClaimExample(ctx context.Context, in domain.ClaimExampleInput)
 	}
 	var out *domain.Example
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		e, err := tx.ClaimExample(ctx, claim)
+		e, err := tx.Catalog.ClaimExample(ctx, claim)
 		if errors.Is(err, store.ErrNotFound) {
 			if claim.ID == "" {
 				return nil
 			}
-			cur, err := tx.ExampleForUpdate(ctx, claim.ID)
+			cur, err := tx.Catalog.ExampleForUpdate(ctx, claim.ID)
 			if err != nil {
 				return app.NotFound(err, "example")
 			}
@@ -360,7 +360,7 @@ func (s *Service) ClaimExample(ctx context.Context, in domain.ClaimExampleInput)
 			// Still PENDING: another claimer held its lock (SKIP LOCKED passed it
 			// over) and gave up, or it does not match the filters. We hold the
 			// lock now, so a second try decides.
-			if out, err = tx.ClaimExample(ctx, claim); errors.Is(err, store.ErrNotFound) {
+			if out, err = tx.Catalog.ClaimExample(ctx, claim); errors.Is(err, store.ErrNotFound) {
 				return &domain.Error{Code: domain.CodeConflict, Field: "id", Message: "the example does not match the filters"}
 			}
 			return err
@@ -393,7 +393,7 @@ func withField(err error, field string) error {
 // lockExampleFor re-reads an example under its lock and checks that it may
 // move to `to`.
 func lockExampleFor(ctx context.Context, tx *app.Tx, id string, to domain.ExampleStatus) (*domain.Example, error) {
-	e, err := tx.ExampleForUpdate(ctx, id)
+	e, err := tx.Catalog.ExampleForUpdate(ctx, id)
 	if err != nil {
 		return nil, app.NotFound(err, "example")
 	}
@@ -424,7 +424,7 @@ func (s *Service) CompleteExample(ctx context.Context, gid string, f domain.File
 	if f.Size > s.maxUpload {
 		return nil, s.tooLarge(field)
 	}
-	names, err := s.db.MappedToolNames(ctx, e.ActionToolMapID)
+	names, err := s.db.Catalog.MappedToolNames(ctx, e.ActionToolMapID)
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +453,7 @@ func (s *Service) CompleteExample(ctx context.Context, gid string, f domain.File
 		size, lines := int(staged.Bytes), staged.Lines
 		cur.Status, cur.StoragePath, cur.SizeBytes, cur.ConversationCount = domain.ExampleCompleted, &rel, &size, &lines
 		cur.FinishedAt, cur.UpdatedAt = &now, now
-		if err := tx.UpdateExampleState(ctx, cur); err != nil {
+		if err := tx.Catalog.UpdateExampleState(ctx, cur); err != nil {
 			return err
 		}
 		if err := staged.Commit(); err != nil {
@@ -486,7 +486,7 @@ func (s *Service) FailExample(ctx context.Context, in domain.FailExampleInput) (
 		}
 		now := s.now()
 		cur.Status, cur.FailureReason, cur.FinishedAt, cur.UpdatedAt = domain.ExampleFailed, &reason, &now, now
-		if err := tx.UpdateExampleState(ctx, cur); err != nil {
+		if err := tx.Catalog.UpdateExampleState(ctx, cur); err != nil {
 			return err
 		}
 		out = cur
@@ -504,7 +504,7 @@ func (s *Service) DeleteExample(ctx context.Context, gid string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.DeleteExample(ctx, e.ID) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.Catalog.DeleteExample(ctx, e.ID) }); err != nil {
 		return "", err
 	}
 	if e.StoragePath != nil {
@@ -556,7 +556,7 @@ func (x *ExamplesExport) WriteTo(ctx context.Context, w io.Writer) (int64, error
 		last  *domain.Example
 	)
 	for {
-		batch, err := x.s.db.CompletedExamplesAfter(ctx, x.suiteID, x.modelID, last, exportBatch)
+		batch, err := x.s.db.Catalog.CompletedExamplesAfter(ctx, x.suiteID, x.modelID, last, exportBatch)
 		if err != nil {
 			return total, err
 		}

@@ -58,10 +58,10 @@ func (s *Service) ImportMcpTools(ctx context.Context, in domain.ImportMcpToolsIn
 func (s *Service) importTools(ctx context.Context, tx *app.Tx, server *domain.McpServer, doc []domain.MCPTool) (*ImportResult, error) {
 	// Imports into one server run one at a time (PostgreSQL row lock; SQLite's
 	// single writer), so the tools read here stay as read.
-	if _, err := tx.McpServerForUpdate(ctx, server.ID); err != nil {
+	if _, err := tx.Catalog.McpServerForUpdate(ctx, server.ID); err != nil {
 		return nil, app.NotFound(err, "MCP server")
 	}
-	existing, err := tx.ToolsOfServer(ctx, server.ID)
+	existing, err := tx.Catalog.ToolsOfServer(ctx, server.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (s *Service) importTools(ctx context.Context, tx *app.Tx, server *domain.Mc
 	for i, t := range existing {
 		byName[t.Name], ids[i] = t, t.ID
 	}
-	params, err := tx.ToolParametersOfTools(ctx, ids)
+	params, err := tx.Catalog.ToolParametersOfTools(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -144,27 +144,27 @@ func (s *Service) importTools(ctx context.Context, tx *app.Tx, server *domain.Mc
 	for i, p := range dropped {
 		dropIDs[i] = p.ID
 	}
-	if err := tx.DeleteToolParameters(ctx, dropIDs); err != nil {
+	if err := tx.Catalog.DeleteToolParameters(ctx, dropIDs); err != nil {
 		return nil, err
 	}
 	for _, t := range toolWrites {
-		if err := tx.UpdateTool(ctx, t); err != nil {
+		if err := tx.Catalog.UpdateTool(ctx, t); err != nil {
 			return nil, err
 		}
 	}
 	for _, p := range paramWrites {
-		if err := tx.UpdateToolParameter(ctx, p); err != nil {
+		if err := tx.Catalog.UpdateToolParameter(ctx, p); err != nil {
 			return nil, err
 		}
 	}
-	if err := tx.InsertTools(ctx, newTools); err != nil {
+	if err := tx.Catalog.InsertTools(ctx, newTools); err != nil {
 		return nil, err
 	}
-	if err := tx.InsertToolParameters(ctx, newParams); err != nil {
+	if err := tx.Catalog.InsertToolParameters(ctx, newParams); err != nil {
 		return nil, err
 	}
 	if len(paramWrites) > 0 {
-		bad, err := tx.IncompatibleFeeds(ctx, updatedIDs)
+		bad, err := tx.Catalog.IncompatibleFeeds(ctx, updatedIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +177,7 @@ func (s *Service) importTools(ctx context.Context, tx *app.Tx, server *domain.Mc
 		}
 	}
 	if len(newTools) > 0 || len(toolWrites) > 0 {
-		if err := tx.TouchMcpServer(ctx, server.ID, now); err != nil {
+		if err := tx.Catalog.TouchMcpServer(ctx, server.ID, now); err != nil {
 			return nil, err
 		}
 	}
@@ -202,7 +202,7 @@ func (s *Service) checkDropped(ctx context.Context, tx *app.Tx, dropped map[stri
 	for id := range dropped {
 		ids = append(ids, id)
 	}
-	used, err := tx.ParameterMappingsOfToolParameters(ctx, ids)
+	used, err := tx.Catalog.ParameterMappingsOfToolParameters(ctx, ids)
 	if err != nil {
 		return err
 	}

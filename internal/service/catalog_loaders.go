@@ -34,19 +34,19 @@ type catalogLoadersKey struct{}
 func newCatalogLoaders(s *Service, w loader.Timing) *catalogLoaders {
 	q := &s.db.Q
 	c := &catalogLoaders{}
-	c.suites = loader.New(w, app.ByID(q.SuitesByIDs, func(v *domain.Suite) string { return v.ID }))
-	c.actions = loader.New(w, app.ByID(q.ActionsByIDs, func(v *domain.Action) string { return v.ID }))
-	c.actionParams = loader.New(w, app.ByID(q.ActionParametersByIDs, func(v *domain.ActionParameter) string { return v.ID }))
-	c.servers = loader.New(w, app.ByID(q.McpServersByIDs, func(v *domain.McpServer) string { return v.ID }))
-	c.tools = loader.New(w, app.ByID(q.ToolsByIDs, func(v *domain.Tool) string { return v.ID }))
-	c.toolParams = loader.New(w, app.ByID(q.ToolParametersByIDs, func(v *domain.ToolParameter) string { return v.ID }))
-	c.maps = loader.New(w, app.ByID(q.ActionToolMapsByIDs, func(v *domain.ActionToolMap) string { return v.ID }))
-	c.mappings = loader.New(w, app.ByID(q.MappingsByIDs, func(v *domain.ActionToolMapping) string { return v.ID }))
-	c.paramMappings = loader.New(w, app.ByID(q.ParameterMappingsByIDs, func(v *domain.ActionToolParameterMapping) string { return v.ID }))
-	c.models = loader.New(w, app.ByID(q.ModelsByIDs, func(v *domain.Model) string { return v.ID }))
-	c.sessions = loader.New(w, app.ByID(q.TraceSessionsByIDs, func(v *domain.TraceSession) string { return v.ID }))
-	c.examples = loader.New(w, app.ByID(q.ExamplesByIDs, func(v *domain.Example) string { return v.ID }))
-	c.coverage = loader.New(w, q.Coverages)
+	c.suites = loader.New(w, app.ByID(q.Catalog.SuitesByIDs, func(v *domain.Suite) string { return v.ID }))
+	c.actions = loader.New(w, app.ByID(q.Catalog.ActionsByIDs, func(v *domain.Action) string { return v.ID }))
+	c.actionParams = loader.New(w, app.ByID(q.Catalog.ActionParametersByIDs, func(v *domain.ActionParameter) string { return v.ID }))
+	c.servers = loader.New(w, app.ByID(q.Catalog.McpServersByIDs, func(v *domain.McpServer) string { return v.ID }))
+	c.tools = loader.New(w, app.ByID(q.Catalog.ToolsByIDs, func(v *domain.Tool) string { return v.ID }))
+	c.toolParams = loader.New(w, app.ByID(q.Catalog.ToolParametersByIDs, func(v *domain.ToolParameter) string { return v.ID }))
+	c.maps = loader.New(w, app.ByID(q.Catalog.ActionToolMapsByIDs, func(v *domain.ActionToolMap) string { return v.ID }))
+	c.mappings = loader.New(w, app.ByID(q.Catalog.MappingsByIDs, func(v *domain.ActionToolMapping) string { return v.ID }))
+	c.paramMappings = loader.New(w, app.ByID(q.Catalog.ParameterMappingsByIDs, func(v *domain.ActionToolParameterMapping) string { return v.ID }))
+	c.models = loader.New(w, app.ByID(q.Catalog.ModelsByIDs, func(v *domain.Model) string { return v.ID }))
+	c.sessions = loader.New(w, app.ByID(q.Catalog.TraceSessionsByIDs, func(v *domain.TraceSession) string { return v.ID }))
+	c.examples = loader.New(w, app.ByID(q.Catalog.ExamplesByIDs, func(v *domain.Example) string { return v.ID }))
+	c.coverage = loader.New(w, q.Catalog.Coverages)
 	c.all = []app.Clearer{c.suites, c.actions, c.actionParams, c.servers, c.tools, c.toolParams, c.maps, c.mappings,
 		c.paramMappings, c.models, c.sessions, c.examples, c.coverage}
 	return c
@@ -219,71 +219,71 @@ func (s *Service) Coverage(ctx context.Context, mapID string) (*domain.Coverage,
 
 // childPage pages the children of one parent through the field's batched loader.
 func childPage[T any](ctx context.Context, s *Service, field string, page domain.PageArgs, parent string,
-	fetch func(*store.Q, context.Context, []string, domain.PageArgs) (map[string]domain.Page[T], error),
-	count func(*store.Q, context.Context, []string) (map[string]int, error),
+	fetch func(store.CatalogQueries, context.Context, []string, domain.PageArgs) (map[string]domain.Page[T], error),
+	count func(store.CatalogQueries, context.Context, []string) (map[string]int, error),
 ) (domain.Page[T], error) {
 	return app.NestedPage(ctx, s.db, field, page, parent,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[T], error) {
-			return fetch(q, ctx, parents, page)
+			return fetch(q.Catalog, ctx, parents, page)
 		},
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
-			return count(q, ctx, parents)
+			return count(q.Catalog, ctx, parents)
 		})
 }
 
 // ActionsOfSuite pages a suite's actions by name.
 func (s *Service) ActionsOfSuite(ctx context.Context, suiteID string, page domain.PageArgs) (domain.Page[*domain.Action], error) {
-	return childPage(ctx, s, "Suite.actions", page, suiteID, (*store.Q).ActionsBySuites, (*store.Q).CountActionsBySuites)
+	return childPage(ctx, s, "Suite.actions", page, suiteID, store.CatalogQueries.ActionsBySuites, store.CatalogQueries.CountActionsBySuites)
 }
 
 // ActionToolMapsOfSuite pages a suite's maps.
 func (s *Service) ActionToolMapsOfSuite(ctx context.Context, suiteID string, page domain.PageArgs) (domain.Page[*domain.ActionToolMap], error) {
-	return childPage(ctx, s, "Suite.actionToolMaps", page, suiteID, (*store.Q).ActionToolMapsBySuites, (*store.Q).CountActionToolMapsBySuites)
+	return childPage(ctx, s, "Suite.actionToolMaps", page, suiteID, store.CatalogQueries.ActionToolMapsBySuites, store.CatalogQueries.CountActionToolMapsBySuites)
 }
 
 // TraceSessionsOfSuite pages a suite's trace sessions.
 func (s *Service) TraceSessionsOfSuite(ctx context.Context, suiteID string, page domain.PageArgs) (domain.Page[*domain.TraceSession], error) {
-	return childPage(ctx, s, "Suite.traceSessions", page, suiteID, (*store.Q).TraceSessionsBySuites, (*store.Q).CountTraceSessionsBySuites)
+	return childPage(ctx, s, "Suite.traceSessions", page, suiteID, store.CatalogQueries.TraceSessionsBySuites, store.CatalogQueries.CountTraceSessionsBySuites)
 }
 
 // ParametersOfAction pages an action's parameters in declared order.
 func (s *Service) ParametersOfAction(ctx context.Context, actionID string, page domain.PageArgs) (domain.Page[*domain.ActionParameter], error) {
-	return childPage(ctx, s, "Action.parameters", page, actionID, (*store.Q).ActionParametersByActions, (*store.Q).CountActionParametersByActions)
+	return childPage(ctx, s, "Action.parameters", page, actionID, store.CatalogQueries.ActionParametersByActions, store.CatalogQueries.CountActionParametersByActions)
 }
 
 // ToolsOfServer pages a server's tools by name.
 func (s *Service) ToolsOfServer(ctx context.Context, serverID string, page domain.PageArgs) (domain.Page[*domain.Tool], error) {
-	return childPage(ctx, s, "McpServer.tools", page, serverID, (*store.Q).ToolsByServers, (*store.Q).CountToolsByServers)
+	return childPage(ctx, s, "McpServer.tools", page, serverID, store.CatalogQueries.ToolsByServers, store.CatalogQueries.CountToolsByServers)
 }
 
 // ActionToolMapsOfServer pages the maps onto a server.
 func (s *Service) ActionToolMapsOfServer(ctx context.Context, serverID string, page domain.PageArgs) (domain.Page[*domain.ActionToolMap], error) {
-	return childPage(ctx, s, "McpServer.actionToolMaps", page, serverID, (*store.Q).ActionToolMapsByServers, (*store.Q).CountActionToolMapsByServers)
+	return childPage(ctx, s, "McpServer.actionToolMaps", page, serverID, store.CatalogQueries.ActionToolMapsByServers, store.CatalogQueries.CountActionToolMapsByServers)
 }
 
 // ParametersOfTool pages a tool's parameters in schema order.
 func (s *Service) ParametersOfTool(ctx context.Context, toolID string, page domain.PageArgs) (domain.Page[*domain.ToolParameter], error) {
-	return childPage(ctx, s, "Tool.parameters", page, toolID, (*store.Q).ToolParametersByTools, (*store.Q).CountToolParametersByTools)
+	return childPage(ctx, s, "Tool.parameters", page, toolID, store.CatalogQueries.ToolParametersByTools, store.CatalogQueries.CountToolParametersByTools)
 }
 
 // MappingsOfMap pages a map's mappings.
 func (s *Service) MappingsOfMap(ctx context.Context, mapID string, page domain.PageArgs) (domain.Page[*domain.ActionToolMapping], error) {
-	return childPage(ctx, s, "ActionToolMap.toolMappings", page, mapID, (*store.Q).MappingsByMaps, (*store.Q).CountMappingsByMaps)
+	return childPage(ctx, s, "ActionToolMap.toolMappings", page, mapID, store.CatalogQueries.MappingsByMaps, store.CatalogQueries.CountMappingsByMaps)
 }
 
 // ParameterMappingsOfMapping pages a mapping's parameter mappings.
 func (s *Service) ParameterMappingsOfMapping(ctx context.Context, mappingID string, page domain.PageArgs) (domain.Page[*domain.ActionToolParameterMapping], error) {
-	return childPage(ctx, s, "ActionToolMapping.parameterMappings", page, mappingID, (*store.Q).ParameterMappingsByMappings, (*store.Q).CountParameterMappingsByMappings)
+	return childPage(ctx, s, "ActionToolMapping.parameterMappings", page, mappingID, store.CatalogQueries.ParameterMappingsByMappings, store.CatalogQueries.CountParameterMappingsByMappings)
 }
 
 // examplesBy pages examples per parent column.
 func (s *Service) examplesBy(ctx context.Context, field, col, parent string, page domain.PageArgs) (domain.Page[*domain.Example], error) {
 	return app.NestedPage(ctx, s.db, field, page, parent,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Example], error) {
-			return q.ExamplesByParents(ctx, col, parents, page)
+			return q.Catalog.ExamplesByParents(ctx, col, parents, page)
 		},
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
-			return q.CountExamplesByParents(ctx, col, parents)
+			return q.Catalog.CountExamplesByParents(ctx, col, parents)
 		})
 }
 

@@ -32,7 +32,7 @@ func (s *Service) CreateActionToolMap(ctx context.Context, in domain.CreateActio
 	}
 	now := s.now()
 	m := &domain.ActionToolMap{ID: app.NewID(), SuiteID: suite.ID, McpServerID: server.ID, Version: 1, CreatedAt: now, UpdatedAt: now}
-	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.InsertActionToolMap(ctx, m) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.Catalog.InsertActionToolMap(ctx, m) }); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -78,10 +78,10 @@ func (s *Service) AddActionToolMapping(ctx context.Context, in domain.AddActionT
 	mapping := &domain.ActionToolMapping{ID: app.NewID(), ActionToolMapID: m.ID, ActionID: action.ID, ToolID: tool.ID, CreatedAt: now}
 	var out *domain.ActionToolMap
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		if _, err := tx.ActionToolMapForUpdate(ctx, m.ID); err != nil {
+		if _, err := tx.Catalog.ActionToolMapForUpdate(ctx, m.ID); err != nil {
 			return app.NotFound(err, "action tool map")
 		}
-		if err := tx.InsertMapping(ctx, mapping); errors.Is(err, store.ErrUnique) {
+		if err := tx.Catalog.InsertMapping(ctx, mapping); errors.Is(err, store.ErrUnique) {
 			return conflict("actionId", "the map already maps action %q; remove that mapping first to map it to another tool", action.Name)
 		} else if err != nil {
 			return err
@@ -97,10 +97,10 @@ func (s *Service) AddActionToolMapping(ctx context.Context, in domain.AddActionT
 
 // bump raises a map's version after a change to its mappings and returns it.
 func bump(ctx context.Context, tx *app.Tx, mapID string, now time.Time) (*domain.ActionToolMap, error) {
-	if err := tx.BumpActionToolMap(ctx, mapID, now); err != nil {
+	if err := tx.Catalog.BumpActionToolMap(ctx, mapID, now); err != nil {
 		return nil, err
 	}
-	return tx.ActionToolMapForUpdate(ctx, mapID)
+	return tx.Catalog.ActionToolMapForUpdate(ctx, mapID)
 }
 
 // AddParameterMapping feeds a parameter of the mapping's tool from a parameter
@@ -148,10 +148,10 @@ func (s *Service) AddParameterMapping(ctx context.Context, in domain.AddParamete
 		ToolParameterID: tp.ID, CreatedAt: now}
 	var out *domain.ActionToolMap
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		if _, err := tx.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
+		if _, err := tx.Catalog.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
 			return app.NotFound(err, "action tool map")
 		}
-		if err := tx.InsertParameterMapping(ctx, pm); errors.Is(err, store.ErrUnique) {
+		if err := tx.Catalog.InsertParameterMapping(ctx, pm); errors.Is(err, store.ErrUnique) {
 			return conflict("toolParameterId", "tool parameter %q is already fed in this mapping; remove that parameter mapping first", tp.Name)
 		} else if errors.Is(err, store.ErrForeignKey) {
 			return domain.NotFound("action tool mapping") // removed since it was read
@@ -179,10 +179,10 @@ func (s *Service) RemoveActionToolMapping(ctx context.Context, gid string) (stri
 	}
 	var out *domain.ActionToolMap
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		if _, err := tx.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
+		if _, err := tx.Catalog.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
 			return app.NotFound(err, "action tool map")
 		}
-		if err := tx.DeleteMapping(ctx, mapping.ID); err != nil {
+		if err := tx.Catalog.DeleteMapping(ctx, mapping.ID); err != nil {
 			return err
 		}
 		out, err = bump(ctx, tx, mapping.ActionToolMapID, s.now())
@@ -214,10 +214,10 @@ func (s *Service) RemoveParameterMapping(ctx context.Context, gid string) (strin
 	}
 	var out *domain.ActionToolMap
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		if _, err := tx.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
+		if _, err := tx.Catalog.ActionToolMapForUpdate(ctx, mapping.ActionToolMapID); err != nil {
 			return app.NotFound(err, "action tool map")
 		}
-		if err := tx.DeleteParameterMapping(ctx, pm.ID); err != nil {
+		if err := tx.Catalog.DeleteParameterMapping(ctx, pm.ID); err != nil {
 			return err
 		}
 		out, err = bump(ctx, tx, mapping.ActionToolMapID, s.now())
@@ -240,6 +240,6 @@ func (s *Service) DeleteActionToolMap(ctx context.Context, gid string) (string, 
 		return "", err
 	}
 	return m.GlobalID(), s.deleteUnused(ctx, "action tool map", "", m.ID, mapRefs, func(tx *app.Tx) error {
-		return tx.DeleteActionToolMap(ctx, m.ID)
+		return tx.Catalog.DeleteActionToolMap(ctx, m.ID)
 	})
 }

@@ -49,9 +49,9 @@ func TestImportRollsBack(t *testing.T) {
 		mapping, _, err := b.svc.AddActionToolMapping(ctx, domain.AddActionToolMappingInput{ActionToolMapID: c.m.GlobalID(),
 			ActionID: c.action.GlobalID(), ToolID: c.tool.GlobalID()})
 		require.NoError(t, err)
-		aps, err := b.db.ActionParametersByActions(context.Background(), []string{c.action.ID}, domain.PageArgs{})
+		aps, err := b.db.Catalog.ActionParametersByActions(context.Background(), []string{c.action.ID}, domain.PageArgs{})
 		require.NoError(t, err)
-		tps, err := b.db.ToolParametersOfTools(context.Background(), []string{c.tool.ID})
+		tps, err := b.db.Catalog.ToolParametersOfTools(context.Background(), []string{c.tool.ID})
 		require.NoError(t, err)
 		_, m, err := b.svc.AddParameterMapping(ctx, domain.AddParameterMappingInput{MappingID: mapping.GlobalID(),
 			ActionParameterID: aps[c.action.ID].Items[0].GlobalID(), ToolParameterID: tps[0].GlobalID()})
@@ -64,10 +64,10 @@ func TestImportRollsBack(t *testing.T) {
 			{"name": "fresh"},
 			{"name": "tool", "inputSchema": {"type": "object", "properties": {"n": {"type": "string"}, "s": {"type": "string"}}}}]`})
 		requireCode(t, err, domain.CodeConflict, "toolsJson")
-		tools, err := b.db.ToolsOfServer(context.Background(), c.server.ID)
+		tools, err := b.db.Catalog.ToolsOfServer(context.Background(), c.server.ID)
 		require.NoError(t, err)
 		require.Len(t, tools, 1, "nothing of the refused import is kept")
-		tps, err = b.db.ToolParametersOfTools(context.Background(), []string{c.tool.ID})
+		tps, err = b.db.Catalog.ToolParametersOfTools(context.Background(), []string{c.tool.ID})
 		require.NoError(t, err)
 		require.Equal(t, domain.ParamNumber, tps[0].Type)
 	})

@@ -137,7 +137,7 @@ func TestBootstrapAdminConcurrent(t *testing.T) {
 				} else {
 					require.Empty(t, shown)
 				}
-				n, err := db.CountUsers(context.Background())
+				n, err := db.Users.CountUsers(context.Background())
 				require.NoError(t, err)
 				require.Equal(t, 1, n)
 				p, err := svc.Authenticate(context.Background(), use)

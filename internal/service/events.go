@@ -127,10 +127,10 @@ func (s *Service) eventsPage(ctx context.Context, field, projectID, parent strin
 	}
 	pg, err := app.NestedPage(ctx, s.db, field, args, parent,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Event], error) {
-			return q.EventsByProjects(ctx, query(parents))
+			return q.Events.EventsByProjects(ctx, query(parents))
 		},
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
-			return q.CountEventsByProjects(ctx, query(parents))
+			return q.Events.CountEventsByProjects(ctx, query(parents))
 		})
 	if err != nil {
 		return domain.Page[domain.ExecutionEvent]{}, err
@@ -169,7 +169,7 @@ func (s *Service) RunEvents(ctx context.Context, runGID string, after *string, t
 			return nil, err
 		}
 	} else {
-		first, err := s.db.FirstRunEventSeq(ctx, run.ProjectID, run.ID)
+		first, err := s.db.Events.FirstRunEventSeq(ctx, run.ProjectID, run.ID)
 		if err != nil {
 			return nil, err
 		}

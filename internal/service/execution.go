@@ -33,7 +33,7 @@ func (s *Service) visibleRun(ctx context.Context, p *auth.Principal, gid, field 
 	if err != nil {
 		return nil, err
 	}
-	runs, err := s.db.RunsByIDs(ctx, []string{id})
+	runs, err := s.db.Runs.RunsByIDs(ctx, []string{id})
 	if err != nil {
 		return nil, err
 	}
@@ -87,19 +87,19 @@ func (s *Service) StartExecutionRun(ctx context.Context, in domain.StartExecutio
 func (s *Service) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, listID string, trigger domain.RunTrigger,
 	reason *string, retryOf *string, only map[string]bool,
 ) (*domain.ExecutionRun, error) {
-	l, err := tx.TaskListForUpdate(ctx, listID)
+	l, err := tx.Lists.TaskListForUpdate(ctx, listID)
 	if err != nil {
 		return nil, app.NotFound(err, "task list")
 	}
-	if err := tx.LockProjectGraph(ctx, l.ProjectID); err != nil {
+	if err := tx.Tasks.LockProjectGraph(ctx, l.ProjectID); err != nil {
 		return nil, err
 	}
-	if _, err := tx.ActiveRunOfList(ctx, l.ID); err == nil {
+	if _, err := tx.Runs.ActiveRunOfList(ctx, l.ID); err == nil {
 		return nil, &domain.Error{Code: domain.CodeConflict, Field: "taskListId", Message: "the task list already has an active run"}
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	number, err := tx.NextRunNumber(ctx, l.ID)
+	number, err := tx.Runs.NextRunNumber(ctx, l.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (s *Service) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, l
 	run := &domain.ExecutionRun{ID: app.NewID(), TaskListID: l.ID, ProjectID: l.ProjectID, RunNumber: number,
 		Status: domain.RunRunning, TriggeredBy: trigger, TriggeredReason: reason, RetryOfRunID: retryOf,
 		MaxParallelAgents: l.MaxParallelAgents, StartedAt: &now, CreatedBy: ptr(app.Actor(p)), CreatedAt: now, UpdatedAt: now}
-	if err := tx.InsertRun(ctx, run); err != nil {
+	if err := tx.Runs.InsertRun(ctx, run); err != nil {
 		return nil, err
 	}
 	tx.ActFor(run.ID)
@@ -136,10 +136,10 @@ func (s *Service) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, l
 				Position: i + 1, TaskStatus: domain.WavePending, AssignedAt: now})
 		}
 	}
-	if err := tx.InsertWaves(ctx, waves); err != nil {
+	if err := tx.Runs.InsertWaves(ctx, waves); err != nil {
 		return nil, err
 	}
-	if err := tx.InsertAssignments(ctx, assigns); err != nil {
+	if err := tx.Runs.InsertAssignments(ctx, assigns); err != nil {
 		return nil, err
 	}
 	var keep func(string) bool
@@ -161,7 +161,7 @@ func (s *Service) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, l
 // waves with nothing left to do), and ends the run after the last. It writes
 // the run and recounts it.
 func (s *Service) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, now time.Time) error {
-	waves, err := tx.WavesOfRun(ctx, run.ID)
+	waves, err := tx.Runs.WavesOfRun(ctx, run.ID)
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (s *Service) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, ru
 		if w.Status == domain.WaveCompleted || w.Status == domain.WaveFailed || w.Status == domain.WaveSkipped {
 			continue
 		}
-		as, err := tx.AssignmentsOfWave(ctx, w.ID)
+		as, err := tx.Runs.AssignmentsOfWave(ctx, w.ID)
 		if err != nil {
 			return err
 		}
@@ -193,13 +193,13 @@ func (s *Service) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, ru
 			if !open {
 				// Every task was skipped: the wave never runs.
 				w.Status, w.CompletedAt = domain.WaveSkipped, &now
-				if err := tx.UpdateWave(ctx, w); err != nil {
+				if err := tx.Runs.UpdateWave(ctx, w); err != nil {
 					return err
 				}
 				continue
 			}
 			w.Status = domain.WaveInProgress
-			if err := tx.UpdateWave(ctx, w); err != nil {
+			if err := tx.Runs.UpdateWave(ctx, w); err != nil {
 				return err
 			}
 			tx.Record(domain.NewWaveStarted(run, w, now))
@@ -207,7 +207,7 @@ func (s *Service) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, ru
 		}
 		// In progress.
 		if open {
-			if err := tx.UpdateWave(ctx, w); err != nil {
+			if err := tx.Runs.UpdateWave(ctx, w); err != nil {
 				return err
 			}
 			break
@@ -220,7 +220,7 @@ func (s *Service) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, ru
 		if w.StartedAt != nil {
 			w.DurationMs = ptr(int(now.Sub(*w.StartedAt).Milliseconds()))
 		}
-		if err := tx.UpdateWave(ctx, w); err != nil {
+		if err := tx.Runs.UpdateWave(ctx, w); err != nil {
 			return err
 		}
 		tx.Record(domain.NewWaveCompleted(run, w, now))
@@ -234,7 +234,7 @@ func (s *Service) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, ru
 		return true
 	}()
 	if last && run.Status == domain.RunRunning {
-		as, err := tx.AssignmentsOfRun(ctx, run.ID)
+		as, err := tx.Runs.AssignmentsOfRun(ctx, run.ID)
 		if err != nil {
 			return err
 		}
@@ -259,10 +259,10 @@ func (s *Service) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, ru
 		}
 	}
 	run.UpdatedAt = now
-	if err := tx.UpdateRun(ctx, run); err != nil {
+	if err := tx.Runs.UpdateRun(ctx, run); err != nil {
 		return err
 	}
-	return tx.RecountRun(ctx, run.ID, now)
+	return tx.Runs.RecountRun(ctx, run.ID, now)
 }
 
 // ClaimTask hands the caller the best PENDING task of the run's current wave,
@@ -288,7 +288,7 @@ func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*dom
 		res = &domain.ClaimResult{}
 		// The run's lock orders claims: the count of live agents holds
 		// until this claim commits.
-		run, err := tx.RunForUpdate(ctx, r.ID)
+		run, err := tx.Runs.RunForUpdate(ctx, r.ID)
 		if err != nil {
 			return err
 		}
@@ -298,11 +298,11 @@ func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*dom
 			res.WaitReason = w
 			return err
 		}
-		attempts, err := tx.CountAttempts(ctx, run.ID, t.ID)
+		attempts, err := tx.Runs.CountAttempts(ctx, run.ID, t.ID)
 		if err != nil {
 			return err
 		}
-		now, err := tx.Now(ctx)
+		now, err := tx.Tasks.Now(ctx)
 		if err != nil {
 			return err
 		}
@@ -310,16 +310,16 @@ func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*dom
 		agent := &domain.BuildAgent{ID: app.NewID(), RunID: run.ID, WaveID: wave.ID, TaskID: t.ID, TaskListID: run.TaskListID,
 			ProcessID: in.ProcessID, Hostname: in.Hostname, WorkingDirectory: in.WorkingDirectory,
 			Status: domain.AgentRunning, LastHeartbeatAt: now, SpawnedAt: now, ClaimedBy: ptr(app.Actor(p))}
-		if err := tx.InsertAgent(ctx, agent); err != nil {
+		if err := tx.Runs.InsertAgent(ctx, agent); err != nil {
 			return err
 		}
 		exec := &domain.TaskExecution{ID: app.NewID(), TaskID: t.ID, TaskListID: run.TaskListID, RunID: run.ID,
 			AgentID: agent.ID, WaveID: wave.ID, AttemptNumber: attempts + 1, Status: domain.ExecRunning,
 			StartedAt: now, FilesModified: domain.Strings{}, GitCommits: domain.Strings{}, CreatedAt: now}
-		if err := tx.InsertExecution(ctx, exec); err != nil {
+		if err := tx.Runs.InsertExecution(ctx, exec); err != nil {
 			return err
 		}
-		if err := tx.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WaveInProgress, now); err != nil {
+		if err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WaveInProgress, now); err != nil {
 			return err
 		}
 		t.AssignedAgentID = &agent.ID
@@ -328,7 +328,7 @@ func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*dom
 			return err
 		}
 		tx.Record(domain.NewTaskClaimed(run, wave, exec, now))
-		if err := tx.RecountRun(ctx, run.ID, now); err != nil {
+		if err := tx.Runs.RecountRun(ctx, run.ID, now); err != nil {
 			return err
 		}
 		res.Agent, res.Task, res.Execution, res.Wave = agent, t, exec, wave
@@ -352,19 +352,19 @@ func claimable(ctx context.Context, q *store.Q, run *domain.ExecutionRun) (*doma
 	case run.Status != domain.RunRunning || run.CurrentWave == nil:
 		return wait(domain.WaitRunNotRunning)
 	}
-	live, err := q.CountLiveAgents(ctx, run.ID)
+	live, err := q.Runs.CountLiveAgents(ctx, run.ID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if live >= run.MaxParallelAgents {
 		return wait(domain.WaitConcurrencyLimit)
 	}
-	waves, err := q.WavesOfRun(ctx, run.ID)
+	waves, err := q.Runs.WavesOfRun(ctx, run.ID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	wave := waves[*run.CurrentWave-1]
-	t, err := q.ClaimableTask(ctx, wave.ID)
+	t, err := q.Runs.ClaimableTask(ctx, wave.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return wait(domain.WaitNoReadyTask)
 	} else if err != nil {
@@ -419,7 +419,7 @@ func (s *Service) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, age
 	if err != nil {
 		return nil, err
 	}
-	a, err := tx.AgentForUpdate(ctx, id)
+	a, err := tx.Runs.AgentForUpdate(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	} else if err != nil {
@@ -427,9 +427,9 @@ func (s *Service) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, age
 	}
 	var run *domain.ExecutionRun
 	if mode == holdSettle {
-		run, err = tx.RunForUpdate(ctx, a.RunID)
+		run, err = tx.Runs.RunForUpdate(ctx, a.RunID)
 	} else {
-		run, err = one(tx.RunsByIDs(ctx, []string{a.RunID}))
+		run, err = one(tx.Runs.RunsByIDs(ctx, []string{a.RunID}))
 	}
 	if err != nil {
 		return nil, err
@@ -440,7 +440,7 @@ func (s *Service) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, age
 	} else if !ok {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	}
-	exec, err := tx.ExecutionOfAgent(ctx, a.ID)
+	exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -453,14 +453,14 @@ func (s *Service) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, age
 	var t *domain.Task
 	switch mode {
 	case holdSettle:
-		t, err = tx.TaskForUpdate(ctx, a.TaskID)
+		t, err = tx.Tasks.TaskForUpdate(ctx, a.TaskID)
 	case holdReport:
-		t, err = one(tx.TasksByIDs(ctx, []string{a.TaskID}))
+		t, err = one(tx.Tasks.TasksByIDs(ctx, []string{a.TaskID}))
 	}
 	if err != nil {
 		return nil, err
 	}
-	now, err := tx.Now(ctx)
+	now, err := tx.Tasks.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -524,13 +524,13 @@ func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*dom
 		if in.CPUPercent != nil {
 			a.CPUPercent = in.CPUPercent
 		}
-		if err := tx.UpdateAgent(ctx, a); err != nil {
+		if err := tx.Runs.UpdateAgent(ctx, a); err != nil {
 			return err
 		}
 		hb := &domain.AgentHeartbeat{ID: app.NewID(), AgentID: a.ID, RunID: a.RunID, TaskID: a.TaskID,
 			Status: a.Status, ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep,
 			MemoryMb: in.MemoryMb, CPUPercent: in.CPUPercent, RecordedAt: h.now}
-		if err := tx.InsertHeartbeat(ctx, hb); err != nil {
+		if err := tx.Runs.InsertHeartbeat(ctx, hb); err != nil {
 			return err
 		}
 		if news {
@@ -568,7 +568,7 @@ func (s *Service) AppendExecutionLog(ctx context.Context, in domain.AppendExecut
 			return err
 		}
 		exec = h.exec
-		if err := tx.AppendLogLines(ctx, exec.ID, exec.LogLines, in.Lines); err != nil {
+		if err := tx.Runs.AppendLogLines(ctx, exec.ID, exec.LogLines, in.Lines); err != nil {
 			return err
 		}
 		tx.Record(domain.NewLogAppended(h.run, exec, exec.LogLines+1, in.Lines, h.now))
@@ -610,7 +610,7 @@ func (s *Service) RecordTestResult(ctx context.Context, in domain.RecordTestResu
 			ExecutionID: h.exec.ID, AgentID: h.agent.ID, TestLevel: in.Level, TestIndex: in.TestIndex,
 			TestName: in.TestName, Status: in.Status, Output: in.Output, Error: in.Error, DurationMs: dur,
 			ExecutedBy: ptr(h.agent.GlobalID()), ExecutedAt: h.now}
-		if err := tx.InsertTestResult(ctx, res); err != nil {
+		if err := tx.Runs.InsertTestResult(ctx, res); err != nil {
 			return err
 		}
 		tx.Record(domain.NewTestResultRecorded(h.run, res))
@@ -644,12 +644,12 @@ func testGate(t *domain.Task, results []*domain.TaskTestResult) []string {
 // endAgent terminates an agent and ends its execution.
 func endAgent(ctx context.Context, tx *app.Tx, a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, reason string, lastErr *string, now time.Time) error {
 	a.Status, a.TerminatedAt, a.TerminationReason = domain.AgentTerminated, &now, &reason
-	if err := tx.UpdateAgent(ctx, a); err != nil {
+	if err := tx.Runs.UpdateAgent(ctx, a); err != nil {
 		return err
 	}
 	e.Status, e.EndedAt, e.LastError = st, &now, lastErr
 	e.DurationMs = ptr(int(now.Sub(e.StartedAt).Milliseconds()))
-	return tx.UpdateExecution(ctx, e)
+	return tx.Runs.UpdateExecution(ctx, e)
 }
 
 // CompleteTask reports the calling agent's task done: it is validated
@@ -674,11 +674,11 @@ func (s *Service) CompleteTask(ctx context.Context, in domain.CompleteTaskInput)
 		if _, err := s.transition(ctx, tx, p, t, domain.StatusValidating, "the agent reported the task done", true, now); err != nil {
 			return err
 		}
-		results, err := tx.TestResultsOfExecution(ctx, e.ID)
+		results, err := tx.Runs.TestResultsOfExecution(ctx, e.ID)
 		if err != nil {
 			return err
 		}
-		if err := tx.MarkImpactAccuracy(ctx, t.ID, in.FilesModified, now); err != nil {
+		if err := tx.Runs.MarkImpactAccuracy(ctx, t.ID, in.FilesModified, now); err != nil {
 			return err
 		}
 		bad := testGate(t, results)
@@ -744,10 +744,10 @@ func (s *Service) releaseTask(ctx context.Context, tx *app.Tx, p *auth.Principal
 			fmt.Sprintf("%s; retrying (attempt %d of %d failed)", reason, e.AttemptNumber, s.maxAttempts), now); err != nil {
 			return err
 		}
-		if err := tx.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WavePending, now); err != nil {
+		if err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WavePending, now); err != nil {
 			return err
 		}
-		return tx.RecountRun(ctx, run.ID, now)
+		return tx.Runs.RecountRun(ctx, run.ID, now)
 	}
 	if retry {
 		reason = fmt.Sprintf("%s; %d attempts exhausted", reason, e.AttemptNumber)
@@ -765,7 +765,7 @@ func (s *Service) settle(ctx context.Context, tx *app.Tx, p *auth.Principal, run
 	if outcome == domain.StatusFailed {
 		st = domain.WaveFailed
 	}
-	if err := tx.SetAssignmentStatus(ctx, run.ID, t.ID, st, now); err != nil {
+	if err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, st, now); err != nil {
 		return err
 	}
 	if outcome == domain.StatusFailed {
@@ -779,7 +779,7 @@ func (s *Service) settle(ctx context.Context, tx *app.Tx, p *auth.Principal, run
 // skipDependents marks every task of the run that waits, directly or not, on
 // failed as SKIPPED and moves it to BLOCKED with a dependency block.
 func (s *Service) skipDependents(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, failed *domain.Task, now time.Time) error {
-	links, err := tx.PlanningLinksOfList(ctx, run.TaskListID)
+	links, err := tx.Planning.PlanningLinksOfList(ctx, run.TaskListID)
 	if err != nil {
 		return err
 	}
@@ -792,7 +792,7 @@ func (s *Service) skipDependents(ctx context.Context, tx *app.Tx, p *auth.Princi
 			waitsOn[l.SourceTaskID] = append(waitsOn[l.SourceTaskID], l.TargetTaskID)
 		}
 	}
-	as, err := tx.AssignmentsOfRun(ctx, run.ID)
+	as, err := tx.Runs.AssignmentsOfRun(ctx, run.ID)
 	if err != nil {
 		return err
 	}
@@ -820,15 +820,15 @@ func (s *Service) skipDependents(ctx context.Context, tx *app.Tx, p *auth.Princi
 	}
 	slices.Sort(skip)
 	for _, id := range skip {
-		t, err := tx.TaskForUpdate(ctx, id)
+		t, err := tx.Tasks.TaskForUpdate(ctx, id)
 		if err != nil {
 			return err
 		}
 		reason := fmt.Sprintf("skipped: depends on %s, which failed", failed.DisplayID)
-		if err := tx.SetAssignmentStatus(ctx, run.ID, id, domain.WaveSkipped, now); err != nil {
+		if err := tx.Runs.SetAssignmentStatus(ctx, run.ID, id, domain.WaveSkipped, now); err != nil {
 			return err
 		}
-		if err := tx.InsertBlock(ctx, &domain.TaskBlock{ID: app.NewID(), TaskID: id, BlockType: domain.BlockDependency,
+		if err := tx.Tasks.InsertBlock(ctx, &domain.TaskBlock{ID: app.NewID(), TaskID: id, BlockType: domain.BlockDependency,
 			Reason: reason, BlockingEntityID: &failed.ID, CreatedAt: now}); err != nil {
 			return err
 		}

@@ -32,17 +32,17 @@ type executionLoadersKey struct{}
 func newExecutionLoaders(s *Service, w loader.Timing) *executionLoaders {
 	q := &s.db.Q
 	e := &executionLoaders{}
-	e.runs = loader.New(w, app.ByID(q.RunsByIDs, func(v *domain.ExecutionRun) string { return v.ID }))
-	e.agents = loader.New(w, app.ByID(q.AgentsByIDs, func(v *domain.BuildAgent) string { return v.ID }))
-	e.execOfAgent = loader.New(w, app.ByID(q.ExecutionsOfAgents, func(v *domain.TaskExecution) string { return v.AgentID }))
-	e.runsOfList = loader.New(w, app.Grouped(q.RunsOfLists, func(v *domain.ExecutionRun) []string { return []string{v.TaskListID} }))
-	e.wavesOfRun = loader.New(w, app.Grouped(q.WavesOfRuns, func(v *domain.Wave) []string { return []string{v.RunID} }))
-	e.agentsOfRun = loader.New(w, app.Grouped(q.AgentsOfRuns, func(v *domain.BuildAgent) []string { return []string{v.RunID} }))
-	e.execsOfRun = loader.New(w, app.Grouped(q.ExecutionsOfRuns, func(v *domain.TaskExecution) []string { return []string{v.RunID} }))
-	e.assignsOfWave = loader.New(w, app.Grouped(q.AssignmentsOfWaves, func(v *domain.WaveTaskAssignment) []string { return []string{v.WaveID} }))
-	e.resultsOfExecs = loader.New(w, app.Grouped(q.TestResultsOfExecutions, func(v *domain.TaskTestResult) []string { return []string{v.ExecutionID} }))
-	e.analyses = loader.New(w, app.ByID(q.AnalysesByIDs, func(v *domain.ParallelismAnalysis) string { return v.ID }))
-	e.conflictsOfTask = loader.New(w, app.Grouped(q.CurrentAnalysesOfTasks, func(v *domain.ParallelismAnalysis) []string {
+	e.runs = loader.New(w, app.ByID(q.Runs.RunsByIDs, func(v *domain.ExecutionRun) string { return v.ID }))
+	e.agents = loader.New(w, app.ByID(q.Runs.AgentsByIDs, func(v *domain.BuildAgent) string { return v.ID }))
+	e.execOfAgent = loader.New(w, app.ByID(q.Runs.ExecutionsOfAgents, func(v *domain.TaskExecution) string { return v.AgentID }))
+	e.runsOfList = loader.New(w, app.Grouped(q.Runs.RunsOfLists, func(v *domain.ExecutionRun) []string { return []string{v.TaskListID} }))
+	e.wavesOfRun = loader.New(w, app.Grouped(q.Runs.WavesOfRuns, func(v *domain.Wave) []string { return []string{v.RunID} }))
+	e.agentsOfRun = loader.New(w, app.Grouped(q.Runs.AgentsOfRuns, func(v *domain.BuildAgent) []string { return []string{v.RunID} }))
+	e.execsOfRun = loader.New(w, app.Grouped(q.Runs.ExecutionsOfRuns, func(v *domain.TaskExecution) []string { return []string{v.RunID} }))
+	e.assignsOfWave = loader.New(w, app.Grouped(q.Runs.AssignmentsOfWaves, func(v *domain.WaveTaskAssignment) []string { return []string{v.WaveID} }))
+	e.resultsOfExecs = loader.New(w, app.Grouped(q.Runs.TestResultsOfExecutions, func(v *domain.TaskTestResult) []string { return []string{v.ExecutionID} }))
+	e.analyses = loader.New(w, app.ByID(q.Planning.AnalysesByIDs, func(v *domain.ParallelismAnalysis) string { return v.ID }))
+	e.conflictsOfTask = loader.New(w, app.Grouped(q.Planning.CurrentAnalysesOfTasks, func(v *domain.ParallelismAnalysis) []string {
 		return []string{v.TaskAID, v.TaskBID}
 	}))
 	e.all = []app.Clearer{e.runs, e.agents, e.execOfAgent, e.runsOfList, e.wavesOfRun, e.agentsOfRun, e.execsOfRun,

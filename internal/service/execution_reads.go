@@ -69,7 +69,7 @@ func (s *Service) ExecutionLog(ctx context.Context, executionID string, tail *in
 	if n == 0 {
 		return []string{}, nil
 	}
-	lines, err := s.db.LogTail(ctx, executionID, n)
+	lines, err := s.db.Runs.LogTail(ctx, executionID, n)
 	if lines == nil {
 		lines = []string{}
 	}
@@ -86,9 +86,9 @@ func (s *Service) TestResultsOfExecution(ctx context.Context, executionID string
 func (s *Service) HeartbeatsOfAgent(ctx context.Context, agentID string, page domain.PageArgs) (domain.Page[*domain.AgentHeartbeat], error) {
 	return app.NestedPage(ctx, s.db, "BuildAgent.heartbeats", page, agentID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.AgentHeartbeat], error) {
-			return q.HeartbeatsOfAgents(ctx, parents, page)
+			return q.Runs.HeartbeatsOfAgents(ctx, parents, page)
 		},
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
-			return q.CountHeartbeatsOfAgents(ctx, parents)
+			return q.Runs.CountHeartbeatsOfAgents(ctx, parents)
 		})
 }

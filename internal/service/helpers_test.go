@@ -71,7 +71,7 @@ func setup(t *testing.T, url string) *bundle {
 	db, svc, clk := newService(t, url)
 	b := &bundle{t: t, db: db, svc: svc, clock: clk}
 	adminUser := &domain.User{ID: uuid.NewString(), Slug: "root", Name: "Root", CreatedAt: at(0), UpdatedAt: at(0)}
-	require.NoError(t, db.CreateUser(context.Background(), adminUser))
+	require.NoError(t, db.Users.CreateUser(context.Background(), adminUser))
 	b.admin = &auth.Principal{UserID: adminUser.ID, Role: domain.RoleAdmin}
 	b.owner = b.member("owner")
 	b.other = b.member("other")
@@ -121,7 +121,7 @@ func (b *bundle) createTask(title string, edit ...func(*domain.CreateTaskInput))
 // reload reads a task back from the database.
 func (b *bundle) reload(task *domain.Task) *domain.Task {
 	b.t.Helper()
-	got, err := b.db.TasksByIDs(context.Background(), []string{task.ID})
+	got, err := b.db.Tasks.TasksByIDs(context.Background(), []string{task.ID})
 	require.NoError(b.t, err)
 	require.Len(b.t, got, 1)
 	return got[0]

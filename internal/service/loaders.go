@@ -39,27 +39,27 @@ type loaders struct {
 func newLoaders(s *Service, w loader.Timing) *loaders {
 	q := &s.db.Q
 	l := &loaders{}
-	l.users = loader.New(w, app.ByID(q.UsersByIDs, func(u *domain.User) string { return u.ID }))
-	l.tokens = loader.New(w, app.ByID(q.APITokensByIDs, func(t *domain.APIToken) string { return t.ID }))
-	l.projects = loader.New(w, app.ByID(q.ProjectsByIDs, func(p *domain.Project) string { return p.ID }))
-	l.ideas = loader.New(w, app.ByID(q.IdeasByIDs, func(i *domain.Idea) string { return i.ID }))
-	l.tasks = loader.New(w, app.ByID(q.TasksByIDs, func(t *domain.Task) string { return t.ID }))
-	l.lists = loader.New(w, app.ByID(q.TaskListsByIDs, func(t *domain.TaskList) string { return t.ID }))
-	l.items = loader.New(w, app.ByID(q.ItemsByIDs, func(i *domain.TaskListItem) string { return i.ID }))
-	l.relationships = loader.New(w, app.ByID(q.RelationshipsByIDs, func(r *domain.TaskRelationship) string { return r.ID }))
-	l.stateChanges = loader.New(w, app.ByID(q.StateChangesByIDs, func(c *domain.TaskStateChange) string { return c.ID }))
-	l.blocks = loader.New(w, app.ByID(q.BlocksByIDs, func(b *domain.TaskBlock) string { return b.ID }))
-	l.impacts = loader.New(w, app.ByID(q.FileImpactsByIDs, func(f *domain.TaskFileImpact) string { return f.ID }))
-	l.templates = loader.New(w, app.ByID(q.TemplatesByIDs, func(t *domain.TaskTemplate) string { return t.ID }))
-	l.tokensOfUser = loader.New(w, app.Grouped(q.APITokensByUsers, func(t *domain.APIToken) []string { return []string{t.UserID} }))
-	l.relsOfTask = loader.New(w, app.Grouped(q.RelationshipsOfTasks, func(r *domain.TaskRelationship) []string {
+	l.users = loader.New(w, app.ByID(q.Users.UsersByIDs, func(u *domain.User) string { return u.ID }))
+	l.tokens = loader.New(w, app.ByID(q.Users.APITokensByIDs, func(t *domain.APIToken) string { return t.ID }))
+	l.projects = loader.New(w, app.ByID(q.Projects.ProjectsByIDs, func(p *domain.Project) string { return p.ID }))
+	l.ideas = loader.New(w, app.ByID(q.Projects.IdeasByIDs, func(i *domain.Idea) string { return i.ID }))
+	l.tasks = loader.New(w, app.ByID(q.Tasks.TasksByIDs, func(t *domain.Task) string { return t.ID }))
+	l.lists = loader.New(w, app.ByID(q.Lists.TaskListsByIDs, func(t *domain.TaskList) string { return t.ID }))
+	l.items = loader.New(w, app.ByID(q.Lists.ItemsByIDs, func(i *domain.TaskListItem) string { return i.ID }))
+	l.relationships = loader.New(w, app.ByID(q.Tasks.RelationshipsByIDs, func(r *domain.TaskRelationship) string { return r.ID }))
+	l.stateChanges = loader.New(w, app.ByID(q.Tasks.StateChangesByIDs, func(c *domain.TaskStateChange) string { return c.ID }))
+	l.blocks = loader.New(w, app.ByID(q.Tasks.BlocksByIDs, func(b *domain.TaskBlock) string { return b.ID }))
+	l.impacts = loader.New(w, app.ByID(q.Tasks.FileImpactsByIDs, func(f *domain.TaskFileImpact) string { return f.ID }))
+	l.templates = loader.New(w, app.ByID(q.Lists.TemplatesByIDs, func(t *domain.TaskTemplate) string { return t.ID }))
+	l.tokensOfUser = loader.New(w, app.Grouped(q.Users.APITokensByUsers, func(t *domain.APIToken) []string { return []string{t.UserID} }))
+	l.relsOfTask = loader.New(w, app.Grouped(q.Tasks.RelationshipsOfTasks, func(r *domain.TaskRelationship) []string {
 		return []string{r.SourceTaskID, r.TargetTaskID}
 	}))
-	l.historyOfTask = loader.New(w, app.Grouped(q.StateHistoryOfTasks, func(c *domain.TaskStateChange) []string { return []string{c.TaskID} }))
-	l.blocksOfTask = loader.New(w, app.Grouped(q.BlocksOfTasks, func(b *domain.TaskBlock) []string { return []string{b.TaskID} }))
-	l.impactsOfTask = loader.New(w, app.Grouped(q.FileImpactsOfTasks, func(f *domain.TaskFileImpact) []string { return []string{f.TaskID} }))
-	l.itemOfTask = loader.New(w, app.ByID(q.ItemsOfTasks, func(i *domain.TaskListItem) string { return i.TaskID }))
-	l.lastEventSeq = loader.New(w, q.LastEventSeqs)
+	l.historyOfTask = loader.New(w, app.Grouped(q.Tasks.StateHistoryOfTasks, func(c *domain.TaskStateChange) []string { return []string{c.TaskID} }))
+	l.blocksOfTask = loader.New(w, app.Grouped(q.Tasks.BlocksOfTasks, func(b *domain.TaskBlock) []string { return []string{b.TaskID} }))
+	l.impactsOfTask = loader.New(w, app.Grouped(q.Tasks.FileImpactsOfTasks, func(f *domain.TaskFileImpact) []string { return []string{f.TaskID} }))
+	l.itemOfTask = loader.New(w, app.ByID(q.Lists.ItemsOfTasks, func(i *domain.TaskListItem) string { return i.TaskID }))
+	l.lastEventSeq = loader.New(w, q.Events.LastEventSeqs)
 	l.all = []app.Clearer{l.users, l.tokens, l.projects, l.ideas, l.tasks, l.lists, l.items, l.relationships,
 		l.stateChanges, l.blocks, l.impacts, l.templates, l.tokensOfUser, l.relsOfTask, l.historyOfTask,
 		l.blocksOfTask, l.impactsOfTask, l.itemOfTask, l.lastEventSeq}

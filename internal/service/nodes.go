@@ -183,22 +183,22 @@ func (s *Service) executionNode(ctx context.Context, kind domain.Kind, id string
 	)
 	switch kind {
 	case domain.KindWave:
-		vs, e := s.db.WavesByIDs(ctx, ids)
+		vs, e := s.db.Runs.WavesByIDs(ctx, ids)
 		node, runID, err = runPart(vs, e, func(v *domain.Wave) string { return v.RunID })
 	case domain.KindWaveAssignment:
-		vs, e := s.db.AssignmentsByIDs(ctx, ids)
+		vs, e := s.db.Runs.AssignmentsByIDs(ctx, ids)
 		node, runID, err = runPart(vs, e, func(v *domain.WaveTaskAssignment) string { return v.RunID })
 	case domain.KindBuildAgent:
-		vs, e := s.db.AgentsByIDs(ctx, ids)
+		vs, e := s.db.Runs.AgentsByIDs(ctx, ids)
 		node, runID, err = runPart(vs, e, func(v *domain.BuildAgent) string { return v.RunID })
 	case domain.KindAgentHeartbeat:
-		vs, e := s.db.HeartbeatsByIDs(ctx, ids)
+		vs, e := s.db.Runs.HeartbeatsByIDs(ctx, ids)
 		node, runID, err = runPart(vs, e, func(v *domain.AgentHeartbeat) string { return v.RunID })
 	case domain.KindTaskExecution:
-		vs, e := s.db.ExecutionsByIDs(ctx, ids)
+		vs, e := s.db.Runs.ExecutionsByIDs(ctx, ids)
 		node, runID, err = runPart(vs, e, func(v *domain.TaskExecution) string { return v.RunID })
 	case domain.KindTaskTestResult:
-		vs, e := s.db.TestResultsByIDs(ctx, ids)
+		vs, e := s.db.Runs.TestResultsByIDs(ctx, ids)
 		node, runID, err = runPart(vs, e, func(v *domain.TaskTestResult) string { return v.RunID })
 	}
 	if err != nil || runID == "" {

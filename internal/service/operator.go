@@ -12,7 +12,7 @@ import (
 // OperatorToken creates a token from the command line (`taskgraph token create`),
 // where whoever runs the binary against the database is trusted as an admin.
 func (s *Service) OperatorToken(ctx context.Context, userSlug string, role domain.Role, projectSlug, name string) (string, *domain.APIToken, error) {
-	u, err := s.db.UserBySlug(ctx, userSlug)
+	u, err := s.db.Users.UserBySlug(ctx, userSlug)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil, &domain.Error{Code: domain.CodeNotFound, Field: "user", Message: "no user with slug " + userSlug}
 	} else if err != nil {
@@ -20,7 +20,7 @@ func (s *Service) OperatorToken(ctx context.Context, userSlug string, role domai
 	}
 	in := domain.CreateAPITokenInput{UserID: u.GlobalID(), Name: name, Role: role}
 	if projectSlug != "" {
-		p, err := s.db.ProjectBySlug(ctx, projectSlug)
+		p, err := s.db.Projects.ProjectBySlug(ctx, projectSlug)
 		if errors.Is(err, store.ErrNotFound) {
 			return "", nil, &domain.Error{Code: domain.CodeNotFound, Field: "project", Message: "no project with slug " + projectSlug}
 		} else if err != nil {

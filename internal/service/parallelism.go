@@ -29,7 +29,7 @@ import (
 func recordAnalysis(ctx context.Context, tx *app.Tx, listID string, in planning.Input, plan *planning.Plan,
 	keep func(string) bool, now time.Time,
 ) error {
-	if err := tx.InvalidateAnalysesOfList(ctx, listID, now); err != nil {
+	if err := tx.Planning.InvalidateAnalysesOfList(ctx, listID, now); err != nil {
 		return err
 	}
 	pairs := planning.Pairs(in, plan, keep)
@@ -41,7 +41,7 @@ func recordAnalysis(ctx context.Context, tx *app.Tx, listID string, in planning.
 		}
 		rows = append(rows, row)
 	}
-	return tx.InsertAnalyses(ctx, rows)
+	return tx.Planning.InsertAnalyses(ctx, rows)
 }
 
 // analysisRow turns a conflicting pair into its row.
@@ -96,9 +96,9 @@ func (s *Service) AnalysisOfList(ctx context.Context, listID string, page domain
 	}{page, includeInvalidated}
 	return app.NestedPage(ctx, s.db, "TaskList.parallelismAnalysis", args, listID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.ParallelismAnalysis], error) {
-			return q.AnalysesByLists(ctx, parents, page, includeInvalidated)
+			return q.Planning.AnalysesByLists(ctx, parents, page, includeInvalidated)
 		},
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
-			return q.CountAnalysesByLists(ctx, parents, includeInvalidated)
+			return q.Planning.CountAnalysesByLists(ctx, parents, includeInvalidated)
 		})
 }

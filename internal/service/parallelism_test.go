@@ -116,7 +116,7 @@ func TestParallelismAnalysisLifecycle(t *testing.T) {
 		b.clock.Advance(time.Minute)
 		b.mustLink(d, c, domain.RelConflictsWith)
 		require.Empty(t, current())
-		got, err := b.db.AnalysesByIDs(context.Background(), []string{row.ID})
+		got, err := b.db.Planning.AnalysesByIDs(context.Background(), []string{row.ID})
 		require.NoError(t, err)
 		require.Equal(t, at(2*time.Minute), got[0].InvalidatedAt.UTC())
 		conflicts, err := b.svc.ConflictsOfTask(context.Background(), a.ID)

@@ -49,18 +49,18 @@ type planData struct {
 func loadPlanData(ctx context.Context, q *store.Q, listID string) (planData, error) {
 	var pd planData
 	var err error
-	if pd.tasks, err = q.TasksOfList(ctx, listID); err != nil {
+	if pd.tasks, err = q.Planning.TasksOfList(ctx, listID); err != nil {
 		return pd, err
 	}
-	impacts, err := q.FileImpactsOfList(ctx, listID)
+	impacts, err := q.Planning.FileImpactsOfList(ctx, listID)
 	if err != nil {
 		return pd, err
 	}
-	links, err := q.PlanningLinksOfList(ctx, listID)
+	links, err := q.Planning.PlanningLinksOfList(ctx, listID)
 	if err != nil {
 		return pd, err
 	}
-	if pd.outside, err = q.OutsideDependenciesOfList(ctx, listID); err != nil {
+	if pd.outside, err = q.Planning.OutsideDependenciesOfList(ctx, listID); err != nil {
 		return pd, err
 	}
 	files := map[string][]planning.FileImpact{}

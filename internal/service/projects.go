@@ -76,7 +76,7 @@ func (s *Service) CreateProject(ctx context.Context, in domain.CreateProjectInpu
 	now := s.now()
 	project := &domain.Project{ID: app.NewID(), Slug: in.Slug, Name: name, Description: desc, OwnerID: p.UserID,
 		Status: domain.ProjectActive, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(tx *app.Tx) error { return tx.CreateProject(ctx, project) })
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Projects.CreateProject(ctx, project) })
 	if errors.Is(err, store.ErrUnique) {
 		if strings.Contains(err.Error(), "projects_display_prefix_key") {
 			code := domain.ProjectCode(in.Slug)
@@ -113,7 +113,7 @@ func (s *Service) UpdateProject(ctx context.Context, in domain.UpdateProjectInpu
 		next.Status = *in.Status
 	}
 	next.UpdatedAt = s.now()
-	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.UpdateProject(ctx, &next) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.Projects.UpdateProject(ctx, &next) }); err != nil {
 		return nil, err
 	}
 	return &next, nil
@@ -141,7 +141,7 @@ func (s *Service) Project(ctx context.Context, gid, slug *string) (*domain.Proje
 			return nil, err
 		}
 	} else {
-		project, err = s.db.ProjectBySlug(ctx, *slug)
+		project, err = s.db.Projects.ProjectBySlug(ctx, *slug)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil
 		} else if err != nil {
@@ -165,7 +165,7 @@ func (s *Service) Projects(ctx context.Context, f *domain.ProjectFilter, page do
 	if err != nil {
 		return domain.Page[*domain.Project]{}, err
 	}
-	return s.db.Projects(ctx, app.ScopeOf(p), f, page)
+	return s.db.Projects.Projects(ctx, app.ScopeOf(p), f, page)
 }
 
 // ProjectsOfUser pages the projects a user owns that the caller can see.
@@ -177,10 +177,10 @@ func (s *Service) ProjectsOfUser(ctx context.Context, userID string, page domain
 	scope := app.ScopeOf(p)
 	return app.NestedPage(ctx, s.db, "User.projects", page, userID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Project], error) {
-			return q.ProjectsByOwners(ctx, scope, parents, page)
+			return q.Projects.ProjectsByOwners(ctx, scope, parents, page)
 		},
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
-			return q.CountProjectsByOwners(ctx, scope, parents)
+			return q.Projects.CountProjectsByOwners(ctx, scope, parents)
 		})
 }
 
@@ -215,7 +215,7 @@ func (s *Service) CreateIdea(ctx context.Context, in domain.CreateIdeaInput) (*d
 	now := s.now()
 	idea := &domain.Idea{ID: app.NewID(), Slug: in.Slug, ProjectID: project.ID, Name: name, Description: desc,
 		LifecycleStage: stage, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(tx *app.Tx) error { return tx.CreateIdea(ctx, idea) })
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Projects.CreateIdea(ctx, idea) })
 	if errors.Is(err, store.ErrUnique) {
 		return nil, &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "the project already has an idea with slug " + in.Slug}
 	}
@@ -231,10 +231,10 @@ func (s *Service) IdeaByID(ctx context.Context, id string) (*domain.Idea, error)
 func (s *Service) IdeasOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.Idea], error) {
 	return app.NestedPage(ctx, s.db, "Project.ideas", page, projectID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Idea], error) {
-			return q.IdeasByProjects(ctx, parents, page)
+			return q.Projects.IdeasByProjects(ctx, parents, page)
 		},
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
-			return q.CountIdeasByProjects(ctx, parents)
+			return q.Projects.CountIdeasByProjects(ctx, parents)
 		})
 }
 
@@ -242,9 +242,9 @@ func (s *Service) IdeasOfProject(ctx context.Context, projectID string, page dom
 func (s *Service) TaskListsOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.TaskList], error) {
 	return app.NestedPage(ctx, s.db, "Project.taskLists", page, projectID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.TaskList], error) {
-			return q.TaskListsByProjects(ctx, parents, page)
+			return q.Lists.TaskListsByProjects(ctx, parents, page)
 		},
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
-			return q.CountTaskListsByProjects(ctx, parents)
+			return q.Lists.CountTaskListsByProjects(ctx, parents)
 		})
 }

@@ -14,7 +14,7 @@ import (
 // graph, then refreshes the blocks count and score of both ends.
 func (s *Service) insertLink(ctx context.Context, tx *app.Tx, projectID string, r *domain.TaskRelationship, field string) error {
 	if domain.GraphKind(r.Type) != nil || domain.PlanningLink(r.Type) {
-		if err := tx.LockProjectGraph(ctx, projectID); err != nil {
+		if err := tx.Tasks.LockProjectGraph(ctx, projectID); err != nil {
 			return err
 		}
 	}
@@ -23,7 +23,7 @@ func (s *Service) insertLink(ctx context.Context, tx *app.Tx, projectID string, 
 		// Would `from` become reachable from itself? Search from `to`, one SQL
 		// statement per level of the part of the graph reachable from it.
 		path, err := domain.SearchPath(to, from, func(frontier []string) (map[string][]string, error) {
-			edges, err := tx.OrderingEdgesFrom(ctx, frontier, kinds)
+			edges, err := tx.Tasks.OrderingEdgesFrom(ctx, frontier, kinds)
 			adj := make(map[string][]string, len(frontier))
 			for _, e := range edges {
 				adj[e.From] = append(adj[e.From], e.To)
@@ -43,7 +43,7 @@ func (s *Service) insertLink(ctx context.Context, tx *app.Tx, projectID string, 
 				Message: "this " + string(r.Type) + " link would close a cycle", Details: map[string]any{"cycle": cycle}}
 		}
 	}
-	if err := tx.InsertRelationship(ctx, r); errors.Is(err, store.ErrUnique) {
+	if err := tx.Tasks.InsertRelationship(ctx, r); errors.Is(err, store.ErrUnique) {
 		return &domain.Error{Code: domain.CodeConflict, Field: field,
 			Message: "these tasks already have a " + string(r.Type) + " link"}
 	} else if err != nil {
@@ -62,7 +62,7 @@ func invalidateLinked(ctx context.Context, tx *app.Tx, r *domain.TaskRelationshi
 	if !domain.PlanningLink(r.Type) {
 		return nil
 	}
-	return tx.InvalidateAnalysesOfTasks(ctx, []string{r.SourceTaskID, r.TargetTaskID}, now)
+	return tx.Planning.InvalidateAnalysesOfTasks(ctx, []string{r.SourceTaskID, r.TargetTaskID}, now)
 }
 
 // rescoreLinked recounts blocks and recomputes scores after a dependency link
@@ -72,17 +72,17 @@ func (s *Service) rescoreLinked(ctx context.Context, tx *app.Tx, r *domain.TaskR
 		return nil
 	}
 	ids := []string{r.SourceTaskID, r.TargetTaskID}
-	if err := tx.RecountBlocks(ctx, ids); err != nil {
+	if err := tx.Tasks.RecountBlocks(ctx, ids); err != nil {
 		return err
 	}
-	tasks, err := tx.TasksByIDs(ctx, ids)
+	tasks, err := tx.Tasks.TasksByIDs(ctx, ids)
 	if err != nil {
 		return err
 	}
 	now := s.now()
 	for _, t := range tasks {
 		t.Rescore(now)
-		if err := tx.SetTaskScore(ctx, t.ID, t.PriorityScore, t.IsQuickWin); err != nil {
+		if err := tx.Tasks.SetTaskScore(ctx, t.ID, t.PriorityScore, t.IsQuickWin); err != nil {
 			return err
 		}
 	}
@@ -137,7 +137,7 @@ func mirrorRef(ctx context.Context, tx *app.Tx, r *domain.TaskRelationship) erro
 	if r.Type != domain.RelSubtaskOf && r.Type != domain.RelSupersedes {
 		return nil
 	}
-	set, err := tx.SetMirroredRef(ctx, r.SourceTaskID, r.TargetTaskID, r.Type)
+	set, err := tx.Tasks.SetMirroredRef(ctx, r.SourceTaskID, r.TargetTaskID, r.Type)
 	if err != nil || set {
 		return err
 	}
@@ -172,18 +172,18 @@ func (s *Service) RemoveTaskRelationship(ctx context.Context, in domain.RemoveTa
 	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		if domain.PlanningLink(r.Type) {
-			if err := tx.LockProjectGraph(ctx, project.ID); err != nil {
+			if err := tx.Tasks.LockProjectGraph(ctx, project.ID); err != nil {
 				return err
 			}
 		}
-		if err := tx.DeleteRelationship(ctx, id); err != nil {
+		if err := tx.Tasks.DeleteRelationship(ctx, id); err != nil {
 			return err
 		}
 		if err := invalidateLinked(ctx, tx, r, s.now()); err != nil {
 			return err
 		}
 		if r.Type == domain.RelSubtaskOf || r.Type == domain.RelSupersedes {
-			if err := tx.ClearMirroredRef(ctx, r.SourceTaskID, r.TargetTaskID, r.Type); err != nil {
+			if err := tx.Tasks.ClearMirroredRef(ctx, r.SourceTaskID, r.TargetTaskID, r.Type); err != nil {
 				return err
 			}
 		}

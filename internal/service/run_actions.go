@@ -25,7 +25,7 @@ func (s *Service) runAction(ctx context.Context, in domain.RunActionInput,
 	}
 	var out *domain.ExecutionRun
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		run, err := tx.RunForUpdate(ctx, r.ID)
+		run, err := tx.Runs.RunForUpdate(ctx, r.ID)
 		if err != nil {
 			return err
 		}
@@ -51,7 +51,7 @@ func (s *Service) PauseExecutionRun(ctx context.Context, in domain.RunActionInpu
 		}
 		now := s.now()
 		run.Status, run.UpdatedAt = domain.RunPaused, now
-		if err := tx.UpdateRun(ctx, run); err != nil {
+		if err := tx.Runs.UpdateRun(ctx, run); err != nil {
 			return nil, err
 		}
 		tx.Record(domain.NewRunPaused(run, in.Reason, now))
@@ -88,7 +88,7 @@ func (s *Service) CancelExecutionRun(ctx context.Context, in domain.RunActionInp
 		p, _ := app.Caller(ctx)
 		now := s.now()
 		run.Status = domain.RunCancelled
-		agents, err := tx.AgentsOfRun(ctx, run.ID)
+		agents, err := tx.Runs.AgentsOfRun(ctx, run.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +96,7 @@ func (s *Service) CancelExecutionRun(ctx context.Context, in domain.RunActionInp
 			if a.Status == domain.AgentTerminated {
 				continue
 			}
-			exec, err := tx.ExecutionOfAgent(ctx, a.ID)
+			exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -104,7 +104,7 @@ func (s *Service) CancelExecutionRun(ctx context.Context, in domain.RunActionInp
 				return nil, err
 			}
 			tx.Record(domain.NewAgentTerminated(run, exec, "run cancelled", now))
-			t, err := tx.TaskForUpdate(ctx, a.TaskID)
+			t, err := tx.Tasks.TaskForUpdate(ctx, a.TaskID)
 			if err != nil {
 				return nil, err
 			}
@@ -113,7 +113,7 @@ func (s *Service) CancelExecutionRun(ctx context.Context, in domain.RunActionInp
 				if err := s.moveTask(ctx, tx, p, t, domain.StatusPending, "run cancelled", now); err != nil {
 					return nil, err
 				}
-				if err := tx.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WavePending, now); err != nil {
+				if err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WavePending, now); err != nil {
 					return nil, err
 				}
 			}
@@ -122,10 +122,10 @@ func (s *Service) CancelExecutionRun(ctx context.Context, in domain.RunActionInp
 		if run.StartedAt != nil {
 			run.DurationMs = ptr(int(now.Sub(*run.StartedAt).Milliseconds()))
 		}
-		if err := tx.UpdateRun(ctx, run); err != nil {
+		if err := tx.Runs.UpdateRun(ctx, run); err != nil {
 			return nil, err
 		}
-		if err := tx.RecountRun(ctx, run.ID, now); err != nil {
+		if err := tx.Runs.RecountRun(ctx, run.ID, now); err != nil {
 			return nil, err
 		}
 		tx.Record(domain.NewRunCancelled(run, in.Reason, now))
@@ -142,7 +142,7 @@ func (s *Service) RetryExecutionRun(ctx context.Context, in domain.RunActionInpu
 		}
 		p, _ := app.Caller(ctx)
 		now := s.now()
-		as, err := tx.AssignmentsOfRun(ctx, run.ID)
+		as, err := tx.Runs.AssignmentsOfRun(ctx, run.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -152,18 +152,18 @@ func (s *Service) RetryExecutionRun(ctx context.Context, in domain.RunActionInpu
 				continue
 			}
 			only[a.TaskID] = true
-			t, err := tx.TaskForUpdate(ctx, a.TaskID)
+			t, err := tx.Tasks.TaskForUpdate(ctx, a.TaskID)
 			if err != nil {
 				return nil, err
 			}
 			if t.Status == domain.StatusBlocked {
-				blocks, err := tx.BlocksOfTasks(ctx, []string{t.ID})
+				blocks, err := tx.Tasks.BlocksOfTasks(ctx, []string{t.ID})
 				if err != nil {
 					return nil, err
 				}
 				for _, b := range blocks {
 					if b.ResolvedAt == nil && b.BlockType == domain.BlockDependency {
-						if err := tx.ResolveBlock(ctx, b.ID, now, app.Actor(p), ptr("retried by a new run")); err != nil {
+						if err := tx.Tasks.ResolveBlock(ctx, b.ID, now, app.Actor(p), ptr("retried by a new run")); err != nil {
 							return nil, err
 						}
 					}

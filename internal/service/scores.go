@@ -12,7 +12,7 @@ import (
 func (s *Service) RefreshDeadlineScores(ctx context.Context) (int, error) {
 	changed := 0
 	err := s.tx(ctx, func(tx *app.Tx) error {
-		tasks, err := tx.TasksWithDeadlines(ctx)
+		tasks, err := tx.Tasks.TasksWithDeadlines(ctx)
 		if err != nil {
 			return err
 		}
@@ -24,7 +24,7 @@ func (s *Service) RefreshDeadlineScores(ctx context.Context) (int, error) {
 				continue
 			}
 			changed++
-			if err := tx.SetTaskScore(ctx, t.ID, t.PriorityScore, t.IsQuickWin); err != nil {
+			if err := tx.Tasks.SetTaskScore(ctx, t.ID, t.PriorityScore, t.IsQuickWin); err != nil {
 				return err
 			}
 		}

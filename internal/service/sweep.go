@@ -67,13 +67,13 @@ func (s *Service) terminateSilent(ctx context.Context, agentID string) (bool, er
 	done := false
 	err := s.tx(ctx, func(tx *app.Tx) error {
 		done = false
-		a, err := tx.LiveAgentForSweep(ctx, agentID)
+		a, err := tx.Runs.LiveAgentForSweep(ctx, agentID)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // terminated meanwhile, or another sweeper has it
 		} else if err != nil {
 			return err
 		}
-		now, err := tx.Now(ctx)
+		now, err := tx.Tasks.Now(ctx)
 		if err != nil {
 			return err
 		}
@@ -81,16 +81,16 @@ func (s *Service) terminateSilent(ctx context.Context, agentID string) (bool, er
 		if !a.LastHeartbeatAt.Before(now.Add(-s.deadline())) {
 			return nil // it heartbeated meanwhile
 		}
-		run, err := tx.RunForUpdate(ctx, a.RunID)
+		run, err := tx.Runs.RunForUpdate(ctx, a.RunID)
 		if err != nil {
 			return err
 		}
 		tx.ActFor(run.ID)
-		exec, err := tx.ExecutionOfAgent(ctx, a.ID)
+		exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
 		if err != nil {
 			return err
 		}
-		t, err := tx.TaskForUpdate(ctx, a.TaskID)
+		t, err := tx.Tasks.TaskForUpdate(ctx, a.TaskID)
 		if err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func (s *Service) terminateSilent(ctx context.Context, agentID string) (bool, er
 			}
 		}
 		done = true
-		return tx.RecountRun(ctx, run.ID, now)
+		return tx.Runs.RecountRun(ctx, run.ID, now)
 	})
 	return done, err
 }

@@ -40,7 +40,7 @@ func (s *Service) CreateTaskList(ctx context.Context, in domain.CreateTaskListIn
 		Status: domain.ListDraft, MaxParallelAgents: maxAgents, AutoExecute: deref(in.AutoExecute),
 		CreatedAt: now, UpdatedAt: now}
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		if err := tx.InsertTaskList(ctx, l); err != nil {
+		if err := tx.Lists.InsertTaskList(ctx, l); err != nil {
 			return err
 		}
 		return s.addToList(ctx, tx, p, l.ID, tasks)
@@ -91,7 +91,7 @@ func (s *Service) addToList(ctx context.Context, tx *app.Tx, p *auth.Principal, 
 			return err
 		}
 		t.UpdatedAt = now
-		if err := tx.UpdateTask(ctx, t); err != nil {
+		if err := tx.Tasks.UpdateTask(ctx, t); err != nil {
 			return err
 		}
 		tx.Record(domain.NewTaskUpdated(t, domain.ChangedTaskFields(&before, t), now))
@@ -183,10 +183,10 @@ func (s *Service) ItemOfTask(ctx context.Context, taskID string) (*domain.TaskLi
 func (s *Service) ItemsOfList(ctx context.Context, listID string, page domain.PageArgs) (domain.Page[*domain.TaskListItem], error) {
 	return app.NestedPage(ctx, s.db, "TaskList.items", page, listID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.TaskListItem], error) {
-			return q.ItemsByLists(ctx, parents, page)
+			return q.Lists.ItemsByLists(ctx, parents, page)
 		},
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
-			return q.CountItemsByLists(ctx, parents)
+			return q.Lists.CountItemsByLists(ctx, parents)
 		})
 }
 

@@ -203,20 +203,20 @@ func (s *Service) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal,
 		t.SupersedesTaskID = &refs.supersedes.ID
 	}
 	t.Rescore(now)
-	n, err := tx.NextDisplayNumber(ctx, project.ID, t.Category)
+	n, err := tx.Tasks.NextDisplayNumber(ctx, project.ID, t.Category)
 	if err != nil {
 		return nil, err
 	}
 	t.DisplayID = domain.DisplayID(project.Slug, t.Category, n)
-	if err := tx.InsertTask(ctx, t); err != nil {
+	if err := tx.Tasks.InsertTask(ctx, t); err != nil {
 		return nil, err
 	}
-	if err := tx.InsertStateChange(ctx, &domain.TaskStateChange{ID: app.NewID(), TaskID: t.ID, ToStatus: t.Status,
+	if err := tx.Tasks.InsertStateChange(ctx, &domain.TaskStateChange{ID: app.NewID(), TaskID: t.ID, ToStatus: t.Status,
 		Reason: ptr("created"), ChangedBy: ptr(app.Actor(p)), ChangedAt: now}); err != nil {
 		return nil, err
 	}
 	tx.Record(domain.NewTaskCreated(t, now))
-	if err := tx.ReplaceFileImpacts(ctx, t.ID, impacts); err != nil {
+	if err := tx.Tasks.ReplaceFileImpacts(ctx, t.ID, impacts); err != nil {
 		return nil, err
 	}
 	if refs.list != nil {
@@ -233,7 +233,7 @@ func (s *Service) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal,
 		if link.target == nil {
 			continue
 		}
-		if err := tx.InsertRelationship(ctx, &domain.TaskRelationship{ID: app.NewID(), SourceTaskID: t.ID,
+		if err := tx.Tasks.InsertRelationship(ctx, &domain.TaskRelationship{ID: app.NewID(), SourceTaskID: t.ID,
 			TargetTaskID: link.target.ID, Type: link.typ, CreatedAt: now, CreatedByID: &p.UserID}); err != nil {
 			return nil, err
 		}
@@ -244,7 +244,7 @@ func (s *Service) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal,
 // appendToList adds tasks (already checked to be in the list's project) at the end
 // of a list and recounts the lists involved.
 func (s *Service) appendToList(ctx context.Context, tx *app.Tx, listID string, taskIDs []string, now time.Time) error {
-	pos, err := tx.MaxItemPosition(ctx, listID)
+	pos, err := tx.Lists.MaxItemPosition(ctx, listID)
 	if err != nil {
 		return err
 	}
@@ -254,10 +254,10 @@ func (s *Service) appendToList(ctx context.Context, tx *app.Tx, listID string, t
 		items[i] = &domain.TaskListItem{ID: app.NewID(), TaskListID: listID, TaskID: id, Position: pos,
 			ItemStatus: domain.ItemPending, AddedAt: now}
 	}
-	if err := tx.InsertItems(ctx, items); err != nil {
+	if err := tx.Lists.InsertItems(ctx, items); err != nil {
 		return err
 	}
-	return tx.RecountTaskLists(ctx, []string{listID}, now)
+	return tx.Lists.RecountTaskLists(ctx, []string{listID}, now)
 }
 
 // editableTask loads a task the caller may change, by global id given in field.
@@ -294,7 +294,7 @@ func (s *Service) visibleTask(ctx context.Context, p *auth.Principal, gid, field
 // lockTask re-reads a task inside a transaction, locking it, and checks the
 // caller's expected version.
 func lockTask(ctx context.Context, tx *app.Tx, id string, expectedVersion *int) (*domain.Task, error) {
-	t, err := tx.TaskForUpdate(ctx, id)
+	t, err := tx.Tasks.TaskForUpdate(ctx, id)
 	if err != nil {
 		return nil, app.NotFound(err, "task")
 	}
@@ -341,7 +341,7 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 	var t *domain.Task
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		if in.FileImpacts != nil || in.TaskListID != nil {
-			if err := tx.LockProjectGraph(ctx, project.ID); err != nil {
+			if err := tx.Tasks.LockProjectGraph(ctx, project.ID); err != nil {
 				return err
 			}
 		}
@@ -358,15 +358,15 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 			if err != nil {
 				return err
 			}
-			old, err := tx.FileImpactsOfTasks(ctx, []string{t.ID})
+			old, err := tx.Tasks.FileImpactsOfTasks(ctx, []string{t.ID})
 			if err != nil {
 				return err
 			}
-			if err := tx.ReplaceFileImpacts(ctx, t.ID, impacts); err != nil {
+			if err := tx.Tasks.ReplaceFileImpacts(ctx, t.ID, impacts); err != nil {
 				return err
 			}
 			if !sameFileOperations(old, impacts) {
-				if err := tx.InvalidateAnalysesOfTasks(ctx, []string{t.ID}, now); err != nil {
+				if err := tx.Planning.InvalidateAnalysesOfTasks(ctx, []string{t.ID}, now); err != nil {
 					return err
 				}
 			}
@@ -386,7 +386,7 @@ func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*d
 		}
 		t.UpdatedAt = now
 		t.Rescore(now)
-		if err := tx.UpdateTask(ctx, t); errors.Is(err, store.ErrVersionConflict) {
+		if err := tx.Tasks.UpdateTask(ctx, t); errors.Is(err, store.ErrVersionConflict) {
 			return versionConflict(t.Version)
 		} else if err != nil {
 			return err
@@ -524,7 +524,7 @@ func (s *Service) relink(ctx context.Context, tx *app.Tx, p *auth.Principal, t *
 	}{{refs.parent, &t.ParentTaskID, domain.RelSubtaskOf, "parentTaskId"}, {refs.supersedes, &t.SupersedesTaskID, domain.RelSupersedes, "supersedesTaskId"}} {
 		if link.target == nil && null[link.field] && *link.cur != nil {
 			// Set to null: drop the reference and the link that mirrors it.
-			if err := tx.DeleteLink(ctx, t.ID, **link.cur, link.typ); err != nil {
+			if err := tx.Tasks.DeleteLink(ctx, t.ID, **link.cur, link.typ); err != nil {
 				return err
 			}
 			*link.cur = nil
@@ -537,7 +537,7 @@ func (s *Service) relink(ctx context.Context, tx *app.Tx, p *auth.Principal, t *
 			return domain.InputError(link.field, "a task cannot reference itself")
 		}
 		if *link.cur != nil {
-			if err := tx.DeleteLink(ctx, t.ID, **link.cur, link.typ); err != nil {
+			if err := tx.Tasks.DeleteLink(ctx, t.ID, **link.cur, link.typ); err != nil {
 				return err
 			}
 		}
@@ -580,11 +580,11 @@ func (s *Service) setQueued(ctx context.Context, tx *app.Tx, p *auth.Principal, 
 func (s *Service) moveToList(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, listID string, now time.Time) error {
 	old := t.TaskListID
 	if old != nil {
-		if err := tx.DeleteItemOfTask(ctx, t.ID); err != nil {
+		if err := tx.Lists.DeleteItemOfTask(ctx, t.ID); err != nil {
 			return err
 		}
 		// Its pairs were analysed within the old list.
-		if err := tx.InvalidateAnalysesOfTasks(ctx, []string{t.ID}, now); err != nil {
+		if err := tx.Planning.InvalidateAnalysesOfTasks(ctx, []string{t.ID}, now); err != nil {
 			return err
 		}
 	}
@@ -595,17 +595,17 @@ func (s *Service) moveToList(ctx context.Context, tx *app.Tx, p *auth.Principal,
 		}
 	}
 	// The task row must name its list before the list's counters are recounted.
-	if err := tx.SetTaskList(ctx, t.ID, &listID); err != nil {
+	if err := tx.Tasks.SetTaskList(ctx, t.ID, &listID); err != nil {
 		return err
 	}
 	if err := s.appendToList(ctx, tx, listID, []string{t.ID}, now); err != nil {
 		return err
 	}
-	if err := tx.SetItemStatus(ctx, t.ID, domain.ItemStatusFor(t.Status), nil, nil); err != nil {
+	if err := tx.Lists.SetItemStatus(ctx, t.ID, domain.ItemStatusFor(t.Status), nil, nil); err != nil {
 		return err
 	}
 	if old != nil {
-		return tx.RecountTaskLists(ctx, []string{*old}, now)
+		return tx.Lists.RecountTaskLists(ctx, []string{*old}, now)
 	}
 	return nil
 }
@@ -680,7 +680,7 @@ func (s *Service) transition(ctx context.Context, tx *app.Tx, p *auth.Principal,
 	if reason != "" {
 		change.Reason = &reason
 	}
-	if err := tx.InsertStateChange(ctx, change); err != nil {
+	if err := tx.Tasks.InsertStateChange(ctx, change); err != nil {
 		return nil, err
 	}
 	ev := domain.NewTaskStatusChanged(t, from, to, reason, now)
@@ -694,7 +694,7 @@ func (s *Service) transition(ctx context.Context, tx *app.Tx, p *auth.Principal,
 		if to == domain.StatusCompleted || to == domain.StatusFailed {
 			completed = &now
 		}
-		if err := tx.SetItemStatus(ctx, t.ID, domain.ItemStatusFor(to), started, completed); err != nil {
+		if err := tx.Lists.SetItemStatus(ctx, t.ID, domain.ItemStatusFor(to), started, completed); err != nil {
 			return nil, err
 		}
 	}
@@ -722,7 +722,7 @@ func (s *Service) Task(ctx context.Context, gid, displayID *string) (*domain.Tas
 		if t, err = s.load(ctx).tasks.Get(ctx, id); err != nil {
 			return nil, err
 		}
-	} else if t, err = s.db.TaskByDisplayID(ctx, *displayID); errors.Is(err, store.ErrNotFound) {
+	} else if t, err = s.db.Tasks.TaskByDisplayID(ctx, *displayID); errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
@@ -789,13 +789,13 @@ func (s *Service) Tasks(ctx context.Context, projectGID *string, args TasksArgs)
 		}
 		tq.Scope = domain.ProjectScope{ProjectID: project.ID}
 	}
-	pages, err := s.db.Tasks(ctx, tq)
+	pages, err := s.db.Tasks.Tasks(ctx, tq)
 	if err != nil {
 		return domain.Page[*domain.Task]{}, err
 	}
 	pg := pages[""]
 	pg.Total = func(ctx context.Context) (int, error) {
-		n, err := s.db.CountTasks(ctx, tq)
+		n, err := s.db.Tasks.CountTasks(ctx, tq)
 		return n[""], err
 	}
 	return pg, nil
@@ -835,10 +835,10 @@ func (s *Service) nestedTasks(ctx context.Context, field, parent string, tq stor
 	}
 	return app.NestedPage(ctx, s.db, field, tq, parent,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Task], error) {
-			return q.Tasks(ctx, withParents(parents))
+			return q.Tasks.Tasks(ctx, withParents(parents))
 		},
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
-			return q.CountTasks(ctx, withParents(parents))
+			return q.Tasks.CountTasks(ctx, withParents(parents))
 		})
 }
 

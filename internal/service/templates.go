@@ -71,7 +71,7 @@ func (s *Service) CreateTaskTemplate(ctx context.Context, in domain.CreateTaskTe
 		DefaultAcceptanceCriteria: lists.acceptance, DefaultCodebaseTests: lists.codebase, DefaultAPITests: lists.api,
 		DefaultUITests: lists.ui, DefaultAffectedFiles: lists.files, Scope: in.Scope, ScopeID: scopeID,
 		CreatedByID: &p.UserID, CreatedAt: now, UpdatedAt: now}
-	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.InsertTemplate(ctx, t) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.Lists.InsertTemplate(ctx, t) }); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -134,7 +134,7 @@ func (s *Service) CreateTaskFromTemplate(ctx context.Context, in domain.CreateTa
 		if t, err = s.createTask(ctx, tx, p, project, create); err != nil {
 			return err
 		}
-		return tx.CountTemplateUse(ctx, tpl.ID, s.now())
+		return tx.Lists.CountTemplateUse(ctx, tpl.ID, s.now())
 	})
 	if err != nil {
 		return nil, nil, err
@@ -157,7 +157,7 @@ func (s *Service) TaskTemplates(ctx context.Context, projectGID *string, page do
 		}
 		tq.ProjectID = project.ID
 	}
-	return s.db.Templates(ctx, tq)
+	return s.db.Lists.Templates(ctx, tq)
 }
 
 // TemplatesOfProject pages the templates usable in a project the caller sees.

@@ -18,7 +18,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*auth.Princip
 	if token == "" {
 		return nil, nil
 	}
-	t, err := s.db.APITokenByHash(ctx, auth.HashToken(token))
+	t, err := s.db.Users.APITokenByHash(ctx, auth.HashToken(token))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -27,7 +27,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*auth.Princip
 	}
 	// Record use at most once a minute, so authenticating is a read, not a write.
 	if now := s.now(); t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) > time.Minute {
-		if err := s.db.TouchAPIToken(ctx, t.ID, now); err != nil {
+		if err := s.db.Users.TouchAPIToken(ctx, t.ID, now); err != nil {
 			s.logger(ctx).WarnContext(ctx, "recording token use failed", "err", err)
 		}
 	}
@@ -42,19 +42,19 @@ func (s *Service) BootstrapAdmin(ctx context.Context, adminToken string) (string
 	var printed string
 	bootstrap := func(tx *app.Tx) error {
 		printed = ""
-		admin, err := tx.UserBySlug(ctx, "admin")
+		admin, err := tx.Users.UserBySlug(ctx, "admin")
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		if adminToken == "" {
-			if n, err := tx.CountUsers(ctx); err != nil || n > 0 {
+			if n, err := tx.Users.CountUsers(ctx); err != nil || n > 0 {
 				return err
 			}
 		}
 		now := s.now()
 		if admin == nil {
 			admin = &domain.User{ID: app.NewID(), Slug: "admin", Name: "Administrator", Email: "", CreatedAt: now, UpdatedAt: now}
-			if err := tx.CreateUser(ctx, admin); err != nil {
+			if err := tx.Users.CreateUser(ctx, admin); err != nil {
 				return err
 			}
 		}
@@ -62,14 +62,14 @@ func (s *Service) BootstrapAdmin(ctx context.Context, adminToken string) (string
 		if adminToken == "" {
 			plain, hash = auth.NewToken()
 			printed = plain
-		} else if _, err := tx.APITokenByHash(ctx, hash); err == nil {
+		} else if _, err := tx.Users.APITokenByHash(ctx, hash); err == nil {
 			return nil // already there
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
-		} else if err := tx.DeleteRevokedToken(ctx, hash); err != nil {
+		} else if err := tx.Users.DeleteRevokedToken(ctx, hash); err != nil {
 			return err
 		}
-		return tx.CreateAPIToken(ctx, &domain.APIToken{ID: app.NewID(), UserID: admin.ID, Name: "bootstrap",
+		return tx.Users.CreateAPIToken(ctx, &domain.APIToken{ID: app.NewID(), UserID: admin.ID, Name: "bootstrap",
 			Role: domain.RoleAdmin, TokenHash: hash, CreatedAt: now})
 	}
 	err := s.tx(ctx, bootstrap)
@@ -134,7 +134,7 @@ func (s *Service) CreateUser(ctx context.Context, in domain.CreateUserInput) (*d
 	now := s.now()
 	u := &domain.User{ID: app.NewID(), Slug: in.Slug, Name: name, Email: email, TelegramChatID: in.TelegramChatID,
 		Settings: settings, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(tx *app.Tx) error { return tx.CreateUser(ctx, u) })
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Users.CreateUser(ctx, u) })
 	if errors.Is(err, store.ErrUnique) {
 		if strings.Contains(err.Error(), "email") {
 			return nil, &domain.Error{Code: domain.CodeConflict, Field: "email", Message: "a user with this email exists"}
@@ -186,7 +186,7 @@ func (s *Service) CreateAPIToken(ctx context.Context, in domain.CreateAPITokenIn
 	plain, hash := auth.NewToken()
 	t := &domain.APIToken{ID: app.NewID(), UserID: userID, Name: name, Role: in.Role, ProjectID: projectID,
 		TokenHash: hash, CreatedAt: s.now()}
-	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.CreateAPIToken(ctx, t) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.Users.CreateAPIToken(ctx, t) }); err != nil {
 		return "", nil, err
 	}
 	return plain, t, nil
@@ -213,7 +213,7 @@ func (s *Service) RevokeAPIToken(ctx context.Context, in domain.RevokeAPITokenIn
 		return nil, domain.NotFound("API token")
 	}
 	if t.RevokedAt == nil {
-		if err := s.tx(ctx, func(tx *app.Tx) error { return tx.RevokeAPIToken(ctx, id, s.now()) }); err != nil {
+		if err := s.tx(ctx, func(tx *app.Tx) error { return tx.Users.RevokeAPIToken(ctx, id, s.now()) }); err != nil {
 			return nil, err
 		}
 	}

@@ -27,15 +27,15 @@ func inChunks[T any](rows []T, insert func([]T) error) error {
 }
 
 // InsertSuite inserts a suite.
-func (q *Q) InsertSuite(ctx context.Context, s *domain.Suite) error {
+func (q CatalogQueries) InsertSuite(ctx context.Context, s *domain.Suite) error {
 	_, err := q.exec(ctx, `INSERT INTO suites (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)`,
 		s.ID, s.Name, s.CreatedAt, s.UpdatedAt)
 	return err
 }
 
 // SuitesByIDs loads suites by id.
-func (q *Q) SuitesByIDs(ctx context.Context, ids []string) ([]*domain.Suite, error) {
-	return byIDs[domain.Suite](ctx, q, "suites", ids)
+func (q CatalogQueries) SuitesByIDs(ctx context.Context, ids []string) ([]*domain.Suite, error) {
+	return byIDs[domain.Suite](ctx, q.Q, "suites", ids)
 }
 
 // namePage pages rows of a catalog table by name (names are unique within a
@@ -90,26 +90,26 @@ func suitePage(page domain.PageArgs) *pageQuery[*domain.Suite] {
 }
 
 // Suites pages every suite by name.
-func (q *Q) Suites(ctx context.Context, page domain.PageArgs) (domain.Page[*domain.Suite], error) {
-	return rootPage(ctx, q, suitePage(page))
+func (q CatalogQueries) Suites(ctx context.Context, page domain.PageArgs) (domain.Page[*domain.Suite], error) {
+	return rootPage(ctx, q.Q, suitePage(page))
 }
 
 // DeleteSuite deletes a suite and its actions.
-func (q *Q) DeleteSuite(ctx context.Context, id string) error {
+func (q CatalogQueries) DeleteSuite(ctx context.Context, id string) error {
 	_, err := q.exec(ctx, `DELETE FROM suites WHERE id = ?`, id)
 	return err
 }
 
 // InsertAction inserts an action.
-func (q *Q) InsertAction(ctx context.Context, a *domain.Action) error {
+func (q CatalogQueries) InsertAction(ctx context.Context, a *domain.Action) error {
 	_, err := q.namedExec(ctx, `INSERT INTO actions (id, suite_id, name, description, created_at, updated_at)
 		VALUES (:id, :suite_id, :name, :description, :created_at, :updated_at)`, a)
 	return err
 }
 
 // ActionsByIDs loads actions by id.
-func (q *Q) ActionsByIDs(ctx context.Context, ids []string) ([]*domain.Action, error) {
-	return byIDs[domain.Action](ctx, q, "actions", ids)
+func (q CatalogQueries) ActionsByIDs(ctx context.Context, ids []string) ([]*domain.Action, error) {
+	return byIDs[domain.Action](ctx, q.Q, "actions", ids)
 }
 
 func actionPage(page domain.PageArgs) *pageQuery[*domain.Action] {
@@ -117,23 +117,23 @@ func actionPage(page domain.PageArgs) *pageQuery[*domain.Action] {
 }
 
 // ActionsBySuites pages actions per suite, by name.
-func (q *Q) ActionsBySuites(ctx context.Context, suites []string, page domain.PageArgs) (map[string]domain.Page[*domain.Action], error) {
-	return childPages(ctx, q, actionPage(page), "a.suite_id", suites, func(a *domain.Action) string { return a.SuiteID })
+func (q CatalogQueries) ActionsBySuites(ctx context.Context, suites []string, page domain.PageArgs) (map[string]domain.Page[*domain.Action], error) {
+	return childPages(ctx, q.Q, actionPage(page), "a.suite_id", suites, func(a *domain.Action) string { return a.SuiteID })
 }
 
 // CountActionsBySuites counts actions per suite.
-func (q *Q) CountActionsBySuites(ctx context.Context, suites []string) (map[string]int, error) {
-	return childCounts(ctx, q, actionPage(domain.PageArgs{}), "a.suite_id", suites)
+func (q CatalogQueries) CountActionsBySuites(ctx context.Context, suites []string) (map[string]int, error) {
+	return childCounts(ctx, q.Q, actionPage(domain.PageArgs{}), "a.suite_id", suites)
 }
 
 // DeleteAction deletes an action and its parameters.
-func (q *Q) DeleteAction(ctx context.Context, id string) error {
+func (q CatalogQueries) DeleteAction(ctx context.Context, id string) error {
 	_, err := q.exec(ctx, `DELETE FROM actions WHERE id = ?`, id)
 	return err
 }
 
 // InsertActionParameters inserts parameters of actions.
-func (q *Q) InsertActionParameters(ctx context.Context, ps []*domain.ActionParameter) error {
+func (q CatalogQueries) InsertActionParameters(ctx context.Context, ps []*domain.ActionParameter) error {
 	return inChunks(ps, func(part []*domain.ActionParameter) error {
 		_, err := q.namedExec(ctx, `INSERT INTO action_parameters (id, action_id, name, type, required, description, position, created_at)
 			VALUES (:id, :action_id, :name, :type, :required, :description, :position, :created_at)`, part)
@@ -142,8 +142,8 @@ func (q *Q) InsertActionParameters(ctx context.Context, ps []*domain.ActionParam
 }
 
 // ActionParametersByIDs loads action parameters by id.
-func (q *Q) ActionParametersByIDs(ctx context.Context, ids []string) ([]*domain.ActionParameter, error) {
-	return byIDs[domain.ActionParameter](ctx, q, "action_parameters", ids)
+func (q CatalogQueries) ActionParametersByIDs(ctx context.Context, ids []string) ([]*domain.ActionParameter, error) {
+	return byIDs[domain.ActionParameter](ctx, q.Q, "action_parameters", ids)
 }
 
 func actionParameterPage(page domain.PageArgs) *pageQuery[*domain.ActionParameter] {
@@ -156,30 +156,30 @@ func actionParameterPage(page domain.PageArgs) *pageQuery[*domain.ActionParamete
 }
 
 // ActionParametersByActions pages parameters per action, in declared order.
-func (q *Q) ActionParametersByActions(ctx context.Context, actions []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionParameter], error) {
-	return childPages(ctx, q, actionParameterPage(page), "ap.action_id", actions, func(p *domain.ActionParameter) string { return p.ActionID })
+func (q CatalogQueries) ActionParametersByActions(ctx context.Context, actions []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionParameter], error) {
+	return childPages(ctx, q.Q, actionParameterPage(page), "ap.action_id", actions, func(p *domain.ActionParameter) string { return p.ActionID })
 }
 
 // CountActionParametersByActions counts parameters per action.
-func (q *Q) CountActionParametersByActions(ctx context.Context, actions []string) (map[string]int, error) {
-	return childCounts(ctx, q, actionParameterPage(domain.PageArgs{}), "ap.action_id", actions)
+func (q CatalogQueries) CountActionParametersByActions(ctx context.Context, actions []string) (map[string]int, error) {
+	return childCounts(ctx, q.Q, actionParameterPage(domain.PageArgs{}), "ap.action_id", actions)
 }
 
 // InsertMcpServer inserts an MCP server.
-func (q *Q) InsertMcpServer(ctx context.Context, m *domain.McpServer) error {
+func (q CatalogQueries) InsertMcpServer(ctx context.Context, m *domain.McpServer) error {
 	_, err := q.exec(ctx, `INSERT INTO mcp_servers (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)`,
 		m.ID, m.Name, m.CreatedAt, m.UpdatedAt)
 	return err
 }
 
 // McpServersByIDs loads servers by id.
-func (q *Q) McpServersByIDs(ctx context.Context, ids []string) ([]*domain.McpServer, error) {
-	return byIDs[domain.McpServer](ctx, q, "mcp_servers", ids)
+func (q CatalogQueries) McpServersByIDs(ctx context.Context, ids []string) ([]*domain.McpServer, error) {
+	return byIDs[domain.McpServer](ctx, q.Q, "mcp_servers", ids)
 }
 
 // McpServerForUpdate loads a server, locking its row in a PostgreSQL
 // transaction: imports into one server run one at a time.
-func (q *Q) McpServerForUpdate(ctx context.Context, id string) (*domain.McpServer, error) {
+func (q CatalogQueries) McpServerForUpdate(ctx context.Context, id string) (*domain.McpServer, error) {
 	var m domain.McpServer
 	if err := q.get(ctx, &m, `SELECT * FROM mcp_servers WHERE id = ?`+q.forUpdate(), id); err != nil {
 		return nil, err
@@ -188,19 +188,19 @@ func (q *Q) McpServerForUpdate(ctx context.Context, id string) (*domain.McpServe
 }
 
 // TouchMcpServer records a change to a server's tools.
-func (q *Q) TouchMcpServer(ctx context.Context, id string, at time.Time) error {
+func (q CatalogQueries) TouchMcpServer(ctx context.Context, id string, at time.Time) error {
 	_, err := q.exec(ctx, `UPDATE mcp_servers SET updated_at = ? WHERE id = ?`, at, id)
 	return err
 }
 
 // McpServers pages every server by name.
-func (q *Q) McpServers(ctx context.Context, page domain.PageArgs) (domain.Page[*domain.McpServer], error) {
-	return rootPage(ctx, q, namePage("m", "mcp_servers", func(m *domain.McpServer) string { return m.Name },
+func (q CatalogQueries) McpServers(ctx context.Context, page domain.PageArgs) (domain.Page[*domain.McpServer], error) {
+	return rootPage(ctx, q.Q, namePage("m", "mcp_servers", func(m *domain.McpServer) string { return m.Name },
 		func(m *domain.McpServer) string { return m.ID }, page))
 }
 
 // DeleteMcpServer deletes a server and its tools.
-func (q *Q) DeleteMcpServer(ctx context.Context, id string) error {
+func (q CatalogQueries) DeleteMcpServer(ctx context.Context, id string) error {
 	_, err := q.exec(ctx, `DELETE FROM mcp_servers WHERE id = ?`, id)
 	return err
 }
@@ -208,7 +208,7 @@ func (q *Q) DeleteMcpServer(ctx context.Context, id string) error {
 const toolColumns = `id, mcp_server_id, name, description, input_schema, created_at, updated_at`
 
 // InsertTools inserts tools.
-func (q *Q) InsertTools(ctx context.Context, ts []*domain.Tool) error {
+func (q CatalogQueries) InsertTools(ctx context.Context, ts []*domain.Tool) error {
 	return inChunks(ts, func(part []*domain.Tool) error {
 		_, err := q.namedExec(ctx, `INSERT INTO tools (`+toolColumns+`) VALUES (`+namedList(toolColumns)+`)`, part)
 		return err
@@ -216,20 +216,20 @@ func (q *Q) InsertTools(ctx context.Context, ts []*domain.Tool) error {
 }
 
 // UpdateTool writes a tool's description and schema.
-func (q *Q) UpdateTool(ctx context.Context, t *domain.Tool) error {
+func (q CatalogQueries) UpdateTool(ctx context.Context, t *domain.Tool) error {
 	_, err := q.exec(ctx, `UPDATE tools SET description = ?, input_schema = ?, updated_at = ? WHERE id = ?`,
 		t.Description, t.InputSchema, t.UpdatedAt, t.ID)
 	return err
 }
 
 // ToolsByIDs loads tools by id.
-func (q *Q) ToolsByIDs(ctx context.Context, ids []string) ([]*domain.Tool, error) {
-	return byIDs[domain.Tool](ctx, q, "tools", ids)
+func (q CatalogQueries) ToolsByIDs(ctx context.Context, ids []string) ([]*domain.Tool, error) {
+	return byIDs[domain.Tool](ctx, q.Q, "tools", ids)
 }
 
 // ToolsOfServer lists every tool of a server.
-func (q *Q) ToolsOfServer(ctx context.Context, serverID string) ([]*domain.Tool, error) {
-	return byColumn[domain.Tool](ctx, q, "tools", "mcp_server_id", []string{serverID}, "name, id")
+func (q CatalogQueries) ToolsOfServer(ctx context.Context, serverID string) ([]*domain.Tool, error) {
+	return byColumn[domain.Tool](ctx, q.Q, "tools", "mcp_server_id", []string{serverID}, "name, id")
 }
 
 func toolPage(page domain.PageArgs) *pageQuery[*domain.Tool] {
@@ -237,17 +237,17 @@ func toolPage(page domain.PageArgs) *pageQuery[*domain.Tool] {
 }
 
 // ToolsByServers pages tools per server, by name.
-func (q *Q) ToolsByServers(ctx context.Context, servers []string, page domain.PageArgs) (map[string]domain.Page[*domain.Tool], error) {
-	return childPages(ctx, q, toolPage(page), "t.mcp_server_id", servers, func(t *domain.Tool) string { return t.McpServerID })
+func (q CatalogQueries) ToolsByServers(ctx context.Context, servers []string, page domain.PageArgs) (map[string]domain.Page[*domain.Tool], error) {
+	return childPages(ctx, q.Q, toolPage(page), "t.mcp_server_id", servers, func(t *domain.Tool) string { return t.McpServerID })
 }
 
 // CountToolsByServers counts tools per server.
-func (q *Q) CountToolsByServers(ctx context.Context, servers []string) (map[string]int, error) {
-	return childCounts(ctx, q, toolPage(domain.PageArgs{}), "t.mcp_server_id", servers)
+func (q CatalogQueries) CountToolsByServers(ctx context.Context, servers []string) (map[string]int, error) {
+	return childCounts(ctx, q.Q, toolPage(domain.PageArgs{}), "t.mcp_server_id", servers)
 }
 
 // DeleteTool deletes a tool and its parameters.
-func (q *Q) DeleteTool(ctx context.Context, id string) error {
+func (q CatalogQueries) DeleteTool(ctx context.Context, id string) error {
 	_, err := q.exec(ctx, `DELETE FROM tools WHERE id = ?`, id)
 	return err
 }
@@ -255,7 +255,7 @@ func (q *Q) DeleteTool(ctx context.Context, id string) error {
 const toolParameterColumns = `id, tool_id, name, type, required, description, position, json_schema, created_at`
 
 // InsertToolParameters inserts parameters of tools.
-func (q *Q) InsertToolParameters(ctx context.Context, ps []*domain.ToolParameter) error {
+func (q CatalogQueries) InsertToolParameters(ctx context.Context, ps []*domain.ToolParameter) error {
 	return inChunks(ps, func(part []*domain.ToolParameter) error {
 		_, err := q.namedExec(ctx, `INSERT INTO tool_parameters (`+toolParameterColumns+`) VALUES (`+namedList(toolParameterColumns)+`)`, part)
 		return err
@@ -263,14 +263,14 @@ func (q *Q) InsertToolParameters(ctx context.Context, ps []*domain.ToolParameter
 }
 
 // UpdateToolParameter writes a parameter's type, flags, description, order and schema.
-func (q *Q) UpdateToolParameter(ctx context.Context, p *domain.ToolParameter) error {
+func (q CatalogQueries) UpdateToolParameter(ctx context.Context, p *domain.ToolParameter) error {
 	_, err := q.exec(ctx, `UPDATE tool_parameters SET type = ?, required = ?, description = ?, position = ?, json_schema = ? WHERE id = ?`,
 		p.Type, p.Required, p.Description, p.Position, p.JSONSchema, p.ID)
 	return err
 }
 
 // DeleteToolParameters deletes tool parameters.
-func (q *Q) DeleteToolParameters(ctx context.Context, ids []string) error {
+func (q CatalogQueries) DeleteToolParameters(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -280,13 +280,13 @@ func (q *Q) DeleteToolParameters(ctx context.Context, ids []string) error {
 }
 
 // ToolParametersByIDs loads tool parameters by id.
-func (q *Q) ToolParametersByIDs(ctx context.Context, ids []string) ([]*domain.ToolParameter, error) {
-	return byIDs[domain.ToolParameter](ctx, q, "tool_parameters", ids)
+func (q CatalogQueries) ToolParametersByIDs(ctx context.Context, ids []string) ([]*domain.ToolParameter, error) {
+	return byIDs[domain.ToolParameter](ctx, q.Q, "tool_parameters", ids)
 }
 
 // ToolParametersOfTools lists the parameters of tools in order.
-func (q *Q) ToolParametersOfTools(ctx context.Context, tools []string) ([]*domain.ToolParameter, error) {
-	return byColumn[domain.ToolParameter](ctx, q, "tool_parameters", "tool_id", tools, "tool_id, position, id")
+func (q CatalogQueries) ToolParametersOfTools(ctx context.Context, tools []string) ([]*domain.ToolParameter, error) {
+	return byColumn[domain.ToolParameter](ctx, q.Q, "tool_parameters", "tool_id", tools, "tool_id, position, id")
 }
 
 func toolParameterPage(page domain.PageArgs) *pageQuery[*domain.ToolParameter] {
@@ -299,13 +299,13 @@ func toolParameterPage(page domain.PageArgs) *pageQuery[*domain.ToolParameter] {
 }
 
 // ToolParametersByTools pages parameters per tool, in schema order.
-func (q *Q) ToolParametersByTools(ctx context.Context, tools []string, page domain.PageArgs) (map[string]domain.Page[*domain.ToolParameter], error) {
-	return childPages(ctx, q, toolParameterPage(page), "tp.tool_id", tools, func(p *domain.ToolParameter) string { return p.ToolID })
+func (q CatalogQueries) ToolParametersByTools(ctx context.Context, tools []string, page domain.PageArgs) (map[string]domain.Page[*domain.ToolParameter], error) {
+	return childPages(ctx, q.Q, toolParameterPage(page), "tp.tool_id", tools, func(p *domain.ToolParameter) string { return p.ToolID })
 }
 
 // CountToolParametersByTools counts parameters per tool.
-func (q *Q) CountToolParametersByTools(ctx context.Context, tools []string) (map[string]int, error) {
-	return childCounts(ctx, q, toolParameterPage(domain.PageArgs{}), "tp.tool_id", tools)
+func (q CatalogQueries) CountToolParametersByTools(ctx context.Context, tools []string) (map[string]int, error) {
+	return childCounts(ctx, q.Q, toolParameterPage(domain.PageArgs{}), "tp.tool_id", tools)
 }
 
 // IncompatibleFeed is a parameter mapping whose action parameter's type no
@@ -322,7 +322,7 @@ type IncompatibleFeed struct {
 
 // IncompatibleFeeds lists the parameter mappings into the given tools whose
 // types do not fit (domain.ParameterType.Feeds).
-func (q *Q) IncompatibleFeeds(ctx context.Context, tools []string) ([]IncompatibleFeed, error) {
+func (q CatalogQueries) IncompatibleFeeds(ctx context.Context, tools []string) ([]IncompatibleFeed, error) {
 	if len(tools) == 0 {
 		return nil, nil
 	}
@@ -343,8 +343,8 @@ func (q *Q) IncompatibleFeeds(ctx context.Context, tools []string) ([]Incompatib
 
 // ParameterMappingsOfToolParameters counts, per tool parameter, the parameter
 // mappings that feed it.
-func (q *Q) ParameterMappingsOfToolParameters(ctx context.Context, ids []string) (map[string]int, error) {
-	return countBy(ctx, q, "action_tool_parameter_mappings", "tool_parameter_id", ids)
+func (q CatalogQueries) ParameterMappingsOfToolParameters(ctx context.Context, ids []string) (map[string]int, error) {
+	return countBy(ctx, q.Q, "action_tool_parameter_mappings", "tool_parameter_id", ids)
 }
 
 // countBy counts rows of table per value of column among values.
@@ -368,20 +368,20 @@ func countBy(ctx context.Context, q *Q, table, column string, values []string) (
 }
 
 // InsertActionToolMap inserts a map.
-func (q *Q) InsertActionToolMap(ctx context.Context, m *domain.ActionToolMap) error {
+func (q CatalogQueries) InsertActionToolMap(ctx context.Context, m *domain.ActionToolMap) error {
 	_, err := q.namedExec(ctx, `INSERT INTO action_tool_maps (id, suite_id, mcp_server_id, version, created_at, updated_at)
 		VALUES (:id, :suite_id, :mcp_server_id, :version, :created_at, :updated_at)`, m)
 	return err
 }
 
 // ActionToolMapsByIDs loads maps by id.
-func (q *Q) ActionToolMapsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolMap, error) {
-	return byIDs[domain.ActionToolMap](ctx, q, "action_tool_maps", ids)
+func (q CatalogQueries) ActionToolMapsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolMap, error) {
+	return byIDs[domain.ActionToolMap](ctx, q.Q, "action_tool_maps", ids)
 }
 
 // ActionToolMapForUpdate loads a map, locking its row in a PostgreSQL
 // transaction, so that its version is read and raised by one writer at a time.
-func (q *Q) ActionToolMapForUpdate(ctx context.Context, id string) (*domain.ActionToolMap, error) {
+func (q CatalogQueries) ActionToolMapForUpdate(ctx context.Context, id string) (*domain.ActionToolMap, error) {
 	var m domain.ActionToolMap
 	if err := q.get(ctx, &m, `SELECT * FROM action_tool_maps WHERE id = ?`+q.forUpdate(), id); err != nil {
 		return nil, err
@@ -390,7 +390,7 @@ func (q *Q) ActionToolMapForUpdate(ctx context.Context, id string) (*domain.Acti
 }
 
 // BumpActionToolMap raises a map's version by one, after a change to its mappings.
-func (q *Q) BumpActionToolMap(ctx context.Context, id string, at time.Time) error {
+func (q CatalogQueries) BumpActionToolMap(ctx context.Context, id string, at time.Time) error {
 	_, err := q.exec(ctx, `UPDATE action_tool_maps SET version = version + 1, updated_at = ? WHERE id = ?`, at, id)
 	return err
 }
@@ -401,41 +401,41 @@ func mapPage(page domain.PageArgs) *pageQuery[*domain.ActionToolMap] {
 }
 
 // ActionToolMapsBySuites pages maps per suite, oldest first.
-func (q *Q) ActionToolMapsBySuites(ctx context.Context, suites []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMap], error) {
-	return childPages(ctx, q, mapPage(page), "atm.suite_id", suites, func(m *domain.ActionToolMap) string { return m.SuiteID })
+func (q CatalogQueries) ActionToolMapsBySuites(ctx context.Context, suites []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMap], error) {
+	return childPages(ctx, q.Q, mapPage(page), "atm.suite_id", suites, func(m *domain.ActionToolMap) string { return m.SuiteID })
 }
 
 // CountActionToolMapsBySuites counts maps per suite.
-func (q *Q) CountActionToolMapsBySuites(ctx context.Context, suites []string) (map[string]int, error) {
-	return childCounts(ctx, q, mapPage(domain.PageArgs{}), "atm.suite_id", suites)
+func (q CatalogQueries) CountActionToolMapsBySuites(ctx context.Context, suites []string) (map[string]int, error) {
+	return childCounts(ctx, q.Q, mapPage(domain.PageArgs{}), "atm.suite_id", suites)
 }
 
 // ActionToolMapsByServers pages maps per server, oldest first.
-func (q *Q) ActionToolMapsByServers(ctx context.Context, servers []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMap], error) {
-	return childPages(ctx, q, mapPage(page), "atm.mcp_server_id", servers, func(m *domain.ActionToolMap) string { return m.McpServerID })
+func (q CatalogQueries) ActionToolMapsByServers(ctx context.Context, servers []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMap], error) {
+	return childPages(ctx, q.Q, mapPage(page), "atm.mcp_server_id", servers, func(m *domain.ActionToolMap) string { return m.McpServerID })
 }
 
 // CountActionToolMapsByServers counts maps per server.
-func (q *Q) CountActionToolMapsByServers(ctx context.Context, servers []string) (map[string]int, error) {
-	return childCounts(ctx, q, mapPage(domain.PageArgs{}), "atm.mcp_server_id", servers)
+func (q CatalogQueries) CountActionToolMapsByServers(ctx context.Context, servers []string) (map[string]int, error) {
+	return childCounts(ctx, q.Q, mapPage(domain.PageArgs{}), "atm.mcp_server_id", servers)
 }
 
 // DeleteActionToolMap deletes a map and its mappings.
-func (q *Q) DeleteActionToolMap(ctx context.Context, id string) error {
+func (q CatalogQueries) DeleteActionToolMap(ctx context.Context, id string) error {
 	_, err := q.exec(ctx, `DELETE FROM action_tool_maps WHERE id = ?`, id)
 	return err
 }
 
 // InsertMapping inserts an action-to-tool mapping.
-func (q *Q) InsertMapping(ctx context.Context, m *domain.ActionToolMapping) error {
+func (q CatalogQueries) InsertMapping(ctx context.Context, m *domain.ActionToolMapping) error {
 	_, err := q.namedExec(ctx, `INSERT INTO action_tool_mappings (id, action_tool_map_id, action_id, tool_id, created_at)
 		VALUES (:id, :action_tool_map_id, :action_id, :tool_id, :created_at)`, m)
 	return err
 }
 
 // MappingsByIDs loads mappings by id.
-func (q *Q) MappingsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolMapping, error) {
-	return byIDs[domain.ActionToolMapping](ctx, q, "action_tool_mappings", ids)
+func (q CatalogQueries) MappingsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolMapping, error) {
+	return byIDs[domain.ActionToolMapping](ctx, q.Q, "action_tool_mappings", ids)
 }
 
 func mappingPage(page domain.PageArgs) *pageQuery[*domain.ActionToolMapping] {
@@ -444,17 +444,17 @@ func mappingPage(page domain.PageArgs) *pageQuery[*domain.ActionToolMapping] {
 }
 
 // MappingsByMaps pages mappings per map, oldest first.
-func (q *Q) MappingsByMaps(ctx context.Context, maps []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMapping], error) {
-	return childPages(ctx, q, mappingPage(page), "mp.action_tool_map_id", maps, func(m *domain.ActionToolMapping) string { return m.ActionToolMapID })
+func (q CatalogQueries) MappingsByMaps(ctx context.Context, maps []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMapping], error) {
+	return childPages(ctx, q.Q, mappingPage(page), "mp.action_tool_map_id", maps, func(m *domain.ActionToolMapping) string { return m.ActionToolMapID })
 }
 
 // CountMappingsByMaps counts mappings per map.
-func (q *Q) CountMappingsByMaps(ctx context.Context, maps []string) (map[string]int, error) {
-	return childCounts(ctx, q, mappingPage(domain.PageArgs{}), "mp.action_tool_map_id", maps)
+func (q CatalogQueries) CountMappingsByMaps(ctx context.Context, maps []string) (map[string]int, error) {
+	return childCounts(ctx, q.Q, mappingPage(domain.PageArgs{}), "mp.action_tool_map_id", maps)
 }
 
 // MappedToolNames lists the names of the tools a map maps actions to.
-func (q *Q) MappedToolNames(ctx context.Context, mapID string) ([]string, error) {
+func (q CatalogQueries) MappedToolNames(ctx context.Context, mapID string) ([]string, error) {
 	var out []string
 	err := q.selectx(ctx, &out, `SELECT DISTINCT t.name FROM action_tool_mappings mp JOIN tools t ON t.id = mp.tool_id
 		WHERE mp.action_tool_map_id = ? ORDER BY t.name`, mapID)
@@ -462,21 +462,21 @@ func (q *Q) MappedToolNames(ctx context.Context, mapID string) ([]string, error)
 }
 
 // DeleteMapping deletes a mapping and its parameter mappings.
-func (q *Q) DeleteMapping(ctx context.Context, id string) error {
+func (q CatalogQueries) DeleteMapping(ctx context.Context, id string) error {
 	_, err := q.exec(ctx, `DELETE FROM action_tool_mappings WHERE id = ?`, id)
 	return err
 }
 
 // InsertParameterMapping inserts a parameter mapping.
-func (q *Q) InsertParameterMapping(ctx context.Context, m *domain.ActionToolParameterMapping) error {
+func (q CatalogQueries) InsertParameterMapping(ctx context.Context, m *domain.ActionToolParameterMapping) error {
 	_, err := q.namedExec(ctx, `INSERT INTO action_tool_parameter_mappings (id, action_tool_mapping_id, action_parameter_id,
 		tool_parameter_id, created_at) VALUES (:id, :action_tool_mapping_id, :action_parameter_id, :tool_parameter_id, :created_at)`, m)
 	return err
 }
 
 // ParameterMappingsByIDs loads parameter mappings by id.
-func (q *Q) ParameterMappingsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolParameterMapping, error) {
-	return byIDs[domain.ActionToolParameterMapping](ctx, q, "action_tool_parameter_mappings", ids)
+func (q CatalogQueries) ParameterMappingsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolParameterMapping, error) {
+	return byIDs[domain.ActionToolParameterMapping](ctx, q.Q, "action_tool_parameter_mappings", ids)
 }
 
 func parameterMappingPage(page domain.PageArgs) *pageQuery[*domain.ActionToolParameterMapping] {
@@ -485,18 +485,18 @@ func parameterMappingPage(page domain.PageArgs) *pageQuery[*domain.ActionToolPar
 }
 
 // ParameterMappingsByMappings pages parameter mappings per mapping, oldest first.
-func (q *Q) ParameterMappingsByMappings(ctx context.Context, mappings []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolParameterMapping], error) {
-	return childPages(ctx, q, parameterMappingPage(page), "pm.action_tool_mapping_id", mappings,
+func (q CatalogQueries) ParameterMappingsByMappings(ctx context.Context, mappings []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolParameterMapping], error) {
+	return childPages(ctx, q.Q, parameterMappingPage(page), "pm.action_tool_mapping_id", mappings,
 		func(m *domain.ActionToolParameterMapping) string { return m.ActionToolMappingID })
 }
 
 // CountParameterMappingsByMappings counts parameter mappings per mapping.
-func (q *Q) CountParameterMappingsByMappings(ctx context.Context, mappings []string) (map[string]int, error) {
-	return childCounts(ctx, q, parameterMappingPage(domain.PageArgs{}), "pm.action_tool_mapping_id", mappings)
+func (q CatalogQueries) CountParameterMappingsByMappings(ctx context.Context, mappings []string) (map[string]int, error) {
+	return childCounts(ctx, q.Q, parameterMappingPage(domain.PageArgs{}), "pm.action_tool_mapping_id", mappings)
 }
 
 // DeleteParameterMapping deletes a parameter mapping.
-func (q *Q) DeleteParameterMapping(ctx context.Context, id string) error {
+func (q CatalogQueries) DeleteParameterMapping(ctx context.Context, id string) error {
 	_, err := q.exec(ctx, `DELETE FROM action_tool_parameter_mappings WHERE id = ?`, id)
 	return err
 }
@@ -519,7 +519,7 @@ type (
 
 // Coverages computes the coverage of maps (domain.Coverage), three statements
 // for any number of maps.
-func (q *Q) Coverages(ctx context.Context, maps []string) (map[string]*domain.Coverage, error) {
+func (q CatalogQueries) Coverages(ctx context.Context, maps []string) (map[string]*domain.Coverage, error) {
 	out := make(map[string]*domain.Coverage, len(maps))
 	if len(maps) == 0 {
 		return out, nil
@@ -579,7 +579,7 @@ type References []struct {
 
 // CountReferences runs one statement counting rows of each (table, column)
 // whose column equals id.
-func (q *Q) CountReferences(ctx context.Context, id string, refs ...RefSource) (References, error) {
+func (q CatalogQueries) CountReferences(ctx context.Context, id string, refs ...RefSource) (References, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}

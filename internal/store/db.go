@@ -86,6 +86,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	d := &DB{sqlx: x, dialect: dialect, url: url}
 	d.Q = Q{ext: x, db: d}
+	d.Q.bind()
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := x.PingContext(pingCtx); err != nil {
@@ -238,7 +239,7 @@ func (d *DB) inTx(ctx context.Context, fn func(q *Q) error) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(&Q{ext: tx, db: d, inTx: true}); err != nil {
+	if err = fn(newQ(tx, d, true)); err != nil {
 		return err
 	}
 	d.statements.Add(1)
@@ -248,11 +249,47 @@ func (d *DB) inTx(ctx context.Context, fn func(q *Q) error) (err error) {
 	return nil
 }
 
-// Q runs statements, on the pool or inside one transaction.
+// Q runs statements, on the pool or inside one transaction. Its queries are
+// grouped by aggregate, one group per field, each defined in the file of its
+// tables: q.Tasks.InsertTask, q.Runs.RunForUpdate, …
 type Q struct {
 	ext  sqlx.ExtContext
 	db   *DB
 	inTx bool
+
+	Users    UserQueries     // users.go: users and API tokens
+	Projects ProjectQueries  // projects.go: projects and ideas
+	Tasks    TaskQueries     // tasks.go, relationships.go, history.go: tasks, links, impacts, history, blocks, templates
+	Lists    ListQueries     // tasklists.go: task lists and their items
+	Planning PlanningQueries // planning.go, parallelism.go: plan input and parallelism analysis
+	Runs     RunQueries      // execution.go, heartbeats.go: runs, waves, agents, executions, test results
+	Events   EventQueries    // events.go: the event log
+	Catalog  CatalogQueries  // catalog.go, examples.go: the catalog of actions and tools
+}
+
+// The query groups: each is Q seen through one aggregate.
+type (
+	UserQueries     struct{ *Q }
+	ProjectQueries  struct{ *Q }
+	TaskQueries     struct{ *Q }
+	ListQueries     struct{ *Q }
+	PlanningQueries struct{ *Q }
+	RunQueries      struct{ *Q }
+	EventQueries    struct{ *Q }
+	CatalogQueries  struct{ *Q }
+)
+
+// newQ returns a Q over ext.
+func newQ(ext sqlx.ExtContext, db *DB, inTx bool) *Q {
+	q := &Q{ext: ext, db: db, inTx: inTx}
+	q.bind()
+	return q
+}
+
+// bind points q's query groups at q.
+func (q *Q) bind() {
+	q.Users, q.Projects, q.Tasks, q.Lists = UserQueries{q}, ProjectQueries{q}, TaskQueries{q}, ListQueries{q}
+	q.Planning, q.Runs, q.Events, q.Catalog = PlanningQueries{q}, RunQueries{q}, EventQueries{q}, CatalogQueries{q}
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {

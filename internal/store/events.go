@@ -17,7 +17,7 @@ const EventsChannel = "taskgraph_events"
 // EventsChannel, which the database delivers on commit. The numbers lock each
 // project's sequence until the transaction ends, so a transaction appends its
 // events last, just before it commits.
-func (q *Q) AppendEvents(ctx context.Context, evs []*domain.Event) error {
+func (q EventQueries) AppendEvents(ctx context.Context, evs []*domain.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -54,7 +54,7 @@ func (q *Q) AppendEvents(ctx context.Context, evs []*domain.Event) error {
 // On PostgreSQL the same statement queues a notification of projectID on
 // EventsChannel, which the database delivers on commit (and not at all on
 // rollback): one round trip less while the counter row is held.
-func (q *Q) nextEventSeqs(ctx context.Context, projectID string, n int) (int64, error) {
+func (q EventQueries) nextEventSeqs(ctx context.Context, projectID string, n int) (int64, error) {
 	var last int64
 	const upsert = `INSERT INTO event_sequences (project_id, last_seq) VALUES (?, ?)
 		ON CONFLICT (project_id) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
@@ -69,7 +69,7 @@ func (q *Q) nextEventSeqs(ctx context.Context, projectID string, n int) (int64, 
 }
 
 // insertEvents writes events (numbered already) in one statement.
-func (q *Q) insertEvents(ctx context.Context, evs []*domain.Event) error {
+func (q EventQueries) insertEvents(ctx context.Context, evs []*domain.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -80,7 +80,7 @@ func (q *Q) insertEvents(ctx context.Context, evs []*domain.Event) error {
 
 // EventsAfter lists up to limit events of a project with after < seq <= upTo
 // (upTo 0: no upper bound), of the given types (none: all), in seq order.
-func (q *Q) EventsAfter(ctx context.Context, projectID string, after, upTo int64, types []domain.ExecutionEventType, limit int) ([]*domain.Event, error) {
+func (q EventQueries) EventsAfter(ctx context.Context, projectID string, after, upTo int64, types []domain.ExecutionEventType, limit int) ([]*domain.Event, error) {
 	query := `SELECT * FROM events WHERE project_id = ? AND seq > ?`
 	args := []any{projectID, after}
 	if upTo > 0 {
@@ -102,7 +102,7 @@ func (q *Q) EventsAfter(ctx context.Context, projectID string, after, upTo int64
 
 // LastEventSeqs returns the number of the newest committed event of each
 // project (projects without events are absent).
-func (q *Q) LastEventSeqs(ctx context.Context, projectIDs []string) (map[string]int64, error) {
+func (q EventQueries) LastEventSeqs(ctx context.Context, projectIDs []string) (map[string]int64, error) {
 	if len(projectIDs) == 0 {
 		return map[string]int64{}, nil
 	}
@@ -159,17 +159,17 @@ func eventPageQuery(eq EventQuery) *pageQuery[*domain.Event] {
 }
 
 // EventsByProjects pages the events of each project.
-func (q *Q) EventsByProjects(ctx context.Context, eq EventQuery) (map[string]domain.Page[*domain.Event], error) {
-	return eventPageQuery(eq).fetch(ctx, q)
+func (q EventQueries) EventsByProjects(ctx context.Context, eq EventQuery) (map[string]domain.Page[*domain.Event], error) {
+	return eventPageQuery(eq).fetch(ctx, q.Q)
 }
 
 // CountEventsByProjects counts the events of each project (of the given types).
-func (q *Q) CountEventsByProjects(ctx context.Context, eq EventQuery) (map[string]int, error) {
-	return eventPageQuery(eq).count(ctx, q)
+func (q EventQueries) CountEventsByProjects(ctx context.Context, eq EventQuery) (map[string]int, error) {
+	return eventPageQuery(eq).count(ctx, q.Q)
 }
 
 // FirstRunEventSeq is the seq of a run's first event (0: none).
-func (q *Q) FirstRunEventSeq(ctx context.Context, projectID, runID string) (int64, error) {
+func (q EventQueries) FirstRunEventSeq(ctx context.Context, projectID, runID string) (int64, error) {
 	var seq int64
 	err := q.get(ctx, &seq, `SELECT COALESCE(MIN(seq), 0) FROM events WHERE project_id = ? AND run_id = ?`, projectID, runID)
 	return seq, err

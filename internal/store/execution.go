@@ -29,18 +29,18 @@ const (
 	status, output, error, duration_ms, executed_by, executed_at`
 )
 
-func (q *Q) insert(ctx context.Context, table, cols string, rows any) error {
+func (q RunQueries) insert(ctx context.Context, table, cols string, rows any) error {
 	_, err := q.namedExec(ctx, `INSERT INTO `+table+` (`+cols+`) VALUES (`+namedList(cols)+`)`, rows)
 	return err
 }
 
 // InsertRun inserts an execution run.
-func (q *Q) InsertRun(ctx context.Context, r *domain.ExecutionRun) error {
+func (q RunQueries) InsertRun(ctx context.Context, r *domain.ExecutionRun) error {
 	return q.insert(ctx, "execution_runs", runColumns, r)
 }
 
 // UpdateRun writes a run's status and times (counters: RecountRun).
-func (q *Q) UpdateRun(ctx context.Context, r *domain.ExecutionRun) error {
+func (q RunQueries) UpdateRun(ctx context.Context, r *domain.ExecutionRun) error {
 	_, err := q.namedExec(ctx, `UPDATE execution_runs SET status = :status, current_wave = :current_wave,
 		started_at = :started_at, completed_at = :completed_at, duration_ms = :duration_ms,
 		failure_reason = :failure_reason, last_error = :last_error, updated_at = :updated_at WHERE id = :id`, r)
@@ -48,7 +48,7 @@ func (q *Q) UpdateRun(ctx context.Context, r *domain.ExecutionRun) error {
 }
 
 // RunForUpdate loads a run and, inside a PostgreSQL transaction, locks it.
-func (q *Q) RunForUpdate(ctx context.Context, id string) (*domain.ExecutionRun, error) {
+func (q RunQueries) RunForUpdate(ctx context.Context, id string) (*domain.ExecutionRun, error) {
 	var r domain.ExecutionRun
 	if err := q.get(ctx, &r, `SELECT * FROM execution_runs WHERE id = ?`+q.forUpdate(), id); err != nil {
 		return nil, err
@@ -57,12 +57,12 @@ func (q *Q) RunForUpdate(ctx context.Context, id string) (*domain.ExecutionRun, 
 }
 
 // RunsByIDs loads runs by id.
-func (q *Q) RunsByIDs(ctx context.Context, ids []string) ([]*domain.ExecutionRun, error) {
-	return byIDs[domain.ExecutionRun](ctx, q, "execution_runs", ids)
+func (q RunQueries) RunsByIDs(ctx context.Context, ids []string) ([]*domain.ExecutionRun, error) {
+	return byIDs[domain.ExecutionRun](ctx, q.Q, "execution_runs", ids)
 }
 
 // ActiveRunOfList is the list's PENDING, RUNNING or PAUSED run, if any.
-func (q *Q) ActiveRunOfList(ctx context.Context, listID string) (*domain.ExecutionRun, error) {
+func (q RunQueries) ActiveRunOfList(ctx context.Context, listID string) (*domain.ExecutionRun, error) {
 	var r domain.ExecutionRun
 	if err := q.get(ctx, &r, `SELECT * FROM execution_runs WHERE task_list_id = ?
 		AND status IN ('PENDING', 'RUNNING', 'PAUSED')`, listID); err != nil {
@@ -72,7 +72,7 @@ func (q *Q) ActiveRunOfList(ctx context.Context, listID string) (*domain.Executi
 }
 
 // NextRunNumber is the number of a list's next run.
-func (q *Q) NextRunNumber(ctx context.Context, listID string) (int, error) {
+func (q RunQueries) NextRunNumber(ctx context.Context, listID string) (int, error) {
 	var n int
 	err := q.get(ctx, &n, `SELECT COALESCE(MAX(run_number), 0) + 1 FROM execution_runs WHERE task_list_id = ?`, listID)
 	return n, err
@@ -80,7 +80,7 @@ func (q *Q) NextRunNumber(ctx context.Context, listID string) (int, error) {
 
 // RecountRun makes a run's counters true to its rows; peak raises
 // max_parallel_reached to at least the given number.
-func (q *Q) RecountRun(ctx context.Context, runID string, now time.Time) error {
+func (q RunQueries) RecountRun(ctx context.Context, runID string, now time.Time) error {
 	greatest := "GREATEST" // SQLite's two-argument MAX is PostgreSQL's GREATEST
 	if q.db.dialect == SQLite {
 		greatest = "MAX"
@@ -108,7 +108,7 @@ func (q *Q) RecountRun(ctx context.Context, runID string, now time.Time) error {
 }
 
 // InsertWaves inserts waves.
-func (q *Q) InsertWaves(ctx context.Context, ws []*domain.Wave) error {
+func (q RunQueries) InsertWaves(ctx context.Context, ws []*domain.Wave) error {
 	if len(ws) == 0 {
 		return nil
 	}
@@ -116,7 +116,7 @@ func (q *Q) InsertWaves(ctx context.Context, ws []*domain.Wave) error {
 }
 
 // InsertAssignments inserts wave assignments.
-func (q *Q) InsertAssignments(ctx context.Context, as []*domain.WaveTaskAssignment) error {
+func (q RunQueries) InsertAssignments(ctx context.Context, as []*domain.WaveTaskAssignment) error {
 	if len(as) == 0 {
 		return nil
 	}
@@ -124,19 +124,19 @@ func (q *Q) InsertAssignments(ctx context.Context, as []*domain.WaveTaskAssignme
 }
 
 // WavesOfRun lists a run's waves in order.
-func (q *Q) WavesOfRun(ctx context.Context, runID string) ([]*domain.Wave, error) {
+func (q RunQueries) WavesOfRun(ctx context.Context, runID string) ([]*domain.Wave, error) {
 	var out []*domain.Wave
 	err := q.selectx(ctx, &out, `SELECT * FROM execution_waves WHERE run_id = ? ORDER BY wave_number`, runID)
 	return out, err
 }
 
 // WavesByIDs loads waves by id.
-func (q *Q) WavesByIDs(ctx context.Context, ids []string) ([]*domain.Wave, error) {
-	return byIDs[domain.Wave](ctx, q, "execution_waves", ids)
+func (q RunQueries) WavesByIDs(ctx context.Context, ids []string) ([]*domain.Wave, error) {
+	return byIDs[domain.Wave](ctx, q.Q, "execution_waves", ids)
 }
 
 // UpdateWave writes a wave's status, counts and times.
-func (q *Q) UpdateWave(ctx context.Context, w *domain.Wave) error {
+func (q RunQueries) UpdateWave(ctx context.Context, w *domain.Wave) error {
 	_, err := q.namedExec(ctx, `UPDATE execution_waves SET status = :status, completed_count = :completed_count,
 		failed_count = :failed_count, skipped_count = :skipped_count, started_at = :started_at,
 		completed_at = :completed_at, duration_ms = :duration_ms WHERE id = :id`, w)
@@ -144,7 +144,7 @@ func (q *Q) UpdateWave(ctx context.Context, w *domain.Wave) error {
 }
 
 // AssignmentsOfRun lists a run's assignments by wave and position.
-func (q *Q) AssignmentsOfRun(ctx context.Context, runID string) ([]*domain.WaveTaskAssignment, error) {
+func (q RunQueries) AssignmentsOfRun(ctx context.Context, runID string) ([]*domain.WaveTaskAssignment, error) {
 	var out []*domain.WaveTaskAssignment
 	err := q.selectx(ctx, &out, `SELECT a.* FROM wave_task_assignments a JOIN execution_waves w ON w.id = a.wave_id
 		WHERE a.run_id = ? ORDER BY w.wave_number, a.position`, runID)
@@ -152,14 +152,14 @@ func (q *Q) AssignmentsOfRun(ctx context.Context, runID string) ([]*domain.WaveT
 }
 
 // AssignmentsOfWave lists a wave's assignments by position.
-func (q *Q) AssignmentsOfWave(ctx context.Context, waveID string) ([]*domain.WaveTaskAssignment, error) {
+func (q RunQueries) AssignmentsOfWave(ctx context.Context, waveID string) ([]*domain.WaveTaskAssignment, error) {
 	var out []*domain.WaveTaskAssignment
 	err := q.selectx(ctx, &out, `SELECT * FROM wave_task_assignments WHERE wave_id = ? ORDER BY position`, waveID)
 	return out, err
 }
 
 // SetAssignmentStatus moves a task's assignment in a run.
-func (q *Q) SetAssignmentStatus(ctx context.Context, runID, taskID string, st domain.WaveStatus, now time.Time) error {
+func (q RunQueries) SetAssignmentStatus(ctx context.Context, runID, taskID string, st domain.WaveStatus, now time.Time) error {
 	query := `UPDATE wave_task_assignments SET task_status = ?`
 	args := []any{st}
 	switch st {
@@ -180,7 +180,7 @@ func (q *Q) SetAssignmentStatus(ctx context.Context, runID, taskID string, st do
 // ClaimableTask picks the PENDING task of a wave with the highest priority
 // score (ties by display id) and locks it; on PostgreSQL a task another
 // claimer holds locked is passed over (SKIP LOCKED). ErrNotFound: none.
-func (q *Q) ClaimableTask(ctx context.Context, waveID string) (*domain.Task, error) {
+func (q RunQueries) ClaimableTask(ctx context.Context, waveID string) (*domain.Task, error) {
 	lock := ""
 	if q.db.dialect == Postgres && q.inTx {
 		lock = " FOR UPDATE OF t SKIP LOCKED"
@@ -195,12 +195,12 @@ func (q *Q) ClaimableTask(ctx context.Context, waveID string) (*domain.Task, err
 }
 
 // InsertAgent inserts a build agent.
-func (q *Q) InsertAgent(ctx context.Context, a *domain.BuildAgent) error {
+func (q RunQueries) InsertAgent(ctx context.Context, a *domain.BuildAgent) error {
 	return q.insert(ctx, "build_agents", agentColumns, a)
 }
 
 // AgentForUpdate loads an agent and, inside a PostgreSQL transaction, locks it.
-func (q *Q) AgentForUpdate(ctx context.Context, id string) (*domain.BuildAgent, error) {
+func (q RunQueries) AgentForUpdate(ctx context.Context, id string) (*domain.BuildAgent, error) {
 	var a domain.BuildAgent
 	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ?`+q.forUpdate(), id); err != nil {
 		return nil, err
@@ -210,7 +210,7 @@ func (q *Q) AgentForUpdate(ctx context.Context, id string) (*domain.BuildAgent, 
 
 // LiveAgentForSweep locks a live agent unless another transaction holds it
 // (SKIP LOCKED on PostgreSQL). ErrNotFound: terminated, gone or held.
-func (q *Q) LiveAgentForSweep(ctx context.Context, id string) (*domain.BuildAgent, error) {
+func (q RunQueries) LiveAgentForSweep(ctx context.Context, id string) (*domain.BuildAgent, error) {
 	lock := ""
 	if q.db.dialect == Postgres && q.inTx {
 		lock = " FOR UPDATE SKIP LOCKED"
@@ -223,26 +223,26 @@ func (q *Q) LiveAgentForSweep(ctx context.Context, id string) (*domain.BuildAgen
 }
 
 // AgentsByIDs loads agents by id.
-func (q *Q) AgentsByIDs(ctx context.Context, ids []string) ([]*domain.BuildAgent, error) {
-	return byIDs[domain.BuildAgent](ctx, q, "build_agents", ids)
+func (q RunQueries) AgentsByIDs(ctx context.Context, ids []string) ([]*domain.BuildAgent, error) {
+	return byIDs[domain.BuildAgent](ctx, q.Q, "build_agents", ids)
 }
 
 // AgentsOfRun lists a run's agents in spawn order.
-func (q *Q) AgentsOfRun(ctx context.Context, runID string) ([]*domain.BuildAgent, error) {
+func (q RunQueries) AgentsOfRun(ctx context.Context, runID string) ([]*domain.BuildAgent, error) {
 	var out []*domain.BuildAgent
 	err := q.selectx(ctx, &out, `SELECT * FROM build_agents WHERE run_id = ? ORDER BY spawned_at, id`, runID)
 	return out, err
 }
 
 // CountLiveAgents counts a run's agents not terminated.
-func (q *Q) CountLiveAgents(ctx context.Context, runID string) (int, error) {
+func (q RunQueries) CountLiveAgents(ctx context.Context, runID string) (int, error) {
 	var n int
 	err := q.get(ctx, &n, `SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> 'TERMINATED'`, runID)
 	return n, err
 }
 
 // UpdateAgent writes an agent's mutable columns.
-func (q *Q) UpdateAgent(ctx context.Context, a *domain.BuildAgent) error {
+func (q RunQueries) UpdateAgent(ctx context.Context, a *domain.BuildAgent) error {
 	_, err := q.namedExec(ctx, `UPDATE build_agents SET status = :status, last_heartbeat_at = :last_heartbeat_at,
 		heartbeat_count = :heartbeat_count, progress_percent = :progress_percent, current_step = :current_step,
 		memory_mb = :memory_mb, cpu_percent = :cpu_percent, terminated_at = :terminated_at,
@@ -251,17 +251,17 @@ func (q *Q) UpdateAgent(ctx context.Context, a *domain.BuildAgent) error {
 }
 
 // InsertHeartbeat records a heartbeat.
-func (q *Q) InsertHeartbeat(ctx context.Context, h *domain.AgentHeartbeat) error {
+func (q RunQueries) InsertHeartbeat(ctx context.Context, h *domain.AgentHeartbeat) error {
 	return q.insert(ctx, "agent_heartbeats", heartbeatColumns, h)
 }
 
 // InsertExecution inserts a task execution.
-func (q *Q) InsertExecution(ctx context.Context, e *domain.TaskExecution) error {
+func (q RunQueries) InsertExecution(ctx context.Context, e *domain.TaskExecution) error {
 	return q.insert(ctx, "task_executions", executionColumns, e)
 }
 
 // ExecutionOfAgent is the execution an agent runs.
-func (q *Q) ExecutionOfAgent(ctx context.Context, agentID string) (*domain.TaskExecution, error) {
+func (q RunQueries) ExecutionOfAgent(ctx context.Context, agentID string) (*domain.TaskExecution, error) {
 	var e domain.TaskExecution
 	if err := q.get(ctx, &e, `SELECT * FROM task_executions WHERE agent_id = ?`, agentID); err != nil {
 		return nil, err
@@ -270,26 +270,26 @@ func (q *Q) ExecutionOfAgent(ctx context.Context, agentID string) (*domain.TaskE
 }
 
 // ExecutionsByIDs loads executions by id.
-func (q *Q) ExecutionsByIDs(ctx context.Context, ids []string) ([]*domain.TaskExecution, error) {
-	return byIDs[domain.TaskExecution](ctx, q, "task_executions", ids)
+func (q RunQueries) ExecutionsByIDs(ctx context.Context, ids []string) ([]*domain.TaskExecution, error) {
+	return byIDs[domain.TaskExecution](ctx, q.Q, "task_executions", ids)
 }
 
 // ExecutionsOfTask lists a task's executions in start order.
-func (q *Q) ExecutionsOfTask(ctx context.Context, taskID string) ([]*domain.TaskExecution, error) {
+func (q RunQueries) ExecutionsOfTask(ctx context.Context, taskID string) ([]*domain.TaskExecution, error) {
 	var out []*domain.TaskExecution
 	err := q.selectx(ctx, &out, `SELECT * FROM task_executions WHERE task_id = ? ORDER BY started_at, id`, taskID)
 	return out, err
 }
 
 // CountAttempts counts a task's executions in a run.
-func (q *Q) CountAttempts(ctx context.Context, runID, taskID string) (int, error) {
+func (q RunQueries) CountAttempts(ctx context.Context, runID, taskID string) (int, error) {
 	var n int
 	err := q.get(ctx, &n, `SELECT COUNT(*) FROM task_executions WHERE run_id = ? AND task_id = ?`, runID, taskID)
 	return n, err
 }
 
 // UpdateExecution writes an execution's outcome.
-func (q *Q) UpdateExecution(ctx context.Context, e *domain.TaskExecution) error {
+func (q RunQueries) UpdateExecution(ctx context.Context, e *domain.TaskExecution) error {
 	_, err := q.namedExec(ctx, `UPDATE task_executions SET status = :status, ended_at = :ended_at,
 		duration_ms = :duration_ms, last_error = :last_error, files_modified = :files_modified,
 		git_commits = :git_commits WHERE id = :id`, e)
@@ -298,7 +298,7 @@ func (q *Q) UpdateExecution(ctx context.Context, e *domain.TaskExecution) error 
 
 // AppendLogLines appends lines to an execution's log (numbered from its
 // current count) and returns the new count.
-func (q *Q) AppendLogLines(ctx context.Context, executionID string, from int, lines []string) error {
+func (q RunQueries) AppendLogLines(ctx context.Context, executionID string, from int, lines []string) error {
 	if len(lines) == 0 {
 		return nil
 	}
@@ -324,7 +324,7 @@ func (q *Q) AppendLogLines(ctx context.Context, executionID string, from int, li
 
 // LogTail returns the last n lines of an execution's log, in order, reading
 // only those rows.
-func (q *Q) LogTail(ctx context.Context, executionID string, n int) ([]string, error) {
+func (q RunQueries) LogTail(ctx context.Context, executionID string, n int) ([]string, error) {
 	var out []string
 	err := q.selectx(ctx, &out, `SELECT line FROM (SELECT line_no, line FROM task_execution_log_lines
 		WHERE execution_id = ? ORDER BY line_no DESC LIMIT `+strconv.Itoa(n)+`) tail ORDER BY line_no`, executionID)
@@ -332,12 +332,12 @@ func (q *Q) LogTail(ctx context.Context, executionID string, n int) ([]string, e
 }
 
 // InsertTestResult records a test result.
-func (q *Q) InsertTestResult(ctx context.Context, r *domain.TaskTestResult) error {
+func (q RunQueries) InsertTestResult(ctx context.Context, r *domain.TaskTestResult) error {
 	return q.insert(ctx, "task_test_results", testResultColumns, r)
 }
 
 // TestResultsOfExecution lists an execution's test results in record order.
-func (q *Q) TestResultsOfExecution(ctx context.Context, executionID string) ([]*domain.TaskTestResult, error) {
+func (q RunQueries) TestResultsOfExecution(ctx context.Context, executionID string) ([]*domain.TaskTestResult, error) {
 	var out []*domain.TaskTestResult
 	err := q.selectx(ctx, &out, `SELECT * FROM task_test_results WHERE execution_id = ? ORDER BY executed_at, id`, executionID)
 	return out, err
@@ -345,7 +345,7 @@ func (q *Q) TestResultsOfExecution(ctx context.Context, executionID string) ([]*
 
 // MarkImpactAccuracy sets was_accurate of a task's file impacts: true for
 // those whose path is in touched.
-func (q *Q) MarkImpactAccuracy(ctx context.Context, taskID string, touched []string, now time.Time) error {
+func (q RunQueries) MarkImpactAccuracy(ctx context.Context, taskID string, touched []string, now time.Time) error {
 	if _, err := q.exec(ctx, `UPDATE task_file_impacts SET was_accurate = ?, validated_at = ? WHERE task_id = ?`,
 		false, now, taskID); err != nil {
 		return err
@@ -360,7 +360,7 @@ func (q *Q) MarkImpactAccuracy(ctx context.Context, taskID string, touched []str
 }
 
 // SetAssignedAgent records which agent holds a task.
-func (q *Q) SetAssignedAgent(ctx context.Context, taskID string, agentID *string) error {
+func (q RunQueries) SetAssignedAgent(ctx context.Context, taskID string, agentID *string) error {
 	_, err := q.exec(ctx, `UPDATE tasks SET assigned_agent = ? WHERE id = ?`, agentID, taskID)
 	return err
 }
@@ -399,46 +399,46 @@ func (d *DB) SilentAgents(ctx context.Context, silence time.Duration, limit int)
 // statement for every parent of a level.
 
 // RunsOfLists lists the runs of lists, newest first.
-func (q *Q) RunsOfLists(ctx context.Context, listIDs []string) ([]*domain.ExecutionRun, error) {
-	return byColumn[domain.ExecutionRun](ctx, q, "execution_runs", "task_list_id", listIDs, "run_number DESC")
+func (q RunQueries) RunsOfLists(ctx context.Context, listIDs []string) ([]*domain.ExecutionRun, error) {
+	return byColumn[domain.ExecutionRun](ctx, q.Q, "execution_runs", "task_list_id", listIDs, "run_number DESC")
 }
 
 // WavesOfRuns lists the waves of runs in order.
-func (q *Q) WavesOfRuns(ctx context.Context, runIDs []string) ([]*domain.Wave, error) {
-	return byColumn[domain.Wave](ctx, q, "execution_waves", "run_id", runIDs, "wave_number")
+func (q RunQueries) WavesOfRuns(ctx context.Context, runIDs []string) ([]*domain.Wave, error) {
+	return byColumn[domain.Wave](ctx, q.Q, "execution_waves", "run_id", runIDs, "wave_number")
 }
 
 // AssignmentsByIDs loads wave assignments by id.
-func (q *Q) AssignmentsByIDs(ctx context.Context, ids []string) ([]*domain.WaveTaskAssignment, error) {
-	return byIDs[domain.WaveTaskAssignment](ctx, q, "wave_task_assignments", ids)
+func (q RunQueries) AssignmentsByIDs(ctx context.Context, ids []string) ([]*domain.WaveTaskAssignment, error) {
+	return byIDs[domain.WaveTaskAssignment](ctx, q.Q, "wave_task_assignments", ids)
 }
 
 // TestResultsByIDs loads test results by id.
-func (q *Q) TestResultsByIDs(ctx context.Context, ids []string) ([]*domain.TaskTestResult, error) {
-	return byIDs[domain.TaskTestResult](ctx, q, "task_test_results", ids)
+func (q RunQueries) TestResultsByIDs(ctx context.Context, ids []string) ([]*domain.TaskTestResult, error) {
+	return byIDs[domain.TaskTestResult](ctx, q.Q, "task_test_results", ids)
 }
 
 // AssignmentsOfWaves lists the assignments of waves in position order.
-func (q *Q) AssignmentsOfWaves(ctx context.Context, waveIDs []string) ([]*domain.WaveTaskAssignment, error) {
-	return byColumn[domain.WaveTaskAssignment](ctx, q, "wave_task_assignments", "wave_id", waveIDs, "position")
+func (q RunQueries) AssignmentsOfWaves(ctx context.Context, waveIDs []string) ([]*domain.WaveTaskAssignment, error) {
+	return byColumn[domain.WaveTaskAssignment](ctx, q.Q, "wave_task_assignments", "wave_id", waveIDs, "position")
 }
 
 // AgentsOfRuns lists the agents of runs in spawn order.
-func (q *Q) AgentsOfRuns(ctx context.Context, runIDs []string) ([]*domain.BuildAgent, error) {
-	return byColumn[domain.BuildAgent](ctx, q, "build_agents", "run_id", runIDs, "spawned_at, id")
+func (q RunQueries) AgentsOfRuns(ctx context.Context, runIDs []string) ([]*domain.BuildAgent, error) {
+	return byColumn[domain.BuildAgent](ctx, q.Q, "build_agents", "run_id", runIDs, "spawned_at, id")
 }
 
 // ExecutionsOfRuns lists the executions of runs in start order.
-func (q *Q) ExecutionsOfRuns(ctx context.Context, runIDs []string) ([]*domain.TaskExecution, error) {
-	return byColumn[domain.TaskExecution](ctx, q, "task_executions", "run_id", runIDs, "started_at, id")
+func (q RunQueries) ExecutionsOfRuns(ctx context.Context, runIDs []string) ([]*domain.TaskExecution, error) {
+	return byColumn[domain.TaskExecution](ctx, q.Q, "task_executions", "run_id", runIDs, "started_at, id")
 }
 
 // TestResultsOfExecutions lists the test results of executions in run order.
-func (q *Q) TestResultsOfExecutions(ctx context.Context, executionIDs []string) ([]*domain.TaskTestResult, error) {
-	return byColumn[domain.TaskTestResult](ctx, q, "task_test_results", "execution_id", executionIDs, "executed_at, id")
+func (q RunQueries) TestResultsOfExecutions(ctx context.Context, executionIDs []string) ([]*domain.TaskTestResult, error) {
+	return byColumn[domain.TaskTestResult](ctx, q.Q, "task_test_results", "execution_id", executionIDs, "executed_at, id")
 }
 
 // ExecutionsOfAgents loads the executions of agents (one each: 1 agent = 1 task).
-func (q *Q) ExecutionsOfAgents(ctx context.Context, agentIDs []string) ([]*domain.TaskExecution, error) {
-	return byColumn[domain.TaskExecution](ctx, q, "task_executions", "agent_id", agentIDs, "id")
+func (q RunQueries) ExecutionsOfAgents(ctx context.Context, agentIDs []string) ([]*domain.TaskExecution, error) {
+	return byColumn[domain.TaskExecution](ctx, q.Q, "task_executions", "agent_id", agentIDs, "id")
 }

@@ -15,7 +15,7 @@ import (
 func (b *bundle) link(t *testing.T, source, target *domain.Task, typ domain.RelationshipType) *domain.TaskRelationship {
 	t.Helper()
 	r := &domain.TaskRelationship{ID: uuid.NewString(), SourceTaskID: source.ID, TargetTaskID: target.ID, Type: typ, CreatedAt: ts(0)}
-	require.NoError(t, b.db.InsertRelationship(b.ctx, r))
+	require.NoError(t, b.db.Tasks.InsertRelationship(b.ctx, r))
 	return r
 }
 
@@ -37,7 +37,7 @@ func TestRecountBlocks(t *testing.T) {
 		b.link(t, v, w, domain.RelBlocks)    // w waits on v
 
 		counts := func() map[string]int {
-			got, err := b.db.TasksByIDs(b.ctx, ids)
+			got, err := b.db.Tasks.TasksByIDs(b.ctx, ids)
 			require.NoError(t, err)
 			out := map[string]int{}
 			for _, task := range got {
@@ -47,19 +47,19 @@ func TestRecountBlocks(t *testing.T) {
 		}
 		require.Equal(t, map[string]int{a.ID: 0, x.ID: 0, y.ID: 0, z.ID: 0, w.ID: 0, v.ID: 0}, counts(), "nothing recounted yet")
 
-		require.NoError(t, b.db.RecountBlocks(b.ctx, []string{a.ID}))
+		require.NoError(t, b.db.Tasks.RecountBlocks(b.ctx, []string{a.ID}))
 		require.Equal(t, 3, counts()[a.ID], "only the asked tasks change")
 		require.Equal(t, 0, counts()[v.ID])
 
-		require.NoError(t, b.db.RecountBlocks(b.ctx, ids))
+		require.NoError(t, b.db.Tasks.RecountBlocks(b.ctx, ids))
 		require.Equal(t, map[string]int{a.ID: 3, x.ID: 0, y.ID: 0, z.ID: 0, w.ID: 0, v.ID: 2}, counts())
 		require.Equal(t, 1, b.loadTask(t, a.ID).Version, "recounting is no edit")
 
-		require.NoError(t, b.db.DeleteLink(b.ctx, a.ID, z.ID, domain.RelBlocks))
-		require.NoError(t, b.db.DeleteLink(b.ctx, a.ID, z.ID, domain.RelBlocks), "deleting a missing link is no error")
-		require.NoError(t, b.db.RecountBlocks(b.ctx, ids))
+		require.NoError(t, b.db.Tasks.DeleteLink(b.ctx, a.ID, z.ID, domain.RelBlocks))
+		require.NoError(t, b.db.Tasks.DeleteLink(b.ctx, a.ID, z.ID, domain.RelBlocks), "deleting a missing link is no error")
+		require.NoError(t, b.db.Tasks.RecountBlocks(b.ctx, ids))
 		require.Equal(t, 2, counts()[a.ID])
-		require.NoError(t, b.db.RecountBlocks(b.ctx, nil))
+		require.NoError(t, b.db.Tasks.RecountBlocks(b.ctx, nil))
 	})
 }
 
@@ -79,7 +79,7 @@ func TestOrderingEdges(t *testing.T) {
 
 		all := []string{a.ID, c.ID, d.ID}
 		edges := func(from []string, types ...domain.RelationshipType) []store.TaskEdge {
-			got, err := b.db.OrderingEdgesFrom(b.ctx, from, types)
+			got, err := b.db.Tasks.OrderingEdgesFrom(b.ctx, from, types)
 			require.NoError(t, err)
 			sort.Slice(got, func(i, j int) bool { return got[i].From+got[i].To < got[j].From+got[j].To })
 			return got
@@ -94,10 +94,10 @@ func TestOrderingEdges(t *testing.T) {
 		require.Empty(t, edges(nil, domain.RelDependsOn))
 
 		require.NoError(t, b.db.InTx(b.ctx, func(q *store.Q) error {
-			if err := q.LockProjectGraph(b.ctx, b.project.ID); err != nil {
+			if err := q.Tasks.LockProjectGraph(b.ctx, b.project.ID); err != nil {
 				return err
 			}
-			return q.LockProjectGraph(b.ctx, b.project.ID) // re-entrant within a transaction
+			return q.Tasks.LockProjectGraph(b.ctx, b.project.ID) // re-entrant within a transaction
 		}))
 	})
 }
@@ -109,18 +109,18 @@ func TestClearMirroredRef(t *testing.T) {
 		child.ParentTaskID, child.SupersedesTaskID = &parent.ID, &parent.ID
 		b.insertTask(t, child)
 
-		require.NoError(t, b.db.ClearMirroredRef(b.ctx, child.ID, uuid.NewString(), domain.RelSubtaskOf))
+		require.NoError(t, b.db.Tasks.ClearMirroredRef(b.ctx, child.ID, uuid.NewString(), domain.RelSubtaskOf))
 		got := b.loadTask(t, child.ID)
 		require.Equal(t, parent.ID, *got.ParentTaskID, "another target leaves the reference")
 		require.Equal(t, 1, got.Version)
 
-		require.NoError(t, b.db.ClearMirroredRef(b.ctx, child.ID, parent.ID, domain.RelSubtaskOf))
+		require.NoError(t, b.db.Tasks.ClearMirroredRef(b.ctx, child.ID, parent.ID, domain.RelSubtaskOf))
 		got = b.loadTask(t, child.ID)
 		require.Nil(t, got.ParentTaskID)
 		require.Equal(t, parent.ID, *got.SupersedesTaskID)
 		require.Equal(t, 2, got.Version)
 
-		require.NoError(t, b.db.ClearMirroredRef(b.ctx, child.ID, parent.ID, domain.RelSupersedes))
+		require.NoError(t, b.db.Tasks.ClearMirroredRef(b.ctx, child.ID, parent.ID, domain.RelSupersedes))
 		got = b.loadTask(t, child.ID)
 		require.Nil(t, got.SupersedesTaskID)
 		require.Equal(t, 3, got.Version)
@@ -132,7 +132,7 @@ func TestRecountTaskLists(t *testing.T) {
 		newList := func(name string) *domain.TaskList {
 			l := &domain.TaskList{ID: uuid.NewString(), Name: name, ProjectID: b.project.ID, UserID: b.user.ID,
 				Status: domain.ListDraft, MaxParallelAgents: 3, CreatedAt: ts(0), UpdatedAt: ts(0)}
-			require.NoError(t, b.db.InsertTaskList(b.ctx, l))
+			require.NoError(t, b.db.Lists.InsertTaskList(b.ctx, l))
 			return l
 		}
 		l1, l2 := newList("one"), newList("two")
@@ -145,13 +145,13 @@ func TestRecountTaskLists(t *testing.T) {
 			items = append(items, &domain.TaskListItem{ID: uuid.NewString(), TaskListID: l1.ID, TaskID: task.ID,
 				Position: i + 1, ItemStatus: domain.ItemStatusFor(st), AddedAt: ts(0)})
 		}
-		require.NoError(t, b.db.InsertItems(b.ctx, items))
+		require.NoError(t, b.db.Lists.InsertItems(b.ctx, items))
 		outside := b.task(b.project, 10)
 		outside.Status = domain.StatusCompleted
 		b.insertTask(t, outside)
 
-		require.NoError(t, b.db.RecountTaskLists(b.ctx, []string{l1.ID, l2.ID}, ts(time.Hour)))
-		got, err := b.db.TaskListsByIDs(b.ctx, []string{l1.ID, l2.ID})
+		require.NoError(t, b.db.Lists.RecountTaskLists(b.ctx, []string{l1.ID, l2.ID}, ts(time.Hour)))
+		got, err := b.db.Lists.TaskListsByIDs(b.ctx, []string{l1.ID, l2.ID})
 		require.NoError(t, err)
 		byID := map[string]*domain.TaskList{got[0].ID: got[0], got[1].ID: got[1]}
 		require.Equal(t, [3]int{5, 2, 1}, [3]int{byID[l1.ID].TotalTasks, byID[l1.ID].CompletedTasks, byID[l1.ID].FailedTasks})
@@ -161,24 +161,24 @@ func TestRecountTaskLists(t *testing.T) {
 		// moving a task to the other list and recounting both keeps the counters true
 		moved := items[0].TaskID
 		require.NoError(t, b.db.InTx(b.ctx, func(q *store.Q) error {
-			if err := q.DeleteItemOfTask(b.ctx, moved); err != nil {
+			if err := q.Lists.DeleteItemOfTask(b.ctx, moved); err != nil {
 				return err
 			}
-			if err := q.SetTaskList(b.ctx, moved, &l2.ID); err != nil {
+			if err := q.Tasks.SetTaskList(b.ctx, moved, &l2.ID); err != nil {
 				return err
 			}
-			if err := q.InsertItems(b.ctx, []*domain.TaskListItem{{ID: uuid.NewString(), TaskListID: l2.ID, TaskID: moved,
+			if err := q.Lists.InsertItems(b.ctx, []*domain.TaskListItem{{ID: uuid.NewString(), TaskListID: l2.ID, TaskID: moved,
 				Position: 1, ItemStatus: domain.ItemCompleted, AddedAt: ts(0)}}); err != nil {
 				return err
 			}
-			return q.RecountTaskLists(b.ctx, []string{l1.ID, l2.ID}, ts(2*time.Hour))
+			return q.Lists.RecountTaskLists(b.ctx, []string{l1.ID, l2.ID}, ts(2*time.Hour))
 		}))
-		got, err = b.db.TaskListsByIDs(b.ctx, []string{l1.ID, l2.ID})
+		got, err = b.db.Lists.TaskListsByIDs(b.ctx, []string{l1.ID, l2.ID})
 		require.NoError(t, err)
 		byID = map[string]*domain.TaskList{got[0].ID: got[0], got[1].ID: got[1]}
 		require.Equal(t, [3]int{4, 1, 1}, [3]int{byID[l1.ID].TotalTasks, byID[l1.ID].CompletedTasks, byID[l1.ID].FailedTasks})
 		require.Equal(t, [3]int{1, 1, 0}, [3]int{byID[l2.ID].TotalTasks, byID[l2.ID].CompletedTasks, byID[l2.ID].FailedTasks})
-		require.NoError(t, b.db.RecountTaskLists(b.ctx, nil, ts(0)))
+		require.NoError(t, b.db.Lists.RecountTaskLists(b.ctx, nil, ts(0)))
 	})
 }
 
@@ -195,7 +195,7 @@ func TestTasksWithDeadlines(t *testing.T) {
 		mk(3, domain.StatusCompleted, d)
 		mk(4, domain.StatusFailed, d)
 		mk(5, domain.StatusPending, nil)
-		got, err := b.db.TasksWithDeadlines(b.ctx)
+		got, err := b.db.Tasks.TasksWithDeadlines(b.ctx)
 		require.NoError(t, err)
 		var ids []string
 		for _, task := range got {

@@ -7,8 +7,8 @@ import (
 )
 
 // HeartbeatsByIDs loads recorded heartbeats by id.
-func (q *Q) HeartbeatsByIDs(ctx context.Context, ids []string) ([]*domain.AgentHeartbeat, error) {
-	return byIDs[domain.AgentHeartbeat](ctx, q, "agent_heartbeats", ids)
+func (q RunQueries) HeartbeatsByIDs(ctx context.Context, ids []string) ([]*domain.AgentHeartbeat, error) {
+	return byIDs[domain.AgentHeartbeat](ctx, q.Q, "agent_heartbeats", ids)
 }
 
 func heartbeatPageQuery(agents []string, page domain.PageArgs) *pageQuery[*domain.AgentHeartbeat] {
@@ -25,11 +25,11 @@ func heartbeatPageQuery(agents []string, page domain.PageArgs) *pageQuery[*domai
 
 // HeartbeatsOfAgents pages the recorded heartbeats of agents, newest first
 // (ties by id), one page per agent in one statement.
-func (q *Q) HeartbeatsOfAgents(ctx context.Context, agents []string, page domain.PageArgs) (map[string]domain.Page[*domain.AgentHeartbeat], error) {
-	return heartbeatPageQuery(agents, page).fetch(ctx, q)
+func (q RunQueries) HeartbeatsOfAgents(ctx context.Context, agents []string, page domain.PageArgs) (map[string]domain.Page[*domain.AgentHeartbeat], error) {
+	return heartbeatPageQuery(agents, page).fetch(ctx, q.Q)
 }
 
 // CountHeartbeatsOfAgents counts the recorded heartbeats of each agent.
-func (q *Q) CountHeartbeatsOfAgents(ctx context.Context, agents []string) (map[string]int, error) {
-	return heartbeatPageQuery(agents, domain.PageArgs{}).count(ctx, q)
+func (q RunQueries) CountHeartbeatsOfAgents(ctx context.Context, agents []string) (map[string]int, error) {
+	return heartbeatPageQuery(agents, domain.PageArgs{}).count(ctx, q.Q)
 }

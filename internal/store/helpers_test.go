@@ -56,7 +56,7 @@ func (b *bundle) newUser(t *testing.T, slug string) *domain.User {
 	t.Helper()
 	u := &domain.User{ID: uuid.NewString(), Slug: slug, Name: "User " + slug, Email: slug + "@example.com",
 		Settings: domain.JSON(`{}`), CreatedAt: ts(0), UpdatedAt: ts(0)}
-	require.NoError(t, b.db.CreateUser(b.ctx, u))
+	require.NoError(t, b.db.Users.CreateUser(b.ctx, u))
 	return u
 }
 
@@ -64,7 +64,7 @@ func (b *bundle) newProject(t *testing.T, slug string) *domain.Project {
 	t.Helper()
 	p := &domain.Project{ID: uuid.NewString(), Slug: slug, Name: "Project " + slug, OwnerID: b.user.ID,
 		Status: domain.ProjectActive, CreatedAt: ts(0), UpdatedAt: ts(0)}
-	require.NoError(t, b.db.CreateProject(b.ctx, p))
+	require.NoError(t, b.db.Projects.CreateProject(b.ctx, p))
 	return p
 }
 
@@ -80,13 +80,13 @@ func (b *bundle) task(p *domain.Project, n int) *domain.Task {
 
 func (b *bundle) insertTask(t *testing.T, task *domain.Task) *domain.Task {
 	t.Helper()
-	require.NoError(t, b.db.InsertTask(b.ctx, task))
+	require.NoError(t, b.db.Tasks.InsertTask(b.ctx, task))
 	return task
 }
 
 func (b *bundle) loadTask(t *testing.T, id string) *domain.Task {
 	t.Helper()
-	got, err := b.db.TasksByIDs(b.ctx, []string{id})
+	got, err := b.db.Tasks.TasksByIDs(b.ctx, []string{id})
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	return got[0]

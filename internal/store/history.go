@@ -8,31 +8,31 @@ import (
 )
 
 // InsertStateChange records one lifecycle step of a task.
-func (q *Q) InsertStateChange(ctx context.Context, c *domain.TaskStateChange) error {
+func (q TaskQueries) InsertStateChange(ctx context.Context, c *domain.TaskStateChange) error {
 	_, err := q.exec(ctx, `INSERT INTO task_state_history (id, task_id, execution_run_id, from_status, to_status, reason, changed_by, changed_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.TaskID, c.ExecutionRunID, c.FromStatus, c.ToStatus, c.Reason, c.ChangedBy, c.ChangedAt)
 	return err
 }
 
 // StateChangesByIDs loads history rows by id.
-func (q *Q) StateChangesByIDs(ctx context.Context, ids []string) ([]*domain.TaskStateChange, error) {
-	return byIDs[domain.TaskStateChange](ctx, q, "task_state_history", ids)
+func (q TaskQueries) StateChangesByIDs(ctx context.Context, ids []string) ([]*domain.TaskStateChange, error) {
+	return byIDs[domain.TaskStateChange](ctx, q.Q, "task_state_history", ids)
 }
 
 // StateHistoryOfTasks lists the history of tasks, oldest first.
-func (q *Q) StateHistoryOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskStateChange, error) {
-	return byColumn[domain.TaskStateChange](ctx, q, "task_state_history", "task_id", taskIDs, "changed_at, id")
+func (q TaskQueries) StateHistoryOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskStateChange, error) {
+	return byColumn[domain.TaskStateChange](ctx, q.Q, "task_state_history", "task_id", taskIDs, "changed_at, id")
 }
 
 // InsertBlock records a block on a task.
-func (q *Q) InsertBlock(ctx context.Context, b *domain.TaskBlock) error {
+func (q TaskQueries) InsertBlock(ctx context.Context, b *domain.TaskBlock) error {
 	_, err := q.exec(ctx, `INSERT INTO task_blocks (id, task_id, block_type, reason, blocking_entity_id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?)`, b.ID, b.TaskID, b.BlockType, b.Reason, b.BlockingEntityID, b.CreatedAt)
 	return err
 }
 
 // BlockForUpdate loads a block, locking its row inside a PostgreSQL transaction.
-func (q *Q) BlockForUpdate(ctx context.Context, id string) (*domain.TaskBlock, error) {
+func (q TaskQueries) BlockForUpdate(ctx context.Context, id string) (*domain.TaskBlock, error) {
 	var b domain.TaskBlock
 	if err := q.get(ctx, &b, `SELECT * FROM task_blocks WHERE id = ?`+q.forUpdate(), id); err != nil {
 		return nil, err
@@ -41,30 +41,30 @@ func (q *Q) BlockForUpdate(ctx context.Context, id string) (*domain.TaskBlock, e
 }
 
 // BlocksByIDs loads blocks by id.
-func (q *Q) BlocksByIDs(ctx context.Context, ids []string) ([]*domain.TaskBlock, error) {
-	return byIDs[domain.TaskBlock](ctx, q, "task_blocks", ids)
+func (q TaskQueries) BlocksByIDs(ctx context.Context, ids []string) ([]*domain.TaskBlock, error) {
+	return byIDs[domain.TaskBlock](ctx, q.Q, "task_blocks", ids)
 }
 
 // ResolveBlock marks a block resolved.
-func (q *Q) ResolveBlock(ctx context.Context, id string, at time.Time, by string, notes *string) error {
+func (q TaskQueries) ResolveBlock(ctx context.Context, id string, at time.Time, by string, notes *string) error {
 	_, err := q.exec(ctx, `UPDATE task_blocks SET resolved_at = ?, resolved_by = ?, resolution_notes = ? WHERE id = ?`, at, by, notes, id)
 	return err
 }
 
 // CountOpenBlocks counts a task's unresolved blocks.
-func (q *Q) CountOpenBlocks(ctx context.Context, taskID string) (int, error) {
+func (q TaskQueries) CountOpenBlocks(ctx context.Context, taskID string) (int, error) {
 	var n int
 	err := q.get(ctx, &n, `SELECT COUNT(*) FROM task_blocks WHERE task_id = ? AND resolved_at IS NULL`, taskID)
 	return n, err
 }
 
 // BlocksOfTasks lists the blocks of tasks, oldest first.
-func (q *Q) BlocksOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskBlock, error) {
-	return byColumn[domain.TaskBlock](ctx, q, "task_blocks", "task_id", taskIDs, "created_at, id")
+func (q TaskQueries) BlocksOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskBlock, error) {
+	return byColumn[domain.TaskBlock](ctx, q.Q, "task_blocks", "task_id", taskIDs, "created_at, id")
 }
 
 // ReplaceFileImpacts replaces a task's file impacts with impacts.
-func (q *Q) ReplaceFileImpacts(ctx context.Context, taskID string, impacts []*domain.TaskFileImpact) error {
+func (q TaskQueries) ReplaceFileImpacts(ctx context.Context, taskID string, impacts []*domain.TaskFileImpact) error {
 	if _, err := q.exec(ctx, `DELETE FROM task_file_impacts WHERE task_id = ?`, taskID); err != nil {
 		return err
 	}
@@ -78,11 +78,11 @@ func (q *Q) ReplaceFileImpacts(ctx context.Context, taskID string, impacts []*do
 }
 
 // FileImpactsByIDs loads impacts by id.
-func (q *Q) FileImpactsByIDs(ctx context.Context, ids []string) ([]*domain.TaskFileImpact, error) {
-	return byIDs[domain.TaskFileImpact](ctx, q, "task_file_impacts", ids)
+func (q TaskQueries) FileImpactsByIDs(ctx context.Context, ids []string) ([]*domain.TaskFileImpact, error) {
+	return byIDs[domain.TaskFileImpact](ctx, q.Q, "task_file_impacts", ids)
 }
 
 // FileImpactsOfTasks lists the file impacts of tasks by path.
-func (q *Q) FileImpactsOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskFileImpact, error) {
-	return byColumn[domain.TaskFileImpact](ctx, q, "task_file_impacts", "task_id", taskIDs, "file_path, operation, id")
+func (q TaskQueries) FileImpactsOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskFileImpact, error) {
+	return byColumn[domain.TaskFileImpact](ctx, q.Q, "task_file_impacts", "task_id", taskIDs, "file_path, operation, id")
 }

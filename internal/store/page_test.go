@@ -100,7 +100,7 @@ func TestTaskPagingEveryOrder(t *testing.T) {
 		b.insertTask(t, b.task(b.newProject(t, "elsewhere"), 1))
 		scope := domain.ProjectScope{ProjectID: b.project.ID}
 		read := func(order domain.TaskOrder, page domain.PageArgs) domain.Page[*domain.Task] {
-			pages, err := b.db.Tasks(b.ctx, store.TaskQuery{Scope: scope, Order: &order, Page: page})
+			pages, err := b.db.Tasks.Tasks(b.ctx, store.TaskQuery{Scope: scope, Order: &order, Page: page})
 			require.NoError(t, err)
 			require.Len(t, pages, 1)
 			pg := pages[""]
@@ -174,7 +174,7 @@ func TestTaskPagingEveryOrder(t *testing.T) {
 func TestTaskPagingDefaults(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
 		tasks := seedPaging(t, b, b.project, 60)
-		pages, err := b.db.Tasks(b.ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}})
+		pages, err := b.db.Tasks.Tasks(b.ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}})
 		require.NoError(t, err)
 		pg := pages[""]
 		require.Len(t, pg.Items, domain.DefaultPageSize)
@@ -182,7 +182,7 @@ func TestTaskPagingDefaults(t *testing.T) {
 		require.Equal(t, expectedOrder(tasks, domain.OrderCreatedAt, domain.OrderAsc)[:domain.DefaultPageSize], pageIDs(pg),
 			"default order is CREATED_AT ASC")
 
-		pages, err = b.db.Tasks(b.ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, Page: domain.PageArgs{First: ptr(0)}})
+		pages, err = b.db.Tasks.Tasks(b.ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, Page: domain.PageArgs{First: ptr(0)}})
 		require.NoError(t, err)
 		require.Empty(t, pages[""].Items)
 		require.NotNil(t, pages[""].Items)
@@ -195,7 +195,7 @@ func TestTaskPagingBadArguments(t *testing.T) {
 		seedPaging(t, b, b.project, 3)
 		all := domain.ProjectScope{All: true}
 		byScore := &domain.TaskOrder{Field: domain.OrderPriorityScore, Direction: domain.OrderAsc}
-		pages, err := b.db.Tasks(b.ctx, store.TaskQuery{Scope: all, Order: byScore, Page: domain.PageArgs{First: ptr(1)}})
+		pages, err := b.db.Tasks.Tasks(b.ctx, store.TaskQuery{Scope: all, Order: byScore, Page: domain.PageArgs{First: ptr(1)}})
 		require.NoError(t, err)
 		scoreCursor := pages[""].Cursors[0]
 
@@ -219,7 +219,7 @@ func TestTaskPagingBadArguments(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := b.db.Tasks(b.ctx, store.TaskQuery{Scope: all, Order: tc.order, Page: tc.page})
+				_, err := b.db.Tasks.Tasks(b.ctx, store.TaskQuery{Scope: all, Order: tc.order, Page: tc.page})
 				e, ok := domain.AsError(err)
 				require.True(t, ok, "%v", err)
 				require.Equal(t, tc.code, e.Code)
@@ -244,7 +244,7 @@ func TestTaskPagingPerProject(t *testing.T) {
 				w1, w2 := expectedOrder(t1, field, dir), expectedOrder(t2, field, dir)
 				name := fmt.Sprintf("%s_%s", field, dir)
 
-				pages, err := b.db.Tasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: parents, Order: order, Page: domain.PageArgs{First: ptr(3)}})
+				pages, err := b.db.Tasks.Tasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: parents, Order: order, Page: domain.PageArgs{First: ptr(3)}})
 				require.NoError(t, err, name)
 				require.Len(t, pages, 3, "every parent has a page, empty ones too")
 				require.Equal(t, w1[:3], pageIDs(pages[p1.ID]), name)
@@ -255,7 +255,7 @@ func TestTaskPagingPerProject(t *testing.T) {
 				require.NotNil(t, pages[p3.ID].Items)
 				require.False(t, pages[p3.ID].HasNextPage)
 
-				pages, err = b.db.Tasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: parents, Order: order, Page: domain.PageArgs{Last: ptr(2)}})
+				pages, err = b.db.Tasks.Tasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: parents, Order: order, Page: domain.PageArgs{Last: ptr(2)}})
 				require.NoError(t, err, name)
 				require.Equal(t, w1[5:], pageIDs(pages[p1.ID]), name)
 				require.True(t, pages[p1.ID].HasPreviousPage)
@@ -264,22 +264,22 @@ func TestTaskPagingPerProject(t *testing.T) {
 				require.Empty(t, pages[p3.ID].Items)
 
 				// paging on within one parent with its cursor
-				first, err := b.db.Tasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: []string{p1.ID}, Order: order, Page: domain.PageArgs{First: ptr(3)}})
+				first, err := b.db.Tasks.Tasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: []string{p1.ID}, Order: order, Page: domain.PageArgs{First: ptr(3)}})
 				require.NoError(t, err)
-				next, err := b.db.Tasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: []string{p1.ID}, Order: order,
+				next, err := b.db.Tasks.Tasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: []string{p1.ID}, Order: order,
 					Page: domain.PageArgs{First: ptr(3), After: ptr(first[p1.ID].Cursors[2])}})
 				require.NoError(t, err)
 				require.Equal(t, w1[3:6], pageIDs(next[p1.ID]), name)
 			}
 		}
 
-		counts, err := b.db.CountTasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: parents})
+		counts, err := b.db.Tasks.CountTasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: parents})
 		require.NoError(t, err)
 		require.Equal(t, 7, counts[p1.ID])
 		require.Equal(t, 2, counts[p2.ID])
 		require.Zero(t, counts[p3.ID])
 
-		none, err := b.db.Tasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: []string{}})
+		none, err := b.db.Tasks.Tasks(b.ctx, store.TaskQuery{Scope: all, ProjectIDs: []string{}})
 		require.NoError(t, err)
 		require.Len(t, none, 1, "no parents means the unnested query")
 	})
@@ -292,10 +292,10 @@ func TestTaskFiltersAndCounts(t *testing.T) {
 		stranger := b.newUser(t, "stranger")
 		foreign := &domain.Project{ID: uuid.NewString(), Slug: "foreign", Name: "F", OwnerID: stranger.ID,
 			Status: domain.ProjectActive, CreatedAt: ts(0), UpdatedAt: ts(0)}
-		require.NoError(t, b.db.CreateProject(ctx, foreign))
+		require.NoError(t, b.db.Projects.CreateProject(ctx, foreign))
 		list := &domain.TaskList{ID: uuid.NewString(), Name: "L", ProjectID: b.project.ID, UserID: b.user.ID,
 			Status: domain.ListDraft, MaxParallelAgents: 1, CreatedAt: ts(0), UpdatedAt: ts(0)}
-		require.NoError(t, b.db.InsertTaskList(ctx, list))
+		require.NoError(t, b.db.Lists.InsertTaskList(ctx, list))
 
 		made := 0
 		mk := func(p *domain.Project, n int, edit func(*domain.Task)) *domain.Task {
@@ -316,9 +316,9 @@ func TestTaskFiltersAndCounts(t *testing.T) {
 		elsewhere := mk(other, 1, func(t *domain.Task) { t.Title = "cpu elsewhere" })
 		hidden := mk(foreign, 1, func(t *domain.Task) { t.Title = "cpu hidden" })
 
-		require.NoError(t, b.db.ReplaceFileImpacts(ctx, plain.ID, []*domain.TaskFileImpact{{ID: uuid.NewString(), TaskID: plain.ID,
+		require.NoError(t, b.db.Tasks.ReplaceFileImpacts(ctx, plain.ID, []*domain.TaskFileImpact{{ID: uuid.NewString(), TaskID: plain.ID,
 			FilePath: "main.go", Operation: domain.OpUpdate, Confidence: 1, Source: domain.SourceUserDeclared, CreatedAt: ts(0), UpdatedAt: ts(0)}}))
-		require.NoError(t, b.db.InsertRelationship(ctx, &domain.TaskRelationship{ID: uuid.NewString(), SourceTaskID: listed.ID,
+		require.NoError(t, b.db.Tasks.InsertRelationship(ctx, &domain.TaskRelationship{ID: uuid.NewString(), SourceTaskID: listed.ID,
 			TargetTaskID: bug.ID, Type: domain.RelDependsOn, CreatedAt: ts(0)}))
 
 		own := domain.ProjectScope{OwnerID: b.user.ID}
@@ -350,14 +350,14 @@ func TestTaskFiltersAndCounts(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				tq := store.TaskQuery{Scope: tc.scope, Filter: tc.filter}
-				pages, err := b.db.Tasks(ctx, tq)
+				pages, err := b.db.Tasks.Tasks(ctx, tq)
 				require.NoError(t, err)
 				want := make([]string, len(tc.want))
 				for i, w := range tc.want {
 					want[i] = w.ID
 				}
 				require.Equal(t, want, pageIDs(pages[""]))
-				n, err := b.db.CountTasks(ctx, tq)
+				n, err := b.db.Tasks.CountTasks(ctx, tq)
 				require.NoError(t, err)
 				require.Equal(t, len(tc.want), n[""])
 			})
@@ -372,56 +372,56 @@ func TestOtherConnections(t *testing.T) {
 		for i, slug := range []string{"c-proj", "d-proj", "e-proj"} {
 			p := &domain.Project{ID: uuid.NewString(), Slug: slug, Name: strings.ToUpper(slug), OwnerID: b.user.ID,
 				Status: domain.ProjectArchived, CreatedAt: ts(time.Duration(i+1) * time.Hour), UpdatedAt: ts(0)}
-			require.NoError(t, b.db.CreateProject(ctx, p))
+			require.NoError(t, b.db.Projects.CreateProject(ctx, p))
 		}
-		pg, err := b.db.Projects(ctx, domain.ProjectScope{OwnerID: b.user.ID}, nil, domain.PageArgs{First: ptr(2)})
+		pg, err := b.db.Projects.Projects(ctx, domain.ProjectScope{OwnerID: b.user.ID}, nil, domain.PageArgs{First: ptr(2)})
 		require.NoError(t, err)
 		require.Len(t, pg.Items, 2)
 		require.True(t, pg.HasNextPage)
 		total, err := pg.Total(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 5, total)
-		rest, err := b.db.Projects(ctx, domain.ProjectScope{OwnerID: b.user.ID}, nil, domain.PageArgs{First: ptr(10), After: ptr(pg.Cursors[1])})
+		rest, err := b.db.Projects.Projects(ctx, domain.ProjectScope{OwnerID: b.user.ID}, nil, domain.PageArgs{First: ptr(10), After: ptr(pg.Cursors[1])})
 		require.NoError(t, err)
 		require.Len(t, rest.Items, 3)
 		require.Equal(t, "c-proj", rest.Items[0].Slug)
 
-		pg, err = b.db.Projects(ctx, domain.ProjectScope{All: true}, &domain.ProjectFilter{Status: []domain.ProjectStatus{domain.ProjectArchived}, Search: ptr("D-P")}, domain.PageArgs{})
+		pg, err = b.db.Projects.Projects(ctx, domain.ProjectScope{All: true}, &domain.ProjectFilter{Status: []domain.ProjectStatus{domain.ProjectArchived}, Search: ptr("D-P")}, domain.PageArgs{})
 		require.NoError(t, err)
 		require.Len(t, pg.Items, 1)
 		require.Equal(t, "d-proj", pg.Items[0].Slug)
-		pg, err = b.db.Projects(ctx, domain.ProjectScope{ProjectID: second.ID}, nil, domain.PageArgs{})
+		pg, err = b.db.Projects.Projects(ctx, domain.ProjectScope{ProjectID: second.ID}, nil, domain.PageArgs{})
 		require.NoError(t, err)
 		require.Len(t, pg.Items, 1)
 
-		byOwner, err := b.db.ProjectsByOwners(ctx, domain.ProjectScope{All: true}, []string{b.user.ID, uuid.NewString()}, domain.PageArgs{First: ptr(3)})
+		byOwner, err := b.db.Projects.ProjectsByOwners(ctx, domain.ProjectScope{All: true}, []string{b.user.ID, uuid.NewString()}, domain.PageArgs{First: ptr(3)})
 		require.NoError(t, err)
 		require.Len(t, byOwner[b.user.ID].Items, 3)
-		ownerCounts, err := b.db.CountProjectsByOwners(ctx, domain.ProjectScope{All: true}, []string{b.user.ID})
+		ownerCounts, err := b.db.Projects.CountProjectsByOwners(ctx, domain.ProjectScope{All: true}, []string{b.user.ID})
 		require.NoError(t, err)
 		require.Equal(t, 5, ownerCounts[b.user.ID])
 
 		// ideas and lists per project, items per list
 		for i := range 3 {
-			require.NoError(t, b.db.CreateIdea(ctx, &domain.Idea{ID: uuid.NewString(), Slug: fmt.Sprintf("i%d", i), ProjectID: b.project.ID,
+			require.NoError(t, b.db.Projects.CreateIdea(ctx, &domain.Idea{ID: uuid.NewString(), Slug: fmt.Sprintf("i%d", i), ProjectID: b.project.ID,
 				Name: "I", LifecycleStage: "spark", CreatedAt: ts(time.Duration(i) * time.Second), UpdatedAt: ts(0)}))
 		}
-		ideas, err := b.db.IdeasByProjects(ctx, []string{b.project.ID, second.ID}, domain.PageArgs{First: ptr(2)})
+		ideas, err := b.db.Projects.IdeasByProjects(ctx, []string{b.project.ID, second.ID}, domain.PageArgs{First: ptr(2)})
 		require.NoError(t, err)
 		require.Equal(t, "i0", ideas[b.project.ID].Items[0].Slug)
 		require.Len(t, ideas[b.project.ID].Items, 2)
 		require.Empty(t, ideas[second.ID].Items)
-		ideaCounts, err := b.db.CountIdeasByProjects(ctx, []string{b.project.ID, second.ID})
+		ideaCounts, err := b.db.Projects.CountIdeasByProjects(ctx, []string{b.project.ID, second.ID})
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{b.project.ID: 3}, ideaCounts)
 
 		list := &domain.TaskList{ID: uuid.NewString(), Name: "L", ProjectID: b.project.ID, UserID: b.user.ID,
 			Status: domain.ListDraft, MaxParallelAgents: 1, CreatedAt: ts(0), UpdatedAt: ts(0)}
-		require.NoError(t, b.db.InsertTaskList(ctx, list))
-		lists, err := b.db.TaskListsByProjects(ctx, []string{b.project.ID, second.ID}, domain.PageArgs{})
+		require.NoError(t, b.db.Lists.InsertTaskList(ctx, list))
+		lists, err := b.db.Lists.TaskListsByProjects(ctx, []string{b.project.ID, second.ID}, domain.PageArgs{})
 		require.NoError(t, err)
 		require.Len(t, lists[b.project.ID].Items, 1)
-		listCounts, err := b.db.CountTaskListsByProjects(ctx, []string{b.project.ID})
+		listCounts, err := b.db.Lists.CountTaskListsByProjects(ctx, []string{b.project.ID})
 		require.NoError(t, err)
 		require.Equal(t, 1, listCounts[b.project.ID])
 
@@ -431,19 +431,19 @@ func TestOtherConnections(t *testing.T) {
 			items = append(items, &domain.TaskListItem{ID: uuid.NewString(), TaskListID: list.ID, TaskID: task.ID,
 				Position: 5 - i, ItemStatus: domain.ItemPending, AddedAt: ts(0)})
 		}
-		require.NoError(t, b.db.InsertItems(ctx, items))
-		itemPages, err := b.db.ItemsByLists(ctx, []string{list.ID}, domain.PageArgs{First: ptr(3)})
+		require.NoError(t, b.db.Lists.InsertItems(ctx, items))
+		itemPages, err := b.db.Lists.ItemsByLists(ctx, []string{list.ID}, domain.PageArgs{First: ptr(3)})
 		require.NoError(t, err)
 		var positions []int
 		for _, it := range itemPages[list.ID].Items {
 			positions = append(positions, it.Position)
 		}
 		require.Equal(t, []int{1, 2, 3}, positions, "items come in list order")
-		itemCounts, err := b.db.CountItemsByLists(ctx, []string{list.ID})
+		itemCounts, err := b.db.Lists.CountItemsByLists(ctx, []string{list.ID})
 		require.NoError(t, err)
 		require.Equal(t, 5, itemCounts[list.ID])
-		require.NoError(t, b.db.DeleteItemOfTask(ctx, items[0].TaskID))
-		itemCounts, err = b.db.CountItemsByLists(ctx, []string{list.ID})
+		require.NoError(t, b.db.Lists.DeleteItemOfTask(ctx, items[0].TaskID))
+		itemCounts, err = b.db.Lists.CountItemsByLists(ctx, []string{list.ID})
 		require.NoError(t, err)
 		require.Equal(t, 4, itemCounts[list.ID])
 
@@ -452,7 +452,7 @@ func TestOtherConnections(t *testing.T) {
 		tpl := func(name string, scope domain.TemplateScope, scopeID *string) *domain.TaskTemplate {
 			x := &domain.TaskTemplate{ID: uuid.NewString(), Name: name, Category: domain.CategoryTask, Scope: scope, ScopeID: scopeID,
 				CreatedAt: ts(time.Duration(len(name)) * time.Second), UpdatedAt: ts(0)}
-			require.NoError(t, b.db.InsertTemplate(ctx, x))
+			require.NoError(t, b.db.Lists.InsertTemplate(ctx, x))
 			return x
 		}
 		tpl("g", domain.ScopeGlobal, nil)
@@ -461,7 +461,7 @@ func TestOtherConnections(t *testing.T) {
 		tpl("project", domain.ScopeProject, &b.project.ID)
 		tpl("second-proj", domain.ScopeProject, &second.ID)
 		names := func(tq store.TemplateQuery) []string {
-			pg, err := b.db.Templates(ctx, tq)
+			pg, err := b.db.Lists.Templates(ctx, tq)
 			require.NoError(t, err)
 			var out []string
 			for _, x := range pg.Items {
@@ -485,7 +485,7 @@ func TestTaskPagingPerIdea(t *testing.T) {
 		for i := range 3 {
 			idea := &domain.Idea{ID: uuid.NewString(), Slug: fmt.Sprintf("idea-%d", i), ProjectID: b.project.ID, Name: "I",
 				LifecycleStage: "spark", CreatedAt: ts(0), UpdatedAt: ts(0)}
-			require.NoError(t, b.db.CreateIdea(b.ctx, idea))
+			require.NoError(t, b.db.Projects.CreateIdea(b.ctx, idea))
 			ideas = append(ideas, idea)
 		}
 		var first []*domain.Task
@@ -502,13 +502,13 @@ func TestTaskPagingPerIdea(t *testing.T) {
 			b.insertTask(t, task)
 		}
 		parents := []string{ideas[0].ID, ideas[1].ID, ideas[2].ID}
-		pages, err := b.db.Tasks(b.ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, IdeaIDs: parents, Page: domain.PageArgs{First: ptr(3)}})
+		pages, err := b.db.Tasks.Tasks(b.ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, IdeaIDs: parents, Page: domain.PageArgs{First: ptr(3)}})
 		require.NoError(t, err)
 		require.Equal(t, expectedOrder(first, domain.OrderCreatedAt, domain.OrderAsc)[:3], pageIDs(pages[ideas[0].ID]))
 		require.True(t, pages[ideas[0].ID].HasNextPage)
 		require.Len(t, pages[ideas[1].ID].Items, 1)
 		require.Empty(t, pages[ideas[2].ID].Items)
-		counts, err := b.db.CountTasks(b.ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, IdeaIDs: parents})
+		counts, err := b.db.Tasks.CountTasks(b.ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, IdeaIDs: parents})
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{ideas[0].ID: 4, ideas[1].ID: 1}, counts)
 	})

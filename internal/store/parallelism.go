@@ -20,9 +20,9 @@ const analysisBatch = 500
 
 // InsertAnalyses writes the analysis rows of one plan, in multi-row INSERTs of
 // up to analysisBatch rows: one statement for any usual list.
-func (q *Q) InsertAnalyses(ctx context.Context, rows []*domain.ParallelismAnalysis) error {
+func (q PlanningQueries) InsertAnalyses(ctx context.Context, rows []*domain.ParallelismAnalysis) error {
 	for start := 0; start < len(rows); start += analysisBatch {
-		if err := q.insert(ctx, "parallelism_analysis", analysisColumns, rows[start:min(start+analysisBatch, len(rows))]); err != nil {
+		if err := q.Runs.insert(ctx, "parallelism_analysis", analysisColumns, rows[start:min(start+analysisBatch, len(rows))]); err != nil {
 			return err
 		}
 	}
@@ -31,7 +31,7 @@ func (q *Q) InsertAnalyses(ctx context.Context, rows []*domain.ParallelismAnalys
 
 // InvalidateAnalysesOfList marks every current row of a list invalidated at
 // now (a new plan supersedes them).
-func (q *Q) InvalidateAnalysesOfList(ctx context.Context, listID string, now time.Time) error {
+func (q PlanningQueries) InvalidateAnalysesOfList(ctx context.Context, listID string, now time.Time) error {
 	_, err := q.exec(ctx, `UPDATE parallelism_analysis SET invalidated_at = ?
 		WHERE task_list_id = ? AND invalidated_at IS NULL`, now, listID)
 	return err
@@ -39,7 +39,7 @@ func (q *Q) InvalidateAnalysesOfList(ctx context.Context, listID string, now tim
 
 // InvalidateAnalysesOfTasks marks every current row that names one of the
 // tasks (as task A or task B) invalidated at now.
-func (q *Q) InvalidateAnalysesOfTasks(ctx context.Context, taskIDs []string, now time.Time) error {
+func (q PlanningQueries) InvalidateAnalysesOfTasks(ctx context.Context, taskIDs []string, now time.Time) error {
 	if len(taskIDs) == 0 {
 		return nil
 	}
@@ -50,14 +50,14 @@ func (q *Q) InvalidateAnalysesOfTasks(ctx context.Context, taskIDs []string, now
 }
 
 // AnalysesByIDs loads analysis rows by id, current or not.
-func (q *Q) AnalysesByIDs(ctx context.Context, ids []string) ([]*domain.ParallelismAnalysis, error) {
-	return byIDs[domain.ParallelismAnalysis](ctx, q, "parallelism_analysis", ids)
+func (q PlanningQueries) AnalysesByIDs(ctx context.Context, ids []string) ([]*domain.ParallelismAnalysis, error) {
+	return byIDs[domain.ParallelismAnalysis](ctx, q.Q, "parallelism_analysis", ids)
 }
 
 // CurrentAnalysesOfTasks lists the current (not invalidated) rows that name
 // one of the tasks as task A or task B, oldest analysis first: one statement
 // for every task of a request level.
-func (q *Q) CurrentAnalysesOfTasks(ctx context.Context, taskIDs []string) ([]*domain.ParallelismAnalysis, error) {
+func (q PlanningQueries) CurrentAnalysesOfTasks(ctx context.Context, taskIDs []string) ([]*domain.ParallelismAnalysis, error) {
 	if len(taskIDs) == 0 {
 		return nil, nil
 	}
@@ -92,11 +92,11 @@ func analysisPageQuery(lists []string, page domain.PageArgs, includeInvalidated 
 
 // AnalysesByLists pages the analysis rows of lists, newest analysis first
 // (ties by id): the current rows only unless includeInvalidated.
-func (q *Q) AnalysesByLists(ctx context.Context, lists []string, page domain.PageArgs, includeInvalidated bool) (map[string]domain.Page[*domain.ParallelismAnalysis], error) {
-	return analysisPageQuery(lists, page, includeInvalidated).fetch(ctx, q)
+func (q PlanningQueries) AnalysesByLists(ctx context.Context, lists []string, page domain.PageArgs, includeInvalidated bool) (map[string]domain.Page[*domain.ParallelismAnalysis], error) {
+	return analysisPageQuery(lists, page, includeInvalidated).fetch(ctx, q.Q)
 }
 
 // CountAnalysesByLists counts the rows AnalysesByLists pages, per list.
-func (q *Q) CountAnalysesByLists(ctx context.Context, lists []string, includeInvalidated bool) (map[string]int, error) {
-	return analysisPageQuery(lists, domain.PageArgs{}, includeInvalidated).count(ctx, q)
+func (q PlanningQueries) CountAnalysesByLists(ctx context.Context, lists []string, includeInvalidated bool) (map[string]int, error) {
+	return analysisPageQuery(lists, domain.PageArgs{}, includeInvalidated).count(ctx, q.Q)
 }

@@ -31,7 +31,7 @@ func (d *DB) InReadTx(ctx context.Context, fn func(q *Q) error) (err error) {
 		}
 	}()
 	// inTx stays false: a read-only transaction takes no row locks.
-	if err = fn(&Q{ext: tx, db: d}); err != nil {
+	if err = fn(newQ(tx, d, false)); err != nil {
 		return err
 	}
 	d.statements.Add(1)
@@ -42,14 +42,14 @@ func (d *DB) InReadTx(ctx context.Context, fn func(q *Q) error) (err error) {
 }
 
 // TasksOfList lists every task of a list, whatever its status, by display id.
-func (q *Q) TasksOfList(ctx context.Context, listID string) ([]*domain.Task, error) {
+func (q PlanningQueries) TasksOfList(ctx context.Context, listID string) ([]*domain.Task, error) {
 	var out []*domain.Task
 	err := q.selectx(ctx, &out, `SELECT * FROM tasks WHERE task_list_id = ? ORDER BY display_id`, listID)
 	return out, err
 }
 
 // FileImpactsOfList lists the file impacts of every task of a list.
-func (q *Q) FileImpactsOfList(ctx context.Context, listID string) ([]*domain.TaskFileImpact, error) {
+func (q PlanningQueries) FileImpactsOfList(ctx context.Context, listID string) ([]*domain.TaskFileImpact, error) {
 	var out []*domain.TaskFileImpact
 	err := q.selectx(ctx, &out, `SELECT fi.* FROM task_file_impacts fi JOIN tasks t ON t.id = fi.task_id
 		WHERE t.task_list_id = ? ORDER BY fi.task_id, fi.file_path, fi.operation`, listID)
@@ -61,7 +61,7 @@ var planningLinkTypes = []domain.RelationshipType{domain.RelDependsOn, domain.Re
 
 // PlanningLinksOfList lists the DEPENDS_ON, BLOCKS and CONFLICTS_WITH links that
 // start or end at a task of the list.
-func (q *Q) PlanningLinksOfList(ctx context.Context, listID string) ([]*domain.TaskRelationship, error) {
+func (q PlanningQueries) PlanningLinksOfList(ctx context.Context, listID string) ([]*domain.TaskRelationship, error) {
 	query, args := in(`SELECT r.* FROM task_relationships r JOIN tasks t ON t.id = r.source_task_id
 		WHERE t.task_list_id = ? AND r.relationship_type IN (?)
 		UNION
@@ -75,7 +75,7 @@ func (q *Q) PlanningLinksOfList(ctx context.Context, listID string) ([]*domain.T
 
 // OutsideDependenciesOfList lists the tasks outside a list that a task of the
 // list waits on: targets of its DEPENDS_ON links, sources of BLOCKS links to it.
-func (q *Q) OutsideDependenciesOfList(ctx context.Context, listID string) ([]*domain.Task, error) {
+func (q PlanningQueries) OutsideDependenciesOfList(ctx context.Context, listID string) ([]*domain.Task, error) {
 	var out []*domain.Task
 	err := q.selectx(ctx, &out, `SELECT o.* FROM tasks o
 		WHERE (o.task_list_id IS NULL OR o.task_list_id <> ?) AND o.id IN (

@@ -17,7 +17,7 @@ func TestPlanningReads(t *testing.T) {
 		newList := func(name string) *domain.TaskList {
 			l := &domain.TaskList{ID: uuid.NewString(), Name: name, ProjectID: b.project.ID, UserID: b.user.ID,
 				Status: domain.ListDraft, MaxParallelAgents: 3, CreatedAt: ts(0), UpdatedAt: ts(0)}
-			require.NoError(t, b.db.InsertTaskList(b.ctx, l))
+			require.NoError(t, b.db.Lists.InsertTaskList(b.ctx, l))
 			return l
 		}
 		list, other := newList("L"), newList("M")
@@ -39,7 +39,7 @@ func TestPlanningReads(t *testing.T) {
 			{ID: uuid.NewString(), TaskID: m.ID, FilePath: "x.go", Operation: domain.OpUpdate},
 		} {
 			fi.Confidence, fi.Source, fi.CreatedAt, fi.UpdatedAt = 1, domain.SourceUserDeclared, ts(0), ts(0)
-			require.NoError(t, b.db.ReplaceFileImpacts(b.ctx, fi.TaskID, []*domain.TaskFileImpact{fi}))
+			require.NoError(t, b.db.Tasks.ReplaceFileImpacts(b.ctx, fi.TaskID, []*domain.TaskFileImpact{fi}))
 		}
 		links := []*domain.TaskRelationship{
 			b.link(t, bb, a, domain.RelDependsOn),    // inside
@@ -58,16 +58,16 @@ func TestPlanningReads(t *testing.T) {
 		before := b.db.Statements()
 		require.NoError(t, b.db.InReadTx(b.ctx, func(q *store.Q) error {
 			var err error
-			if tasks, err = q.TasksOfList(b.ctx, list.ID); err != nil {
+			if tasks, err = q.Planning.TasksOfList(b.ctx, list.ID); err != nil {
 				return err
 			}
-			if impacts, err = q.FileImpactsOfList(b.ctx, list.ID); err != nil {
+			if impacts, err = q.Planning.FileImpactsOfList(b.ctx, list.ID); err != nil {
 				return err
 			}
-			if rels, err = q.PlanningLinksOfList(b.ctx, list.ID); err != nil {
+			if rels, err = q.Planning.PlanningLinksOfList(b.ctx, list.ID); err != nil {
 				return err
 			}
-			outside, err = q.OutsideDependenciesOfList(b.ctx, list.ID)
+			outside, err = q.Planning.OutsideDependenciesOfList(b.ctx, list.ID)
 			return err
 		}))
 		require.Equal(t, int64(6), b.db.Statements()-before, "begin, four reads, commit")
@@ -91,7 +91,7 @@ func TestPlanningReads(t *testing.T) {
 
 		// A read transaction that fails rolls back and reports the error.
 		err := b.db.InReadTx(b.ctx, func(q *store.Q) error {
-			_, err := q.TasksOfList(b.ctx, list.ID)
+			_, err := q.Planning.TasksOfList(b.ctx, list.ID)
 			require.NoError(t, err)
 			return store.ErrNotFound
 		})

@@ -8,26 +8,26 @@ import (
 )
 
 // CreateProject inserts a project.
-func (q *Q) CreateProject(ctx context.Context, p *domain.Project) error {
+func (q ProjectQueries) CreateProject(ctx context.Context, p *domain.Project) error {
 	_, err := q.exec(ctx, `INSERT INTO projects (id, slug, name, description, owner_id, status, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, p.ID, p.Slug, p.Name, p.Description, p.OwnerID, p.Status, p.CreatedAt, p.UpdatedAt)
 	return err
 }
 
 // UpdateProject writes a project's editable fields.
-func (q *Q) UpdateProject(ctx context.Context, p *domain.Project) error {
+func (q ProjectQueries) UpdateProject(ctx context.Context, p *domain.Project) error {
 	_, err := q.exec(ctx, `UPDATE projects SET name = ?, description = ?, status = ?, updated_at = ? WHERE id = ?`,
 		p.Name, p.Description, p.Status, p.UpdatedAt, p.ID)
 	return err
 }
 
 // ProjectsByIDs loads projects by id.
-func (q *Q) ProjectsByIDs(ctx context.Context, ids []string) ([]*domain.Project, error) {
-	return byIDs[domain.Project](ctx, q, "projects", ids)
+func (q ProjectQueries) ProjectsByIDs(ctx context.Context, ids []string) ([]*domain.Project, error) {
+	return byIDs[domain.Project](ctx, q.Q, "projects", ids)
 }
 
 // ProjectBySlug finds a project by slug.
-func (q *Q) ProjectBySlug(ctx context.Context, slug string) (*domain.Project, error) {
+func (q ProjectQueries) ProjectBySlug(ctx context.Context, slug string) (*domain.Project, error) {
 	var p domain.Project
 	if err := q.get(ctx, &p, `SELECT * FROM projects WHERE slug = ?`, slug); err != nil {
 		return nil, err
@@ -67,9 +67,9 @@ func projectPageQuery(scope domain.ProjectScope, f *domain.ProjectFilter, page d
 }
 
 // Projects pages the projects scope may see.
-func (q *Q) Projects(ctx context.Context, scope domain.ProjectScope, f *domain.ProjectFilter, page domain.PageArgs) (domain.Page[*domain.Project], error) {
+func (q ProjectQueries) Projects(ctx context.Context, scope domain.ProjectScope, f *domain.ProjectFilter, page domain.PageArgs) (domain.Page[*domain.Project], error) {
 	pq := projectPageQuery(scope, f, page)
-	pages, err := pq.fetch(ctx, q)
+	pages, err := pq.fetch(ctx, q.Q)
 	if err != nil {
 		return domain.Page[*domain.Project]{}, err
 	}
@@ -82,29 +82,29 @@ func (q *Q) Projects(ctx context.Context, scope domain.ProjectScope, f *domain.P
 }
 
 // ProjectsByOwners pages, per owner, the projects scope may see.
-func (q *Q) ProjectsByOwners(ctx context.Context, scope domain.ProjectScope, owners []string, page domain.PageArgs) (map[string]domain.Page[*domain.Project], error) {
+func (q ProjectQueries) ProjectsByOwners(ctx context.Context, scope domain.ProjectScope, owners []string, page domain.PageArgs) (map[string]domain.Page[*domain.Project], error) {
 	pq := projectPageQuery(scope, nil, page)
 	pq.parentCol, pq.parents, pq.parentOf = "p.owner_id", owners, func(p *domain.Project) string { return p.OwnerID }
-	return pq.fetch(ctx, q)
+	return pq.fetch(ctx, q.Q)
 }
 
 // CountProjectsByOwners counts, per owner, the projects scope may see.
-func (q *Q) CountProjectsByOwners(ctx context.Context, scope domain.ProjectScope, owners []string) (map[string]int, error) {
+func (q ProjectQueries) CountProjectsByOwners(ctx context.Context, scope domain.ProjectScope, owners []string) (map[string]int, error) {
 	pq := projectPageQuery(scope, nil, domain.PageArgs{})
 	pq.parentCol, pq.parents = "p.owner_id", owners
-	return pq.count(ctx, q)
+	return pq.count(ctx, q.Q)
 }
 
 // CreateIdea inserts an idea.
-func (q *Q) CreateIdea(ctx context.Context, i *domain.Idea) error {
+func (q ProjectQueries) CreateIdea(ctx context.Context, i *domain.Idea) error {
 	_, err := q.exec(ctx, `INSERT INTO ideas (id, slug, project_id, name, description, lifecycle_stage, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, i.ID, i.Slug, i.ProjectID, i.Name, i.Description, i.LifecycleStage, i.CreatedAt, i.UpdatedAt)
 	return err
 }
 
 // IdeasByIDs loads ideas by id.
-func (q *Q) IdeasByIDs(ctx context.Context, ids []string) ([]*domain.Idea, error) {
-	return byIDs[domain.Idea](ctx, q, "ideas", ids)
+func (q ProjectQueries) IdeasByIDs(ctx context.Context, ids []string) ([]*domain.Idea, error) {
+	return byIDs[domain.Idea](ctx, q.Q, "ideas", ids)
 }
 
 func ideaPageQuery(projects []string, page domain.PageArgs) *pageQuery[*domain.Idea] {
@@ -118,13 +118,13 @@ func ideaPageQuery(projects []string, page domain.PageArgs) *pageQuery[*domain.I
 }
 
 // IdeasByProjects pages ideas per project.
-func (q *Q) IdeasByProjects(ctx context.Context, projects []string, page domain.PageArgs) (map[string]domain.Page[*domain.Idea], error) {
-	return ideaPageQuery(projects, page).fetch(ctx, q)
+func (q ProjectQueries) IdeasByProjects(ctx context.Context, projects []string, page domain.PageArgs) (map[string]domain.Page[*domain.Idea], error) {
+	return ideaPageQuery(projects, page).fetch(ctx, q.Q)
 }
 
 // CountIdeasByProjects counts ideas per project.
-func (q *Q) CountIdeasByProjects(ctx context.Context, projects []string) (map[string]int, error) {
-	return ideaPageQuery(projects, domain.PageArgs{}).count(ctx, q)
+func (q ProjectQueries) CountIdeasByProjects(ctx context.Context, projects []string) (map[string]int, error) {
+	return ideaPageQuery(projects, domain.PageArgs{}).count(ctx, q.Q)
 }
 
 // likeExpr is a case-insensitive match of col against a likePattern argument.

@@ -7,14 +7,14 @@ import (
 )
 
 // InsertRelationship inserts a link between two tasks.
-func (q *Q) InsertRelationship(ctx context.Context, r *domain.TaskRelationship) error {
+func (q TaskQueries) InsertRelationship(ctx context.Context, r *domain.TaskRelationship) error {
 	_, err := q.exec(ctx, `INSERT INTO task_relationships (id, source_task_id, target_task_id, relationship_type, strength, notes, created_at, created_by)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.SourceTaskID, r.TargetTaskID, r.Type, r.Strength, r.Notes, r.CreatedAt, r.CreatedByID)
 	return err
 }
 
 // RelationshipByID loads one link.
-func (q *Q) RelationshipByID(ctx context.Context, id string) (*domain.TaskRelationship, error) {
+func (q TaskQueries) RelationshipByID(ctx context.Context, id string) (*domain.TaskRelationship, error) {
 	var r domain.TaskRelationship
 	if err := q.get(ctx, &r, `SELECT * FROM task_relationships WHERE id = ?`, id); err != nil {
 		return nil, err
@@ -23,19 +23,19 @@ func (q *Q) RelationshipByID(ctx context.Context, id string) (*domain.TaskRelati
 }
 
 // RelationshipsByIDs loads links by id.
-func (q *Q) RelationshipsByIDs(ctx context.Context, ids []string) ([]*domain.TaskRelationship, error) {
-	return byIDs[domain.TaskRelationship](ctx, q, "task_relationships", ids)
+func (q TaskQueries) RelationshipsByIDs(ctx context.Context, ids []string) ([]*domain.TaskRelationship, error) {
+	return byIDs[domain.TaskRelationship](ctx, q.Q, "task_relationships", ids)
 }
 
 // DeleteRelationship removes a link.
-func (q *Q) DeleteRelationship(ctx context.Context, id string) error {
+func (q TaskQueries) DeleteRelationship(ctx context.Context, id string) error {
 	_, err := q.exec(ctx, `DELETE FROM task_relationships WHERE id = ?`, id)
 	return err
 }
 
 // RelationshipsOfTasks lists every link that starts or ends at one of the tasks,
 // oldest first.
-func (q *Q) RelationshipsOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskRelationship, error) {
+func (q TaskQueries) RelationshipsOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskRelationship, error) {
 	if len(taskIDs) == 0 {
 		return nil, nil
 	}
@@ -47,7 +47,7 @@ func (q *Q) RelationshipsOfTasks(ctx context.Context, taskIDs []string) ([]*doma
 }
 
 // DeleteLink removes the link of a type between two tasks, if there is one.
-func (q *Q) DeleteLink(ctx context.Context, source, target string, typ domain.RelationshipType) error {
+func (q TaskQueries) DeleteLink(ctx context.Context, source, target string, typ domain.RelationshipType) error {
 	_, err := q.exec(ctx, `DELETE FROM task_relationships WHERE source_task_id = ? AND target_task_id = ? AND relationship_type = ?`,
 		source, target, typ)
 	return err
@@ -56,7 +56,7 @@ func (q *Q) DeleteLink(ctx context.Context, source, target string, typ domain.Re
 // SetMirroredRef sets tasks.parent_task_id or supersedes_task_id to mirror a new
 // SUBTASK_OF or SUPERSEDES link; it reports false, changing nothing, when the
 // task already has one.
-func (q *Q) SetMirroredRef(ctx context.Context, source, target string, typ domain.RelationshipType) (bool, error) {
+func (q TaskQueries) SetMirroredRef(ctx context.Context, source, target string, typ domain.RelationshipType) (bool, error) {
 	col := "parent_task_id"
 	if typ == domain.RelSupersedes {
 		col = "supersedes_task_id"
@@ -71,7 +71,7 @@ func (q *Q) SetMirroredRef(ctx context.Context, source, target string, typ domai
 
 // ClearMirroredRef clears tasks.parent_task_id or supersedes_task_id when the
 // SUBTASK_OF or SUPERSEDES link it mirrors is removed.
-func (q *Q) ClearMirroredRef(ctx context.Context, source, target string, typ domain.RelationshipType) error {
+func (q TaskQueries) ClearMirroredRef(ctx context.Context, source, target string, typ domain.RelationshipType) error {
 	col := "parent_task_id"
 	if typ == domain.RelSupersedes {
 		col = "supersedes_task_id"

@@ -33,7 +33,7 @@ func TestInTxRetriesAfterDeadlock(t *testing.T) {
 		firstTry := true
 		err := b.db.InTx(b.ctx, func(q *store.Q) error {
 			attempts.Add(1)
-			if _, err := q.TaskForUpdate(b.ctx, first); err != nil {
+			if _, err := q.Tasks.TaskForUpdate(b.ctx, first); err != nil {
 				return err
 			}
 			if firstTry {
@@ -41,7 +41,7 @@ func TestInTxRetriesAfterDeadlock(t *testing.T) {
 				locked.Done()
 				locked.Wait()
 			}
-			_, err := q.TaskForUpdate(b.ctx, second)
+			_, err := q.Tasks.TaskForUpdate(b.ctx, second)
 			return err
 		})
 		errs <- err

@@ -45,7 +45,7 @@ func TestOpenAndMigrate(t *testing.T) {
 			require.True(t, s.Applied, s.Name)
 			require.Positive(t, s.Version)
 		}
-		n, err := db.CountUsers(ctx)
+		n, err := db.Users.CountUsers(ctx)
 		require.NoError(t, err)
 		require.Zero(t, n)
 	})
@@ -66,61 +66,61 @@ func TestRoundTrips(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
 		ctx := b.ctx
 		// users and projects
-		gotUsers, err := b.db.UsersByIDs(ctx, []string{b.user.ID})
+		gotUsers, err := b.db.Users.UsersByIDs(ctx, []string{b.user.ID})
 		require.NoError(t, err)
 		require.Equal(t, []*domain.User{b.user}, []*domain.User{utc(gotUsers[0])})
-		u, err := b.db.UserBySlug(ctx, "owner")
+		u, err := b.db.Users.UserBySlug(ctx, "owner")
 		require.NoError(t, err)
 		require.Equal(t, b.user.ID, u.ID)
 		chat := "chat-1"
 		u2 := &domain.User{ID: uuid.NewString(), Slug: "u2", Name: "U2", Email: "", TelegramChatID: &chat,
 			Settings: domain.JSON(`{"theme": "dark"}`), CreatedAt: ts(time.Second), UpdatedAt: ts(2 * time.Second)}
-		require.NoError(t, b.db.CreateUser(ctx, u2))
-		gotUsers, err = b.db.UsersByIDs(ctx, []string{u2.ID})
+		require.NoError(t, b.db.Users.CreateUser(ctx, u2))
+		gotUsers, err = b.db.Users.UsersByIDs(ctx, []string{u2.ID})
 		require.NoError(t, err)
 		require.Equal(t, u2, utc(gotUsers[0]))
 
-		gotProjects, err := b.db.ProjectsByIDs(ctx, []string{b.project.ID})
+		gotProjects, err := b.db.Projects.ProjectsByIDs(ctx, []string{b.project.ID})
 		require.NoError(t, err)
 		require.Equal(t, b.project, utc(gotProjects[0]))
-		p, err := b.db.ProjectBySlug(ctx, "proj")
+		p, err := b.db.Projects.ProjectBySlug(ctx, "proj")
 		require.NoError(t, err)
 		require.Equal(t, b.project, utc(p))
 		upd := *b.project
 		upd.Name, upd.Description, upd.Status, upd.UpdatedAt = "Renamed", "desc", domain.ProjectPaused, ts(time.Hour)
-		require.NoError(t, b.db.UpdateProject(ctx, &upd))
-		gotProjects, err = b.db.ProjectsByIDs(ctx, []string{b.project.ID})
+		require.NoError(t, b.db.Projects.UpdateProject(ctx, &upd))
+		gotProjects, err = b.db.Projects.ProjectsByIDs(ctx, []string{b.project.ID})
 		require.NoError(t, err)
 		require.Equal(t, &upd, utc(gotProjects[0]))
 
 		// tokens
 		tok := &domain.APIToken{ID: uuid.NewString(), UserID: b.user.ID, Name: "agent", Role: domain.RoleAgent,
 			ProjectID: &b.project.ID, TokenHash: "hash-1", CreatedAt: ts(time.Minute)}
-		require.NoError(t, b.db.CreateAPIToken(ctx, tok))
-		gotTok, err := b.db.APITokenByHash(ctx, "hash-1")
+		require.NoError(t, b.db.Users.CreateAPIToken(ctx, tok))
+		gotTok, err := b.db.Users.APITokenByHash(ctx, "hash-1")
 		require.NoError(t, err)
 		require.Equal(t, tok, utc(gotTok))
-		require.NoError(t, b.db.TouchAPIToken(ctx, tok.ID, ts(2*time.Minute)))
-		toks, err := b.db.APITokensByUsers(ctx, []string{b.user.ID})
+		require.NoError(t, b.db.Users.TouchAPIToken(ctx, tok.ID, ts(2*time.Minute)))
+		toks, err := b.db.Users.APITokensByUsers(ctx, []string{b.user.ID})
 		require.NoError(t, err)
 		require.Len(t, toks, 1)
 		require.Equal(t, ts(2*time.Minute), toks[0].LastUsedAt.UTC())
-		require.NoError(t, b.db.RevokeAPIToken(ctx, tok.ID, ts(3*time.Minute)))
-		_, err = b.db.APITokenByHash(ctx, "hash-1")
+		require.NoError(t, b.db.Users.RevokeAPIToken(ctx, tok.ID, ts(3*time.Minute)))
+		_, err = b.db.Users.APITokenByHash(ctx, "hash-1")
 		require.ErrorIs(t, err, store.ErrNotFound, "revoked tokens do not authenticate")
-		toks, err = b.db.APITokensByIDs(ctx, []string{tok.ID})
+		toks, err = b.db.Users.APITokensByIDs(ctx, []string{tok.ID})
 		require.NoError(t, err)
 		require.Equal(t, ts(3*time.Minute), toks[0].RevokedAt.UTC())
-		require.NoError(t, b.db.DeleteRevokedToken(ctx, "hash-1"))
-		toks, err = b.db.APITokensByIDs(ctx, []string{tok.ID})
+		require.NoError(t, b.db.Users.DeleteRevokedToken(ctx, "hash-1"))
+		toks, err = b.db.Users.APITokensByIDs(ctx, []string{tok.ID})
 		require.NoError(t, err)
 		require.Empty(t, toks)
 
 		// ideas
 		idea := &domain.Idea{ID: uuid.NewString(), Slug: "spark", ProjectID: b.project.ID, Name: "Idea", Description: "d",
 			LifecycleStage: "spark", CreatedAt: ts(time.Second), UpdatedAt: ts(time.Second)}
-		require.NoError(t, b.db.CreateIdea(ctx, idea))
-		ideas, err := b.db.IdeasByIDs(ctx, []string{idea.ID})
+		require.NoError(t, b.db.Projects.CreateIdea(ctx, idea))
+		ideas, err := b.db.Projects.IdeasByIDs(ctx, []string{idea.ID})
 		require.NoError(t, err)
 		require.Equal(t, idea, utc(ideas[0]))
 
@@ -129,8 +129,8 @@ func TestRoundTrips(t *testing.T) {
 			UserID: b.user.ID, Status: domain.ListReady, MaxParallelAgents: 4, AutoExecute: true,
 			TelegramChatID: &chat, CreatedAt: ts(time.Second), UpdatedAt: ts(time.Second),
 			StartedAt: ptr(ts(time.Minute))}
-		require.NoError(t, b.db.InsertTaskList(ctx, list))
-		lists, err := b.db.TaskListsByIDs(ctx, []string{list.ID})
+		require.NoError(t, b.db.Lists.InsertTaskList(ctx, list))
+		lists, err := b.db.Lists.TaskListsByIDs(ctx, []string{list.ID})
 		require.NoError(t, err)
 		require.Equal(t, list, utc(lists[0]))
 
@@ -156,10 +156,10 @@ func TestRoundTrips(t *testing.T) {
 		task.StartedAt, task.CompletedAt = ptr(ts(3*time.Second)), ptr(ts(4*time.Second))
 		b.insertTask(t, task)
 		require.Equal(t, task, utc(b.loadTask(t, task.ID)))
-		byDisplay, err := b.db.TaskByDisplayID(ctx, task.DisplayID)
+		byDisplay, err := b.db.Tasks.TaskByDisplayID(ctx, task.DisplayID)
 		require.NoError(t, err)
 		require.Equal(t, task, utc(byDisplay))
-		locked, err := b.db.TaskForUpdate(ctx, task.ID)
+		locked, err := b.db.Tasks.TaskForUpdate(ctx, task.ID)
 		require.NoError(t, err)
 		require.Equal(t, task, utc(locked))
 
@@ -175,31 +175,31 @@ func TestRoundTrips(t *testing.T) {
 		// list items
 		item := &domain.TaskListItem{ID: uuid.NewString(), TaskListID: list.ID, TaskID: task.ID, Position: 1,
 			ItemStatus: domain.ItemInProgress, StartedAt: ptr(ts(time.Minute)), ExecutionNotes: ptr("n"), AddedAt: ts(time.Second)}
-		require.NoError(t, b.db.InsertItems(ctx, []*domain.TaskListItem{item}))
-		items, err := b.db.ItemsByIDs(ctx, []string{item.ID})
+		require.NoError(t, b.db.Lists.InsertItems(ctx, []*domain.TaskListItem{item}))
+		items, err := b.db.Lists.ItemsByIDs(ctx, []string{item.ID})
 		require.NoError(t, err)
 		require.Equal(t, item, utc(items[0]))
-		items, err = b.db.ItemsOfTasks(ctx, []string{task.ID})
+		items, err = b.db.Lists.ItemsOfTasks(ctx, []string{task.ID})
 		require.NoError(t, err)
 		require.Equal(t, item, utc(items[0]))
-		require.NoError(t, b.db.SetItemStatus(ctx, task.ID, domain.ItemCompleted, ptr(ts(time.Hour)), ptr(ts(2*time.Hour))))
-		items, err = b.db.ItemsByIDs(ctx, []string{item.ID})
+		require.NoError(t, b.db.Lists.SetItemStatus(ctx, task.ID, domain.ItemCompleted, ptr(ts(time.Hour)), ptr(ts(2*time.Hour))))
+		items, err = b.db.Lists.ItemsByIDs(ctx, []string{item.ID})
 		require.NoError(t, err)
 		require.Equal(t, domain.ItemCompleted, items[0].ItemStatus)
 		require.Equal(t, ts(time.Minute), items[0].StartedAt.UTC(), "started_at is kept once set")
 		require.Equal(t, ts(2*time.Hour), items[0].CompletedAt.UTC())
-		pos, err := b.db.MaxItemPosition(ctx, list.ID)
+		pos, err := b.db.Lists.MaxItemPosition(ctx, list.ID)
 		require.NoError(t, err)
 		require.Equal(t, 1, pos)
 
 		// relationships
 		rel := &domain.TaskRelationship{ID: uuid.NewString(), SourceTaskID: task.ID, TargetTaskID: parent.ID,
 			Type: domain.RelSubtaskOf, Strength: ptr(0.75), Notes: ptr("why"), CreatedAt: ts(time.Second), CreatedByID: &b.user.ID}
-		require.NoError(t, b.db.InsertRelationship(ctx, rel))
-		gotRel, err := b.db.RelationshipByID(ctx, rel.ID)
+		require.NoError(t, b.db.Tasks.InsertRelationship(ctx, rel))
+		gotRel, err := b.db.Tasks.RelationshipByID(ctx, rel.ID)
 		require.NoError(t, err)
 		require.Equal(t, rel, utc(gotRel))
-		rels, err := b.db.RelationshipsOfTasks(ctx, []string{parent.ID})
+		rels, err := b.db.Tasks.RelationshipsOfTasks(ctx, []string{parent.ID})
 		require.NoError(t, err)
 		require.Len(t, rels, 1)
 		require.Equal(t, rel, utc(rels[0]))
@@ -208,30 +208,30 @@ func TestRoundTrips(t *testing.T) {
 		from := domain.StatusDraft
 		change := &domain.TaskStateChange{ID: uuid.NewString(), TaskID: task.ID, FromStatus: &from,
 			ToStatus: domain.StatusPending, Reason: ptr("r"), ChangedBy: ptr("someone"), ChangedAt: ts(time.Second)}
-		require.NoError(t, b.db.InsertStateChange(ctx, change))
-		hist, err := b.db.StateHistoryOfTasks(ctx, []string{task.ID})
+		require.NoError(t, b.db.Tasks.InsertStateChange(ctx, change))
+		hist, err := b.db.Tasks.StateHistoryOfTasks(ctx, []string{task.ID})
 		require.NoError(t, err)
 		require.Equal(t, []*domain.TaskStateChange{change}, []*domain.TaskStateChange{utc(hist[0])})
-		changes, err := b.db.StateChangesByIDs(ctx, []string{change.ID})
+		changes, err := b.db.Tasks.StateChangesByIDs(ctx, []string{change.ID})
 		require.NoError(t, err)
 		require.Equal(t, change, utc(changes[0]))
 
 		// blocks
 		blk := &domain.TaskBlock{ID: uuid.NewString(), TaskID: task.ID, BlockType: domain.BlockDependency, Reason: "waits",
 			BlockingEntityID: &parent.ID, CreatedAt: ts(time.Second)}
-		require.NoError(t, b.db.InsertBlock(ctx, blk))
-		blocks, err := b.db.BlocksByIDs(ctx, []string{blk.ID})
+		require.NoError(t, b.db.Tasks.InsertBlock(ctx, blk))
+		blocks, err := b.db.Tasks.BlocksByIDs(ctx, []string{blk.ID})
 		require.NoError(t, err)
 		require.Equal(t, blk, utc(blocks[0]))
-		n, err := b.db.CountOpenBlocks(ctx, task.ID)
+		n, err := b.db.Tasks.CountOpenBlocks(ctx, task.ID)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
-		require.NoError(t, b.db.ResolveBlock(ctx, blk.ID, ts(time.Hour), "me", ptr("done")))
-		resolved, err := b.db.BlockForUpdate(ctx, blk.ID)
+		require.NoError(t, b.db.Tasks.ResolveBlock(ctx, blk.ID, ts(time.Hour), "me", ptr("done")))
+		resolved, err := b.db.Tasks.BlockForUpdate(ctx, blk.ID)
 		require.NoError(t, err)
 		blk.ResolvedAt, blk.ResolvedBy, blk.ResolutionNotes = ptr(ts(time.Hour)), ptr("me"), ptr("done")
 		require.Equal(t, blk, utc(resolved))
-		n, err = b.db.CountOpenBlocks(ctx, task.ID)
+		n, err = b.db.Tasks.CountOpenBlocks(ctx, task.ID)
 		require.NoError(t, err)
 		require.Zero(t, n)
 
@@ -242,12 +242,12 @@ func TestRoundTrips(t *testing.T) {
 			{ID: uuid.NewString(), TaskID: task.ID, FilePath: "a.go", Operation: domain.OpCreate, Confidence: 1,
 				Source: domain.SourceUserDeclared, CreatedAt: ts(0), UpdatedAt: ts(0)},
 		}
-		require.NoError(t, b.db.ReplaceFileImpacts(ctx, task.ID, impacts))
-		gotImpacts, err := b.db.FileImpactsOfTasks(ctx, []string{task.ID})
+		require.NoError(t, b.db.Tasks.ReplaceFileImpacts(ctx, task.ID, impacts))
+		gotImpacts, err := b.db.Tasks.FileImpactsOfTasks(ctx, []string{task.ID})
 		require.NoError(t, err)
 		require.Equal(t, []*domain.TaskFileImpact{impacts[1], impacts[0]}, []*domain.TaskFileImpact{utc(gotImpacts[0]), utc(gotImpacts[1])})
-		require.NoError(t, b.db.ReplaceFileImpacts(ctx, task.ID, impacts[:1]))
-		gotImpacts, err = b.db.FileImpactsOfTasks(ctx, []string{task.ID})
+		require.NoError(t, b.db.Tasks.ReplaceFileImpacts(ctx, task.ID, impacts[:1]))
+		gotImpacts, err = b.db.Tasks.FileImpactsOfTasks(ctx, []string{task.ID})
 		require.NoError(t, err)
 		require.Len(t, gotImpacts, 1)
 		require.Equal(t, impacts[0], utc(gotImpacts[0]))
@@ -257,12 +257,12 @@ func TestRoundTrips(t *testing.T) {
 			DefaultAcceptanceCriteria: domain.Strings{"ac"}, DefaultCodebaseTests: domain.Strings{"ct"},
 			DefaultAPITests: domain.Strings{}, DefaultUITests: domain.Strings{"ui"}, DefaultAffectedFiles: domain.Strings{"f"},
 			Scope: domain.ScopeProject, ScopeID: &b.project.ID, CreatedByID: &b.user.ID, CreatedAt: ts(0), UpdatedAt: ts(0)}
-		require.NoError(t, b.db.InsertTemplate(ctx, tpl))
-		tpls, err := b.db.TemplatesByIDs(ctx, []string{tpl.ID})
+		require.NoError(t, b.db.Lists.InsertTemplate(ctx, tpl))
+		tpls, err := b.db.Lists.TemplatesByIDs(ctx, []string{tpl.ID})
 		require.NoError(t, err)
 		require.Equal(t, tpl, utc(tpls[0]))
-		require.NoError(t, b.db.CountTemplateUse(ctx, tpl.ID, ts(time.Hour)))
-		tpls, err = b.db.TemplatesByIDs(ctx, []string{tpl.ID})
+		require.NoError(t, b.db.Lists.CountTemplateUse(ctx, tpl.ID, ts(time.Hour)))
+		tpls, err = b.db.Lists.TemplatesByIDs(ctx, []string{tpl.ID})
 		require.NoError(t, err)
 		require.Equal(t, 1, tpls[0].UsageCount)
 		require.Equal(t, ts(time.Hour), tpls[0].UpdatedAt.UTC())
@@ -271,7 +271,7 @@ func TestRoundTrips(t *testing.T) {
 
 func TestNowIsUTCMicroseconds(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
-		now, err := b.db.Now(b.ctx)
+		now, err := b.db.Tasks.Now(b.ctx)
 		require.NoError(t, err)
 		require.Equal(t, time.UTC, now.Location())
 		require.Equal(t, now, now.Truncate(time.Microsecond))
@@ -286,7 +286,7 @@ func TestUpdateTaskCompareAndSwap(t *testing.T) {
 
 		fresh := b.loadTask(t, task.ID)
 		fresh.Title, fresh.UpdatedAt = "renamed", ts(time.Hour)
-		require.NoError(t, b.db.UpdateTask(b.ctx, fresh))
+		require.NoError(t, b.db.Tasks.UpdateTask(b.ctx, fresh))
 		require.Equal(t, 2, fresh.Version, "the struct follows the row")
 		got := b.loadTask(t, task.ID)
 		require.Equal(t, 2, got.Version)
@@ -294,7 +294,7 @@ func TestUpdateTaskCompareAndSwap(t *testing.T) {
 		require.Equal(t, ts(time.Hour), got.UpdatedAt.UTC())
 
 		stale.Title = "lost update"
-		err := b.db.UpdateTask(b.ctx, &stale)
+		err := b.db.Tasks.UpdateTask(b.ctx, &stale)
 		require.ErrorIs(t, err, store.ErrVersionConflict)
 		require.Equal(t, 1, stale.Version, "a failed swap leaves the version alone")
 		got = b.loadTask(t, task.ID)
@@ -302,10 +302,10 @@ func TestUpdateTaskCompareAndSwap(t *testing.T) {
 		require.Equal(t, 2, got.Version)
 
 		missing := b.task(b.project, 99)
-		require.ErrorIs(t, b.db.UpdateTask(b.ctx, missing), store.ErrVersionConflict)
+		require.ErrorIs(t, b.db.Tasks.UpdateTask(b.ctx, missing), store.ErrVersionConflict)
 
 		// derived score updates leave the version alone
-		require.NoError(t, b.db.SetTaskScore(b.ctx, task.ID, 77, true))
+		require.NoError(t, b.db.Tasks.SetTaskScore(b.ctx, task.ID, 77, true))
 		got = b.loadTask(t, task.ID)
 		require.Equal(t, 77, got.PriorityScore)
 		require.True(t, got.IsQuickWin)
@@ -322,58 +322,58 @@ func TestErrorMapping(t *testing.T) {
 			want error
 		}{
 			{"duplicate user slug", func() error {
-				return b.db.CreateUser(ctx, &domain.User{ID: uuid.NewString(), Slug: "owner", Name: "x", CreatedAt: ts(0), UpdatedAt: ts(0)})
+				return b.db.Users.CreateUser(ctx, &domain.User{ID: uuid.NewString(), Slug: "owner", Name: "x", CreatedAt: ts(0), UpdatedAt: ts(0)})
 			}, store.ErrUnique},
 			{"duplicate email", func() error {
-				return b.db.CreateUser(ctx, &domain.User{ID: uuid.NewString(), Slug: "other", Name: "x", Email: "owner@example.com", CreatedAt: ts(0), UpdatedAt: ts(0)})
+				return b.db.Users.CreateUser(ctx, &domain.User{ID: uuid.NewString(), Slug: "other", Name: "x", Email: "owner@example.com", CreatedAt: ts(0), UpdatedAt: ts(0)})
 			}, store.ErrUnique},
 			{"duplicate primary key", func() error {
 				u := *b.user
 				u.Slug, u.Email = "fresh", ""
-				return b.db.CreateUser(ctx, &u)
+				return b.db.Users.CreateUser(ctx, &u)
 			}, store.ErrUnique},
 			{"duplicate project slug", func() error {
-				return b.db.CreateProject(ctx, &domain.Project{ID: uuid.NewString(), Slug: "proj", Name: "x", OwnerID: b.user.ID,
+				return b.db.Projects.CreateProject(ctx, &domain.Project{ID: uuid.NewString(), Slug: "proj", Name: "x", OwnerID: b.user.ID,
 					Status: domain.ProjectActive, CreatedAt: ts(0), UpdatedAt: ts(0)})
 			}, store.ErrUnique},
 			{"project of a missing owner", func() error {
-				return b.db.CreateProject(ctx, &domain.Project{ID: uuid.NewString(), Slug: "orphan", Name: "x", OwnerID: uuid.NewString(),
+				return b.db.Projects.CreateProject(ctx, &domain.Project{ID: uuid.NewString(), Slug: "orphan", Name: "x", OwnerID: uuid.NewString(),
 					Status: domain.ProjectActive, CreatedAt: ts(0), UpdatedAt: ts(0)})
 			}, store.ErrForeignKey},
 			{"task of a missing project", func() error {
 				task := b.task(b.project, 50)
 				task.ProjectID = uuid.NewString()
-				return b.db.InsertTask(ctx, task)
+				return b.db.Tasks.InsertTask(ctx, task)
 			}, store.ErrForeignKey},
 			{"bad project status", func() error {
-				return b.db.CreateProject(ctx, &domain.Project{ID: uuid.NewString(), Slug: "bad", Name: "x", OwnerID: b.user.ID,
+				return b.db.Projects.CreateProject(ctx, &domain.Project{ID: uuid.NewString(), Slug: "bad", Name: "x", OwnerID: b.user.ID,
 					Status: "GONE", CreatedAt: ts(0), UpdatedAt: ts(0)})
 			}, store.ErrCheck},
 			{"bad task status", func() error {
 				task := b.task(b.project, 51)
 				task.Status = "DONE"
-				return b.db.InsertTask(ctx, task)
+				return b.db.Tasks.InsertTask(ctx, task)
 			}, store.ErrCheck},
 			{"queue and list at once", func() error {
 				list := &domain.TaskList{ID: uuid.NewString(), Name: "L", ProjectID: b.project.ID, UserID: b.user.ID,
 					Status: domain.ListDraft, MaxParallelAgents: 1, CreatedAt: ts(0), UpdatedAt: ts(0)}
-				if err := b.db.InsertTaskList(ctx, list); err != nil {
+				if err := b.db.Lists.InsertTaskList(ctx, list); err != nil {
 					return err
 				}
 				task := b.task(b.project, 52)
 				task.Queue, task.TaskListID = ptr(domain.QueueEvaluation), &list.ID
-				return b.db.InsertTask(ctx, task)
+				return b.db.Tasks.InsertTask(ctx, task)
 			}, store.ErrCheck},
 			{"agent token without project", func() error {
-				return b.db.CreateAPIToken(ctx, &domain.APIToken{ID: uuid.NewString(), UserID: b.user.ID, Name: "a",
+				return b.db.Users.CreateAPIToken(ctx, &domain.APIToken{ID: uuid.NewString(), UserID: b.user.ID, Name: "a",
 					Role: domain.RoleAgent, TokenHash: "h-agent", CreatedAt: ts(0)})
 			}, store.ErrCheck},
-			{"missing user", func() error { _, err := b.db.UserBySlug(ctx, "nobody"); return err }, store.ErrNotFound},
-			{"missing project", func() error { _, err := b.db.ProjectBySlug(ctx, "nothing"); return err }, store.ErrNotFound},
-			{"missing task", func() error { _, err := b.db.TaskForUpdate(ctx, uuid.NewString()); return err }, store.ErrNotFound},
-			{"missing display id", func() error { _, err := b.db.TaskByDisplayID(ctx, "TU-X-TSK-001"); return err }, store.ErrNotFound},
-			{"missing relationship", func() error { _, err := b.db.RelationshipByID(ctx, uuid.NewString()); return err }, store.ErrNotFound},
-			{"missing token", func() error { _, err := b.db.APITokenByHash(ctx, "none"); return err }, store.ErrNotFound},
+			{"missing user", func() error { _, err := b.db.Users.UserBySlug(ctx, "nobody"); return err }, store.ErrNotFound},
+			{"missing project", func() error { _, err := b.db.Projects.ProjectBySlug(ctx, "nothing"); return err }, store.ErrNotFound},
+			{"missing task", func() error { _, err := b.db.Tasks.TaskForUpdate(ctx, uuid.NewString()); return err }, store.ErrNotFound},
+			{"missing display id", func() error { _, err := b.db.Tasks.TaskByDisplayID(ctx, "TU-X-TSK-001"); return err }, store.ErrNotFound},
+			{"missing relationship", func() error { _, err := b.db.Tasks.RelationshipByID(ctx, uuid.NewString()); return err }, store.ErrNotFound},
+			{"missing token", func() error { _, err := b.db.Users.APITokenByHash(ctx, "none"); return err }, store.ErrNotFound},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -393,16 +393,16 @@ func TestErrorMapping(t *testing.T) {
 		rel := func(s, t string, typ domain.RelationshipType) *domain.TaskRelationship {
 			return &domain.TaskRelationship{ID: uuid.NewString(), SourceTaskID: s, TargetTaskID: t, Type: typ, CreatedAt: ts(0)}
 		}
-		require.NoError(t, b.db.InsertRelationship(ctx, rel(a.ID, c.ID, domain.RelDependsOn)))
-		require.ErrorIs(t, b.db.InsertRelationship(ctx, rel(a.ID, c.ID, domain.RelDependsOn)), store.ErrUnique)
-		require.NoError(t, b.db.InsertRelationship(ctx, rel(a.ID, c.ID, domain.RelRelatedTo)), "another type is another link")
-		require.ErrorIs(t, b.db.InsertRelationship(ctx, rel(a.ID, a.ID, domain.RelRelatedTo)), store.ErrCheck)
-		require.ErrorIs(t, b.db.InsertRelationship(ctx, rel(a.ID, uuid.NewString(), domain.RelRelatedTo)), store.ErrForeignKey)
+		require.NoError(t, b.db.Tasks.InsertRelationship(ctx, rel(a.ID, c.ID, domain.RelDependsOn)))
+		require.ErrorIs(t, b.db.Tasks.InsertRelationship(ctx, rel(a.ID, c.ID, domain.RelDependsOn)), store.ErrUnique)
+		require.NoError(t, b.db.Tasks.InsertRelationship(ctx, rel(a.ID, c.ID, domain.RelRelatedTo)), "another type is another link")
+		require.ErrorIs(t, b.db.Tasks.InsertRelationship(ctx, rel(a.ID, a.ID, domain.RelRelatedTo)), store.ErrCheck)
+		require.ErrorIs(t, b.db.Tasks.InsertRelationship(ctx, rel(a.ID, uuid.NewString(), domain.RelRelatedTo)), store.ErrForeignKey)
 		bad := rel(c.ID, a.ID, domain.RelRelatedTo)
 		bad.Strength = ptr(1.5)
-		require.ErrorIs(t, b.db.InsertRelationship(ctx, bad), store.ErrCheck)
+		require.ErrorIs(t, b.db.Tasks.InsertRelationship(ctx, bad), store.ErrCheck)
 		dupDisplay := b.task(b.project, 1)
-		require.ErrorIs(t, b.db.InsertTask(ctx, dupDisplay), store.ErrUnique, "display ids are unique")
+		require.ErrorIs(t, b.db.Tasks.InsertTask(ctx, dupDisplay), store.ErrUnique, "display ids are unique")
 	})
 }
 
@@ -411,23 +411,23 @@ func TestInTxRollsBack(t *testing.T) {
 		boom := errors.New("boom")
 		task := b.task(b.project, 1)
 		err := b.db.InTx(b.ctx, func(q *store.Q) error {
-			require.NoError(t, q.InsertTask(b.ctx, task))
+			require.NoError(t, q.Tasks.InsertTask(b.ctx, task))
 			return boom
 		})
 		require.ErrorIs(t, err, boom)
-		_, err = b.db.TaskForUpdate(b.ctx, task.ID)
+		_, err = b.db.Tasks.TaskForUpdate(b.ctx, task.ID)
 		require.ErrorIs(t, err, store.ErrNotFound)
 
 		require.Panics(t, func() {
 			_ = b.db.InTx(b.ctx, func(q *store.Q) error {
-				require.NoError(t, q.InsertTask(b.ctx, task))
+				require.NoError(t, q.Tasks.InsertTask(b.ctx, task))
 				panic("bad")
 			})
 		})
-		_, err = b.db.TaskForUpdate(b.ctx, task.ID)
+		_, err = b.db.Tasks.TaskForUpdate(b.ctx, task.ID)
 		require.ErrorIs(t, err, store.ErrNotFound)
 
-		require.NoError(t, b.db.InTx(b.ctx, func(q *store.Q) error { return q.InsertTask(b.ctx, task) }))
+		require.NoError(t, b.db.InTx(b.ctx, func(q *store.Q) error { return q.Tasks.InsertTask(b.ctx, task) }))
 		require.Equal(t, task.ID, b.loadTask(t, task.ID).ID)
 	})
 }
@@ -436,7 +436,7 @@ func TestNextDisplayNumber(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
 		other := b.newProject(t, "other")
 		next := func(p *domain.Project, c domain.TaskCategory) int {
-			n, err := b.db.NextDisplayNumber(b.ctx, p.ID, c)
+			n, err := b.db.Tasks.NextDisplayNumber(b.ctx, p.ID, c)
 			require.NoError(t, err)
 			return n
 		}
@@ -448,7 +448,7 @@ func TestNextDisplayNumber(t *testing.T) {
 
 		// a number taken in a rolled-back transaction is given again; a committed one never
 		_ = b.db.InTx(b.ctx, func(q *store.Q) error {
-			n, err := q.NextDisplayNumber(b.ctx, b.project.ID, domain.CategoryBug)
+			n, err := q.Tasks.NextDisplayNumber(b.ctx, b.project.ID, domain.CategoryBug)
 			require.NoError(t, err)
 			require.Equal(t, 4, n)
 			return errors.New("rollback")
@@ -473,7 +473,7 @@ func TestNextDisplayNumberConcurrent(t *testing.T) {
 				defer wg.Done()
 				<-start
 				err := b.db.InTx(b.ctx, func(q *store.Q) error {
-					n, err := q.NextDisplayNumber(b.ctx, b.project.ID, domain.CategoryFeature)
+					n, err := q.Tasks.NextDisplayNumber(b.ctx, b.project.ID, domain.CategoryFeature)
 					if err != nil {
 						return err
 					}
@@ -510,29 +510,29 @@ func TestStatementsCount(t *testing.T) {
 			do   func() error
 			want int64
 		}{
-			{"one select", func() error { _, err := b.db.TasksByIDs(ctx, []string{task.ID}); return err }, 1},
-			{"one get", func() error { _, err := b.db.CountUsers(ctx); return err }, 1},
-			{"one exec", func() error { return b.db.SetTaskScore(ctx, task.ID, 1, false) }, 1},
-			{"one named exec", func() error { return b.db.InsertTask(ctx, b.task(b.project, 2)) }, 1},
+			{"one select", func() error { _, err := b.db.Tasks.TasksByIDs(ctx, []string{task.ID}); return err }, 1},
+			{"one get", func() error { _, err := b.db.Users.CountUsers(ctx); return err }, 1},
+			{"one exec", func() error { return b.db.Tasks.SetTaskScore(ctx, task.ID, 1, false) }, 1},
+			{"one named exec", func() error { return b.db.Tasks.InsertTask(ctx, b.task(b.project, 2)) }, 1},
 			{"a page", func() error {
-				_, err := b.db.Tasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}})
+				_, err := b.db.Tasks.Tasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}})
 				return err
 			}, 1},
 			{"a nested page", func() error {
-				_, err := b.db.Tasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, ProjectIDs: []string{b.project.ID, uuid.NewString()}})
+				_, err := b.db.Tasks.Tasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}, ProjectIDs: []string{b.project.ID, uuid.NewString()}})
 				return err
 			}, 1},
 			{"a count", func() error {
-				_, err := b.db.CountTasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}})
+				_, err := b.db.Tasks.CountTasks(ctx, store.TaskQuery{Scope: domain.ProjectScope{All: true}})
 				return err
 			}, 1},
-			{"empty batch reads run nothing", func() error { _, err := b.db.TasksByIDs(ctx, nil); return err }, 0},
+			{"empty batch reads run nothing", func() error { _, err := b.db.Tasks.TasksByIDs(ctx, nil); return err }, 0},
 			{"begin + 2 statements + commit", func() error {
 				return b.db.InTx(ctx, func(q *store.Q) error {
-					if _, err := q.TaskForUpdate(ctx, task.ID); err != nil {
+					if _, err := q.Tasks.TaskForUpdate(ctx, task.ID); err != nil {
 						return err
 					}
-					return q.SetTaskScore(ctx, task.ID, 2, false)
+					return q.Tasks.SetTaskScore(ctx, task.ID, 2, false)
 				})
 			}, 4},
 		}

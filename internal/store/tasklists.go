@@ -8,7 +8,7 @@ import (
 )
 
 // InsertTaskList inserts a task list.
-func (q *Q) InsertTaskList(ctx context.Context, l *domain.TaskList) error {
+func (q ListQueries) InsertTaskList(ctx context.Context, l *domain.TaskList) error {
 	_, err := q.namedExec(ctx, `INSERT INTO task_lists (id, name, description, project_id, user_id, status,
 		max_parallel_agents, auto_execute, total_tasks, completed_tasks, failed_tasks, telegram_chat_id,
 		created_at, updated_at, started_at, completed_at) VALUES (:id, :name, :description, :project_id, :user_id,
@@ -18,12 +18,12 @@ func (q *Q) InsertTaskList(ctx context.Context, l *domain.TaskList) error {
 }
 
 // TaskListsByIDs loads lists by id.
-func (q *Q) TaskListsByIDs(ctx context.Context, ids []string) ([]*domain.TaskList, error) {
-	return byIDs[domain.TaskList](ctx, q, "task_lists", ids)
+func (q ListQueries) TaskListsByIDs(ctx context.Context, ids []string) ([]*domain.TaskList, error) {
+	return byIDs[domain.TaskList](ctx, q.Q, "task_lists", ids)
 }
 
 // TaskListForUpdate loads a list, locking its row inside a PostgreSQL transaction.
-func (q *Q) TaskListForUpdate(ctx context.Context, id string) (*domain.TaskList, error) {
+func (q ListQueries) TaskListForUpdate(ctx context.Context, id string) (*domain.TaskList, error) {
 	var l domain.TaskList
 	if err := q.get(ctx, &l, `SELECT * FROM task_lists WHERE id = ?`+q.forUpdate(), id); err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func (q *Q) TaskListForUpdate(ctx context.Context, id string) (*domain.TaskList,
 }
 
 // RecountTaskLists makes the lists' counters true to their items and tasks.
-func (q *Q) RecountTaskLists(ctx context.Context, ids []string, now time.Time) error {
+func (q ListQueries) RecountTaskLists(ctx context.Context, ids []string, now time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -64,13 +64,13 @@ func taskListPageQuery(projects []string, page domain.PageArgs) *pageQuery[*doma
 }
 
 // TaskListsByProjects pages lists per project.
-func (q *Q) TaskListsByProjects(ctx context.Context, projects []string, page domain.PageArgs) (map[string]domain.Page[*domain.TaskList], error) {
-	return taskListPageQuery(projects, page).fetch(ctx, q)
+func (q ListQueries) TaskListsByProjects(ctx context.Context, projects []string, page domain.PageArgs) (map[string]domain.Page[*domain.TaskList], error) {
+	return taskListPageQuery(projects, page).fetch(ctx, q.Q)
 }
 
 // CountTaskListsByProjects counts lists per project.
-func (q *Q) CountTaskListsByProjects(ctx context.Context, projects []string) (map[string]int, error) {
-	return taskListPageQuery(projects, domain.PageArgs{}).count(ctx, q)
+func (q ListQueries) CountTaskListsByProjects(ctx context.Context, projects []string) (map[string]int, error) {
+	return taskListPageQuery(projects, domain.PageArgs{}).count(ctx, q.Q)
 }
 
 // lockTaskLists locks list rows (in id order, against deadlocks) inside a
@@ -78,7 +78,7 @@ func (q *Q) CountTaskListsByProjects(ctx context.Context, projects []string) (ma
 // the lock the counters' UPDATE takes anyway; unlike FOR UPDATE it does not
 // wait for the KEY SHARE locks that writing a task's or item's task_list_id
 // takes on the list, which would deadlock two transactions adding to one list.
-func (q *Q) lockTaskLists(ctx context.Context, ids []string) error {
+func (q ListQueries) lockTaskLists(ctx context.Context, ids []string) error {
 	if q.forUpdate() == "" {
 		return nil
 	}
@@ -90,7 +90,7 @@ func (q *Q) lockTaskLists(ctx context.Context, ids []string) error {
 // MaxItemPosition is the last position used in a list (0 when empty). Inside a
 // transaction it first locks the list, so that concurrent appenders take
 // distinct positions.
-func (q *Q) MaxItemPosition(ctx context.Context, listID string) (int, error) {
+func (q ListQueries) MaxItemPosition(ctx context.Context, listID string) (int, error) {
 	if err := q.lockTaskLists(ctx, []string{listID}); err != nil {
 		return 0, err
 	}
@@ -100,13 +100,13 @@ func (q *Q) MaxItemPosition(ctx context.Context, listID string) (int, error) {
 }
 
 // DeleteItemOfTask takes a task out of whatever list holds it.
-func (q *Q) DeleteItemOfTask(ctx context.Context, taskID string) error {
+func (q ListQueries) DeleteItemOfTask(ctx context.Context, taskID string) error {
 	_, err := q.exec(ctx, `DELETE FROM task_list_items WHERE task_id = ?`, taskID)
 	return err
 }
 
 // InsertItems inserts list items.
-func (q *Q) InsertItems(ctx context.Context, items []*domain.TaskListItem) error {
+func (q ListQueries) InsertItems(ctx context.Context, items []*domain.TaskListItem) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -117,20 +117,20 @@ func (q *Q) InsertItems(ctx context.Context, items []*domain.TaskListItem) error
 }
 
 // SetItemStatus mirrors a task's status on its list item.
-func (q *Q) SetItemStatus(ctx context.Context, taskID string, status domain.ItemStatus, startedAt, completedAt *time.Time) error {
+func (q ListQueries) SetItemStatus(ctx context.Context, taskID string, status domain.ItemStatus, startedAt, completedAt *time.Time) error {
 	_, err := q.exec(ctx, `UPDATE task_list_items SET item_status = ?,
 		started_at = COALESCE(started_at, ?), completed_at = ? WHERE task_id = ?`, status, startedAt, completedAt, taskID)
 	return err
 }
 
 // ItemsByIDs loads items by id.
-func (q *Q) ItemsByIDs(ctx context.Context, ids []string) ([]*domain.TaskListItem, error) {
-	return byIDs[domain.TaskListItem](ctx, q, "task_list_items", ids)
+func (q ListQueries) ItemsByIDs(ctx context.Context, ids []string) ([]*domain.TaskListItem, error) {
+	return byIDs[domain.TaskListItem](ctx, q.Q, "task_list_items", ids)
 }
 
 // ItemsOfTasks loads the list items of tasks.
-func (q *Q) ItemsOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskListItem, error) {
-	return byColumn[domain.TaskListItem](ctx, q, "task_list_items", "task_id", taskIDs, "id")
+func (q ListQueries) ItemsOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskListItem, error) {
+	return byColumn[domain.TaskListItem](ctx, q.Q, "task_list_items", "task_id", taskIDs, "id")
 }
 
 func itemPageQuery(lists []string, page domain.PageArgs) *pageQuery[*domain.TaskListItem] {
@@ -144,17 +144,17 @@ func itemPageQuery(lists []string, page domain.PageArgs) *pageQuery[*domain.Task
 }
 
 // ItemsByLists pages items per list, in list order.
-func (q *Q) ItemsByLists(ctx context.Context, lists []string, page domain.PageArgs) (map[string]domain.Page[*domain.TaskListItem], error) {
-	return itemPageQuery(lists, page).fetch(ctx, q)
+func (q ListQueries) ItemsByLists(ctx context.Context, lists []string, page domain.PageArgs) (map[string]domain.Page[*domain.TaskListItem], error) {
+	return itemPageQuery(lists, page).fetch(ctx, q.Q)
 }
 
 // CountItemsByLists counts items per list.
-func (q *Q) CountItemsByLists(ctx context.Context, lists []string) (map[string]int, error) {
-	return itemPageQuery(lists, domain.PageArgs{}).count(ctx, q)
+func (q ListQueries) CountItemsByLists(ctx context.Context, lists []string) (map[string]int, error) {
+	return itemPageQuery(lists, domain.PageArgs{}).count(ctx, q.Q)
 }
 
 // InsertTemplate inserts a task template.
-func (q *Q) InsertTemplate(ctx context.Context, t *domain.TaskTemplate) error {
+func (q ListQueries) InsertTemplate(ctx context.Context, t *domain.TaskTemplate) error {
 	_, err := q.namedExec(ctx, `INSERT INTO task_templates (id, name, description, category, default_acceptance_criteria,
 		default_codebase_tests, default_api_tests, default_ui_tests, default_affected_files, scope, scope_id,
 		usage_count, created_by, created_at, updated_at) VALUES (:id, :name, :description, :category,
@@ -164,12 +164,12 @@ func (q *Q) InsertTemplate(ctx context.Context, t *domain.TaskTemplate) error {
 }
 
 // TemplatesByIDs loads templates by id.
-func (q *Q) TemplatesByIDs(ctx context.Context, ids []string) ([]*domain.TaskTemplate, error) {
-	return byIDs[domain.TaskTemplate](ctx, q, "task_templates", ids)
+func (q ListQueries) TemplatesByIDs(ctx context.Context, ids []string) ([]*domain.TaskTemplate, error) {
+	return byIDs[domain.TaskTemplate](ctx, q.Q, "task_templates", ids)
 }
 
 // CountTemplateUse raises a template's usage count by one.
-func (q *Q) CountTemplateUse(ctx context.Context, id string, now time.Time) error {
+func (q ListQueries) CountTemplateUse(ctx context.Context, id string, now time.Time) error {
 	_, err := q.exec(ctx, `UPDATE task_templates SET usage_count = usage_count + 1, updated_at = ? WHERE id = ?`, now, id)
 	return err
 }
@@ -207,9 +207,9 @@ func templatePageQuery(tq TemplateQuery) *pageQuery[*domain.TaskTemplate] {
 }
 
 // Templates pages templates.
-func (q *Q) Templates(ctx context.Context, tq TemplateQuery) (domain.Page[*domain.TaskTemplate], error) {
+func (q ListQueries) Templates(ctx context.Context, tq TemplateQuery) (domain.Page[*domain.TaskTemplate], error) {
 	pq := templatePageQuery(tq)
-	pages, err := pq.fetch(ctx, q)
+	pages, err := pq.fetch(ctx, q.Q)
 	if err != nil {
 		return domain.Page[*domain.TaskTemplate]{}, err
 	}

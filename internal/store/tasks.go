@@ -19,7 +19,7 @@ const taskColumns = `id, display_id, user_id, project_id, idea_id, parent_task_i
 	embedding_model, created_at, updated_at, started_at, completed_at, display_sort`
 
 // InsertTask inserts a task, with the sort key of its display id.
-func (q *Q) InsertTask(ctx context.Context, t *domain.Task) error {
+func (q TaskQueries) InsertTask(ctx context.Context, t *domain.Task) error {
 	t.DisplaySort = domain.DisplaySortKey(t.DisplayID)
 	_, err := q.namedExec(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES (`+namedList(taskColumns)+`)`, t)
 	return err
@@ -27,7 +27,7 @@ func (q *Q) InsertTask(ctx context.Context, t *domain.Task) error {
 
 // UpdateTask writes every mutable column of t if the stored version is still
 // t.Version, and raises the version by one (in the row and in t).
-func (q *Q) UpdateTask(ctx context.Context, t *domain.Task) error {
+func (q TaskQueries) UpdateTask(ctx context.Context, t *domain.Task) error {
 	res, err := q.namedExec(ctx, `UPDATE tasks SET idea_id = :idea_id, parent_task_id = :parent_task_id,
 		queue = :queue, task_list_id = :task_list_id, title = :title, description = :description,
 		category = :category, status = :status, risk_level = :risk_level, priority = :priority,
@@ -52,12 +52,12 @@ func (q *Q) UpdateTask(ctx context.Context, t *domain.Task) error {
 }
 
 // TasksByIDs loads tasks by id.
-func (q *Q) TasksByIDs(ctx context.Context, ids []string) ([]*domain.Task, error) {
-	return byIDs[domain.Task](ctx, q, "tasks", ids)
+func (q TaskQueries) TasksByIDs(ctx context.Context, ids []string) ([]*domain.Task, error) {
+	return byIDs[domain.Task](ctx, q.Q, "tasks", ids)
 }
 
 // TaskForUpdate loads a task and, inside a PostgreSQL transaction, locks its row.
-func (q *Q) TaskForUpdate(ctx context.Context, id string) (*domain.Task, error) {
+func (q TaskQueries) TaskForUpdate(ctx context.Context, id string) (*domain.Task, error) {
 	var t domain.Task
 	if err := q.get(ctx, &t, `SELECT * FROM tasks WHERE id = ?`+q.forUpdate(), id); err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (q *Q) TaskForUpdate(ctx context.Context, id string) (*domain.Task, error) 
 }
 
 // TaskByDisplayID finds a task by display id.
-func (q *Q) TaskByDisplayID(ctx context.Context, displayID string) (*domain.Task, error) {
+func (q TaskQueries) TaskByDisplayID(ctx context.Context, displayID string) (*domain.Task, error) {
 	var t domain.Task
 	if err := q.get(ctx, &t, `SELECT * FROM tasks WHERE display_id = ?`, displayID); err != nil {
 		return nil, err
@@ -77,7 +77,7 @@ func (q *Q) TaskByDisplayID(ctx context.Context, displayID string) (*domain.Task
 // NextDisplayNumber allocates the next number of a (project, category) counter.
 // The upsert takes a row lock, so concurrent creators get distinct numbers, and
 // numbers are never reused.
-func (q *Q) NextDisplayNumber(ctx context.Context, projectID string, category domain.TaskCategory) (int, error) {
+func (q TaskQueries) NextDisplayNumber(ctx context.Context, projectID string, category domain.TaskCategory) (int, error) {
 	var n int
 	err := q.get(ctx, &n, `INSERT INTO display_id_counters (project_id, category, last_value) VALUES (?, ?, 1)
 		ON CONFLICT (project_id, category) DO UPDATE SET last_value = display_id_counters.last_value + 1
@@ -87,7 +87,7 @@ func (q *Q) NextDisplayNumber(ctx context.Context, projectID string, category do
 
 // RecountBlocks recomputes blocks_count of the given tasks: the distinct tasks that
 // wait on each (sources of incoming DEPENDS_ON, targets of outgoing BLOCKS).
-func (q *Q) RecountBlocks(ctx context.Context, ids []string) error {
+func (q TaskQueries) RecountBlocks(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -106,14 +106,14 @@ func (q *Q) RecountBlocks(ctx context.Context, ids []string) error {
 
 // SetTaskScore stores a recomputed priority score and quick-win flag without
 // touching the version: the score is derived, not edited.
-func (q *Q) SetTaskScore(ctx context.Context, id string, score int, quickWin bool) error {
+func (q TaskQueries) SetTaskScore(ctx context.Context, id string, score int, quickWin bool) error {
 	_, err := q.exec(ctx, `UPDATE tasks SET priority_score = ?, is_quick_win = ? WHERE id = ?`, score, quickWin, id)
 	return err
 }
 
 // TasksWithDeadlines lists unfinished tasks that have a deadline, whose score
 // depends on the clock.
-func (q *Q) TasksWithDeadlines(ctx context.Context) ([]*domain.Task, error) {
+func (q TaskQueries) TasksWithDeadlines(ctx context.Context) ([]*domain.Task, error) {
 	var out []*domain.Task
 	err := q.selectx(ctx, &out, `SELECT * FROM tasks WHERE deadline IS NOT NULL AND status NOT IN ('COMPLETED', 'FAILED')`)
 	return out, err
@@ -214,13 +214,13 @@ func taskPageQuery(tq TaskQuery) *pageQuery[*domain.Task] {
 
 // Tasks pages tasks; with ProjectIDs or IdeaIDs it pages per parent (key = parent
 // id), otherwise the single page is under key "".
-func (q *Q) Tasks(ctx context.Context, tq TaskQuery) (map[string]domain.Page[*domain.Task], error) {
-	return taskPageQuery(tq).fetch(ctx, q)
+func (q TaskQueries) Tasks(ctx context.Context, tq TaskQuery) (map[string]domain.Page[*domain.Task], error) {
+	return taskPageQuery(tq).fetch(ctx, q.Q)
 }
 
 // CountTasks counts the tasks of a TaskQuery, per parent like Tasks.
-func (q *Q) CountTasks(ctx context.Context, tq TaskQuery) (map[string]int, error) {
-	return taskPageQuery(tq).count(ctx, q)
+func (q TaskQueries) CountTasks(ctx context.Context, tq TaskQuery) (map[string]int, error) {
+	return taskPageQuery(tq).count(ctx, q.Q)
 }
 
 // TaskEdge is a link of one of the acyclic graphs, as (from, to) task ids.
@@ -233,7 +233,7 @@ type TaskEdge struct {
 // tasks, as edges "from must follow to": DEPENDS_ON source->target, BLOCKS
 // target->source (the reverse dependency), SUBTASK_OF and SUPERSEDES
 // source->target.
-func (q *Q) OrderingEdgesFrom(ctx context.Context, from []string, types []domain.RelationshipType) ([]TaskEdge, error) {
+func (q TaskQueries) OrderingEdgesFrom(ctx context.Context, from []string, types []domain.RelationshipType) ([]TaskEdge, error) {
 	if len(from) == 0 {
 		return nil, nil
 	}
@@ -253,7 +253,7 @@ func (q *Q) OrderingEdgesFrom(ctx context.Context, from []string, types []domain
 // planning links, file impacts and list membership, and the materialisation
 // of a plan (so a change never commits between a plan's reads and its
 // parallelism analysis unseen). SQLite's single writer already does.
-func (q *Q) LockProjectGraph(ctx context.Context, projectID string) error {
+func (q TaskQueries) LockProjectGraph(ctx context.Context, projectID string) error {
 	if q.db.dialect != Postgres {
 		return nil
 	}
@@ -262,7 +262,7 @@ func (q *Q) LockProjectGraph(ctx context.Context, projectID string) error {
 }
 
 // Now is the database's clock.
-func (q *Q) Now(ctx context.Context) (time.Time, error) {
+func (q TaskQueries) Now(ctx context.Context) (time.Time, error) {
 	if q.db.dialect == SQLite {
 		return time.Now().UTC().Truncate(time.Microsecond), nil
 	}
@@ -288,7 +288,7 @@ func namedList(cols string) string {
 }
 
 // SetTaskList records which list holds a task (the list item is written apart).
-func (q *Q) SetTaskList(ctx context.Context, taskID string, listID *string) error {
+func (q TaskQueries) SetTaskList(ctx context.Context, taskID string, listID *string) error {
 	_, err := q.exec(ctx, `UPDATE tasks SET task_list_id = ?, queue = NULL WHERE id = ?`, listID, taskID)
 	return err
 }

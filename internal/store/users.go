@@ -8,7 +8,7 @@ import (
 )
 
 // CreateUser inserts a user.
-func (q *Q) CreateUser(ctx context.Context, u *domain.User) error {
+func (q UserQueries) CreateUser(ctx context.Context, u *domain.User) error {
 	if len(u.Settings) == 0 {
 		u.Settings = domain.JSON("{}")
 	}
@@ -19,12 +19,12 @@ func (q *Q) CreateUser(ctx context.Context, u *domain.User) error {
 }
 
 // UsersByIDs loads users by id.
-func (q *Q) UsersByIDs(ctx context.Context, ids []string) ([]*domain.User, error) {
-	return byIDs[domain.User](ctx, q, "users", ids)
+func (q UserQueries) UsersByIDs(ctx context.Context, ids []string) ([]*domain.User, error) {
+	return byIDs[domain.User](ctx, q.Q, "users", ids)
 }
 
 // UserBySlug finds a user by slug.
-func (q *Q) UserBySlug(ctx context.Context, slug string) (*domain.User, error) {
+func (q UserQueries) UserBySlug(ctx context.Context, slug string) (*domain.User, error) {
 	var u domain.User
 	if err := q.get(ctx, &u, `SELECT * FROM users WHERE slug = ?`, slug); err != nil {
 		return nil, err
@@ -33,21 +33,21 @@ func (q *Q) UserBySlug(ctx context.Context, slug string) (*domain.User, error) {
 }
 
 // CountUsers counts every user.
-func (q *Q) CountUsers(ctx context.Context) (int, error) {
+func (q UserQueries) CountUsers(ctx context.Context) (int, error) {
 	var n int
 	err := q.get(ctx, &n, `SELECT COUNT(*) FROM users`)
 	return n, err
 }
 
 // CreateAPIToken inserts a token (its hash only).
-func (q *Q) CreateAPIToken(ctx context.Context, t *domain.APIToken) error {
+func (q UserQueries) CreateAPIToken(ctx context.Context, t *domain.APIToken) error {
 	_, err := q.exec(ctx, `INSERT INTO api_tokens (id, user_id, name, role, project_id, token_hash, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, t.ID, t.UserID, t.Name, t.Role, t.ProjectID, t.TokenHash, t.CreatedAt)
 	return err
 }
 
 // APITokenByHash finds a live (unrevoked) token by its hash.
-func (q *Q) APITokenByHash(ctx context.Context, hash string) (*domain.APIToken, error) {
+func (q UserQueries) APITokenByHash(ctx context.Context, hash string) (*domain.APIToken, error) {
 	var t domain.APIToken
 	if err := q.get(ctx, &t, `SELECT * FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`, hash); err != nil {
 		return nil, err
@@ -56,30 +56,30 @@ func (q *Q) APITokenByHash(ctx context.Context, hash string) (*domain.APIToken, 
 }
 
 // APITokensByIDs loads tokens by id.
-func (q *Q) APITokensByIDs(ctx context.Context, ids []string) ([]*domain.APIToken, error) {
-	return byIDs[domain.APIToken](ctx, q, "api_tokens", ids)
+func (q UserQueries) APITokensByIDs(ctx context.Context, ids []string) ([]*domain.APIToken, error) {
+	return byIDs[domain.APIToken](ctx, q.Q, "api_tokens", ids)
 }
 
 // APITokensByUsers lists the tokens of users, oldest first.
-func (q *Q) APITokensByUsers(ctx context.Context, userIDs []string) ([]*domain.APIToken, error) {
-	return byColumn[domain.APIToken](ctx, q, "api_tokens", "user_id", userIDs, "created_at, id")
+func (q UserQueries) APITokensByUsers(ctx context.Context, userIDs []string) ([]*domain.APIToken, error) {
+	return byColumn[domain.APIToken](ctx, q.Q, "api_tokens", "user_id", userIDs, "created_at, id")
 }
 
 // RevokeAPIToken marks a token revoked.
-func (q *Q) RevokeAPIToken(ctx context.Context, id string, at time.Time) error {
+func (q UserQueries) RevokeAPIToken(ctx context.Context, id string, at time.Time) error {
 	_, err := q.exec(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, at, id)
 	return err
 }
 
 // TouchAPIToken records when a token was last used.
-func (q *Q) TouchAPIToken(ctx context.Context, id string, at time.Time) error {
+func (q UserQueries) TouchAPIToken(ctx context.Context, id string, at time.Time) error {
 	_, err := q.exec(ctx, `UPDATE api_tokens SET last_used_at = ? WHERE id = ?`, at, id)
 	return err
 }
 
 // DeleteRevokedToken removes a revoked token with this hash, so the bootstrap
 // admin token given on the command line can be stored again.
-func (q *Q) DeleteRevokedToken(ctx context.Context, hash string) error {
+func (q UserQueries) DeleteRevokedToken(ctx context.Context, hash string) error {
 	_, err := q.exec(ctx, `DELETE FROM api_tokens WHERE token_hash = ? AND revoked_at IS NOT NULL`, hash)
 	return err
 }
