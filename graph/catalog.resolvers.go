@@ -13,11 +13,11 @@ import (
 )
 
 func (r *actionResolver) Suite(ctx context.Context, obj *domain.Action) (*domain.Suite, error) {
-	return r.Svc.SuiteByID(ctx, obj.SuiteID)
+	return r.Catalog.SuiteByID(ctx, obj.SuiteID)
 }
 
 func (r *actionResolver) Parameters(ctx context.Context, obj *domain.Action, first *int, after *string) (*model.ActionParameterConnection, error) {
-	pg, err := r.Svc.ParametersOfAction(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.ParametersOfAction(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -25,19 +25,19 @@ func (r *actionResolver) Parameters(ctx context.Context, obj *domain.Action, fir
 }
 
 func (r *actionParameterResolver) Action(ctx context.Context, obj *domain.ActionParameter) (*domain.Action, error) {
-	return r.Svc.ActionByID(ctx, obj.ActionID)
+	return r.Catalog.ActionByID(ctx, obj.ActionID)
 }
 
 func (r *actionToolMapResolver) Suite(ctx context.Context, obj *domain.ActionToolMap) (*domain.Suite, error) {
-	return r.Svc.SuiteByID(ctx, obj.SuiteID)
+	return r.Catalog.SuiteByID(ctx, obj.SuiteID)
 }
 
 func (r *actionToolMapResolver) McpServer(ctx context.Context, obj *domain.ActionToolMap) (*domain.McpServer, error) {
-	return r.Svc.McpServerByID(ctx, obj.McpServerID)
+	return r.Catalog.McpServerByID(ctx, obj.McpServerID)
 }
 
 func (r *actionToolMapResolver) ToolMappings(ctx context.Context, obj *domain.ActionToolMap, first *int, after *string) (*model.ActionToolMappingConnection, error) {
-	pg, err := r.Svc.MappingsOfMap(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.MappingsOfMap(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -45,11 +45,11 @@ func (r *actionToolMapResolver) ToolMappings(ctx context.Context, obj *domain.Ac
 }
 
 func (r *actionToolMapResolver) Coverage(ctx context.Context, obj *domain.ActionToolMap) (*domain.Coverage, error) {
-	return r.Svc.Coverage(ctx, obj.ID)
+	return r.Catalog.Coverage(ctx, obj.ID)
 }
 
 func (r *actionToolMapResolver) Examples(ctx context.Context, obj *domain.ActionToolMap, first *int, after *string) (*model.ExampleConnection, error) {
-	pg, err := r.Svc.ExamplesOfMap(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.ExamplesOfMap(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -57,19 +57,19 @@ func (r *actionToolMapResolver) Examples(ctx context.Context, obj *domain.Action
 }
 
 func (r *actionToolMappingResolver) ActionToolMap(ctx context.Context, obj *domain.ActionToolMapping) (*domain.ActionToolMap, error) {
-	return r.Svc.ActionToolMapByID(ctx, obj.ActionToolMapID)
+	return r.Catalog.ActionToolMapByID(ctx, obj.ActionToolMapID)
 }
 
 func (r *actionToolMappingResolver) Action(ctx context.Context, obj *domain.ActionToolMapping) (*domain.Action, error) {
-	return r.Svc.ActionByID(ctx, obj.ActionID)
+	return r.Catalog.ActionByID(ctx, obj.ActionID)
 }
 
 func (r *actionToolMappingResolver) Tool(ctx context.Context, obj *domain.ActionToolMapping) (*domain.Tool, error) {
-	return r.Svc.ToolByID(ctx, obj.ToolID)
+	return r.Catalog.ToolByID(ctx, obj.ToolID)
 }
 
 func (r *actionToolMappingResolver) ParameterMappings(ctx context.Context, obj *domain.ActionToolMapping, first *int, after *string) (*model.ActionToolParameterMappingConnection, error) {
-	pg, err := r.Svc.ParameterMappingsOfMapping(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.ParameterMappingsOfMapping(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -77,39 +77,39 @@ func (r *actionToolMappingResolver) ParameterMappings(ctx context.Context, obj *
 }
 
 func (r *actionToolParameterMappingResolver) ActionToolMapping(ctx context.Context, obj *domain.ActionToolParameterMapping) (*domain.ActionToolMapping, error) {
-	return r.Svc.MappingByID(ctx, obj.ActionToolMappingID)
+	return r.Catalog.MappingByID(ctx, obj.ActionToolMappingID)
 }
 
 func (r *actionToolParameterMappingResolver) ActionParameter(ctx context.Context, obj *domain.ActionToolParameterMapping) (*domain.ActionParameter, error) {
-	return r.Svc.ActionParameterByID(ctx, obj.ActionParameterID)
+	return r.Catalog.ActionParameterByID(ctx, obj.ActionParameterID)
 }
 
 func (r *actionToolParameterMappingResolver) ToolParameter(ctx context.Context, obj *domain.ActionToolParameterMapping) (*domain.ToolParameter, error) {
-	return r.Svc.ToolParameterByID(ctx, obj.ToolParameterID)
+	return r.Catalog.ToolParameterByID(ctx, obj.ToolParameterID)
 }
 
 func (r *exampleResolver) Session(ctx context.Context, obj *domain.Example) (*domain.TraceSession, error) {
-	return r.Svc.TraceSessionByID(ctx, obj.SessionID)
+	return r.Catalog.TraceSessionByID(ctx, obj.SessionID)
 }
 
 func (r *exampleResolver) Model(ctx context.Context, obj *domain.Example) (*domain.Model, error) {
-	return r.Svc.ModelByID(ctx, obj.ModelID)
+	return r.Catalog.ModelByID(ctx, obj.ModelID)
 }
 
 func (r *exampleResolver) ActionToolMap(ctx context.Context, obj *domain.Example) (*domain.ActionToolMap, error) {
-	return r.Svc.ActionToolMapByID(ctx, obj.ActionToolMapID)
+	return r.Catalog.ActionToolMapByID(ctx, obj.ActionToolMapID)
 }
 
 func (r *exampleResolver) CreatedBy(ctx context.Context, obj *domain.Example) (*domain.User, error) {
-	return r.Svc.CatalogUser(ctx, obj.CreatedByID)
+	return r.Svc.Accounts.VisibleUser(ctx, obj.CreatedByID)
 }
 
 func (r *exampleResolver) ClaimedBy(ctx context.Context, obj *domain.Example) (*domain.User, error) {
-	return r.Svc.CatalogUser(ctx, obj.ClaimedByID)
+	return r.Svc.Accounts.VisibleUser(ctx, obj.ClaimedByID)
 }
 
 func (r *mcpServerResolver) Tools(ctx context.Context, obj *domain.McpServer, first *int, after *string) (*model.ToolConnection, error) {
-	pg, err := r.Svc.ToolsOfServer(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.ToolsOfServer(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (r *mcpServerResolver) Tools(ctx context.Context, obj *domain.McpServer, fi
 }
 
 func (r *mcpServerResolver) ActionToolMaps(ctx context.Context, obj *domain.McpServer, first *int, after *string) (*model.ActionToolMapConnection, error) {
-	pg, err := r.Svc.ActionToolMapsOfServer(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.ActionToolMapsOfServer(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (r *mcpServerResolver) ActionToolMaps(ctx context.Context, obj *domain.McpS
 }
 
 func (r *modelResolver) Examples(ctx context.Context, obj *domain.Model, first *int, after *string) (*model.ExampleConnection, error) {
-	pg, err := r.Svc.ExamplesOfModel(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.ExamplesOfModel(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (r *modelResolver) Examples(ctx context.Context, obj *domain.Model, first *
 }
 
 func (r *mutationResolver) CreateSuite(ctx context.Context, input domain.CreateSuiteInput) (*model.CreateSuitePayload, error) {
-	v, err := r.Svc.CreateSuite(ctx, input)
+	v, err := r.Catalog.CreateSuite(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (r *mutationResolver) CreateSuite(ctx context.Context, input domain.CreateS
 }
 
 func (r *mutationResolver) CreateAction(ctx context.Context, input domain.CreateActionInput) (*model.CreateActionPayload, error) {
-	v, err := r.Svc.CreateAction(ctx, input)
+	v, err := r.Catalog.CreateAction(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (r *mutationResolver) CreateAction(ctx context.Context, input domain.Create
 }
 
 func (r *mutationResolver) CreateMcpServer(ctx context.Context, input domain.CreateMcpServerInput) (*model.CreateMcpServerPayload, error) {
-	v, err := r.Svc.CreateMcpServer(ctx, input)
+	v, err := r.Catalog.CreateMcpServer(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func (r *mutationResolver) CreateMcpServer(ctx context.Context, input domain.Cre
 }
 
 func (r *mutationResolver) CreateTool(ctx context.Context, input domain.CreateToolInput) (*model.CreateToolPayload, error) {
-	v, err := r.Svc.CreateTool(ctx, input)
+	v, err := r.Catalog.CreateTool(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (r *mutationResolver) CreateTool(ctx context.Context, input domain.CreateTo
 }
 
 func (r *mutationResolver) ImportMcpTools(ctx context.Context, input domain.ImportMcpToolsInput) (*model.ImportMcpToolsPayload, error) {
-	res, err := r.Svc.ImportMcpTools(ctx, input)
+	res, err := r.Catalog.ImportMcpTools(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (r *mutationResolver) ImportMcpTools(ctx context.Context, input domain.Impo
 }
 
 func (r *mutationResolver) CreateActionToolMap(ctx context.Context, input domain.CreateActionToolMapInput) (*model.CreateActionToolMapPayload, error) {
-	v, err := r.Svc.CreateActionToolMap(ctx, input)
+	v, err := r.Catalog.CreateActionToolMap(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (r *mutationResolver) CreateActionToolMap(ctx context.Context, input domain
 }
 
 func (r *mutationResolver) AddActionToolMapping(ctx context.Context, input domain.AddActionToolMappingInput) (*model.AddActionToolMappingPayload, error) {
-	v, m, err := r.Svc.AddActionToolMapping(ctx, input)
+	v, m, err := r.Catalog.AddActionToolMapping(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func (r *mutationResolver) AddActionToolMapping(ctx context.Context, input domai
 }
 
 func (r *mutationResolver) AddParameterMapping(ctx context.Context, input domain.AddParameterMappingInput) (*model.AddParameterMappingPayload, error) {
-	v, m, err := r.Svc.AddParameterMapping(ctx, input)
+	v, m, err := r.Catalog.AddParameterMapping(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func (r *mutationResolver) AddParameterMapping(ctx context.Context, input domain
 }
 
 func (r *mutationResolver) RemoveActionToolMapping(ctx context.Context, input model.RemoveActionToolMappingInput) (*model.RemoveActionToolMappingPayload, error) {
-	id, m, err := r.Svc.RemoveActionToolMapping(ctx, input.ID)
+	id, m, err := r.Catalog.RemoveActionToolMapping(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (r *mutationResolver) RemoveActionToolMapping(ctx context.Context, input mo
 }
 
 func (r *mutationResolver) RemoveParameterMapping(ctx context.Context, input model.RemoveParameterMappingInput) (*model.RemoveParameterMappingPayload, error) {
-	id, m, err := r.Svc.RemoveParameterMapping(ctx, input.ID)
+	id, m, err := r.Catalog.RemoveParameterMapping(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (r *mutationResolver) RemoveParameterMapping(ctx context.Context, input mod
 }
 
 func (r *mutationResolver) CreateModel(ctx context.Context, input domain.CreateModelInput) (*model.CreateModelPayload, error) {
-	v, err := r.Svc.CreateModel(ctx, input)
+	v, err := r.Catalog.CreateModel(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func (r *mutationResolver) CreateModel(ctx context.Context, input domain.CreateM
 }
 
 func (r *mutationResolver) CreateTraceSession(ctx context.Context, input domain.CreateTraceSessionInput) (*model.CreateTraceSessionPayload, error) {
-	v, err := r.Svc.CreateTraceSession(ctx, input)
+	v, err := r.Catalog.CreateTraceSession(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func (r *mutationResolver) CreateTraceSession(ctx context.Context, input domain.
 }
 
 func (r *mutationResolver) UploadTraceEvents(ctx context.Context, input model.UploadTraceEventsInput) (*model.UploadTraceEventsPayload, error) {
-	v, err := r.Svc.UploadTraceEvents(ctx, input.SessionID, file(input.InputEvents))
+	v, err := r.Catalog.UploadTraceEvents(ctx, input.SessionID, file(input.InputEvents))
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func (r *mutationResolver) UploadTraceEvents(ctx context.Context, input model.Up
 }
 
 func (r *mutationResolver) CreateExample(ctx context.Context, input domain.CreateExampleInput) (*model.CreateExamplePayload, error) {
-	v, err := r.Svc.CreateExample(ctx, input)
+	v, err := r.Catalog.CreateExample(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +245,7 @@ func (r *mutationResolver) CreateExample(ctx context.Context, input domain.Creat
 }
 
 func (r *mutationResolver) ClaimExample(ctx context.Context, input domain.ClaimExampleInput) (*model.ClaimExamplePayload, error) {
-	v, err := r.Svc.ClaimExample(ctx, input)
+	v, err := r.Catalog.ClaimExample(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func (r *mutationResolver) ClaimExample(ctx context.Context, input domain.ClaimE
 }
 
 func (r *mutationResolver) CompleteExample(ctx context.Context, input model.CompleteExampleInput) (*model.CompleteExamplePayload, error) {
-	v, err := r.Svc.CompleteExample(ctx, input.ID, file(input.Messages))
+	v, err := r.Catalog.CompleteExample(ctx, input.ID, file(input.Messages))
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func (r *mutationResolver) CompleteExample(ctx context.Context, input model.Comp
 }
 
 func (r *mutationResolver) FailExample(ctx context.Context, input domain.FailExampleInput) (*model.FailExamplePayload, error) {
-	v, err := r.Svc.FailExample(ctx, input)
+	v, err := r.Catalog.FailExample(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ func (r *mutationResolver) FailExample(ctx context.Context, input domain.FailExa
 }
 
 func (r *mutationResolver) DeleteSuite(ctx context.Context, input model.DeleteSuiteInput) (*model.DeleteSuitePayload, error) {
-	id, err := r.Svc.DeleteSuite(ctx, input.ID)
+	id, err := r.Catalog.DeleteSuite(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +277,7 @@ func (r *mutationResolver) DeleteSuite(ctx context.Context, input model.DeleteSu
 }
 
 func (r *mutationResolver) DeleteAction(ctx context.Context, input model.DeleteActionInput) (*model.DeleteActionPayload, error) {
-	id, err := r.Svc.DeleteAction(ctx, input.ID)
+	id, err := r.Catalog.DeleteAction(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (r *mutationResolver) DeleteAction(ctx context.Context, input model.DeleteA
 }
 
 func (r *mutationResolver) DeleteMcpServer(ctx context.Context, input model.DeleteMcpServerInput) (*model.DeleteMcpServerPayload, error) {
-	id, err := r.Svc.DeleteMcpServer(ctx, input.ID)
+	id, err := r.Catalog.DeleteMcpServer(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func (r *mutationResolver) DeleteMcpServer(ctx context.Context, input model.Dele
 }
 
 func (r *mutationResolver) DeleteTool(ctx context.Context, input model.DeleteToolInput) (*model.DeleteToolPayload, error) {
-	id, err := r.Svc.DeleteTool(ctx, input.ID)
+	id, err := r.Catalog.DeleteTool(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +301,7 @@ func (r *mutationResolver) DeleteTool(ctx context.Context, input model.DeleteToo
 }
 
 func (r *mutationResolver) DeleteActionToolMap(ctx context.Context, input model.DeleteActionToolMapInput) (*model.DeleteActionToolMapPayload, error) {
-	id, err := r.Svc.DeleteActionToolMap(ctx, input.ID)
+	id, err := r.Catalog.DeleteActionToolMap(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +309,7 @@ func (r *mutationResolver) DeleteActionToolMap(ctx context.Context, input model.
 }
 
 func (r *mutationResolver) DeleteModel(ctx context.Context, input model.DeleteModelInput) (*model.DeleteModelPayload, error) {
-	id, err := r.Svc.DeleteModel(ctx, input.ID)
+	id, err := r.Catalog.DeleteModel(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +317,7 @@ func (r *mutationResolver) DeleteModel(ctx context.Context, input model.DeleteMo
 }
 
 func (r *mutationResolver) DeleteTraceSession(ctx context.Context, input model.DeleteTraceSessionInput) (*model.DeleteTraceSessionPayload, error) {
-	id, err := r.Svc.DeleteTraceSession(ctx, input.ID)
+	id, err := r.Catalog.DeleteTraceSession(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +325,7 @@ func (r *mutationResolver) DeleteTraceSession(ctx context.Context, input model.D
 }
 
 func (r *mutationResolver) DeleteExample(ctx context.Context, input model.DeleteExampleInput) (*model.DeleteExamplePayload, error) {
-	id, err := r.Svc.DeleteExample(ctx, input.ID)
+	id, err := r.Catalog.DeleteExample(ctx, input.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +333,7 @@ func (r *mutationResolver) DeleteExample(ctx context.Context, input model.Delete
 }
 
 func (r *queryResolver) Suites(ctx context.Context, first *int, after *string) (*model.SuiteConnection, error) {
-	pg, err := r.Svc.Suites(ctx, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.Suites(ctx, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +341,7 @@ func (r *queryResolver) Suites(ctx context.Context, first *int, after *string) (
 }
 
 func (r *queryResolver) McpServers(ctx context.Context, first *int, after *string) (*model.McpServerConnection, error) {
-	pg, err := r.Svc.McpServers(ctx, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.McpServers(ctx, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +349,7 @@ func (r *queryResolver) McpServers(ctx context.Context, first *int, after *strin
 }
 
 func (r *queryResolver) Models(ctx context.Context, first *int, after *string) (*model.ModelConnection, error) {
-	pg, err := r.Svc.Models(ctx, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.Models(ctx, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +357,7 @@ func (r *queryResolver) Models(ctx context.Context, first *int, after *string) (
 }
 
 func (r *queryResolver) Examples(ctx context.Context, filter *domain.ExampleFilter, first *int, after *string) (*model.ExampleConnection, error) {
-	pg, err := r.Svc.Examples(ctx, filter, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.Examples(ctx, filter, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +365,7 @@ func (r *queryResolver) Examples(ctx context.Context, filter *domain.ExampleFilt
 }
 
 func (r *suiteResolver) Actions(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.ActionConnection, error) {
-	pg, err := r.Svc.ActionsOfSuite(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.ActionsOfSuite(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +373,7 @@ func (r *suiteResolver) Actions(ctx context.Context, obj *domain.Suite, first *i
 }
 
 func (r *suiteResolver) ActionToolMaps(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.ActionToolMapConnection, error) {
-	pg, err := r.Svc.ActionToolMapsOfSuite(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.ActionToolMapsOfSuite(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +381,7 @@ func (r *suiteResolver) ActionToolMaps(ctx context.Context, obj *domain.Suite, f
 }
 
 func (r *suiteResolver) TraceSessions(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.TraceSessionConnection, error) {
-	pg, err := r.Svc.TraceSessionsOfSuite(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.TraceSessionsOfSuite(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -389,11 +389,11 @@ func (r *suiteResolver) TraceSessions(ctx context.Context, obj *domain.Suite, fi
 }
 
 func (r *toolResolver) McpServer(ctx context.Context, obj *domain.Tool) (*domain.McpServer, error) {
-	return r.Svc.McpServerByID(ctx, obj.McpServerID)
+	return r.Catalog.McpServerByID(ctx, obj.McpServerID)
 }
 
 func (r *toolResolver) Parameters(ctx context.Context, obj *domain.Tool, first *int, after *string) (*model.ToolParameterConnection, error) {
-	pg, err := r.Svc.ParametersOfTool(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.ParametersOfTool(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -401,19 +401,19 @@ func (r *toolResolver) Parameters(ctx context.Context, obj *domain.Tool, first *
 }
 
 func (r *toolParameterResolver) Tool(ctx context.Context, obj *domain.ToolParameter) (*domain.Tool, error) {
-	return r.Svc.ToolByID(ctx, obj.ToolID)
+	return r.Catalog.ToolByID(ctx, obj.ToolID)
 }
 
 func (r *traceSessionResolver) User(ctx context.Context, obj *domain.TraceSession) (*domain.User, error) {
-	return r.Svc.CatalogUser(ctx, &obj.UserID)
+	return r.Svc.Accounts.VisibleUser(ctx, &obj.UserID)
 }
 
 func (r *traceSessionResolver) Suite(ctx context.Context, obj *domain.TraceSession) (*domain.Suite, error) {
-	return r.Svc.SuiteByID(ctx, obj.SuiteID)
+	return r.Catalog.SuiteByID(ctx, obj.SuiteID)
 }
 
 func (r *traceSessionResolver) Examples(ctx context.Context, obj *domain.TraceSession, first *int, after *string) (*model.ExampleConnection, error) {
-	pg, err := r.Svc.ExamplesOfSession(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Catalog.ExamplesOfSession(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}

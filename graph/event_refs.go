@@ -12,17 +12,17 @@ import (
 // the request's loaders) whatever the kind.
 
 func (r *Resolver) eventProject(ctx context.Context, ev domain.ExecutionEvent) (*domain.Project, error) {
-	return r.Svc.ProjectByID(ctx, ev.Record().ProjectID)
+	return r.Svc.Projects.ProjectByID(ctx, ev.Record().ProjectID)
 }
 
 func (r *Resolver) eventTask(ctx context.Context, ev domain.ExecutionEvent) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, ev.Record().TaskID)
+	return r.Svc.Tasks.TaskByID(ctx, ev.Record().TaskID)
 }
 
 func (r *Resolver) eventRun(ctx context.Context, ev domain.ExecutionEvent) (*domain.ExecutionRun, error) {
-	return r.Svc.RunByID(ctx, ev.Record().RunID)
+	return r.Svc.Runs.RunByID(ctx, ev.Record().RunID)
 }
 
 func (r *Resolver) eventAgent(ctx context.Context, ev domain.ExecutionEvent) (*domain.BuildAgent, error) {
-	return r.Svc.AgentByID(ctx, ev.Record().AgentID)
+	return r.Svc.Runs.AgentByID(ctx, ev.Record().AgentID)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func (r *projectResolver) Events(ctx context.Context, obj *domain.Project, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error) {
-	pg, err := r.Svc.EventsOfProject(ctx, obj.ID, types, domain.PageArgs{First: first, After: after, Last: last, Before: before})
+	pg, err := r.Svc.Events.EventsOfProject(ctx, obj.ID, types, domain.PageArgs{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}
@@ -21,11 +21,11 @@ func (r *projectResolver) Events(ctx context.Context, obj *domain.Project, first
 }
 
 func (r *projectResolver) EventCursor(ctx context.Context, obj *domain.Project) (string, error) {
-	return r.Svc.EventCursorOfProject(ctx, obj.ID)
+	return r.Svc.Events.EventCursorOfProject(ctx, obj.ID)
 }
 
 func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error) {
-	return r.Svc.ProjectEvents(ctx, projectID, after, types, func(err error) { endSubscription(ctx, err) })
+	return r.Svc.Events.ProjectEvents(ctx, projectID, after, types, func(err error) { endSubscription(ctx, err) })
 }
 
 func (r *taskCreatedResolver) Project(ctx context.Context, obj *domain.TaskCreated) (*domain.Project, error) {

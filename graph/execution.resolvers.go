@@ -45,19 +45,19 @@ func (r *agentTerminatedResolver) Agent(ctx context.Context, obj *domain.AgentTe
 }
 
 func (r *buildAgentResolver) Run(ctx context.Context, obj *domain.BuildAgent) (*domain.ExecutionRun, error) {
-	return r.Svc.RunByID(ctx, &obj.RunID)
+	return r.Svc.Runs.RunByID(ctx, &obj.RunID)
 }
 
 func (r *buildAgentResolver) Task(ctx context.Context, obj *domain.BuildAgent) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.TaskID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.TaskID)
 }
 
 func (r *buildAgentResolver) Execution(ctx context.Context, obj *domain.BuildAgent) (*domain.TaskExecution, error) {
-	return r.Svc.ExecutionOfAgent(ctx, obj.ID)
+	return r.Svc.Runs.ExecutionOfAgent(ctx, obj.ID)
 }
 
 func (r *buildAgentResolver) Heartbeats(ctx context.Context, obj *domain.BuildAgent, first *int, after *string, last *int, before *string) (*model.HeartbeatRecordConnection, error) {
-	pg, err := r.Svc.HeartbeatsOfAgent(ctx, obj.ID, domain.PageArgs{First: first, After: after, Last: last, Before: before})
+	pg, err := r.Svc.Runs.HeartbeatsOfAgent(ctx, obj.ID, domain.PageArgs{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}
@@ -65,31 +65,31 @@ func (r *buildAgentResolver) Heartbeats(ctx context.Context, obj *domain.BuildAg
 }
 
 func (r *executionRunResolver) TaskList(ctx context.Context, obj *domain.ExecutionRun) (*domain.TaskList, error) {
-	return r.Svc.TaskListByID(ctx, &obj.TaskListID)
+	return r.Svc.Lists.TaskListByID(ctx, &obj.TaskListID)
 }
 
 func (r *executionRunResolver) Project(ctx context.Context, obj *domain.ExecutionRun) (*domain.Project, error) {
-	return r.Svc.ProjectByID(ctx, obj.ProjectID)
+	return r.Svc.Projects.ProjectByID(ctx, obj.ProjectID)
 }
 
 func (r *executionRunResolver) RetryOf(ctx context.Context, obj *domain.ExecutionRun) (*domain.ExecutionRun, error) {
-	return r.Svc.RunByID(ctx, obj.RetryOfRunID)
+	return r.Svc.Runs.RunByID(ctx, obj.RetryOfRunID)
 }
 
 func (r *executionRunResolver) Waves(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.Wave, error) {
-	return r.Svc.WavesOfRun(ctx, obj.ID)
+	return r.Svc.Runs.WavesOfRun(ctx, obj.ID)
 }
 
 func (r *executionRunResolver) Agents(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.BuildAgent, error) {
-	return r.Svc.AgentsOfRun(ctx, obj.ID)
+	return r.Svc.Runs.AgentsOfRun(ctx, obj.ID)
 }
 
 func (r *executionRunResolver) Executions(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.TaskExecution, error) {
-	return r.Svc.ExecutionsOfRun(ctx, obj.ID)
+	return r.Svc.Runs.ExecutionsOfRun(ctx, obj.ID)
 }
 
 func (r *executionRunResolver) Events(ctx context.Context, obj *domain.ExecutionRun, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error) {
-	pg, err := r.Svc.EventsOfRun(ctx, obj, types, domain.PageArgs{First: first, After: after, Last: last, Before: before})
+	pg, err := r.Svc.Events.EventsOfRun(ctx, obj, types, domain.PageArgs{First: first, After: after, Last: last, Before: before})
 	if err != nil {
 		return nil, err
 	}
@@ -97,15 +97,15 @@ func (r *executionRunResolver) Events(ctx context.Context, obj *domain.Execution
 }
 
 func (r *heartbeatRecordResolver) Agent(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.BuildAgent, error) {
-	return r.Svc.AgentByID(ctx, &obj.AgentID)
+	return r.Svc.Runs.AgentByID(ctx, &obj.AgentID)
 }
 
 func (r *heartbeatRecordResolver) Run(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.ExecutionRun, error) {
-	return r.Svc.RunByID(ctx, &obj.RunID)
+	return r.Svc.Runs.RunByID(ctx, &obj.RunID)
 }
 
 func (r *heartbeatRecordResolver) Task(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.TaskID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.TaskID)
 }
 
 func (r *logAppendedResolver) Project(ctx context.Context, obj *domain.LogAppendedEvent) (*domain.Project, error) {
@@ -125,7 +125,7 @@ func (r *logAppendedResolver) Agent(ctx context.Context, obj *domain.LogAppended
 }
 
 func (r *mutationResolver) StartExecutionRun(ctx context.Context, input domain.StartExecutionRunInput) (*model.StartExecutionRunPayload, error) {
-	run, err := r.Svc.StartExecutionRun(ctx, input)
+	run, err := r.Svc.Runs.StartExecutionRun(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -133,11 +133,11 @@ func (r *mutationResolver) StartExecutionRun(ctx context.Context, input domain.S
 }
 
 func (r *mutationResolver) ClaimTask(ctx context.Context, input domain.ClaimTaskInput) (*domain.ClaimResult, error) {
-	return r.Svc.ClaimTask(ctx, input)
+	return r.Svc.Runs.ClaimTask(ctx, input)
 }
 
 func (r *mutationResolver) Heartbeat(ctx context.Context, input domain.HeartbeatInput) (*model.HeartbeatPayload, error) {
-	a, d, err := r.Svc.Heartbeat(ctx, input)
+	a, d, err := r.Svc.Runs.Heartbeat(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (r *mutationResolver) Heartbeat(ctx context.Context, input domain.Heartbeat
 }
 
 func (r *mutationResolver) AppendExecutionLog(ctx context.Context, input domain.AppendExecutionLogInput) (*model.AppendExecutionLogPayload, error) {
-	e, err := r.Svc.AppendExecutionLog(ctx, input)
+	e, err := r.Svc.Runs.AppendExecutionLog(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (r *mutationResolver) AppendExecutionLog(ctx context.Context, input domain.
 }
 
 func (r *mutationResolver) RecordTestResult(ctx context.Context, input domain.RecordTestResultInput) (*model.RecordTestResultPayload, error) {
-	res, err := r.Svc.RecordTestResult(ctx, input)
+	res, err := r.Svc.Runs.RecordTestResult(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (r *mutationResolver) RecordTestResult(ctx context.Context, input domain.Re
 }
 
 func (r *mutationResolver) CompleteTask(ctx context.Context, input domain.CompleteTaskInput) (*model.CompleteTaskPayload, error) {
-	t, e, err := r.Svc.CompleteTask(ctx, input)
+	t, e, err := r.Svc.Runs.CompleteTask(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (r *mutationResolver) CompleteTask(ctx context.Context, input domain.Comple
 }
 
 func (r *mutationResolver) FailTask(ctx context.Context, input domain.FailTaskInput) (*model.FailTaskPayload, error) {
-	t, e, err := r.Svc.FailTask(ctx, input)
+	t, e, err := r.Svc.Runs.FailTask(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func (r *mutationResolver) FailTask(ctx context.Context, input domain.FailTaskIn
 }
 
 func (r *mutationResolver) PauseExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error) {
-	run, err := r.Svc.PauseExecutionRun(ctx, input)
+	run, err := r.Svc.Runs.PauseExecutionRun(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func (r *mutationResolver) PauseExecutionRun(ctx context.Context, input domain.R
 }
 
 func (r *mutationResolver) ResumeExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error) {
-	run, err := r.Svc.ResumeExecutionRun(ctx, input)
+	run, err := r.Svc.Runs.ResumeExecutionRun(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (r *mutationResolver) ResumeExecutionRun(ctx context.Context, input domain.
 }
 
 func (r *mutationResolver) CancelExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error) {
-	run, err := r.Svc.CancelExecutionRun(ctx, input)
+	run, err := r.Svc.Runs.CancelExecutionRun(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (r *mutationResolver) CancelExecutionRun(ctx context.Context, input domain.
 }
 
 func (r *mutationResolver) RetryExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error) {
-	run, err := r.Svc.RetryExecutionRun(ctx, input)
+	run, err := r.Svc.Runs.RetryExecutionRun(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (r *mutationResolver) RetryExecutionRun(ctx context.Context, input domain.R
 }
 
 func (r *queryResolver) ExecutionRun(ctx context.Context, id string) (*domain.ExecutionRun, error) {
-	return r.Svc.ExecutionRun(ctx, id)
+	return r.Svc.Runs.ExecutionRun(ctx, id)
 }
 
 func (r *runCancelledResolver) Project(ctx context.Context, obj *domain.RunCancelledEvent) (*domain.Project, error) {
@@ -309,7 +309,7 @@ func (r *runStartedResolver) Agent(ctx context.Context, obj *domain.RunStartedEv
 }
 
 func (r *subscriptionResolver) RunEvents(ctx context.Context, runID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error) {
-	return r.Svc.RunEvents(ctx, runID, after, types, func(err error) { endSubscription(ctx, err) })
+	return r.Svc.Events.RunEvents(ctx, runID, after, types, func(err error) { endSubscription(ctx, err) })
 }
 
 func (r *taskClaimedResolver) Project(ctx context.Context, obj *domain.TaskClaimedEvent) (*domain.Project, error) {
@@ -329,15 +329,15 @@ func (r *taskClaimedResolver) Agent(ctx context.Context, obj *domain.TaskClaimed
 }
 
 func (r *taskExecutionResolver) Task(ctx context.Context, obj *domain.TaskExecution) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.TaskID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.TaskID)
 }
 
 func (r *taskExecutionResolver) Run(ctx context.Context, obj *domain.TaskExecution) (*domain.ExecutionRun, error) {
-	return r.Svc.RunByID(ctx, &obj.RunID)
+	return r.Svc.Runs.RunByID(ctx, &obj.RunID)
 }
 
 func (r *taskExecutionResolver) Agent(ctx context.Context, obj *domain.TaskExecution) (*domain.BuildAgent, error) {
-	return r.Svc.AgentByID(ctx, &obj.AgentID)
+	return r.Svc.Runs.AgentByID(ctx, &obj.AgentID)
 }
 
 func (r *taskExecutionResolver) FilesModified(ctx context.Context, obj *domain.TaskExecution) ([]string, error) {
@@ -349,15 +349,15 @@ func (r *taskExecutionResolver) GitCommits(ctx context.Context, obj *domain.Task
 }
 
 func (r *taskExecutionResolver) Log(ctx context.Context, obj *domain.TaskExecution, tail *int) ([]string, error) {
-	return r.Svc.ExecutionLog(ctx, obj.ID, tail)
+	return r.Svc.Runs.ExecutionLog(ctx, obj.ID, tail)
 }
 
 func (r *taskExecutionResolver) TestResults(ctx context.Context, obj *domain.TaskExecution) ([]*domain.TaskTestResult, error) {
-	return r.Svc.TestResultsOfExecution(ctx, obj.ID)
+	return r.Svc.Runs.TestResultsOfExecution(ctx, obj.ID)
 }
 
 func (r *taskListResolver) Runs(ctx context.Context, obj *domain.TaskList) ([]*domain.ExecutionRun, error) {
-	return r.Svc.RunsOfList(ctx, obj.ID)
+	return r.Svc.Runs.RunsOfList(ctx, obj.ID)
 }
 
 func (r *testResultRecordedResolver) Project(ctx context.Context, obj *domain.TestResultRecordedEvent) (*domain.Project, error) {
@@ -377,11 +377,11 @@ func (r *testResultRecordedResolver) Agent(ctx context.Context, obj *domain.Test
 }
 
 func (r *waveResolver) Run(ctx context.Context, obj *domain.Wave) (*domain.ExecutionRun, error) {
-	return r.Svc.RunByID(ctx, &obj.RunID)
+	return r.Svc.Runs.RunByID(ctx, &obj.RunID)
 }
 
 func (r *waveResolver) Assignments(ctx context.Context, obj *domain.Wave) ([]*domain.WaveTaskAssignment, error) {
-	return r.Svc.AssignmentsOfWave(ctx, obj.ID)
+	return r.Svc.Runs.AssignmentsOfWave(ctx, obj.ID)
 }
 
 func (r *waveCompletedResolver) Project(ctx context.Context, obj *domain.WaveCompletedEvent) (*domain.Project, error) {
@@ -417,7 +417,7 @@ func (r *waveStartedResolver) Agent(ctx context.Context, obj *domain.WaveStarted
 }
 
 func (r *waveTaskAssignmentResolver) Task(ctx context.Context, obj *domain.WaveTaskAssignment) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.TaskID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.TaskID)
 }
 
 func (r *Resolver) AgentHeartbeat() AgentHeartbeatResolver { return &agentHeartbeatResolver{r} }

@@ -14,43 +14,43 @@ import (
 )
 
 func (r *criticalPathResolver) Tasks(ctx context.Context, obj *planning.CriticalPath) ([]*domain.Task, error) {
-	return r.Svc.PlannedTasks(ctx, obj.TaskIDs)
+	return r.Svc.Lists.PlannedTasks(ctx, obj.TaskIDs)
 }
 
 func (r *parallelismAnalysisResolver) TaskList(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.TaskList, error) {
-	return r.Svc.TaskListByID(ctx, obj.TaskListID)
+	return r.Svc.Lists.TaskListByID(ctx, obj.TaskListID)
 }
 
 func (r *parallelismAnalysisResolver) TaskA(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.TaskAID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.TaskAID)
 }
 
 func (r *parallelismAnalysisResolver) TaskB(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.TaskBID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.TaskBID)
 }
 
 func (r *planConflictResolver) TaskA(ctx context.Context, obj *planning.Conflict) (*domain.Task, error) {
-	return r.Svc.PlannedTask(ctx, obj.A)
+	return r.Svc.Lists.PlannedTask(ctx, obj.A)
 }
 
 func (r *planConflictResolver) TaskB(ctx context.Context, obj *planning.Conflict) (*domain.Task, error) {
-	return r.Svc.PlannedTask(ctx, obj.B)
+	return r.Svc.Lists.PlannedTask(ctx, obj.B)
 }
 
 func (r *plannedWaveResolver) Tasks(ctx context.Context, obj *planning.Wave) ([]*domain.Task, error) {
-	return r.Svc.PlannedTasks(ctx, obj.TaskIDs)
+	return r.Svc.Lists.PlannedTasks(ctx, obj.TaskIDs)
 }
 
 func (r *queryResolver) WavePlan(ctx context.Context, taskListID string) (*planning.Plan, error) {
-	return r.Svc.WavePlan(ctx, taskListID)
+	return r.Svc.Lists.WavePlan(ctx, taskListID)
 }
 
 func (r *taskResolver) Conflicts(ctx context.Context, obj *domain.Task) ([]*domain.ParallelismAnalysis, error) {
-	return r.Svc.ConflictsOfTask(ctx, obj.ID)
+	return r.Svc.Lists.ConflictsOfTask(ctx, obj.ID)
 }
 
 func (r *taskListResolver) ParallelismAnalysis(ctx context.Context, obj *domain.TaskList, first *int, after *string, last *int, before *string, includeInvalidated *bool) (*model.ParallelismAnalysisConnection, error) {
-	pg, err := r.Svc.AnalysisOfList(ctx, obj.ID, domain.PageArgs{First: first, After: after, Last: last, Before: before},
+	pg, err := r.Svc.Lists.AnalysisOfList(ctx, obj.ID, domain.PageArgs{First: first, After: after, Last: last, Before: before},
 		includeInvalidated != nil && *includeInvalidated)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func (r *taskListResolver) ParallelismAnalysis(ctx context.Context, obj *domain.
 }
 
 func (r *unplannableTaskResolver) Task(ctx context.Context, obj *planning.Unplannable) (*domain.Task, error) {
-	return r.Svc.PlannedTask(ctx, obj.TaskID)
+	return r.Svc.Lists.PlannedTask(ctx, obj.TaskID)
 }
 
 func (r *Resolver) CriticalPath() CriticalPathResolver { return &criticalPathResolver{r} }

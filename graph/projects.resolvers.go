@@ -14,11 +14,11 @@ import (
 )
 
 func (r *ideaResolver) Project(ctx context.Context, obj *domain.Idea) (*domain.Project, error) {
-	return r.Svc.ProjectByID(ctx, obj.ProjectID)
+	return r.Svc.Projects.ProjectByID(ctx, obj.ProjectID)
 }
 
 func (r *ideaResolver) Tasks(ctx context.Context, obj *domain.Idea, first *int, after *string) (*model.TaskConnection, error) {
-	pg, err := r.Svc.TasksOfIdea(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Svc.Tasks.TasksOfIdea(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (r *ideaResolver) Tasks(ctx context.Context, obj *domain.Idea, first *int, 
 }
 
 func (r *mutationResolver) CreateProject(ctx context.Context, input domain.CreateProjectInput) (*model.CreateProjectPayload, error) {
-	p, err := r.Svc.CreateProject(ctx, input)
+	p, err := r.Svc.Projects.CreateProject(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func (r *mutationResolver) CreateProject(ctx context.Context, input domain.Creat
 }
 
 func (r *mutationResolver) UpdateProject(ctx context.Context, input domain.UpdateProjectInput) (*model.UpdateProjectPayload, error) {
-	p, err := r.Svc.UpdateProject(ctx, input)
+	p, err := r.Svc.Projects.UpdateProject(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (r *mutationResolver) UpdateProject(ctx context.Context, input domain.Updat
 }
 
 func (r *mutationResolver) CreateIdea(ctx context.Context, input domain.CreateIdeaInput) (*model.CreateIdeaPayload, error) {
-	i, err := r.Svc.CreateIdea(ctx, input)
+	i, err := r.Svc.Projects.CreateIdea(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -50,11 +50,11 @@ func (r *mutationResolver) CreateIdea(ctx context.Context, input domain.CreateId
 }
 
 func (r *projectResolver) Owner(ctx context.Context, obj *domain.Project) (*domain.User, error) {
-	return r.Svc.User(ctx, obj.OwnerID)
+	return r.Svc.Accounts.User(ctx, obj.OwnerID)
 }
 
 func (r *projectResolver) Tasks(ctx context.Context, obj *domain.Project, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) (*model.TaskConnection, error) {
-	pg, err := r.Svc.TasksOfProject(ctx, obj.ID, service.TasksArgs{Filter: filter, Order: orderBy,
+	pg, err := r.Svc.Tasks.TasksOfProject(ctx, obj.ID, service.TasksArgs{Filter: filter, Order: orderBy,
 		Page: domain.PageArgs{First: first, After: after, Last: last, Before: before}})
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (r *projectResolver) Tasks(ctx context.Context, obj *domain.Project, filter
 }
 
 func (r *projectResolver) TaskLists(ctx context.Context, obj *domain.Project, first *int, after *string) (*model.TaskListConnection, error) {
-	pg, err := r.Svc.TaskListsOfProject(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Svc.Projects.TaskListsOfProject(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (r *projectResolver) TaskLists(ctx context.Context, obj *domain.Project, fi
 }
 
 func (r *projectResolver) Ideas(ctx context.Context, obj *domain.Project, first *int, after *string) (*model.IdeaConnection, error) {
-	pg, err := r.Svc.IdeasOfProject(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Svc.Projects.IdeasOfProject(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func (r *projectResolver) Ideas(ctx context.Context, obj *domain.Project, first 
 }
 
 func (r *projectResolver) EvaluationQueue(ctx context.Context, obj *domain.Project, first *int, after *string) (*model.TaskConnection, error) {
-	pg, err := r.Svc.EvaluationQueue(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Svc.Tasks.EvaluationQueue(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (r *projectResolver) EvaluationQueue(ctx context.Context, obj *domain.Proje
 }
 
 func (r *projectResolver) TaskTemplates(ctx context.Context, obj *domain.Project, first *int, after *string) (*model.TaskTemplateConnection, error) {
-	pg, err := r.Svc.TemplatesOfProject(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Svc.Tasks.TemplatesOfProject(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (r *projectResolver) TaskTemplates(ctx context.Context, obj *domain.Project
 }
 
 func (r *queryResolver) Projects(ctx context.Context, first *int, after *string, filter *domain.ProjectFilter) (*model.ProjectConnection, error) {
-	pg, err := r.Svc.Projects(ctx, filter, domain.PageArgs{First: first, After: after})
+	pg, err := r.Svc.Projects.ListProjects(ctx, filter, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (r *queryResolver) Projects(ctx context.Context, first *int, after *string,
 }
 
 func (r *queryResolver) Project(ctx context.Context, id *string, slug *string) (*domain.Project, error) {
-	return r.Svc.Project(ctx, id, slug)
+	return r.Svc.Projects.Project(ctx, id, slug)
 }
 
 func (r *Resolver) Idea() IdeaResolver { return &ideaResolver{r} }

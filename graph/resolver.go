@@ -5,17 +5,22 @@ package graph
 import (
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/taskgraph/taskgraph/internal/app"
+	"github.com/taskgraph/taskgraph/internal/catalog"
 	"github.com/taskgraph/taskgraph/internal/service"
 )
 
 //go:generate go tool gqlgen generate
 
-// Resolver is the root of all resolvers.
+// Resolver is the root of all resolvers: one field per domain's use-cases.
 type Resolver struct {
-	Svc *service.Service
+	Svc       *service.Service // the core: projects, tasks, lists, plans, runs, events
+	Catalog   *catalog.Service
+	GlobalIDs *app.Nodes // node() and nodes() over every domain's kinds
 }
 
-// Schema builds the executable schema over the service.
-func Schema(svc *service.Service) graphql.ExecutableSchema {
-	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc}})
+// Schema builds the executable schema over the domains' use-cases.
+func Schema(svc *service.Service, cat *catalog.Service) graphql.ExecutableSchema {
+	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat,
+		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf)}})
 }

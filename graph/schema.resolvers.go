@@ -13,7 +13,7 @@ import (
 )
 
 func (r *mutationResolver) CreateUser(ctx context.Context, input domain.CreateUserInput) (*model.CreateUserPayload, error) {
-	u, err := r.Svc.CreateUser(ctx, input)
+	u, err := r.Svc.Accounts.CreateUser(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -21,15 +21,15 @@ func (r *mutationResolver) CreateUser(ctx context.Context, input domain.CreateUs
 }
 
 func (r *queryResolver) Node(ctx context.Context, id string) (domain.Node, error) {
-	return r.Svc.Node(ctx, id)
+	return r.GlobalIDs.Node(ctx, id)
 }
 
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]domain.Node, error) {
-	return r.Svc.Nodes(ctx, ids)
+	return r.GlobalIDs.Nodes(ctx, ids)
 }
 
 func (r *queryResolver) Viewer(ctx context.Context) (*domain.User, error) {
-	return r.Svc.Viewer(ctx)
+	return r.Svc.Accounts.Viewer(ctx)
 }
 
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }

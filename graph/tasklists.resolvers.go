@@ -13,7 +13,7 @@ import (
 )
 
 func (r *mutationResolver) CreateTaskList(ctx context.Context, input domain.CreateTaskListInput) (*model.CreateTaskListPayload, error) {
-	l, err := r.Svc.CreateTaskList(ctx, input)
+	l, err := r.Svc.Lists.CreateTaskList(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -21,7 +21,7 @@ func (r *mutationResolver) CreateTaskList(ctx context.Context, input domain.Crea
 }
 
 func (r *mutationResolver) AddTasksToList(ctx context.Context, input domain.AddTasksToListInput) (*model.AddTasksToListPayload, error) {
-	l, items, err := r.Svc.AddTasksToList(ctx, input)
+	l, items, err := r.Svc.Lists.AddTasksToList(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func (r *mutationResolver) AddTasksToList(ctx context.Context, input domain.AddT
 }
 
 func (r *mutationResolver) CreateTaskTemplate(ctx context.Context, input domain.CreateTaskTemplateInput) (*model.CreateTaskTemplatePayload, error) {
-	t, err := r.Svc.CreateTaskTemplate(ctx, input)
+	t, err := r.Svc.Tasks.CreateTaskTemplate(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (r *mutationResolver) CreateTaskTemplate(ctx context.Context, input domain.
 }
 
 func (r *mutationResolver) CreateTaskFromTemplate(ctx context.Context, input domain.CreateTaskFromTemplateInput) (*model.CreateTaskFromTemplatePayload, error) {
-	t, tpl, err := r.Svc.CreateTaskFromTemplate(ctx, input)
+	t, tpl, err := r.Svc.Tasks.CreateTaskFromTemplate(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -45,11 +45,11 @@ func (r *mutationResolver) CreateTaskFromTemplate(ctx context.Context, input dom
 }
 
 func (r *queryResolver) TaskList(ctx context.Context, id string) (*domain.TaskList, error) {
-	return r.Svc.TaskList(ctx, id)
+	return r.Svc.Lists.TaskList(ctx, id)
 }
 
 func (r *queryResolver) TaskTemplates(ctx context.Context, projectID *string, first *int, after *string) (*model.TaskTemplateConnection, error) {
-	pg, err := r.Svc.TaskTemplates(ctx, projectID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Svc.Tasks.TaskTemplates(ctx, projectID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -57,15 +57,15 @@ func (r *queryResolver) TaskTemplates(ctx context.Context, projectID *string, fi
 }
 
 func (r *taskListResolver) Project(ctx context.Context, obj *domain.TaskList) (*domain.Project, error) {
-	return r.Svc.ProjectByID(ctx, obj.ProjectID)
+	return r.Svc.Projects.ProjectByID(ctx, obj.ProjectID)
 }
 
 func (r *taskListResolver) Owner(ctx context.Context, obj *domain.TaskList) (*domain.User, error) {
-	return r.Svc.User(ctx, obj.UserID)
+	return r.Svc.Accounts.User(ctx, obj.UserID)
 }
 
 func (r *taskListResolver) Items(ctx context.Context, obj *domain.TaskList, first *int, after *string) (*model.TaskListItemConnection, error) {
-	pg, err := r.Svc.ItemsOfList(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Svc.Lists.ItemsOfList(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (r *taskListResolver) Items(ctx context.Context, obj *domain.TaskList, firs
 }
 
 func (r *taskListResolver) Tasks(ctx context.Context, obj *domain.TaskList, first *int, after *string) (*model.TaskConnection, error) {
-	pg, err := r.Svc.TasksOfList(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Svc.Lists.TasksOfList(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -81,11 +81,11 @@ func (r *taskListResolver) Tasks(ctx context.Context, obj *domain.TaskList, firs
 }
 
 func (r *taskListItemResolver) Task(ctx context.Context, obj *domain.TaskListItem) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.TaskID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.TaskID)
 }
 
 func (r *taskListItemResolver) TaskList(ctx context.Context, obj *domain.TaskListItem) (*domain.TaskList, error) {
-	return r.Svc.TaskListByID(ctx, &obj.TaskListID)
+	return r.Svc.Lists.TaskListByID(ctx, &obj.TaskListID)
 }
 
 func (r *taskTemplateResolver) DefaultAcceptanceCriteria(ctx context.Context, obj *domain.TaskTemplate) ([]string, error) {
@@ -112,21 +112,21 @@ func (r *taskTemplateResolver) ScopeProject(ctx context.Context, obj *domain.Tas
 	if obj.Scope != domain.ScopeProject || obj.ScopeID == nil {
 		return nil, nil
 	}
-	return r.Svc.ProjectByID(ctx, *obj.ScopeID)
+	return r.Svc.Projects.ProjectByID(ctx, *obj.ScopeID)
 }
 
 func (r *taskTemplateResolver) ScopeUser(ctx context.Context, obj *domain.TaskTemplate) (*domain.User, error) {
 	if obj.Scope != domain.ScopeUser || obj.ScopeID == nil {
 		return nil, nil
 	}
-	return r.Svc.User(ctx, *obj.ScopeID)
+	return r.Svc.Accounts.User(ctx, *obj.ScopeID)
 }
 
 func (r *taskTemplateResolver) CreatedBy(ctx context.Context, obj *domain.TaskTemplate) (*domain.User, error) {
 	if obj.CreatedByID == nil {
 		return nil, nil
 	}
-	return r.Svc.User(ctx, *obj.CreatedByID)
+	return r.Svc.Accounts.User(ctx, *obj.CreatedByID)
 }
 
 func (r *Resolver) TaskList() TaskListResolver { return &taskListResolver{r} }

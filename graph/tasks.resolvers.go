@@ -14,7 +14,7 @@ import (
 )
 
 func (r *mutationResolver) CreateTask(ctx context.Context, input domain.CreateTaskInput) (*model.CreateTaskPayload, error) {
-	t, err := r.Svc.CreateTask(ctx, input)
+	t, err := r.Svc.Tasks.CreateTask(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func (r *mutationResolver) CreateTask(ctx context.Context, input domain.CreateTa
 
 func (r *mutationResolver) UpdateTask(ctx context.Context, input domain.UpdateTaskInput) (*model.UpdateTaskPayload, error) {
 	input.Null = explicitNulls(ctx, "input")
-	t, err := r.Svc.UpdateTask(ctx, input)
+	t, err := r.Svc.Tasks.UpdateTask(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func (r *mutationResolver) UpdateTask(ctx context.Context, input domain.UpdateTa
 }
 
 func (r *mutationResolver) TransitionTask(ctx context.Context, input domain.TransitionTaskInput) (*model.TransitionTaskPayload, error) {
-	t, change, err := r.Svc.TransitionTask(ctx, input)
+	t, change, err := r.Svc.Tasks.TransitionTask(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (r *mutationResolver) TransitionTask(ctx context.Context, input domain.Tran
 }
 
 func (r *mutationResolver) AddTaskRelationship(ctx context.Context, input domain.AddTaskRelationshipInput) (*model.AddTaskRelationshipPayload, error) {
-	rel, err := r.Svc.AddTaskRelationship(ctx, input)
+	rel, err := r.Svc.Tasks.AddTaskRelationship(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -47,15 +47,15 @@ func (r *mutationResolver) AddTaskRelationship(ctx context.Context, input domain
 }
 
 func (r *mutationResolver) RemoveTaskRelationship(ctx context.Context, input domain.RemoveTaskRelationshipInput) (*model.RemoveTaskRelationshipPayload, error) {
-	rel, err := r.Svc.RemoveTaskRelationship(ctx, input)
+	rel, err := r.Svc.Tasks.RemoveTaskRelationship(ctx, input)
 	if err != nil {
 		return nil, err
 	}
-	source, err := r.Svc.TaskByID(ctx, &rel.SourceTaskID)
+	source, err := r.Svc.Tasks.TaskByID(ctx, &rel.SourceTaskID)
 	if err != nil {
 		return nil, err
 	}
-	target, err := r.Svc.TaskByID(ctx, &rel.TargetTaskID)
+	target, err := r.Svc.Tasks.TaskByID(ctx, &rel.TargetTaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (r *mutationResolver) RemoveTaskRelationship(ctx context.Context, input dom
 }
 
 func (r *mutationResolver) CreateTaskBlock(ctx context.Context, input domain.CreateTaskBlockInput) (*model.CreateTaskBlockPayload, error) {
-	b, t, err := r.Svc.CreateTaskBlock(ctx, input)
+	b, t, err := r.Svc.Tasks.CreateTaskBlock(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (r *mutationResolver) CreateTaskBlock(ctx context.Context, input domain.Cre
 }
 
 func (r *mutationResolver) ResolveTaskBlock(ctx context.Context, input domain.ResolveTaskBlockInput) (*model.ResolveTaskBlockPayload, error) {
-	b, t, err := r.Svc.ResolveTaskBlock(ctx, input)
+	b, t, err := r.Svc.Tasks.ResolveTaskBlock(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +79,11 @@ func (r *mutationResolver) ResolveTaskBlock(ctx context.Context, input domain.Re
 }
 
 func (r *queryResolver) Task(ctx context.Context, id *string, displayID *string) (*domain.Task, error) {
-	return r.Svc.Task(ctx, id, displayID)
+	return r.Svc.Tasks.Task(ctx, id, displayID)
 }
 
 func (r *queryResolver) Tasks(ctx context.Context, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) (*model.TaskConnection, error) {
-	pg, err := r.Svc.Tasks(ctx, projectID, service.TasksArgs{Filter: filter, Order: orderBy,
+	pg, err := r.Svc.Tasks.ListTasks(ctx, projectID, service.TasksArgs{Filter: filter, Order: orderBy,
 		Page: domain.PageArgs{First: first, After: after, Last: last, Before: before}})
 	if err != nil {
 		return nil, err
@@ -112,34 +112,34 @@ func (r *taskResolver) AffectedFiles(ctx context.Context, obj *domain.Task) ([]s
 }
 
 func (r *taskResolver) CreatedBy(ctx context.Context, obj *domain.Task) (*domain.User, error) {
-	return r.Svc.User(ctx, obj.UserID)
+	return r.Svc.Accounts.User(ctx, obj.UserID)
 }
 
 func (r *taskResolver) Project(ctx context.Context, obj *domain.Task) (*domain.Project, error) {
-	return r.Svc.ProjectByID(ctx, obj.ProjectID)
+	return r.Svc.Projects.ProjectByID(ctx, obj.ProjectID)
 }
 
 func (r *taskResolver) Idea(ctx context.Context, obj *domain.Task) (*domain.Idea, error) {
 	if obj.IdeaID == nil {
 		return nil, nil
 	}
-	return r.Svc.IdeaByID(ctx, *obj.IdeaID)
+	return r.Svc.Projects.IdeaByID(ctx, *obj.IdeaID)
 }
 
 func (r *taskResolver) ParentTask(ctx context.Context, obj *domain.Task) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, obj.ParentTaskID)
+	return r.Svc.Tasks.TaskByID(ctx, obj.ParentTaskID)
 }
 
 func (r *taskResolver) Supersedes(ctx context.Context, obj *domain.Task) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, obj.SupersedesTaskID)
+	return r.Svc.Tasks.TaskByID(ctx, obj.SupersedesTaskID)
 }
 
 func (r *taskResolver) TaskList(ctx context.Context, obj *domain.Task) (*domain.TaskList, error) {
-	return r.Svc.TaskListByID(ctx, obj.TaskListID)
+	return r.Svc.Lists.TaskListByID(ctx, obj.TaskListID)
 }
 
 func (r *taskResolver) ListItem(ctx context.Context, obj *domain.Task) (*domain.TaskListItem, error) {
-	return r.Svc.ItemOfTask(ctx, obj.ID)
+	return r.Svc.Lists.ItemOfTask(ctx, obj.ID)
 }
 
 func (r *taskResolver) Relationships(ctx context.Context, obj *domain.Task, direction *domain.RelationshipDirection, types []domain.RelationshipType) ([]*domain.TaskRelationship, error) {
@@ -147,66 +147,66 @@ func (r *taskResolver) Relationships(ctx context.Context, obj *domain.Task, dire
 	if direction != nil {
 		dir = *direction
 	}
-	return r.Svc.Relationships(ctx, obj.ID, dir, types)
+	return r.Svc.Tasks.Relationships(ctx, obj.ID, dir, types)
 }
 
 func (r *taskResolver) Dependencies(ctx context.Context, obj *domain.Task) ([]*domain.Task, error) {
-	return r.Svc.Dependencies(ctx, obj.ID)
+	return r.Svc.Tasks.Dependencies(ctx, obj.ID)
 }
 
 func (r *taskResolver) Dependents(ctx context.Context, obj *domain.Task) ([]*domain.Task, error) {
-	return r.Svc.Dependents(ctx, obj.ID)
+	return r.Svc.Tasks.Dependents(ctx, obj.ID)
 }
 
 func (r *taskResolver) Subtasks(ctx context.Context, obj *domain.Task) ([]*domain.Task, error) {
-	return r.Svc.Subtasks(ctx, obj.ID)
+	return r.Svc.Tasks.Subtasks(ctx, obj.ID)
 }
 
 func (r *taskResolver) StateHistory(ctx context.Context, obj *domain.Task) ([]*domain.TaskStateChange, error) {
-	return r.Svc.StateHistory(ctx, obj.ID)
+	return r.Svc.Tasks.StateHistory(ctx, obj.ID)
 }
 
 func (r *taskResolver) Blocks(ctx context.Context, obj *domain.Task, includeResolved *bool) ([]*domain.TaskBlock, error) {
-	return r.Svc.BlocksOfTask(ctx, obj.ID, includeResolved == nil || *includeResolved)
+	return r.Svc.Tasks.BlocksOfTask(ctx, obj.ID, includeResolved == nil || *includeResolved)
 }
 
 func (r *taskResolver) FileImpacts(ctx context.Context, obj *domain.Task) ([]*domain.TaskFileImpact, error) {
-	return r.Svc.FileImpacts(ctx, obj.ID)
+	return r.Svc.Tasks.FileImpacts(ctx, obj.ID)
 }
 
 func (r *taskBlockResolver) Task(ctx context.Context, obj *domain.TaskBlock) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.TaskID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.TaskID)
 }
 
 func (r *taskBlockResolver) BlockingTask(ctx context.Context, obj *domain.TaskBlock) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, obj.BlockingEntityID)
+	return r.Svc.Tasks.TaskByID(ctx, obj.BlockingEntityID)
 }
 
 func (r *taskFileImpactResolver) Task(ctx context.Context, obj *domain.TaskFileImpact) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.TaskID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.TaskID)
 }
 
 func (r *taskRelationshipResolver) Source(ctx context.Context, obj *domain.TaskRelationship) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.SourceTaskID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.SourceTaskID)
 }
 
 func (r *taskRelationshipResolver) Target(ctx context.Context, obj *domain.TaskRelationship) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.TargetTaskID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.TargetTaskID)
 }
 
 func (r *taskRelationshipResolver) CreatedBy(ctx context.Context, obj *domain.TaskRelationship) (*domain.User, error) {
 	if obj.CreatedByID == nil {
 		return nil, nil
 	}
-	return r.Svc.User(ctx, *obj.CreatedByID)
+	return r.Svc.Accounts.User(ctx, *obj.CreatedByID)
 }
 
 func (r *taskStateChangeResolver) Task(ctx context.Context, obj *domain.TaskStateChange) (*domain.Task, error) {
-	return r.Svc.TaskByID(ctx, &obj.TaskID)
+	return r.Svc.Tasks.TaskByID(ctx, &obj.TaskID)
 }
 
 func (r *taskStateChangeResolver) Run(ctx context.Context, obj *domain.TaskStateChange) (*domain.ExecutionRun, error) {
-	return r.Svc.RunByID(ctx, obj.ExecutionRunID)
+	return r.Svc.Runs.RunByID(ctx, obj.ExecutionRunID)
 }
 
 func (r *Resolver) Task() TaskResolver { return &taskResolver{r} }

@@ -13,18 +13,18 @@ import (
 )
 
 func (r *apiTokenResolver) User(ctx context.Context, obj *domain.APIToken) (*domain.User, error) {
-	return r.Svc.User(ctx, obj.UserID)
+	return r.Svc.Accounts.User(ctx, obj.UserID)
 }
 
 func (r *apiTokenResolver) Project(ctx context.Context, obj *domain.APIToken) (*domain.Project, error) {
 	if obj.ProjectID == nil {
 		return nil, nil
 	}
-	return r.Svc.ProjectByID(ctx, *obj.ProjectID)
+	return r.Svc.Projects.ProjectByID(ctx, *obj.ProjectID)
 }
 
 func (r *mutationResolver) CreateAPIToken(ctx context.Context, input domain.CreateAPITokenInput) (*model.CreateAPITokenPayload, error) {
-	token, t, err := r.Svc.CreateAPIToken(ctx, input)
+	token, t, err := r.Svc.Accounts.CreateAPIToken(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (r *mutationResolver) CreateAPIToken(ctx context.Context, input domain.Crea
 }
 
 func (r *mutationResolver) RevokeAPIToken(ctx context.Context, input domain.RevokeAPITokenInput) (*model.RevokeAPITokenPayload, error) {
-	t, err := r.Svc.RevokeAPIToken(ctx, input)
+	t, err := r.Svc.Accounts.RevokeAPIToken(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (r *mutationResolver) RevokeAPIToken(ctx context.Context, input domain.Revo
 }
 
 func (r *userResolver) Projects(ctx context.Context, obj *domain.User, first *int, after *string) (*model.ProjectConnection, error) {
-	pg, err := r.Svc.ProjectsOfUser(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	pg, err := r.Svc.Projects.ProjectsOfUser(ctx, obj.ID, domain.PageArgs{First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (r *userResolver) Projects(ctx context.Context, obj *domain.User, first *in
 }
 
 func (r *userResolver) APITokens(ctx context.Context, obj *domain.User) ([]*domain.APIToken, error) {
-	return r.Svc.APITokensOfUser(ctx, obj.ID)
+	return r.Svc.Accounts.APITokensOfUser(ctx, obj.ID)
 }
 
 func (r *Resolver) ApiToken() ApiTokenResolver { return &apiTokenResolver{r} }

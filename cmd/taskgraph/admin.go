@@ -88,7 +88,7 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := d.Migrate(ctx); err != nil {
 		return err
 	}
-	token, t, err := service.New(d, service.Options{}).OperatorToken(ctx, *user, r, *project, *name)
+	token, t, err := service.New(d, service.Options{}).Accounts.OperatorToken(ctx, *user, r, *project, *name)
 	if err != nil {
 		return err
 	}
@@ -98,6 +98,6 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func runSchema(stdout io.Writer) error {
-	formatter.NewFormatter(stdout, formatter.WithIndent("  ")).FormatSchema(graph.Schema(nil).Schema())
+	formatter.NewFormatter(stdout, formatter.WithIndent("  ")).FormatSchema(graph.NewExecutableSchema(graph.Config{}).Schema())
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/app"
+	"github.com/taskgraph/taskgraph/internal/catalog"
 	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/export"
 	"github.com/taskgraph/taskgraph/internal/loader"
@@ -79,14 +80,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		<-brokerDone
 	}()
 	opts := service.Options{Logger: log, LoggerFrom: server.LoggerFrom, Events: broker,
-		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes,
 		HeartbeatInterval: cfg.heartbeatInterval, MissedHeartbeats: cfg.missedHeartbeats, MaxAttempts: cfg.maxAttempts}
 	loaderTiming := loader.DefaultTiming
 	if hooks != nil {
 		loaderTiming = hooks.loaderTiming
 	}
 	svc := service.New(db, opts)
-	token, err := svc.BootstrapAdmin(ctx, cfg.adminToken)
+	cat := catalog.New(db, app.NewRunner(db, broker), catalog.Options{LoggerFrom: server.LoggerFrom,
+		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes})
+	token, err := svc.Accounts.BootstrapAdmin(ctx, cfg.adminToken)
 	if err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
 	}
@@ -98,8 +100,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	handler := server.New(server.Config{
-		Schema:           graph.Schema(svc),
-		Authenticate:     svc.Authenticate,
+		Schema:           graph.Schema(svc, cat),
+		Authenticate:     svc.Accounts.Authenticate,
 		Ready:            db.Ping,
 		Logger:           log,
 		Registry:         registry,
@@ -107,7 +109,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		OperationContext: func(ctx context.Context) context.Context { return app.WithLoaders(ctx, loaderTiming) },
 		Introspection:    !cfg.production,
 		FieldSuggestions: !cfg.production,
-		Export:           export.Handler(svc, server.LoggerFrom),
+		Export:           export.Handler(cat, server.LoggerFrom),
 		MaxUploadBytes:   cfg.maxUploadBytes,
 		Websocket:        wsConfig,
 	})
@@ -123,7 +125,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		hooks.onListen(ln.Addr(), db)
 	}
 	go svc.RunScoreRefresher(ctx, time.Minute)
-	go svc.RunHeartbeatSweep(ctx)
+	go svc.Runs.RunHeartbeatSweep(ctx)
 	return server.Serve(ctx, ln, handler, log)
 }
 

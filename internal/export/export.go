@@ -15,7 +15,7 @@ import (
 	"net/http"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
-	"github.com/taskgraph/taskgraph/internal/service"
+	"github.com/taskgraph/taskgraph/internal/catalog"
 )
 
 // ContentType of the export: JSON Lines.
@@ -23,11 +23,11 @@ const ContentType = "application/jsonl"
 
 // Handler returns the handler of GET /export/examples.jsonl. log gives the
 // request's logger.
-func Handler(svc *service.Service, log func(ctx context.Context) *slog.Logger) http.Handler {
+func Handler(cat *catalog.Service, log func(ctx context.Context) *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		q := r.URL.Query()
-		x, err := svc.ExportExamples(ctx, q.Get("suite"), q.Get("model"))
+		x, err := cat.ExportExamples(ctx, q.Get("suite"), q.Get("model"))
 		if err != nil {
 			writeError(ctx, w, log(ctx), err)
 			return

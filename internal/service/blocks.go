@@ -9,7 +9,7 @@ import (
 
 // CreateTaskBlock records a block; a task that may move to BLOCKED (PENDING,
 // IN_PROGRESS, FAILED) does so.
-func (s *Service) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlockInput) (*domain.TaskBlock, *domain.Task, error) {
+func (s *Tasks) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlockInput) (*domain.TaskBlock, *domain.Task, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -18,7 +18,7 @@ func (s *Service) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlock
 	if err != nil {
 		return nil, nil, err
 	}
-	reason, err := checkText("reason", in.Reason, 2000, true)
+	reason, err := domain.CheckText("reason", in.Reason, 2000, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,7 +66,7 @@ func (s *Service) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlock
 }
 
 // saveTransitioned writes a task after a transition and recounts its list.
-func (s *Service) saveTransitioned(ctx context.Context, tx *app.Tx, t *domain.Task) error {
+func (s *Tasks) saveTransitioned(ctx context.Context, tx *app.Tx, t *domain.Task) error {
 	if err := tx.Tasks.UpdateTask(ctx, t); err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (s *Service) saveTransitioned(ctx context.Context, tx *app.Tx, t *domain.Ta
 
 // ResolveTaskBlock resolves a block; a BLOCKED task with no open block left goes
 // back to PENDING.
-func (s *Service) ResolveTaskBlock(ctx context.Context, in domain.ResolveTaskBlockInput) (*domain.TaskBlock, *domain.Task, error) {
+func (s *Tasks) ResolveTaskBlock(ctx context.Context, in domain.ResolveTaskBlockInput) (*domain.TaskBlock, *domain.Task, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -97,7 +97,7 @@ func (s *Service) ResolveTaskBlock(ctx context.Context, in domain.ResolveTaskBlo
 	if _, _, err := s.editableTask(ctx, p, domain.GlobalID(domain.KindTask, b0.TaskID), "id"); err != nil {
 		return nil, nil, notFoundAs(err, "task block")
 	}
-	notes, err := checkOptText("notes", in.Notes, 2000)
+	notes, err := domain.CheckOptText("notes", in.Notes, 2000)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -139,7 +139,7 @@ func (s *Service) ResolveTaskBlock(ctx context.Context, in domain.ResolveTaskBlo
 }
 
 // BlocksOfTask lists a task's blocks, oldest first.
-func (s *Service) BlocksOfTask(ctx context.Context, taskID string, includeResolved bool) ([]*domain.TaskBlock, error) {
+func (s *Tasks) BlocksOfTask(ctx context.Context, taskID string, includeResolved bool) ([]*domain.TaskBlock, error) {
 	all, err := s.load(ctx).blocksOfTask.Load(ctx, taskID)
 	if err != nil {
 		return nil, err
@@ -154,7 +154,7 @@ func (s *Service) BlocksOfTask(ctx context.Context, taskID string, includeResolv
 }
 
 // StateHistory lists a task's status changes, oldest first.
-func (s *Service) StateHistory(ctx context.Context, taskID string) ([]*domain.TaskStateChange, error) {
+func (s *Tasks) StateHistory(ctx context.Context, taskID string) ([]*domain.TaskStateChange, error) {
 	h, err := s.load(ctx).historyOfTask.Load(ctx, taskID)
 	if h == nil && err == nil {
 		h = []*domain.TaskStateChange{}
@@ -163,7 +163,7 @@ func (s *Service) StateHistory(ctx context.Context, taskID string) ([]*domain.Ta
 }
 
 // FileImpacts lists a task's file impacts.
-func (s *Service) FileImpacts(ctx context.Context, taskID string) ([]*domain.TaskFileImpact, error) {
+func (s *Tasks) FileImpacts(ctx context.Context, taskID string) ([]*domain.TaskFileImpact, error) {
 	f, err := s.load(ctx).impactsOfTask.Load(ctx, taskID)
 	if f == nil && err == nil {
 		f = []*domain.TaskFileImpact{}

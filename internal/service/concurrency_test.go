@@ -28,7 +28,7 @@ func TestCreateTaskConcurrentDisplayIDs(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				task, err := b.svc.CreateTask(as(b.owner), domain.CreateTaskInput{ProjectID: b.project.GlobalID(),
+				task, err := b.svc.Tasks.CreateTask(as(b.owner), domain.CreateTaskInput{ProjectID: b.project.GlobalID(),
 					Title: fmt.Sprintf("parallel %d", i), Category: ptr(domain.CategoryFeature)})
 				mu.Lock()
 				defer mu.Unlock()
@@ -49,7 +49,7 @@ func TestCreateTaskConcurrentDisplayIDs(t *testing.T) {
 		}
 		require.Equal(t, want, ids)
 
-		page, err := b.svc.Tasks(as(b.owner), ptr(b.project.GlobalID()), service_TasksArgs())
+		page, err := b.svc.Tasks.ListTasks(as(b.owner), ptr(b.project.GlobalID()), service_TasksArgs())
 		require.NoError(t, err)
 		require.Len(t, page.Items, workers)
 		next := b.createTask("after", func(in *domain.CreateTaskInput) { in.Category = ptr(domain.CategoryFeature) })
@@ -90,7 +90,7 @@ func TestConcurrentLinksCannotFormACycle(t *testing.T) {
 			require.Equal(t, 1, ok, "round %d: exactly one link is made", round)
 			require.Equal(t, 1, cycles, "round %d: the other closes a cycle", round)
 
-			rels, err := b.svc.Relationships(as(b.owner), a.ID, domain.DirectionBoth, []domain.RelationshipType{domain.RelDependsOn})
+			rels, err := b.svc.Tasks.Relationships(as(b.owner), a.ID, domain.DirectionBoth, []domain.RelationshipType{domain.RelDependsOn})
 			require.NoError(t, err)
 			require.Len(t, rels, 1)
 			waits := b.reload(a).BlocksCount + b.reload(c).BlocksCount
@@ -117,7 +117,7 @@ func TestBootstrapAdminConcurrent(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						<-start
-						printed[i], errs[i] = svc.BootstrapAdmin(context.Background(), token)
+						printed[i], errs[i] = svc.Accounts.BootstrapAdmin(context.Background(), token)
 					}()
 				}
 				close(start)
@@ -140,7 +140,7 @@ func TestBootstrapAdminConcurrent(t *testing.T) {
 				n, err := db.Users.CountUsers(context.Background())
 				require.NoError(t, err)
 				require.Equal(t, 1, n)
-				p, err := svc.Authenticate(context.Background(), use)
+				p, err := svc.Accounts.Authenticate(context.Background(), use)
 				require.NoError(t, err)
 				require.NotNil(t, p)
 				require.Equal(t, domain.RoleAdmin, p.Role)

@@ -41,7 +41,7 @@ func eventTypes(types []domain.ExecutionEventType) []domain.ExecutionEventType {
 // early (a subscriber too slow, the database failing), which names the
 // cursor to resubscribe from; then the channel closes. It also closes when
 // ctx ends.
-func (s *Service) ProjectEvents(ctx context.Context, projectGID string, after *string, types []domain.ExecutionEventType,
+func (s *Events) ProjectEvents(ctx context.Context, projectGID string, after *string, types []domain.ExecutionEventType,
 	onEnd func(error),
 ) (<-chan domain.ExecutionEvent, error) {
 	p, err := app.Caller(ctx)
@@ -50,7 +50,7 @@ func (s *Service) ProjectEvents(ctx context.Context, projectGID string, after *s
 	}
 	// The check reads through loaders of its own: the subscription's context
 	// lives as long as it does, and need not keep them.
-	project, err := s.visibleProject(app.WithoutLoaders(ctx), p, projectGID, "projectId")
+	project, err := s.Projects.visibleProject(app.WithoutLoaders(ctx), p, projectGID, "projectId")
 	if err != nil {
 		return nil, err
 	}
@@ -97,17 +97,17 @@ type eventPageArgs struct {
 
 // EventsOfProject pages a project's events, oldest first (batched across
 // projects); the cursors are those of subscriptions.
-func (s *Service) EventsOfProject(ctx context.Context, projectID string, types []domain.ExecutionEventType, page domain.PageArgs) (domain.Page[domain.ExecutionEvent], error) {
+func (s *Events) EventsOfProject(ctx context.Context, projectID string, types []domain.ExecutionEventType, page domain.PageArgs) (domain.Page[domain.ExecutionEvent], error) {
 	return s.eventsPage(ctx, "Project.events", projectID, projectID, false, types, page)
 }
 
 // EventsOfRun pages a run's events, oldest first (batched across runs).
-func (s *Service) EventsOfRun(ctx context.Context, run *domain.ExecutionRun, types []domain.ExecutionEventType, page domain.PageArgs) (domain.Page[domain.ExecutionEvent], error) {
+func (s *Events) EventsOfRun(ctx context.Context, run *domain.ExecutionRun, types []domain.ExecutionEventType, page domain.PageArgs) (domain.Page[domain.ExecutionEvent], error) {
 	return s.eventsPage(ctx, "ExecutionRun.events", run.ProjectID, run.ID, true, types, page)
 }
 
 // eventsPage pages the events of parent: a project, or a run of projectID.
-func (s *Service) eventsPage(ctx context.Context, field, projectID, parent string, byRun bool, types []domain.ExecutionEventType, page domain.PageArgs) (domain.Page[domain.ExecutionEvent], error) {
+func (s *Events) eventsPage(ctx context.Context, field, projectID, parent string, byRun bool, types []domain.ExecutionEventType, page domain.PageArgs) (domain.Page[domain.ExecutionEvent], error) {
 	for _, c := range []struct {
 		cursor *string
 		field  string
@@ -152,14 +152,14 @@ func (s *Service) eventsPage(ctx context.Context, field, projectID, parent strin
 // RunEvents streams a run's events in commit order: with after omitted, from
 // the run's first event, then live; with a cursor, every event of the run
 // after it. The stream is the project's, filtered to the run.
-func (s *Service) RunEvents(ctx context.Context, runGID string, after *string, types []domain.ExecutionEventType,
+func (s *Events) RunEvents(ctx context.Context, runGID string, after *string, types []domain.ExecutionEventType,
 	onEnd func(error),
 ) (<-chan domain.ExecutionEvent, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.visibleRun(app.WithoutLoaders(ctx), p, runGID, "runId")
+	run, err := s.Runs.visibleRun(app.WithoutLoaders(ctx), p, runGID, "runId")
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +207,7 @@ func (s *Service) RunEvents(ctx context.Context, runGID string, after *string, t
 // EventCursorOfProject is the cursor of a project's newest event (of its
 // start, when it has none): subscribing with it as after misses nothing that
 // commits later.
-func (s *Service) EventCursorOfProject(ctx context.Context, projectID string) (string, error) {
+func (s *Events) EventCursorOfProject(ctx context.Context, projectID string) (string, error) {
 	seq, err := s.load(ctx).lastEventSeq.Load(ctx, projectID)
 	if err != nil {
 		return "", err

@@ -28,7 +28,7 @@ func leaseLost(reason string) error {
 }
 
 // visibleRun loads a run the caller can see (NOT_FOUND otherwise).
-func (s *Service) visibleRun(ctx context.Context, p *auth.Principal, gid, field string) (*domain.ExecutionRun, error) {
+func (s *Runs) visibleRun(ctx context.Context, p *auth.Principal, gid, field string) (*domain.ExecutionRun, error) {
 	id, err := domain.DecodeID(domain.KindExecutionRun, gid, field)
 	if err != nil {
 		return nil, err
@@ -40,14 +40,14 @@ func (s *Service) visibleRun(ctx context.Context, p *auth.Principal, gid, field 
 	if len(runs) == 0 {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "execution run not found"}
 	}
-	if _, err := s.visibleProjectByID(ctx, p, runs[0].ProjectID); err != nil {
+	if _, err := s.Projects.visibleProjectByID(ctx, p, runs[0].ProjectID); err != nil {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "execution run not found"}
 	}
 	return runs[0], nil
 }
 
 // ExecutionRun finds a run by global id; nil when absent or invisible.
-func (s *Service) ExecutionRun(ctx context.Context, gid string) (*domain.ExecutionRun, error) {
+func (s *Runs) ExecutionRun(ctx context.Context, gid string) (*domain.ExecutionRun, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -62,12 +62,12 @@ func (s *Service) ExecutionRun(ctx context.Context, gid string) (*domain.Executi
 
 // StartExecutionRun materialises a list's plan as a new run and starts its
 // first wave.
-func (s *Service) StartExecutionRun(ctx context.Context, in domain.StartExecutionRunInput) (*domain.ExecutionRun, error) {
+func (s *Runs) StartExecutionRun(ctx context.Context, in domain.StartExecutionRunInput) (*domain.ExecutionRun, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.visibleList(ctx, p, in.TaskListID, "taskListId")
+	l, err := s.Lists.visibleList(ctx, p, in.TaskListID, "taskListId")
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (s *Service) StartExecutionRun(ctx context.Context, in domain.StartExecutio
 
 // startRun creates and starts a run of list; only, when not nil, limits it to
 // those tasks (a retry).
-func (s *Service) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, listID string, trigger domain.RunTrigger,
+func (s *Runs) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, listID string, trigger domain.RunTrigger,
 	reason *string, retryOf *string, only map[string]bool,
 ) (*domain.ExecutionRun, error) {
 	l, err := tx.Lists.TaskListForUpdate(ctx, listID)
@@ -160,7 +160,7 @@ func (s *Service) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, l
 // when none of its tasks is pending or running, starts the next (skipping
 // waves with nothing left to do), and ends the run after the last. It writes
 // the run and recounts it.
-func (s *Service) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, now time.Time) error {
+func (s *Runs) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, now time.Time) error {
 	waves, err := tx.Runs.WavesOfRun(ctx, run.ID)
 	if err != nil {
 		return err
@@ -267,7 +267,7 @@ func (s *Service) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, ru
 
 // ClaimTask hands the caller the best PENDING task of the run's current wave,
 // as a new agent and execution, or says why it must wait.
-func (s *Service) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain.ClaimResult, error) {
+func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain.ClaimResult, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -374,12 +374,12 @@ func claimable(ctx context.Context, q *store.Q, run *domain.ExecutionRun) (*doma
 }
 
 // moveTask transitions a task as the engine and writes it.
-func (s *Service) moveTask(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, now time.Time) error {
-	if _, err := s.transition(ctx, tx, p, t, to, reason, true, now); err != nil {
+func (s *Runs) moveTask(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, now time.Time) error {
+	if _, err := s.Tasks.transition(ctx, tx, p, t, to, reason, true, now); err != nil {
 		return err
 	}
 	t.UpdatedAt = now
-	return s.saveTransitioned(ctx, tx, t)
+	return s.Tasks.saveTransitioned(ctx, tx, t)
 }
 
 // held is an agent call's context: the agent (locked), its execution, run
@@ -414,7 +414,7 @@ const (
 // agent, run, task — the sweep's too); an agent that no longer holds its task
 // gets LEASE_LOST (allowCancelled: the heartbeat of an agent whose run was
 // cancelled is answered CANCEL instead, with held.task nil).
-func (s *Service) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentGID string, mode holdMode, allowCancelled bool) (*held, error) {
+func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentGID string, mode holdMode, allowCancelled bool) (*held, error) {
 	id, err := domain.DecodeID(domain.KindBuildAgent, agentGID, "agentId")
 	if err != nil {
 		return nil, err
@@ -479,7 +479,7 @@ func one[T any](rows []*T, err error) (*T, error) {
 }
 
 // Heartbeat records that an agent is alive and tells it what to do next.
-func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain.BuildAgent, domain.AgentDirective, error) {
+func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain.BuildAgent, domain.AgentDirective, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, "", err
@@ -553,7 +553,7 @@ func (s *Service) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*dom
 }
 
 // AppendExecutionLog appends lines to the calling agent's execution log.
-func (s *Service) AppendExecutionLog(ctx context.Context, in domain.AppendExecutionLogInput) (*domain.TaskExecution, error) {
+func (s *Runs) AppendExecutionLog(ctx context.Context, in domain.AppendExecutionLogInput) (*domain.TaskExecution, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -591,7 +591,7 @@ func declaredTests(t *domain.Task, level domain.TestLevel) []string {
 }
 
 // RecordTestResult records the outcome of one of the task's declared tests.
-func (s *Service) RecordTestResult(ctx context.Context, in domain.RecordTestResultInput) (*domain.TaskTestResult, error) {
+func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultInput) (*domain.TaskTestResult, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -654,7 +654,7 @@ func endAgent(ctx context.Context, tx *app.Tx, a *domain.BuildAgent, e *domain.T
 
 // CompleteTask reports the calling agent's task done: it is validated
 // against its declared tests and ends COMPLETED or FAILED.
-func (s *Service) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*domain.Task, *domain.TaskExecution, error) {
+func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*domain.Task, *domain.TaskExecution, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -671,7 +671,7 @@ func (s *Service) CompleteTask(ctx context.Context, in domain.CompleteTaskInput)
 			t.ActualEffortMinutes = in.ActualEffortMinutes
 		}
 		t.AssignedAgentID = nil
-		if _, err := s.transition(ctx, tx, p, t, domain.StatusValidating, "the agent reported the task done", true, now); err != nil {
+		if _, err := s.Tasks.transition(ctx, tx, p, t, domain.StatusValidating, "the agent reported the task done", true, now); err != nil {
 			return err
 		}
 		results, err := tx.Runs.TestResultsOfExecution(ctx, e.ID)
@@ -712,7 +712,7 @@ func orEmpty(s []string) []string {
 
 // FailTask reports the calling agent's task failed: retried (back to
 // PENDING) when retryable and attempts remain, else FAILED.
-func (s *Service) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.Task, *domain.TaskExecution, error) {
+func (s *Runs) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.Task, *domain.TaskExecution, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -735,7 +735,7 @@ func (s *Service) FailTask(ctx context.Context, in domain.FailTaskInput) (*domai
 
 // releaseTask takes a task from its ended execution: back to PENDING when
 // retry is allowed and attempts remain, else FAILED.
-func (s *Service) releaseTask(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task,
+func (s *Runs) releaseTask(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task,
 	e *domain.TaskExecution, retry bool, reason string, now time.Time,
 ) error {
 	t.AssignedAgentID = nil
@@ -760,7 +760,7 @@ func (s *Service) releaseTask(ctx context.Context, tx *app.Tx, p *auth.Principal
 
 // settle records a task's terminal outcome in its run: its assignment,
 // the skipping of its dependents when it failed, and the wave barrier.
-func (s *Service) settle(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task, outcome domain.TaskStatus, now time.Time) error {
+func (s *Runs) settle(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task, outcome domain.TaskStatus, now time.Time) error {
 	st := domain.WaveCompleted
 	if outcome == domain.StatusFailed {
 		st = domain.WaveFailed
@@ -778,7 +778,7 @@ func (s *Service) settle(ctx context.Context, tx *app.Tx, p *auth.Principal, run
 
 // skipDependents marks every task of the run that waits, directly or not, on
 // failed as SKIPPED and moves it to BLOCKED with a dependency block.
-func (s *Service) skipDependents(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, failed *domain.Task, now time.Time) error {
+func (s *Runs) skipDependents(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, failed *domain.Task, now time.Time) error {
 	links, err := tx.Planning.PlanningLinksOfList(ctx, run.TaskListID)
 	if err != nil {
 		return err

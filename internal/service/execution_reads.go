@@ -12,7 +12,7 @@ import (
 // authorized by the query that reached it.
 
 // RunByID loads a run.
-func (s *Service) RunByID(ctx context.Context, id *string) (*domain.ExecutionRun, error) {
+func (s *Runs) RunByID(ctx context.Context, id *string) (*domain.ExecutionRun, error) {
 	if id == nil {
 		return nil, nil
 	}
@@ -20,32 +20,32 @@ func (s *Service) RunByID(ctx context.Context, id *string) (*domain.ExecutionRun
 }
 
 // RunsOfList lists a list's runs, newest first.
-func (s *Service) RunsOfList(ctx context.Context, listID string) ([]*domain.ExecutionRun, error) {
+func (s *Runs) RunsOfList(ctx context.Context, listID string) ([]*domain.ExecutionRun, error) {
 	return children(ctx, s.exec(ctx).runsOfList, listID)
 }
 
 // WavesOfRun lists a run's waves in order.
-func (s *Service) WavesOfRun(ctx context.Context, runID string) ([]*domain.Wave, error) {
+func (s *Runs) WavesOfRun(ctx context.Context, runID string) ([]*domain.Wave, error) {
 	return children(ctx, s.exec(ctx).wavesOfRun, runID)
 }
 
 // AgentsOfRun lists a run's agents in spawn order.
-func (s *Service) AgentsOfRun(ctx context.Context, runID string) ([]*domain.BuildAgent, error) {
+func (s *Runs) AgentsOfRun(ctx context.Context, runID string) ([]*domain.BuildAgent, error) {
 	return children(ctx, s.exec(ctx).agentsOfRun, runID)
 }
 
 // ExecutionsOfRun lists a run's executions in start order.
-func (s *Service) ExecutionsOfRun(ctx context.Context, runID string) ([]*domain.TaskExecution, error) {
+func (s *Runs) ExecutionsOfRun(ctx context.Context, runID string) ([]*domain.TaskExecution, error) {
 	return children(ctx, s.exec(ctx).execsOfRun, runID)
 }
 
 // AssignmentsOfWave lists a wave's assignments in position order.
-func (s *Service) AssignmentsOfWave(ctx context.Context, waveID string) ([]*domain.WaveTaskAssignment, error) {
+func (s *Runs) AssignmentsOfWave(ctx context.Context, waveID string) ([]*domain.WaveTaskAssignment, error) {
 	return children(ctx, s.exec(ctx).assignsOfWave, waveID)
 }
 
 // AgentByID loads an agent.
-func (s *Service) AgentByID(ctx context.Context, id *string) (*domain.BuildAgent, error) {
+func (s *Runs) AgentByID(ctx context.Context, id *string) (*domain.BuildAgent, error) {
 	if id == nil {
 		return nil, nil
 	}
@@ -53,12 +53,12 @@ func (s *Service) AgentByID(ctx context.Context, id *string) (*domain.BuildAgent
 }
 
 // ExecutionOfAgent is the execution of an agent.
-func (s *Service) ExecutionOfAgent(ctx context.Context, agentID string) (*domain.TaskExecution, error) {
+func (s *Runs) ExecutionOfAgent(ctx context.Context, agentID string) (*domain.TaskExecution, error) {
 	return s.exec(ctx).execOfAgent.Load(ctx, agentID)
 }
 
 // ExecutionLog is the last tail lines of an execution's log.
-func (s *Service) ExecutionLog(ctx context.Context, executionID string, tail *int) ([]string, error) {
+func (s *Runs) ExecutionLog(ctx context.Context, executionID string, tail *int) ([]string, error) {
 	n := 100
 	if tail != nil {
 		n = *tail
@@ -77,13 +77,13 @@ func (s *Service) ExecutionLog(ctx context.Context, executionID string, tail *in
 }
 
 // TestResultsOfExecution lists an execution's test results.
-func (s *Service) TestResultsOfExecution(ctx context.Context, executionID string) ([]*domain.TaskTestResult, error) {
+func (s *Runs) TestResultsOfExecution(ctx context.Context, executionID string) ([]*domain.TaskTestResult, error) {
 	return children(ctx, s.exec(ctx).resultsOfExecs, executionID)
 }
 
 // HeartbeatsOfAgent pages the heartbeats an agent sent, newest first. The
 // agent was authorized by the field's parent.
-func (s *Service) HeartbeatsOfAgent(ctx context.Context, agentID string, page domain.PageArgs) (domain.Page[*domain.AgentHeartbeat], error) {
+func (s *Runs) HeartbeatsOfAgent(ctx context.Context, agentID string, page domain.PageArgs) (domain.Page[*domain.AgentHeartbeat], error) {
 	return app.NestedPage(ctx, s.db, "BuildAgent.heartbeats", page, agentID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.AgentHeartbeat], error) {
 			return q.Runs.HeartbeatsOfAgents(ctx, parents, page)

@@ -94,14 +94,14 @@ func as(p *auth.Principal) context.Context {
 
 func (b *bundle) member(slug string) *auth.Principal {
 	b.t.Helper()
-	u, err := b.svc.CreateUser(as(b.admin), domain.CreateUserInput{Name: "User " + slug, Slug: slug, Email: slug + "@example.com"})
+	u, err := b.svc.Accounts.CreateUser(as(b.admin), domain.CreateUserInput{Name: "User " + slug, Slug: slug, Email: slug + "@example.com"})
 	require.NoError(b.t, err)
 	return &auth.Principal{UserID: u.ID, Role: domain.RoleMember}
 }
 
 func (b *bundle) createProject(p *auth.Principal, slug string) *domain.Project {
 	b.t.Helper()
-	project, err := b.svc.CreateProject(as(p), domain.CreateProjectInput{Name: "Project " + slug, Slug: slug})
+	project, err := b.svc.Projects.CreateProject(as(p), domain.CreateProjectInput{Name: "Project " + slug, Slug: slug})
 	require.NoError(b.t, err)
 	return project
 }
@@ -113,7 +113,7 @@ func (b *bundle) createTask(title string, edit ...func(*domain.CreateTaskInput))
 	for _, e := range edit {
 		e(&in)
 	}
-	task, err := b.svc.CreateTask(as(b.owner), in)
+	task, err := b.svc.Tasks.CreateTask(as(b.owner), in)
 	require.NoError(b.t, err)
 	return task
 }
@@ -128,7 +128,7 @@ func (b *bundle) reload(task *domain.Task) *domain.Task {
 }
 
 func (b *bundle) link(source, target *domain.Task, typ domain.RelationshipType) (*domain.TaskRelationship, error) {
-	return b.svc.AddTaskRelationship(as(b.owner), domain.AddTaskRelationshipInput{
+	return b.svc.Tasks.AddTaskRelationship(as(b.owner), domain.AddTaskRelationshipInput{
 		SourceTaskID: source.GlobalID(), TargetTaskID: target.GlobalID(), Type: typ})
 }
 
@@ -141,7 +141,7 @@ func (b *bundle) mustLink(source, target *domain.Task, typ domain.RelationshipTy
 
 func (b *bundle) transition(task *domain.Task, to domain.TaskStatus) *domain.Task {
 	b.t.Helper()
-	got, _, err := b.svc.TransitionTask(as(b.owner), domain.TransitionTaskInput{ID: task.GlobalID(), To: to})
+	got, _, err := b.svc.Tasks.TransitionTask(as(b.owner), domain.TransitionTaskInput{ID: task.GlobalID(), To: to})
 	require.NoError(b.t, err)
 	return got
 }

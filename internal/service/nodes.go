@@ -8,46 +8,39 @@ import (
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
-// Node resolves any global id the caller may see; nil otherwise.
+// Node resolves a global id of the core's kinds the caller may see; nil
+// otherwise.
 func (s *Service) Node(ctx context.Context, gid string) (domain.Node, error) {
-	p, err := app.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	kind, id, ok := domain.ParseGlobalID(gid)
-	if !ok {
-		return nil, domain.InputError("id", "%q is not a valid id", gid)
-	}
-	return s.node(ctx, p, kind, id)
+	return app.NewNodes(s.NodeOf).Node(ctx, gid)
 }
 
-// Nodes resolves several global ids, in order; nil for each one not visible.
+// Nodes is Node for several ids, in order.
 func (s *Service) Nodes(ctx context.Context, gids []string) ([]domain.Node, error) {
-	p, err := app.Caller(ctx)
-	if err != nil {
-		return nil, err
+	return app.NewNodes(s.NodeOf).Nodes(ctx, gids)
+}
+
+// NodeOf loads an entity of the core's kinds (an app.NodeSource) and checks
+// that its project (or owner) is visible.
+func (s *Service) NodeOf(ctx context.Context, p *auth.Principal, kind domain.Kind, id string) (domain.Node, bool, error) {
+	if !coreKinds[kind] {
+		return nil, false, nil
 	}
-	if len(gids) > domain.MaxPageSize {
-		return nil, &domain.Error{Code: domain.CodeLimitExceeded, Field: "ids", Message: "at most 100 ids at once"}
-	}
-	out := make([]domain.Node, len(gids))
-	for i, gid := range gids {
-		kind, id, ok := domain.ParseGlobalID(gid)
-		if !ok {
-			return nil, domain.InputError("ids", "%q is not a valid id", gid)
-		}
-		if out[i], err = s.node(ctx, p, kind, id); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	node, err := s.node(ctx, p, kind, id)
+	return node, true, err
+}
+
+// coreKinds are the kinds of the core's entities.
+var coreKinds = map[domain.Kind]bool{
+	domain.KindUser: true, domain.KindAPIToken: true, domain.KindTemplate: true, domain.KindProject: true,
+	domain.KindIdea: true, domain.KindTaskList: true, domain.KindTask: true, domain.KindExecutionRun: true,
+	domain.KindWave: true, domain.KindWaveAssignment: true, domain.KindBuildAgent: true, domain.KindAgentHeartbeat: true,
+	domain.KindTaskExecution: true, domain.KindTaskTestResult: true, domain.KindTaskListItem: true,
+	domain.KindRelationship: true, domain.KindStateChange: true, domain.KindTaskBlock: true, domain.KindFileImpact: true,
+	domain.KindParallelismAnalysis: true,
 }
 
 // node loads one entity and checks that its project (or owner) is visible.
 func (s *Service) node(ctx context.Context, p *auth.Principal, kind domain.Kind, id string) (domain.Node, error) {
-	if node, ok, err := s.catalogNode(ctx, kind, id); ok {
-		return node, err // the catalog is global: visible to every caller
-	}
 	l := s.load(ctx)
 	var (
 		projectID string
@@ -71,7 +64,7 @@ func (s *Service) node(ctx context.Context, p *auth.Principal, kind domain.Kind,
 		if err != nil || t == nil {
 			return nil, err
 		}
-		if ok, err := s.canUseTemplate(ctx, p, t); err != nil || !ok {
+		if ok, err := s.Tasks.canUseTemplate(ctx, p, t); err != nil || !ok {
 			return nil, err
 		}
 		return t, nil
@@ -121,7 +114,7 @@ func (s *Service) node(ctx context.Context, p *auth.Principal, kind domain.Kind,
 		}
 		projectID = t.ProjectID
 	}
-	if _, err := s.visibleProjectByID(ctx, p, projectID); err != nil {
+	if _, err := s.Projects.visibleProjectByID(ctx, p, projectID); err != nil {
 		return nil, nil
 	}
 	return node, nil
@@ -204,7 +197,7 @@ func (s *Service) executionNode(ctx context.Context, kind domain.Kind, id string
 	if err != nil || runID == "" {
 		return nil, "", err
 	}
-	run, err := s.RunByID(ctx, &runID)
+	run, err := s.Runs.RunByID(ctx, &runID)
 	if err != nil || run == nil {
 		return nil, "", err
 	}

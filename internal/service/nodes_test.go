@@ -13,9 +13,9 @@ import (
 func TestNodesVisibility(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
 		owner := as(b.owner)
-		idea, err := b.svc.CreateIdea(owner, domain.CreateIdeaInput{ProjectID: b.project.GlobalID(), Name: "Idea", Slug: "idea"})
+		idea, err := b.svc.Projects.CreateIdea(owner, domain.CreateIdeaInput{ProjectID: b.project.GlobalID(), Name: "Idea", Slug: "idea"})
 		require.NoError(t, err)
-		list, err := b.svc.CreateTaskList(owner, domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "L"})
+		list, err := b.svc.Lists.CreateTaskList(owner, domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "L"})
 		require.NoError(t, err)
 		task := b.createTask("t", func(in *domain.CreateTaskInput) {
 			in.TaskListID = ptr(list.GlobalID())
@@ -23,19 +23,19 @@ func TestNodesVisibility(t *testing.T) {
 		})
 		peer := b.createTask("peer")
 		rel := b.mustLink(task, peer, domain.RelRelatedTo)
-		blk, _, err := b.svc.CreateTaskBlock(owner, domain.CreateTaskBlockInput{TaskID: task.GlobalID(), BlockType: domain.BlockManual, Reason: "r"})
+		blk, _, err := b.svc.Tasks.CreateTaskBlock(owner, domain.CreateTaskBlockInput{TaskID: task.GlobalID(), BlockType: domain.BlockManual, Reason: "r"})
 		require.NoError(t, err)
-		tpl, err := b.svc.CreateTaskTemplate(owner, domain.CreateTaskTemplateInput{Name: "tpl", Category: domain.CategoryTask,
+		tpl, err := b.svc.Tasks.CreateTaskTemplate(owner, domain.CreateTaskTemplateInput{Name: "tpl", Category: domain.CategoryTask,
 			Scope: domain.ScopeProject, ProjectID: ptr(b.project.GlobalID())})
 		require.NoError(t, err)
-		_, tok, err := b.svc.CreateAPIToken(owner, domain.CreateAPITokenInput{UserID: domain.GlobalID(domain.KindUser, b.owner.UserID),
+		_, tok, err := b.svc.Accounts.CreateAPIToken(owner, domain.CreateAPITokenInput{UserID: domain.GlobalID(domain.KindUser, b.owner.UserID),
 			Name: "mine", Role: domain.RoleMember})
 		require.NoError(t, err)
-		item, err := b.svc.ItemOfTask(owner, task.ID)
+		item, err := b.svc.Lists.ItemOfTask(owner, task.ID)
 		require.NoError(t, err)
-		hist, err := b.svc.StateHistory(owner, task.ID)
+		hist, err := b.svc.Tasks.StateHistory(owner, task.ID)
 		require.NoError(t, err)
-		impacts, err := b.svc.FileImpacts(owner, task.ID)
+		impacts, err := b.svc.Tasks.FileImpacts(owner, task.ID)
 		require.NoError(t, err)
 
 		ownerUser := domain.GlobalID(domain.KindUser, b.owner.UserID)

@@ -11,7 +11,7 @@ import (
 
 // OperatorToken creates a token from the command line (`taskgraph token create`),
 // where whoever runs the binary against the database is trusted as an admin.
-func (s *Service) OperatorToken(ctx context.Context, userSlug string, role domain.Role, projectSlug, name string) (string, *domain.APIToken, error) {
+func (s *Accounts) OperatorToken(ctx context.Context, userSlug string, role domain.Role, projectSlug, name string) (string, *domain.APIToken, error) {
 	u, err := s.db.Users.UserBySlug(ctx, userSlug)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil, &domain.Error{Code: domain.CodeNotFound, Field: "user", Message: "no user with slug " + userSlug}

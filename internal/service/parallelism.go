@@ -82,14 +82,14 @@ func analysisRow(listID string, p *planning.Pair, now time.Time) (*domain.Parall
 
 // ConflictsOfTask lists a task's current analysis rows (where it is task A or
 // task B), oldest analysis first. The task was authorized by the field's parent.
-func (s *Service) ConflictsOfTask(ctx context.Context, taskID string) ([]*domain.ParallelismAnalysis, error) {
+func (s *Lists) ConflictsOfTask(ctx context.Context, taskID string) ([]*domain.ParallelismAnalysis, error) {
 	return children(ctx, s.exec(ctx).conflictsOfTask, taskID)
 }
 
 // AnalysisOfList pages a list's analysis rows, newest analysis first: the
 // current ones, and the invalidated ones too with includeInvalidated. The list
 // was authorized by the field's parent.
-func (s *Service) AnalysisOfList(ctx context.Context, listID string, page domain.PageArgs, includeInvalidated bool) (domain.Page[*domain.ParallelismAnalysis], error) {
+func (s *Lists) AnalysisOfList(ctx context.Context, listID string, page domain.PageArgs, includeInvalidated bool) (domain.Page[*domain.ParallelismAnalysis], error) {
 	args := struct {
 		Page               domain.PageArgs
 		IncludeInvalidated bool

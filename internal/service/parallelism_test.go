@@ -19,9 +19,9 @@ import (
 func TestParallelismAnalysisLifecycle(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
 		ctx := as(b.owner)
-		list, err := b.svc.CreateTaskList(ctx, domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "L"})
+		list, err := b.svc.Lists.CreateTaskList(ctx, domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "L"})
 		require.NoError(t, err)
-		other, err := b.svc.CreateTaskList(ctx, domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "M"})
+		other, err := b.svc.Lists.CreateTaskList(ctx, domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "M"})
 		require.NoError(t, err)
 		impacts := func(ops ...domain.FileOperation) []*domain.FileImpactInput {
 			var out []*domain.FileImpactInput
@@ -42,7 +42,7 @@ func TestParallelismAnalysisLifecycle(t *testing.T) {
 
 		current := func() map[string]*domain.ParallelismAnalysis {
 			t.Helper()
-			pg, err := b.svc.AnalysisOfList(context.Background(), list.ID, domain.PageArgs{}, false)
+			pg, err := b.svc.Lists.AnalysisOfList(context.Background(), list.ID, domain.PageArgs{}, false)
 			require.NoError(t, err)
 			out := map[string]*domain.ParallelismAnalysis{}
 			for _, r := range pg.Items {
@@ -57,12 +57,12 @@ func TestParallelismAnalysisLifecycle(t *testing.T) {
 			return ids[0] + "/" + ids[1]
 		}
 
-		_, err = b.svc.WavePlan(ctx, list.GlobalID())
+		_, err = b.svc.Lists.WavePlan(ctx, list.GlobalID())
 		require.NoError(t, err)
 		require.Empty(t, current(), "wavePlan is a dry run")
 
 		b.clock.Advance(time.Minute)
-		run1, err := b.svc.StartExecutionRun(ctx, domain.StartExecutionRunInput{TaskListID: list.GlobalID()})
+		run1, err := b.svc.Runs.StartExecutionRun(ctx, domain.StartExecutionRunInput{TaskListID: list.GlobalID()})
 		require.NoError(t, err)
 		rows := current()
 		require.Len(t, rows, 1, "C only reads: no conflict with A or B")
@@ -86,7 +86,7 @@ func TestParallelismAnalysisLifecycle(t *testing.T) {
 			Operations: []domain.FileOperation{domain.OpUpdate, domain.OpUpdate}}}, details.Files)
 		require.Empty(t, details.Resources)
 		for _, task := range []*domain.Task{a, c} {
-			got, err := b.svc.ConflictsOfTask(context.Background(), task.ID)
+			got, err := b.svc.Lists.ConflictsOfTask(context.Background(), task.ID)
 			require.NoError(t, err)
 			require.Len(t, got, 1)
 			require.Equal(t, row.ID, got[0].ID)
@@ -101,12 +101,12 @@ func TestParallelismAnalysisLifecycle(t *testing.T) {
 		require.Nil(t, n)
 
 		// A failed update changes nothing, the analysis included.
-		_, err = b.svc.UpdateTask(ctx, domain.UpdateTaskInput{ID: a.GlobalID(), ExpectedVersion: ptr(99),
+		_, err = b.svc.Tasks.UpdateTask(ctx, domain.UpdateTaskInput{ID: a.GlobalID(), ExpectedVersion: ptr(99),
 			FileImpacts: impacts(domain.OpRead)})
 		requireCode(t, err, domain.CodeVersionConflict)
 		require.Len(t, current(), 1)
 		// Neither does a change of confidence, nor a link that does not plan.
-		_, err = b.svc.UpdateTask(ctx, domain.UpdateTaskInput{ID: a.GlobalID(),
+		_, err = b.svc.Tasks.UpdateTask(ctx, domain.UpdateTaskInput{ID: a.GlobalID(),
 			FileImpacts: []*domain.FileImpactInput{{FilePath: "shared.go", Operation: domain.OpUpdate, Confidence: ptr(0.3)}}})
 		require.NoError(t, err)
 		b.mustLink(a, d, domain.RelRelatedTo)
@@ -119,29 +119,29 @@ func TestParallelismAnalysisLifecycle(t *testing.T) {
 		got, err := b.db.Planning.AnalysesByIDs(context.Background(), []string{row.ID})
 		require.NoError(t, err)
 		require.Equal(t, at(2*time.Minute), got[0].InvalidatedAt.UTC())
-		conflicts, err := b.svc.ConflictsOfTask(context.Background(), a.ID)
+		conflicts, err := b.svc.Lists.ConflictsOfTask(context.Background(), a.ID)
 		require.NoError(t, err)
 		require.Empty(t, conflicts)
 
 		// A new plan supersedes what is left and records afresh: A+B, B+C.
-		_, err = b.svc.CancelExecutionRun(ctx, domain.RunActionInput{RunID: run1.GlobalID()})
+		_, err = b.svc.Runs.CancelExecutionRun(ctx, domain.RunActionInput{RunID: run1.GlobalID()})
 		require.NoError(t, err)
 		b.clock.Advance(time.Minute)
-		_, err = b.svc.StartExecutionRun(ctx, domain.StartExecutionRunInput{TaskListID: list.GlobalID()})
+		_, err = b.svc.Runs.StartExecutionRun(ctx, domain.StartExecutionRunInput{TaskListID: list.GlobalID()})
 		require.NoError(t, err)
 		rows = current()
 		require.Len(t, rows, 2)
 		require.Equal(t, domain.ConflictResource, *rows[pair(c, d)].ConflictType)
-		all, err := b.svc.AnalysisOfList(context.Background(), list.ID, domain.PageArgs{}, true)
+		all, err := b.svc.Lists.AnalysisOfList(context.Background(), list.ID, domain.PageArgs{}, true)
 		require.NoError(t, err)
 		require.Len(t, all.Items, 3)
 		require.Equal(t, at(3*time.Minute), all.Items[0].AnalyzedAt.UTC(), "newest first")
 
 		// Moving a task to another list invalidates its rows; file impacts too.
-		_, err = b.svc.UpdateTask(ctx, domain.UpdateTaskInput{ID: d.GlobalID(), TaskListID: ptr(other.GlobalID())})
+		_, err = b.svc.Tasks.UpdateTask(ctx, domain.UpdateTaskInput{ID: d.GlobalID(), TaskListID: ptr(other.GlobalID())})
 		require.NoError(t, err)
 		require.Len(t, current(), 1)
-		_, err = b.svc.UpdateTask(ctx, domain.UpdateTaskInput{ID: c.GlobalID(), FileImpacts: impacts(domain.OpCreate)})
+		_, err = b.svc.Tasks.UpdateTask(ctx, domain.UpdateTaskInput{ID: c.GlobalID(), FileImpacts: impacts(domain.OpCreate)})
 		require.NoError(t, err)
 		require.Empty(t, current())
 	})

@@ -13,7 +13,7 @@ import (
 // run that changes nothing. Its reads are a constant number of statements, in
 // one snapshot, whatever the size of the list; the tasks they return are primed
 // into the request's loader, so the plan's Task fields cost no more.
-func (s *Service) WavePlan(ctx context.Context, listGID string) (*planning.Plan, error) {
+func (s *Lists) WavePlan(ctx context.Context, listGID string) (*planning.Plan, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func loadPlanData(ctx context.Context, q *store.Q, listID string) (planData, err
 
 // PlannedTasks loads the tasks a plan names, in order (the plan's entry point
 // primed them).
-func (s *Service) PlannedTasks(ctx context.Context, ids []string) ([]*domain.Task, error) {
+func (s *Lists) PlannedTasks(ctx context.Context, ids []string) ([]*domain.Task, error) {
 	tasks, err := s.load(ctx).tasks.LoadMany(ctx, ids)
 	if err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ func (s *Service) PlannedTasks(ctx context.Context, ids []string) ([]*domain.Tas
 }
 
 // PlannedTask loads one task a plan names.
-func (s *Service) PlannedTask(ctx context.Context, id string) (*domain.Task, error) {
+func (s *Lists) PlannedTask(ctx context.Context, id string) (*domain.Task, error) {
 	t, err := s.load(ctx).tasks.Load(ctx, id)
 	if err == nil && t == nil {
 		return nil, domain.NotFound("task")

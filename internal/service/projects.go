@@ -12,7 +12,7 @@ import (
 )
 
 // visibleProject loads a project the caller may read, by global id given in field.
-func (s *Service) visibleProject(ctx context.Context, p *auth.Principal, gid, field string) (*domain.Project, error) {
+func (s *Projects) visibleProject(ctx context.Context, p *auth.Principal, gid, field string) (*domain.Project, error) {
 	id, err := domain.DecodeID(domain.KindProject, gid, field)
 	if err != nil {
 		return nil, err
@@ -25,7 +25,7 @@ func (s *Service) visibleProject(ctx context.Context, p *auth.Principal, gid, fi
 	return project, err
 }
 
-func (s *Service) visibleProjectByID(ctx context.Context, p *auth.Principal, id string) (*domain.Project, error) {
+func (s *Projects) visibleProjectByID(ctx context.Context, p *auth.Principal, id string) (*domain.Project, error) {
 	project, err := s.load(ctx).projects.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func (s *Service) visibleProjectByID(ctx context.Context, p *auth.Principal, id 
 
 // writableProject loads a project the caller may change: visible, and not through
 // an AGENT token (agents only call the agent mutations).
-func (s *Service) writableProject(ctx context.Context, p *auth.Principal, gid, field string) (*domain.Project, error) {
+func (s *Projects) writableProject(ctx context.Context, p *auth.Principal, gid, field string) (*domain.Project, error) {
 	project, err := s.visibleProject(ctx, p, gid, field)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func checkWriter(p *auth.Principal) error {
 }
 
 // CreateProject creates a project owned by the caller.
-func (s *Service) CreateProject(ctx context.Context, in domain.CreateProjectInput) (*domain.Project, error) {
+func (s *Projects) CreateProject(ctx context.Context, in domain.CreateProjectInput) (*domain.Project, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -62,14 +62,14 @@ func (s *Service) CreateProject(ctx context.Context, in domain.CreateProjectInpu
 	if err := checkWriter(p); err != nil {
 		return nil, err
 	}
-	name, err := checkText("name", in.Name, maxName, true)
+	name, err := domain.CheckText("name", in.Name, domain.MaxName, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSlug("slug", in.Slug); err != nil {
+	if err := domain.CheckSlug("slug", in.Slug); err != nil {
 		return nil, err
 	}
-	desc, err := checkText("description", deref(in.Description), maxDescription, false)
+	desc, err := domain.CheckText("description", deref(in.Description), domain.MaxDescription, false)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (s *Service) CreateProject(ctx context.Context, in domain.CreateProjectInpu
 }
 
 // UpdateProject changes a project's name, description or status.
-func (s *Service) UpdateProject(ctx context.Context, in domain.UpdateProjectInput) (*domain.Project, error) {
+func (s *Projects) UpdateProject(ctx context.Context, in domain.UpdateProjectInput) (*domain.Project, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -100,12 +100,12 @@ func (s *Service) UpdateProject(ctx context.Context, in domain.UpdateProjectInpu
 	}
 	next := *project
 	if in.Name != nil {
-		if next.Name, err = checkText("name", *in.Name, maxName, true); err != nil {
+		if next.Name, err = domain.CheckText("name", *in.Name, domain.MaxName, true); err != nil {
 			return nil, err
 		}
 	}
 	if in.Description != nil {
-		if next.Description, err = checkText("description", *in.Description, maxDescription, false); err != nil {
+		if next.Description, err = domain.CheckText("description", *in.Description, domain.MaxDescription, false); err != nil {
 			return nil, err
 		}
 	}
@@ -120,7 +120,7 @@ func (s *Service) UpdateProject(ctx context.Context, in domain.UpdateProjectInpu
 }
 
 // Project finds a project by global id or slug; nil when absent or invisible.
-func (s *Service) Project(ctx context.Context, gid, slug *string) (*domain.Project, error) {
+func (s *Projects) Project(ctx context.Context, gid, slug *string) (*domain.Project, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -155,12 +155,12 @@ func (s *Service) Project(ctx context.Context, gid, slug *string) (*domain.Proje
 }
 
 // ProjectByID loads a project for nested fields.
-func (s *Service) ProjectByID(ctx context.Context, id string) (*domain.Project, error) {
+func (s *Projects) ProjectByID(ctx context.Context, id string) (*domain.Project, error) {
 	return s.load(ctx).projects.Load(ctx, id)
 }
 
-// Projects pages the projects the caller can see.
-func (s *Service) Projects(ctx context.Context, f *domain.ProjectFilter, page domain.PageArgs) (domain.Page[*domain.Project], error) {
+// ListProjects pages the projects the caller can see.
+func (s *Projects) ListProjects(ctx context.Context, f *domain.ProjectFilter, page domain.PageArgs) (domain.Page[*domain.Project], error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return domain.Page[*domain.Project]{}, err
@@ -169,7 +169,7 @@ func (s *Service) Projects(ctx context.Context, f *domain.ProjectFilter, page do
 }
 
 // ProjectsOfUser pages the projects a user owns that the caller can see.
-func (s *Service) ProjectsOfUser(ctx context.Context, userID string, page domain.PageArgs) (domain.Page[*domain.Project], error) {
+func (s *Projects) ProjectsOfUser(ctx context.Context, userID string, page domain.PageArgs) (domain.Page[*domain.Project], error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return domain.Page[*domain.Project]{}, err
@@ -185,7 +185,7 @@ func (s *Service) ProjectsOfUser(ctx context.Context, userID string, page domain
 }
 
 // CreateIdea creates an idea in a project.
-func (s *Service) CreateIdea(ctx context.Context, in domain.CreateIdeaInput) (*domain.Idea, error) {
+func (s *Projects) CreateIdea(ctx context.Context, in domain.CreateIdeaInput) (*domain.Idea, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -194,18 +194,18 @@ func (s *Service) CreateIdea(ctx context.Context, in domain.CreateIdeaInput) (*d
 	if err != nil {
 		return nil, err
 	}
-	name, err := checkText("name", in.Name, maxName, true)
+	name, err := domain.CheckText("name", in.Name, domain.MaxName, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSlug("slug", in.Slug); err != nil {
+	if err := domain.CheckSlug("slug", in.Slug); err != nil {
 		return nil, err
 	}
-	desc, err := checkText("description", deref(in.Description), maxDescription, false)
+	desc, err := domain.CheckText("description", deref(in.Description), domain.MaxDescription, false)
 	if err != nil {
 		return nil, err
 	}
-	stage, err := checkText("lifecycleStage", deref(in.LifecycleStage), 64, false)
+	stage, err := domain.CheckText("lifecycleStage", deref(in.LifecycleStage), 64, false)
 	if err != nil {
 		return nil, err
 	}
@@ -223,12 +223,12 @@ func (s *Service) CreateIdea(ctx context.Context, in domain.CreateIdeaInput) (*d
 }
 
 // IdeaByID loads an idea for nested fields.
-func (s *Service) IdeaByID(ctx context.Context, id string) (*domain.Idea, error) {
+func (s *Projects) IdeaByID(ctx context.Context, id string) (*domain.Idea, error) {
 	return s.load(ctx).ideas.Load(ctx, id)
 }
 
 // IdeasOfProject pages a project's ideas.
-func (s *Service) IdeasOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.Idea], error) {
+func (s *Projects) IdeasOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.Idea], error) {
 	return app.NestedPage(ctx, s.db, "Project.ideas", page, projectID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Idea], error) {
 			return q.Projects.IdeasByProjects(ctx, parents, page)
@@ -239,7 +239,7 @@ func (s *Service) IdeasOfProject(ctx context.Context, projectID string, page dom
 }
 
 // TaskListsOfProject pages a project's task lists.
-func (s *Service) TaskListsOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.TaskList], error) {
+func (s *Projects) TaskListsOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.TaskList], error) {
 	return app.NestedPage(ctx, s.db, "Project.taskLists", page, projectID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.TaskList], error) {
 			return q.Lists.TaskListsByProjects(ctx, parents, page)

@@ -12,7 +12,7 @@ import (
 
 // insertLink inserts a link after checking that it closes no cycle in its acyclic
 // graph, then refreshes the blocks count and score of both ends.
-func (s *Service) insertLink(ctx context.Context, tx *app.Tx, projectID string, r *domain.TaskRelationship, field string) error {
+func (s *Tasks) insertLink(ctx context.Context, tx *app.Tx, projectID string, r *domain.TaskRelationship, field string) error {
 	if domain.GraphKind(r.Type) != nil || domain.PlanningLink(r.Type) {
 		if err := tx.Tasks.LockProjectGraph(ctx, projectID); err != nil {
 			return err
@@ -67,7 +67,7 @@ func invalidateLinked(ctx context.Context, tx *app.Tx, r *domain.TaskRelationshi
 
 // rescoreLinked recounts blocks and recomputes scores after a dependency link
 // between the two ends of r changed.
-func (s *Service) rescoreLinked(ctx context.Context, tx *app.Tx, r *domain.TaskRelationship) error {
+func (s *Tasks) rescoreLinked(ctx context.Context, tx *app.Tx, r *domain.TaskRelationship) error {
 	if r.Type != domain.RelDependsOn && r.Type != domain.RelBlocks {
 		return nil
 	}
@@ -90,7 +90,7 @@ func (s *Service) rescoreLinked(ctx context.Context, tx *app.Tx, r *domain.TaskR
 }
 
 // AddTaskRelationship links two tasks of one project.
-func (s *Service) AddTaskRelationship(ctx context.Context, in domain.AddTaskRelationshipInput) (*domain.TaskRelationship, error) {
+func (s *Tasks) AddTaskRelationship(ctx context.Context, in domain.AddTaskRelationshipInput) (*domain.TaskRelationship, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -109,10 +109,10 @@ func (s *Service) AddTaskRelationship(ctx context.Context, in domain.AddTaskRela
 	if source.ID == target.ID {
 		return nil, domain.InputError("targetTaskId", "a task cannot be linked to itself")
 	}
-	if err := checkUnit("strength", in.Strength); err != nil {
+	if err := domain.CheckUnit("strength", in.Strength); err != nil {
 		return nil, err
 	}
-	notes, err := checkOptText("notes", in.Notes, 2000)
+	notes, err := domain.CheckOptText("notes", in.Notes, 2000)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func mirrorRef(ctx context.Context, tx *app.Tx, r *domain.TaskRelationship) erro
 }
 
 // RemoveTaskRelationship removes a link and returns it.
-func (s *Service) RemoveTaskRelationship(ctx context.Context, in domain.RemoveTaskRelationshipInput) (*domain.TaskRelationship, error) {
+func (s *Tasks) RemoveTaskRelationship(ctx context.Context, in domain.RemoveTaskRelationshipInput) (*domain.TaskRelationship, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -201,12 +201,12 @@ func notFoundAs(err error, what string) error {
 }
 
 // RelationshipByID loads a link for nested fields.
-func (s *Service) RelationshipByID(ctx context.Context, id string) (*domain.TaskRelationship, error) {
+func (s *Tasks) RelationshipByID(ctx context.Context, id string) (*domain.TaskRelationship, error) {
 	return s.load(ctx).relationships.Load(ctx, id)
 }
 
 // Relationships lists a task's links by direction and type.
-func (s *Service) Relationships(ctx context.Context, taskID string, dir domain.RelationshipDirection, types []domain.RelationshipType) ([]*domain.TaskRelationship, error) {
+func (s *Tasks) Relationships(ctx context.Context, taskID string, dir domain.RelationshipDirection, types []domain.RelationshipType) ([]*domain.TaskRelationship, error) {
 	all, err := s.load(ctx).relsOfTask.Load(ctx, taskID)
 	if err != nil {
 		return nil, err
@@ -235,7 +235,7 @@ func containsType(types []domain.RelationshipType, t domain.RelationshipType) bo
 }
 
 // linkedTasks loads the tasks at the other end of a task's links that pass keep.
-func (s *Service) linkedTasks(ctx context.Context, taskID string, keep func(r *domain.TaskRelationship) (other string, ok bool)) ([]*domain.Task, error) {
+func (s *Tasks) linkedTasks(ctx context.Context, taskID string, keep func(r *domain.TaskRelationship) (other string, ok bool)) ([]*domain.Task, error) {
 	all, err := s.load(ctx).relsOfTask.Load(ctx, taskID)
 	if err != nil {
 		return nil, err
@@ -263,7 +263,7 @@ func (s *Service) linkedTasks(ctx context.Context, taskID string, keep func(r *d
 
 // Dependencies are the tasks that must finish before taskID: its DEPENDS_ON
 // targets and the sources of BLOCKS links to it.
-func (s *Service) Dependencies(ctx context.Context, taskID string) ([]*domain.Task, error) {
+func (s *Tasks) Dependencies(ctx context.Context, taskID string) ([]*domain.Task, error) {
 	return s.linkedTasks(ctx, taskID, func(r *domain.TaskRelationship) (string, bool) {
 		switch {
 		case r.Type == domain.RelDependsOn && r.SourceTaskID == taskID:
@@ -276,7 +276,7 @@ func (s *Service) Dependencies(ctx context.Context, taskID string) ([]*domain.Ta
 }
 
 // Dependents are the tasks that wait on taskID.
-func (s *Service) Dependents(ctx context.Context, taskID string) ([]*domain.Task, error) {
+func (s *Tasks) Dependents(ctx context.Context, taskID string) ([]*domain.Task, error) {
 	return s.linkedTasks(ctx, taskID, func(r *domain.TaskRelationship) (string, bool) {
 		switch {
 		case r.Type == domain.RelDependsOn && r.TargetTaskID == taskID:
@@ -289,7 +289,7 @@ func (s *Service) Dependents(ctx context.Context, taskID string) ([]*domain.Task
 }
 
 // Subtasks are the tasks that are SUBTASK_OF taskID.
-func (s *Service) Subtasks(ctx context.Context, taskID string) ([]*domain.Task, error) {
+func (s *Tasks) Subtasks(ctx context.Context, taskID string) ([]*domain.Task, error) {
 	return s.linkedTasks(ctx, taskID, func(r *domain.TaskRelationship) (string, bool) {
 		return r.SourceTaskID, r.Type == domain.RelSubtaskOf && r.TargetTaskID == taskID
 	})

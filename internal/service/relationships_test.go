@@ -24,40 +24,40 @@ func TestRelationshipRules(t *testing.T) {
 		_, err = b.link(a, a, domain.RelDependsOn)
 		requireCode(t, err, domain.CodeBadUserInput, "targetTaskId")
 
-		_, err = b.svc.AddTaskRelationship(as(b.owner), domain.AddTaskRelationshipInput{SourceTaskID: a.GlobalID(),
+		_, err = b.svc.Tasks.AddTaskRelationship(as(b.owner), domain.AddTaskRelationshipInput{SourceTaskID: a.GlobalID(),
 			TargetTaskID: c.GlobalID(), Type: domain.RelRelatedTo, Strength: ptr(1.01)})
 		requireCode(t, err, domain.CodeBadUserInput, "strength")
-		_, err = b.svc.AddTaskRelationship(as(b.owner), domain.AddTaskRelationshipInput{SourceTaskID: a.GlobalID(),
+		_, err = b.svc.Tasks.AddTaskRelationship(as(b.owner), domain.AddTaskRelationshipInput{SourceTaskID: a.GlobalID(),
 			TargetTaskID: "garbage", Type: domain.RelRelatedTo})
 		requireCode(t, err, domain.CodeBadUserInput, "targetTaskId")
 
 		foreign := b.createProject(b.owner, "foreign")
-		stray, err := b.svc.CreateTask(as(b.owner), domain.CreateTaskInput{ProjectID: foreign.GlobalID(), Title: "stray"})
+		stray, err := b.svc.Tasks.CreateTask(as(b.owner), domain.CreateTaskInput{ProjectID: foreign.GlobalID(), Title: "stray"})
 		require.NoError(t, err)
 		_, err = b.link(a, stray, domain.RelRelatedTo)
 		requireCode(t, err, domain.CodeBadUserInput, "targetTaskId")
 
-		withNotes, err := b.svc.AddTaskRelationship(as(b.owner), domain.AddTaskRelationshipInput{SourceTaskID: c.GlobalID(),
+		withNotes, err := b.svc.Tasks.AddTaskRelationship(as(b.owner), domain.AddTaskRelationshipInput{SourceTaskID: c.GlobalID(),
 			TargetTaskID: a.GlobalID(), Type: domain.RelConflictsWith, Strength: ptr(0.5), Notes: ptr(" same file ")})
 		require.NoError(t, err)
 		require.Equal(t, 0.5, *withNotes.Strength)
 		require.Equal(t, "same file", *withNotes.Notes)
 
-		rels, err := b.svc.Relationships(as(b.owner), a.ID, domain.DirectionOutgoing, nil)
+		rels, err := b.svc.Tasks.Relationships(as(b.owner), a.ID, domain.DirectionOutgoing, nil)
 		require.NoError(t, err)
 		require.Len(t, rels, 1)
-		rels, err = b.svc.Relationships(as(b.owner), a.ID, domain.DirectionBoth, []domain.RelationshipType{domain.RelConflictsWith})
+		rels, err = b.svc.Tasks.Relationships(as(b.owner), a.ID, domain.DirectionBoth, []domain.RelationshipType{domain.RelConflictsWith})
 		require.NoError(t, err)
 		require.Len(t, rels, 1)
-		rels, err = b.svc.Relationships(as(b.owner), a.ID, domain.DirectionIncoming, nil)
+		rels, err = b.svc.Tasks.Relationships(as(b.owner), a.ID, domain.DirectionIncoming, nil)
 		require.NoError(t, err)
 		require.Len(t, rels, 1)
 
 		// removing and adding again works; the removed link's id is gone
-		removed, err := b.svc.RemoveTaskRelationship(as(b.owner), domain.RemoveTaskRelationshipInput{ID: r.GlobalID()})
+		removed, err := b.svc.Tasks.RemoveTaskRelationship(as(b.owner), domain.RemoveTaskRelationshipInput{ID: r.GlobalID()})
 		require.NoError(t, err)
 		require.Equal(t, r.ID, removed.ID)
-		_, err = b.svc.RemoveTaskRelationship(as(b.owner), domain.RemoveTaskRelationshipInput{ID: r.GlobalID()})
+		_, err = b.svc.Tasks.RemoveTaskRelationship(as(b.owner), domain.RemoveTaskRelationshipInput{ID: r.GlobalID()})
 		requireCode(t, err, domain.CodeNotFound)
 		b.mustLink(a, c, domain.RelDependsOn)
 	})
@@ -119,7 +119,7 @@ func TestCycleDetection(t *testing.T) {
 					want[i] = tasks[n].GlobalID()
 				}
 				require.Equal(t, want, e.Details["cycle"])
-				rels, err := b.svc.Relationships(as(b.owner), tasks[tc.add.source].ID, domain.DirectionBoth, []domain.RelationshipType{tc.add.typ})
+				rels, err := b.svc.Tasks.Relationships(as(b.owner), tasks[tc.add.source].ID, domain.DirectionBoth, []domain.RelationshipType{tc.add.typ})
 				require.NoError(t, err)
 				for _, r := range rels {
 					require.False(t, r.SourceTaskID == tasks[tc.add.source].ID && r.TargetTaskID == tasks[tc.add.target].ID,
@@ -135,33 +135,33 @@ func TestParentAndSupersedesAreLinks(t *testing.T) {
 		parent := b.createTask("parent")
 		child := b.createTask("child", func(in *domain.CreateTaskInput) { in.ParentTaskID = ptr(parent.GlobalID()) })
 		require.Equal(t, parent.ID, *child.ParentTaskID)
-		subs, err := b.svc.Subtasks(as(b.owner), parent.ID)
+		subs, err := b.svc.Tasks.Subtasks(as(b.owner), parent.ID)
 		require.NoError(t, err)
 		require.Len(t, subs, 1)
 		require.Equal(t, child.ID, subs[0].ID)
 
 		// making the parent a subtask of its child would close a SUBTASK_OF cycle
-		_, err = b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: parent.GlobalID(), ParentTaskID: ptr(child.GlobalID())})
+		_, err = b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: parent.GlobalID(), ParentTaskID: ptr(child.GlobalID())})
 		e := requireCode(t, err, domain.CodeCycleDetected, "parentTaskId")
 		require.Equal(t, []string{parent.GlobalID(), child.GlobalID()}, e.Details["cycle"])
 		require.Nil(t, b.reload(parent).ParentTaskID)
-		_, err = b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: parent.GlobalID(), ParentTaskID: ptr(parent.GlobalID())})
+		_, err = b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: parent.GlobalID(), ParentTaskID: ptr(parent.GlobalID())})
 		requireCode(t, err, domain.CodeBadUserInput, "parentTaskId")
 
 		// re-parenting replaces the link
 		other := b.createTask("other parent")
-		up, err := b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: child.GlobalID(), ParentTaskID: ptr(other.GlobalID())})
+		up, err := b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: child.GlobalID(), ParentTaskID: ptr(other.GlobalID())})
 		require.NoError(t, err)
 		require.Equal(t, other.ID, *up.ParentTaskID)
-		subs, err = b.svc.Subtasks(as(b.owner), parent.ID)
+		subs, err = b.svc.Tasks.Subtasks(as(b.owner), parent.ID)
 		require.NoError(t, err)
 		require.Empty(t, subs)
 
 		// removing the SUBTASK_OF link clears the mirrored reference
-		rels, err := b.svc.Relationships(as(b.owner), child.ID, domain.DirectionOutgoing, []domain.RelationshipType{domain.RelSubtaskOf})
+		rels, err := b.svc.Tasks.Relationships(as(b.owner), child.ID, domain.DirectionOutgoing, []domain.RelationshipType{domain.RelSubtaskOf})
 		require.NoError(t, err)
 		require.Len(t, rels, 1)
-		_, err = b.svc.RemoveTaskRelationship(as(b.owner), domain.RemoveTaskRelationshipInput{ID: rels[0].GlobalID()})
+		_, err = b.svc.Tasks.RemoveTaskRelationship(as(b.owner), domain.RemoveTaskRelationshipInput{ID: rels[0].GlobalID()})
 		require.NoError(t, err)
 		require.Nil(t, b.reload(child).ParentTaskID)
 
@@ -209,21 +209,21 @@ func TestBlocksCountAndScore(t *testing.T) {
 			id                string
 			blocks, wantScore int
 		}{{rDup.GlobalID(), 6, 90}, {r0.GlobalID(), 5, 90}, {r1.GlobalID(), 4, 80}} {
-			_, err := b.svc.RemoveTaskRelationship(as(b.owner), domain.RemoveTaskRelationshipInput{ID: r.id})
+			_, err := b.svc.Tasks.RemoveTaskRelationship(as(b.owner), domain.RemoveTaskRelationshipInput{ID: r.id})
 			require.NoError(t, err)
 			check(r.blocks, r.wantScore)
 		}
 
 		// the score keeps the other terms
-		up, err := b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: hub.GlobalID(), Priority: ptr(domain.PriorityP1),
+		up, err := b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: hub.GlobalID(), Priority: ptr(domain.PriorityP1),
 			Effort: ptr(domain.EffortTrivial)})
 		require.NoError(t, err)
 		require.Equal(t, 100+40+15, up.PriorityScore)
 		require.Equal(t, 4, up.BlocksCount)
-		deps, err := b.svc.Dependents(as(b.owner), hub.ID)
+		deps, err := b.svc.Tasks.Dependents(as(b.owner), hub.ID)
 		require.NoError(t, err)
 		require.Len(t, deps, 4)
-		deps, err = b.svc.Dependencies(as(b.owner), hub.ID)
+		deps, err = b.svc.Tasks.Dependencies(as(b.owner), hub.ID)
 		require.NoError(t, err)
 		require.Len(t, deps, 1)
 		require.Equal(t, waiters[3].ID, deps[0].ID)
@@ -235,41 +235,41 @@ func TestBlocksFlow(t *testing.T) {
 		task := b.transition(b.createTask("blockable"), domain.StatusPending)
 		blocker := b.createTask("blocker")
 
-		blk1, got, err := b.svc.CreateTaskBlock(as(b.owner), domain.CreateTaskBlockInput{TaskID: task.GlobalID(),
+		blk1, got, err := b.svc.Tasks.CreateTaskBlock(as(b.owner), domain.CreateTaskBlockInput{TaskID: task.GlobalID(),
 			BlockType: domain.BlockDependency, Reason: "waits for the blocker", BlockingTaskID: ptr(blocker.GlobalID())})
 		require.NoError(t, err)
 		require.Equal(t, domain.StatusBlocked, got.Status)
 		require.Equal(t, blocker.ID, *blk1.BlockingEntityID)
 		require.False(t, blk1.IsResolved())
 
-		blk2, got, err := b.svc.CreateTaskBlock(as(b.owner), domain.CreateTaskBlockInput{TaskID: task.GlobalID(),
+		blk2, got, err := b.svc.Tasks.CreateTaskBlock(as(b.owner), domain.CreateTaskBlockInput{TaskID: task.GlobalID(),
 			BlockType: domain.BlockManual, Reason: "needs a decision"})
 		require.NoError(t, err)
 		require.Equal(t, domain.StatusBlocked, got.Status, "a second block keeps it blocked")
 
 		b.clock.Advance(1)
-		res1, got, err := b.svc.ResolveTaskBlock(as(b.owner), domain.ResolveTaskBlockInput{ID: blk1.GlobalID(), Notes: ptr("done")})
+		res1, got, err := b.svc.Tasks.ResolveTaskBlock(as(b.owner), domain.ResolveTaskBlockInput{ID: blk1.GlobalID(), Notes: ptr("done")})
 		require.NoError(t, err)
 		require.True(t, res1.IsResolved())
 		require.Equal(t, "done", *res1.ResolutionNotes)
 		require.Equal(t, domain.StatusBlocked, got.Status, "one open block left")
 
-		_, _, err = b.svc.ResolveTaskBlock(as(b.owner), domain.ResolveTaskBlockInput{ID: blk1.GlobalID()})
+		_, _, err = b.svc.Tasks.ResolveTaskBlock(as(b.owner), domain.ResolveTaskBlockInput{ID: blk1.GlobalID()})
 		requireCode(t, err, domain.CodeConflict, "id")
 
-		_, got, err = b.svc.ResolveTaskBlock(as(b.owner), domain.ResolveTaskBlockInput{ID: blk2.GlobalID()})
+		_, got, err = b.svc.Tasks.ResolveTaskBlock(as(b.owner), domain.ResolveTaskBlockInput{ID: blk2.GlobalID()})
 		require.NoError(t, err)
 		require.Equal(t, domain.StatusPending, got.Status, "the last resolve unblocks")
 		require.Equal(t, domain.StatusPending, b.reload(task).Status)
 
-		open, err := b.svc.BlocksOfTask(as(b.owner), task.ID, false)
+		open, err := b.svc.Tasks.BlocksOfTask(as(b.owner), task.ID, false)
 		require.NoError(t, err)
 		require.Empty(t, open)
-		all, err := b.svc.BlocksOfTask(as(b.owner), task.ID, true)
+		all, err := b.svc.Tasks.BlocksOfTask(as(b.owner), task.ID, true)
 		require.NoError(t, err)
 		require.Len(t, all, 2)
 
-		hist, err := b.svc.StateHistory(as(b.owner), task.ID)
+		hist, err := b.svc.Tasks.StateHistory(as(b.owner), task.ID)
 		require.NoError(t, err)
 		var moves []string
 		for _, h := range hist {
@@ -283,15 +283,15 @@ func TestBlocksFlow(t *testing.T) {
 
 		// a DRAFT task records the block but keeps its status
 		draft := b.createTask("draft")
-		_, got, err = b.svc.CreateTaskBlock(as(b.owner), domain.CreateTaskBlockInput{TaskID: draft.GlobalID(),
+		_, got, err = b.svc.Tasks.CreateTaskBlock(as(b.owner), domain.CreateTaskBlockInput{TaskID: draft.GlobalID(),
 			BlockType: domain.BlockManual, Reason: "later"})
 		require.NoError(t, err)
 		require.Equal(t, domain.StatusDraft, got.Status)
 
-		_, _, err = b.svc.CreateTaskBlock(as(b.owner), domain.CreateTaskBlockInput{TaskID: task.GlobalID(),
+		_, _, err = b.svc.Tasks.CreateTaskBlock(as(b.owner), domain.CreateTaskBlockInput{TaskID: task.GlobalID(),
 			BlockType: domain.BlockManual, Reason: "self", BlockingTaskID: ptr(task.GlobalID())})
 		requireCode(t, err, domain.CodeBadUserInput, "blockingTaskId")
-		_, _, err = b.svc.CreateTaskBlock(as(b.owner), domain.CreateTaskBlockInput{TaskID: task.GlobalID(),
+		_, _, err = b.svc.Tasks.CreateTaskBlock(as(b.owner), domain.CreateTaskBlockInput{TaskID: task.GlobalID(),
 			BlockType: domain.BlockManual, Reason: " "})
 		requireCode(t, err, domain.CodeBadUserInput, "reason")
 	})

@@ -9,7 +9,7 @@ import (
 
 // runAction loads a run the caller may control and applies fn to it, locked,
 // in one transaction.
-func (s *Service) runAction(ctx context.Context, in domain.RunActionInput,
+func (s *Runs) runAction(ctx context.Context, in domain.RunActionInput,
 	fn func(tx *app.Tx, run *domain.ExecutionRun) (*domain.ExecutionRun, error),
 ) (*domain.ExecutionRun, error) {
 	p, err := app.Caller(ctx)
@@ -44,7 +44,7 @@ func runConflict(run *domain.ExecutionRun, action string) error {
 
 // PauseExecutionRun pauses a running run: claims answer RUN_NOT_RUNNING and
 // heartbeats PAUSE until it resumes.
-func (s *Service) PauseExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
+func (s *Runs) PauseExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
 	return s.runAction(ctx, in, func(tx *app.Tx, run *domain.ExecutionRun) (*domain.ExecutionRun, error) {
 		if run.Status != domain.RunRunning {
 			return nil, runConflict(run, "pause")
@@ -60,7 +60,7 @@ func (s *Service) PauseExecutionRun(ctx context.Context, in domain.RunActionInpu
 }
 
 // ResumeExecutionRun resumes a paused run.
-func (s *Service) ResumeExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
+func (s *Runs) ResumeExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
 	return s.runAction(ctx, in, func(tx *app.Tx, run *domain.ExecutionRun) (*domain.ExecutionRun, error) {
 		if run.Status != domain.RunPaused {
 			return nil, runConflict(run, "resume")
@@ -80,7 +80,7 @@ func (s *Service) ResumeExecutionRun(ctx context.Context, in domain.RunActionInp
 // CancelExecutionRun cancels an active run: running executions end
 // CANCELLED, their agents are terminated (their heartbeats answer CANCEL) and
 // their tasks go back to PENDING.
-func (s *Service) CancelExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
+func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
 	return s.runAction(ctx, in, func(tx *app.Tx, run *domain.ExecutionRun) (*domain.ExecutionRun, error) {
 		if run.Status.Finished() {
 			return nil, runConflict(run, "cancel")
@@ -135,7 +135,7 @@ func (s *Service) CancelExecutionRun(ctx context.Context, in domain.RunActionInp
 
 // RetryExecutionRun starts a new run (RETRY) of a failed or cancelled run's
 // unfinished tasks: its failed and skipped tasks go back to PENDING first.
-func (s *Service) RetryExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
+func (s *Runs) RetryExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
 	return s.runAction(ctx, in, func(tx *app.Tx, run *domain.ExecutionRun) (*domain.ExecutionRun, error) {
 		if run.Status != domain.RunFailed && run.Status != domain.RunCancelled {
 			return nil, runConflict(run, "retry")

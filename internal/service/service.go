@@ -10,7 +10,6 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/events"
-	"github.com/taskgraph/taskgraph/internal/storage"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
@@ -22,10 +21,6 @@ type Options struct {
 	// LoggerFrom returns the logger of a request (carrying its request id);
 	// default: Logger for every request.
 	LoggerFrom func(ctx context.Context) *slog.Logger
-	// DataDir holds uploaded traces and examples; default "data".
-	DataDir string
-	// MaxUploadBytes bounds one uploaded file; default DefaultMaxUploadBytes.
-	MaxUploadBytes int64
 	// Events streams the event log to subscribers and is woken after every
 	// commit that recorded events. Nil: events are recorded, but nobody can
 	// subscribe.
@@ -38,15 +33,22 @@ type Options struct {
 	MaxAttempts       int
 }
 
-// Service is the application core.
+// Service is the core's use-cases, one group per field; what the groups
+// share (the database, the clock, the request's loaders, visibility) is
+// Service's own.
 type Service struct {
+	Accounts *Accounts // users.go, operator.go: users, API tokens, authentication
+	Projects *Projects // projects.go: projects and ideas
+	Tasks    *Tasks    // tasks.go, relationships.go, blocks.go, templates.go
+	Lists    *Lists    // tasklists.go, planning.go, parallelism.go: task lists and their plans
+	Runs     *Runs     // execution*.go, run_actions.go, sweep.go: runs, claims, agents, the sweep
+	Events   *Events   // events.go: the event log, paged and streamed
+
 	db          *store.DB
 	run         *app.Runner
 	clock       func() time.Time
 	log         *slog.Logger
 	loggerFrom  func(ctx context.Context) *slog.Logger
-	files       *storage.Dir
-	maxUpload   int64
 	events      *events.Broker
 	heartbeat   time.Duration
 	missed      int
@@ -75,15 +77,21 @@ func New(db *store.DB, opts Options) *Service {
 	if s.loggerFrom == nil {
 		s.loggerFrom = func(context.Context) *slog.Logger { return s.log }
 	}
-	if opts.DataDir == "" {
-		opts.DataDir = "data"
-	}
-	s.files = storage.New(opts.DataDir)
-	if s.maxUpload = opts.MaxUploadBytes; s.maxUpload <= 0 {
-		s.maxUpload = DefaultMaxUploadBytes
-	}
+	s.Accounts, s.Projects, s.Tasks, s.Lists = &Accounts{s}, &Projects{s}, &Tasks{s}, &Lists{s}
+	s.Runs, s.Events = &Runs{s}, &Events{s}
 	return s
 }
+
+// The groups of use-cases: each is the Service seen through one part of the
+// core.
+type (
+	Accounts struct{ *Service }
+	Projects struct{ *Service }
+	Tasks    struct{ *Service }
+	Lists    struct{ *Service }
+	Runs     struct{ *Service }
+	Events   struct{ *Service }
+)
 
 // logger is the logger of the request ctx belongs to.
 func (s *Service) logger(ctx context.Context) *slog.Logger { return s.loggerFrom(ctx) }

@@ -22,7 +22,7 @@ const sweepBatch = 200
 // until ctx ends (model: River's job rescuer). Every replica runs it: each
 // agent is taken under a row lock, skipped when another sweeper holds it, and
 // re-checked inside its transaction, so an agent is terminated once.
-func (s *Service) RunHeartbeatSweep(ctx context.Context) {
+func (s *Runs) RunHeartbeatSweep(ctx context.Context) {
 	t := time.NewTicker(s.heartbeat / 2)
 	defer t.Stop()
 	for {
@@ -38,13 +38,13 @@ func (s *Service) RunHeartbeatSweep(ctx context.Context) {
 }
 
 // deadline is how long an agent may stay silent.
-func (s *Service) deadline() time.Duration { return time.Duration(s.missed) * s.heartbeat }
+func (s *Runs) deadline() time.Duration { return time.Duration(s.missed) * s.heartbeat }
 
 // SweepAgents terminates the agents whose last heartbeat is older than
 // missed-heartbeats × heartbeat-interval by the database clock: their
 // execution becomes INTERRUPTED and their task goes back to PENDING, or to
 // FAILED once max-attempts is reached. It returns how many it terminated.
-func (s *Service) SweepAgents(ctx context.Context) (int, error) {
+func (s *Runs) SweepAgents(ctx context.Context) (int, error) {
 	silent, err := s.db.SilentAgents(ctx, s.deadline(), sweepBatch)
 	if err != nil {
 		return 0, err
@@ -63,7 +63,7 @@ func (s *Service) SweepAgents(ctx context.Context) (int, error) {
 }
 
 // terminateSilent terminates one agent if it is still live and silent.
-func (s *Service) terminateSilent(ctx context.Context, agentID string) (bool, error) {
+func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error) {
 	done := false
 	err := s.tx(ctx, func(tx *app.Tx) error {
 		done = false

@@ -10,20 +10,20 @@ import (
 )
 
 // CreateTaskList creates a list, optionally filled with tasks in the given order.
-func (s *Service) CreateTaskList(ctx context.Context, in domain.CreateTaskListInput) (*domain.TaskList, error) {
+func (s *Lists) CreateTaskList(ctx context.Context, in domain.CreateTaskListInput) (*domain.TaskList, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	project, err := s.writableProject(ctx, p, in.ProjectID, "projectId")
+	project, err := s.Projects.writableProject(ctx, p, in.ProjectID, "projectId")
 	if err != nil {
 		return nil, err
 	}
-	name, err := checkText("name", in.Name, maxName, true)
+	name, err := domain.CheckText("name", in.Name, domain.MaxName, true)
 	if err != nil {
 		return nil, err
 	}
-	desc, err := checkText("description", deref(in.Description), maxDescription, false)
+	desc, err := domain.CheckText("description", deref(in.Description), domain.MaxDescription, false)
 	if err != nil {
 		return nil, err
 	}
@@ -52,14 +52,14 @@ func (s *Service) CreateTaskList(ctx context.Context, in domain.CreateTaskListIn
 }
 
 // tasksForList decodes task ids, each once, all visible and in the project.
-func (s *Service) tasksForList(ctx context.Context, p *auth.Principal, projectID string, gids []string, field string) ([]*domain.Task, error) {
+func (s *Lists) tasksForList(ctx context.Context, p *auth.Principal, projectID string, gids []string, field string) ([]*domain.Task, error) {
 	if len(gids) > 500 {
 		return nil, domain.InputError(field, "at most 500 tasks at once")
 	}
 	seen := map[string]bool{}
 	out := make([]*domain.Task, 0, len(gids))
 	for _, gid := range gids {
-		t, _, err := s.visibleTask(ctx, p, gid, field)
+		t, _, err := s.Tasks.visibleTask(ctx, p, gid, field)
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +76,7 @@ func (s *Service) tasksForList(ctx context.Context, p *auth.Principal, projectID
 }
 
 // addToList moves tasks into a list in order; tasks already in it stay put.
-func (s *Service) addToList(ctx context.Context, tx *app.Tx, p *auth.Principal, listID string, tasks []*domain.Task) error {
+func (s *Lists) addToList(ctx context.Context, tx *app.Tx, p *auth.Principal, listID string, tasks []*domain.Task) error {
 	now := s.now()
 	for _, t0 := range tasks {
 		t, err := lockTask(ctx, tx, t0.ID, nil)
@@ -87,7 +87,7 @@ func (s *Service) addToList(ctx context.Context, tx *app.Tx, p *auth.Principal, 
 			continue
 		}
 		before := *t
-		if err := s.moveToList(ctx, tx, p, t, listID, now); err != nil {
+		if err := s.Tasks.moveToList(ctx, tx, p, t, listID, now); err != nil {
 			return err
 		}
 		t.UpdatedAt = now
@@ -101,7 +101,7 @@ func (s *Service) addToList(ctx context.Context, tx *app.Tx, p *auth.Principal, 
 
 // AddTasksToList appends tasks to a list; they leave the evaluation queue (or
 // their old list), and DRAFT or EVALUATING ones become PENDING.
-func (s *Service) AddTasksToList(ctx context.Context, in domain.AddTasksToListInput) (*domain.TaskList, []*domain.TaskListItem, error) {
+func (s *Lists) AddTasksToList(ctx context.Context, in domain.AddTasksToListInput) (*domain.TaskList, []*domain.TaskListItem, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -135,7 +135,7 @@ func (s *Service) AddTasksToList(ctx context.Context, in domain.AddTasksToListIn
 	return l, items, err
 }
 
-func (s *Service) visibleList(ctx context.Context, p *auth.Principal, gid, field string) (*domain.TaskList, error) {
+func (s *Lists) visibleList(ctx context.Context, p *auth.Principal, gid, field string) (*domain.TaskList, error) {
 	id, err := domain.DecodeID(domain.KindTaskList, gid, field)
 	if err != nil {
 		return nil, err
@@ -147,14 +147,14 @@ func (s *Service) visibleList(ctx context.Context, p *auth.Principal, gid, field
 	if l == nil {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "task list not found"}
 	}
-	if _, err := s.visibleProjectByID(ctx, p, l.ProjectID); err != nil {
+	if _, err := s.Projects.visibleProjectByID(ctx, p, l.ProjectID); err != nil {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "task list not found"}
 	}
 	return l, nil
 }
 
 // TaskList finds a list by global id; nil when absent or invisible.
-func (s *Service) TaskList(ctx context.Context, gid string) (*domain.TaskList, error) {
+func (s *Lists) TaskList(ctx context.Context, gid string) (*domain.TaskList, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -167,7 +167,7 @@ func (s *Service) TaskList(ctx context.Context, gid string) (*domain.TaskList, e
 }
 
 // TaskListByID loads a list for nested fields.
-func (s *Service) TaskListByID(ctx context.Context, id *string) (*domain.TaskList, error) {
+func (s *Lists) TaskListByID(ctx context.Context, id *string) (*domain.TaskList, error) {
 	if id == nil {
 		return nil, nil
 	}
@@ -175,12 +175,12 @@ func (s *Service) TaskListByID(ctx context.Context, id *string) (*domain.TaskLis
 }
 
 // ItemOfTask loads a task's list item.
-func (s *Service) ItemOfTask(ctx context.Context, taskID string) (*domain.TaskListItem, error) {
+func (s *Lists) ItemOfTask(ctx context.Context, taskID string) (*domain.TaskListItem, error) {
 	return s.load(ctx).itemOfTask.Load(ctx, taskID)
 }
 
 // ItemsOfList pages a list's items in list order.
-func (s *Service) ItemsOfList(ctx context.Context, listID string, page domain.PageArgs) (domain.Page[*domain.TaskListItem], error) {
+func (s *Lists) ItemsOfList(ctx context.Context, listID string, page domain.PageArgs) (domain.Page[*domain.TaskListItem], error) {
 	return app.NestedPage(ctx, s.db, "TaskList.items", page, listID,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.TaskListItem], error) {
 			return q.Lists.ItemsByLists(ctx, parents, page)
@@ -191,7 +191,7 @@ func (s *Service) ItemsOfList(ctx context.Context, listID string, page domain.Pa
 }
 
 // TasksOfList pages a list's tasks in list order (the item page, then its tasks).
-func (s *Service) TasksOfList(ctx context.Context, listID string, page domain.PageArgs) (domain.Page[*domain.Task], error) {
+func (s *Lists) TasksOfList(ctx context.Context, listID string, page domain.PageArgs) (domain.Page[*domain.Task], error) {
 	items, err := s.ItemsOfList(ctx, listID, page)
 	if err != nil {
 		return domain.Page[*domain.Task]{}, err

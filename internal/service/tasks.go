@@ -22,7 +22,7 @@ type taskRefs struct {
 	supersedes *domain.Task
 }
 
-func (s *Service) resolveRefs(ctx context.Context, projectID string, listID, parentID, ideaID, supersedesID *string) (taskRefs, error) {
+func (s *Tasks) resolveRefs(ctx context.Context, projectID string, listID, parentID, ideaID, supersedesID *string) (taskRefs, error) {
 	var r taskRefs
 	l := s.load(ctx)
 	if listID != nil {
@@ -81,11 +81,11 @@ func checkImpacts(taskID string, in []*domain.FileImpactInput, now time.Time) ([
 	seen := map[string]bool{}
 	out := make([]*domain.TaskFileImpact, 0, len(in))
 	for _, fi := range in {
-		path, err := checkText("fileImpacts.filePath", fi.FilePath, 1000, true)
+		path, err := domain.CheckText("fileImpacts.filePath", fi.FilePath, 1000, true)
 		if err != nil {
 			return nil, err
 		}
-		if err := checkUnit("fileImpacts.confidence", fi.Confidence); err != nil {
+		if err := domain.CheckUnit("fileImpacts.confidence", fi.Confidence); err != nil {
 			return nil, err
 		}
 		key := path + "\x00" + string(fi.Operation)
@@ -124,7 +124,7 @@ func checkTaskLists(acceptance, codebase, api, ui, files []string) (taskLists, e
 		if l.in == nil {
 			continue
 		}
-		if *l.out, err = checkList(l.field, l.in, maxListItems, maxListEntry); err != nil {
+		if *l.out, err = domain.CheckList(l.field, l.in, domain.MaxListItems, domain.MaxListEntry); err != nil {
 			return out, err
 		}
 	}
@@ -133,12 +133,12 @@ func checkTaskLists(acceptance, codebase, api, ui, files []string) (taskLists, e
 
 // CreateTask creates a task: PENDING in a list, EVALUATING in the evaluation
 // queue, DRAFT otherwise.
-func (s *Service) CreateTask(ctx context.Context, in domain.CreateTaskInput) (*domain.Task, error) {
+func (s *Tasks) CreateTask(ctx context.Context, in domain.CreateTaskInput) (*domain.Task, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	project, err := s.writableProject(ctx, p, in.ProjectID, "projectId")
+	project, err := s.Projects.writableProject(ctx, p, in.ProjectID, "projectId")
 	if err != nil {
 		return nil, err
 	}
@@ -150,12 +150,12 @@ func (s *Service) CreateTask(ctx context.Context, in domain.CreateTaskInput) (*d
 	return t, err
 }
 
-func (s *Service) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, project *domain.Project, in domain.CreateTaskInput) (*domain.Task, error) {
-	title, err := checkText("title", in.Title, maxTitle, true)
+func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, project *domain.Project, in domain.CreateTaskInput) (*domain.Task, error) {
+	title, err := domain.CheckText("title", in.Title, domain.MaxTitle, true)
 	if err != nil {
 		return nil, err
 	}
-	desc, err := checkText("description", deref(in.Description), maxDescription, false)
+	desc, err := domain.CheckText("description", deref(in.Description), domain.MaxDescription, false)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (s *Service) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal,
 
 // appendToList adds tasks (already checked to be in the list's project) at the end
 // of a list and recounts the lists involved.
-func (s *Service) appendToList(ctx context.Context, tx *app.Tx, listID string, taskIDs []string, now time.Time) error {
+func (s *Tasks) appendToList(ctx context.Context, tx *app.Tx, listID string, taskIDs []string, now time.Time) error {
 	pos, err := tx.Lists.MaxItemPosition(ctx, listID)
 	if err != nil {
 		return err
@@ -261,7 +261,7 @@ func (s *Service) appendToList(ctx context.Context, tx *app.Tx, listID string, t
 }
 
 // editableTask loads a task the caller may change, by global id given in field.
-func (s *Service) editableTask(ctx context.Context, p *auth.Principal, gid, field string) (*domain.Task, *domain.Project, error) {
+func (s *Tasks) editableTask(ctx context.Context, p *auth.Principal, gid, field string) (*domain.Task, *domain.Project, error) {
 	t, project, err := s.visibleTask(ctx, p, gid, field)
 	if err != nil {
 		return nil, nil, err
@@ -269,7 +269,7 @@ func (s *Service) editableTask(ctx context.Context, p *auth.Principal, gid, fiel
 	return t, project, checkWriter(p)
 }
 
-func (s *Service) visibleTask(ctx context.Context, p *auth.Principal, gid, field string) (*domain.Task, *domain.Project, error) {
+func (s *Tasks) visibleTask(ctx context.Context, p *auth.Principal, gid, field string) (*domain.Task, *domain.Project, error) {
 	id, err := domain.DecodeID(domain.KindTask, gid, field)
 	if err != nil {
 		return nil, nil, err
@@ -312,7 +312,7 @@ func versionConflict(current int) error {
 
 // UpdateTask changes the given fields; with expectedVersion it applies only if the
 // task is still at that version. Every successful update raises the version by one.
-func (s *Service) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*domain.Task, error) {
+func (s *Tasks) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*domain.Task, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -418,12 +418,12 @@ func sameFileOperations(a, b []*domain.TaskFileImpact) bool {
 func applyTaskFields(t *domain.Task, in domain.UpdateTaskInput, lists taskLists) error {
 	var err error
 	if in.Title != nil {
-		if t.Title, err = checkText("title", *in.Title, maxTitle, true); err != nil {
+		if t.Title, err = domain.CheckText("title", *in.Title, domain.MaxTitle, true); err != nil {
 			return err
 		}
 	}
 	if in.Description != nil {
-		if t.Description, err = checkText("description", *in.Description, maxDescription, false); err != nil {
+		if t.Description, err = domain.CheckText("description", *in.Description, domain.MaxDescription, false); err != nil {
 			return err
 		}
 	}
@@ -512,7 +512,7 @@ func clearTaskFields(t *domain.Task, null map[string]bool) error {
 
 // relink applies new idea, parent and superseded references; parent and
 // superseded task are mirrored as SUBTASK_OF and SUPERSEDES links, cycle-checked.
-func (s *Service) relink(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, refs taskRefs, null map[string]bool, now time.Time) error {
+func (s *Tasks) relink(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, refs taskRefs, null map[string]bool, now time.Time) error {
 	if refs.idea != nil {
 		t.IdeaID = &refs.idea.ID
 	}
@@ -552,7 +552,7 @@ func (s *Service) relink(ctx context.Context, tx *app.Tx, p *auth.Principal, t *
 }
 
 // setQueued puts a task into or takes it out of the evaluation queue.
-func (s *Service) setQueued(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, queued bool, now time.Time) error {
+func (s *Tasks) setQueued(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, queued bool, now time.Time) error {
 	if queued == t.InEvaluationQueue() {
 		return nil
 	}
@@ -577,7 +577,7 @@ func (s *Service) setQueued(ctx context.Context, tx *app.Tx, p *auth.Principal, 
 
 // moveToList takes a task out of the queue or its old list and appends it to a
 // list; a DRAFT or EVALUATING task becomes PENDING.
-func (s *Service) moveToList(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, listID string, now time.Time) error {
+func (s *Tasks) moveToList(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, listID string, now time.Time) error {
 	old := t.TaskListID
 	if old != nil {
 		if err := tx.Lists.DeleteItemOfTask(ctx, t.ID); err != nil {
@@ -611,7 +611,7 @@ func (s *Service) moveToList(ctx context.Context, tx *app.Tx, p *auth.Principal,
 }
 
 // TransitionTask moves a task along its lifecycle, recording the change.
-func (s *Service) TransitionTask(ctx context.Context, in domain.TransitionTaskInput) (*domain.Task, *domain.TaskStateChange, error) {
+func (s *Tasks) TransitionTask(ctx context.Context, in domain.TransitionTaskInput) (*domain.Task, *domain.TaskStateChange, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -620,7 +620,7 @@ func (s *Service) TransitionTask(ctx context.Context, in domain.TransitionTaskIn
 	if err != nil {
 		return nil, nil, err
 	}
-	reason, err := checkOptText("reason", in.Reason, 2000)
+	reason, err := domain.CheckOptText("reason", in.Reason, 2000)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -655,7 +655,7 @@ func (s *Service) TransitionTask(ctx context.Context, in domain.TransitionTaskIn
 
 // transition applies a lifecycle move to t in memory and writes its history row
 // and list item; the caller writes the task row.
-func (s *Service) transition(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, engine bool, now time.Time) (*domain.TaskStateChange, error) {
+func (s *Tasks) transition(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, engine bool, now time.Time) (*domain.TaskStateChange, error) {
 	from := t.Status
 	if err := domain.CheckTransition(from, to, engine); err != nil {
 		return nil, err
@@ -702,7 +702,7 @@ func (s *Service) transition(ctx context.Context, tx *app.Tx, p *auth.Principal,
 }
 
 // Task finds a task by global id or display id; nil when absent or invisible.
-func (s *Service) Task(ctx context.Context, gid, displayID *string) (*domain.Task, error) {
+func (s *Tasks) Task(ctx context.Context, gid, displayID *string) (*domain.Task, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -738,7 +738,7 @@ func (s *Service) Task(ctx context.Context, gid, displayID *string) (*domain.Tas
 }
 
 // TaskByID loads a task for nested fields (nil when gone).
-func (s *Service) TaskByID(ctx context.Context, id *string) (*domain.Task, error) {
+func (s *Tasks) TaskByID(ctx context.Context, id *string) (*domain.Task, error) {
 	if id == nil {
 		return nil, nil
 	}
@@ -771,8 +771,8 @@ func decodeFilter(f *domain.TaskFilter) (*domain.TaskFilter, error) {
 	return &out, nil
 }
 
-// Tasks pages the tasks of one project, or of every project the caller can see.
-func (s *Service) Tasks(ctx context.Context, projectGID *string, args TasksArgs) (domain.Page[*domain.Task], error) {
+// ListTasks pages the tasks of one project, or of every project the caller can see.
+func (s *Tasks) ListTasks(ctx context.Context, projectGID *string, args TasksArgs) (domain.Page[*domain.Task], error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return domain.Page[*domain.Task]{}, err
@@ -783,7 +783,7 @@ func (s *Service) Tasks(ctx context.Context, projectGID *string, args TasksArgs)
 	}
 	tq := store.TaskQuery{Scope: app.ScopeOf(p), Filter: filter, Order: args.Order, Page: args.Page}
 	if projectGID != nil {
-		project, err := s.visibleProject(ctx, p, *projectGID, "projectId")
+		project, err := s.Projects.visibleProject(ctx, p, *projectGID, "projectId")
 		if err != nil {
 			return domain.Page[*domain.Task]{}, err
 		}
@@ -802,7 +802,7 @@ func (s *Service) Tasks(ctx context.Context, projectGID *string, args TasksArgs)
 }
 
 // TasksOfProject pages a project's tasks (batched across projects).
-func (s *Service) TasksOfProject(ctx context.Context, projectID string, args TasksArgs) (domain.Page[*domain.Task], error) {
+func (s *Tasks) TasksOfProject(ctx context.Context, projectID string, args TasksArgs) (domain.Page[*domain.Task], error) {
 	filter, err := decodeFilter(args.Filter)
 	if err != nil {
 		return domain.Page[*domain.Task]{}, err
@@ -812,18 +812,18 @@ func (s *Service) TasksOfProject(ctx context.Context, projectID string, args Tas
 }
 
 // EvaluationQueue pages a project's queued tasks, highest priority score first.
-func (s *Service) EvaluationQueue(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.Task], error) {
+func (s *Tasks) EvaluationQueue(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.Task], error) {
 	return s.nestedTasks(ctx, "Project.evaluationQueue", projectID, store.TaskQuery{Scope: domain.ProjectScope{All: true},
 		Filter: &domain.TaskFilter{InEvaluationQueue: ptr(true)},
 		Order:  &domain.TaskOrder{Field: domain.OrderPriorityScore, Direction: domain.OrderDesc}, Page: page}, false)
 }
 
 // TasksOfIdea pages the tasks related to an idea.
-func (s *Service) TasksOfIdea(ctx context.Context, ideaID string, page domain.PageArgs) (domain.Page[*domain.Task], error) {
+func (s *Tasks) TasksOfIdea(ctx context.Context, ideaID string, page domain.PageArgs) (domain.Page[*domain.Task], error) {
 	return s.nestedTasks(ctx, "Idea.tasks", ideaID, store.TaskQuery{Scope: domain.ProjectScope{All: true}, Page: page}, true)
 }
 
-func (s *Service) nestedTasks(ctx context.Context, field, parent string, tq store.TaskQuery, byIdea bool) (domain.Page[*domain.Task], error) {
+func (s *Tasks) nestedTasks(ctx context.Context, field, parent string, tq store.TaskQuery, byIdea bool) (domain.Page[*domain.Task], error) {
 	withParents := func(parents []string) store.TaskQuery {
 		out := tq
 		if byIdea {

@@ -35,7 +35,7 @@ func TestCreateTaskDefaults(t *testing.T) {
 		require.Equal(t, domain.StatusDraft, stored.Status)
 		require.True(t, stored.CreatedAt.Equal(at(0)))
 
-		hist, err := b.svc.StateHistory(as(b.owner), task.ID)
+		hist, err := b.svc.Tasks.StateHistory(as(b.owner), task.ID)
 		require.NoError(t, err)
 		require.Len(t, hist, 1)
 		require.Nil(t, hist[0].FromStatus)
@@ -53,7 +53,7 @@ func mustUserID(t *testing.T, gid string) string {
 
 func TestCreateTaskStatuses(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
-		list, err := b.svc.CreateTaskList(as(b.owner), domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "Sprint"})
+		list, err := b.svc.Lists.CreateTaskList(as(b.owner), domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "Sprint"})
 		require.NoError(t, err)
 		require.Equal(t, 3, list.MaxParallelAgents, "default maxParallelAgents")
 		require.Equal(t, domain.ListDraft, list.Status)
@@ -62,7 +62,7 @@ func TestCreateTaskStatuses(t *testing.T) {
 		require.Equal(t, domain.StatusPending, inList.Status)
 		require.Equal(t, list.ID, *inList.TaskListID)
 		require.False(t, inList.InEvaluationQueue())
-		item, err := b.svc.ItemOfTask(as(b.owner), inList.ID)
+		item, err := b.svc.Lists.ItemOfTask(as(b.owner), inList.ID)
 		require.NoError(t, err)
 		require.Equal(t, 1, item.Position)
 		require.Equal(t, domain.ItemPending, item.ItemStatus)
@@ -76,15 +76,15 @@ func TestCreateTaskStatuses(t *testing.T) {
 		require.Equal(t, domain.StatusDraft, notQueued.Status)
 		require.False(t, notQueued.InEvaluationQueue())
 
-		_, err = b.svc.CreateTask(as(b.owner), domain.CreateTaskInput{ProjectID: b.project.GlobalID(), Title: "both",
+		_, err = b.svc.Tasks.CreateTask(as(b.owner), domain.CreateTaskInput{ProjectID: b.project.GlobalID(), Title: "both",
 			TaskListID: ptr(list.GlobalID()), InEvaluationQueue: ptr(true)})
 		requireCode(t, err, domain.CodeBadUserInput, "inEvaluationQueue")
 
-		got, err := b.svc.TaskList(as(b.owner), list.GlobalID())
+		got, err := b.svc.Lists.TaskList(as(b.owner), list.GlobalID())
 		require.NoError(t, err)
 		require.Equal(t, 1, got.TotalTasks)
 
-		queue, err := b.svc.EvaluationQueue(as(b.owner), b.project.ID, domain.PageArgs{})
+		queue, err := b.svc.Tasks.EvaluationQueue(as(b.owner), b.project.ID, domain.PageArgs{})
 		require.NoError(t, err)
 		require.Len(t, queue.Items, 1)
 		require.Equal(t, queued.ID, queue.Items[0].ID)
@@ -118,7 +118,7 @@ func TestCreateTaskFields(t *testing.T) {
 		require.Equal(t, domain.Strings{"unit"}, stored.CodebaseTests)
 		require.Equal(t, 140, stored.PriorityScore)
 
-		impacts, err := b.svc.FileImpacts(as(b.owner), task.ID)
+		impacts, err := b.svc.Tasks.FileImpacts(as(b.owner), task.ID)
 		require.NoError(t, err)
 		require.Len(t, impacts, 2)
 		require.Equal(t, "a.go", impacts[0].FilePath)
@@ -146,7 +146,7 @@ func TestCreateTaskFields(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				in := domain.CreateTaskInput{ProjectID: b.project.GlobalID(), Title: "x"}
 				tc.edit(&in)
-				_, err := b.svc.CreateTask(as(b.owner), in)
+				_, err := b.svc.Tasks.CreateTask(as(b.owner), in)
 				requireCode(t, err, domain.CodeBadUserInput, tc.field)
 			})
 		}
@@ -168,20 +168,20 @@ func TestDisplayIDs(t *testing.T) {
 		require.Equal(t, "TU-WEBAPP-FEA-003", b.createTask("e", cat(domain.CategoryFeature)).DisplayID)
 
 		long := b.createProject(b.owner, "very-long-project-name")
-		task, err := b.svc.CreateTask(as(b.owner), domain.CreateTaskInput{ProjectID: long.GlobalID(), Title: "x", Category: ptr(domain.CategoryResearch)})
+		task, err := b.svc.Tasks.CreateTask(as(b.owner), domain.CreateTaskInput{ProjectID: long.GlobalID(), Title: "x", Category: ptr(domain.CategoryResearch)})
 		require.NoError(t, err)
 		require.Equal(t, "TU-VERYLONG-RES-001", task.DisplayID)
 
 		// a category change keeps the display id: numbers are never reused or moved
-		changed, err := b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), Category: ptr(domain.CategoryBug)})
+		changed, err := b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), Category: ptr(domain.CategoryBug)})
 		require.NoError(t, err)
 		require.Equal(t, domain.CategoryBug, changed.Category)
 		require.Equal(t, "TU-VERYLONG-RES-001", changed.DisplayID)
 
-		byDisplay, err := b.svc.Task(as(b.owner), nil, ptr("TU-WEBAPP-FEA-002"))
+		byDisplay, err := b.svc.Tasks.Task(as(b.owner), nil, ptr("TU-WEBAPP-FEA-002"))
 		require.NoError(t, err)
 		require.Equal(t, "b", byDisplay.Title)
-		missing, err := b.svc.Task(as(b.owner), nil, ptr("TU-WEBAPP-FEA-999"))
+		missing, err := b.svc.Tasks.Task(as(b.owner), nil, ptr("TU-WEBAPP-FEA-999"))
 		require.NoError(t, err)
 		require.Nil(t, missing)
 	})
@@ -191,7 +191,7 @@ func TestUpdateTaskVersions(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
 		task := b.createTask("v")
 		b.clock.Advance(time.Hour)
-		up, err := b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), ExpectedVersion: ptr(1),
+		up, err := b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), ExpectedVersion: ptr(1),
 			Title: ptr("v2"), Priority: ptr(domain.PriorityP1)})
 		require.NoError(t, err)
 		require.Equal(t, 2, up.Version)
@@ -201,28 +201,28 @@ func TestUpdateTaskVersions(t *testing.T) {
 		require.True(t, at(0).Equal(up.CreatedAt))
 
 		// without expectedVersion the update applies and still raises the version
-		up, err = b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), Description: ptr("d")})
+		up, err = b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), Description: ptr("d")})
 		require.NoError(t, err)
 		require.Equal(t, 3, up.Version)
 		// an update that changes nothing is still an update
-		up, err = b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), ExpectedVersion: ptr(3)})
+		up, err = b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), ExpectedVersion: ptr(3)})
 		require.NoError(t, err)
 		require.Equal(t, 4, up.Version)
 
-		_, err = b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), ExpectedVersion: ptr(2), Title: ptr("lost")})
+		_, err = b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), ExpectedVersion: ptr(2), Title: ptr("lost")})
 		e := requireCode(t, err, domain.CodeVersionConflict, "expectedVersion")
 		require.Equal(t, 4, e.Details["currentVersion"])
 		stored := b.reload(task)
 		require.Equal(t, "v2", stored.Title, "a stale update changes nothing")
 		require.Equal(t, 4, stored.Version)
 
-		_, err = b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), Title: ptr(" ")})
+		_, err = b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), Title: ptr(" ")})
 		requireCode(t, err, domain.CodeBadUserInput, "title")
-		_, err = b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), ActualEffortMinutes: ptr(-1)})
+		_, err = b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), ActualEffortMinutes: ptr(-1)})
 		requireCode(t, err, domain.CodeBadUserInput, "actualEffortMinutes")
 		require.Equal(t, 4, b.reload(task).Version)
 
-		up, err = b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), Embedding: []float64{0.25, -0.5}, EmbeddingModel: ptr("m")})
+		up, err = b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), Embedding: []float64{0.25, -0.5}, EmbeddingModel: ptr("m")})
 		require.NoError(t, err)
 		require.Equal(t, []float64{0.25, -0.5}, b.reload(up).EmbeddingVector())
 	})
@@ -235,7 +235,7 @@ func TestConcurrentUpdatesWithExpectedVersion(t *testing.T) {
 		errs := make(chan error, workers)
 		for i := range workers {
 			go func() {
-				_, err := b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), ExpectedVersion: ptr(1),
+				_, err := b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), ExpectedVersion: ptr(1),
 					Title: ptr("writer " + string(rune('a'+i)))})
 				errs <- err
 			}()
@@ -263,7 +263,7 @@ func TestTransitionTaskHistory(t *testing.T) {
 		version := 1
 		for i, to := range steps {
 			b.clock.Advance(time.Minute)
-			got, change, err := b.svc.TransitionTask(as(b.owner), domain.TransitionTaskInput{ID: task.GlobalID(), To: to, Reason: ptr("step")})
+			got, change, err := b.svc.Tasks.TransitionTask(as(b.owner), domain.TransitionTaskInput{ID: task.GlobalID(), To: to, Reason: ptr("step")})
 			require.NoError(t, err, "%s -> %s", from, to)
 			version++
 			require.Equal(t, to, got.Status)
@@ -286,7 +286,7 @@ func TestTransitionTaskHistory(t *testing.T) {
 		require.Equal(t, at(3*time.Minute), final.StartedAt.UTC(), "started at the first IN_PROGRESS")
 		require.Equal(t, at(8*time.Minute), final.CompletedAt.UTC())
 
-		hist, err := b.svc.StateHistory(as(b.owner), task.ID)
+		hist, err := b.svc.Tasks.StateHistory(as(b.owner), task.ID)
 		require.NoError(t, err)
 		require.Len(t, hist, len(steps)+1)
 		require.Nil(t, hist[0].FromStatus)
@@ -295,17 +295,17 @@ func TestTransitionTaskHistory(t *testing.T) {
 			require.Equal(t, hist[i].ToStatus, *hist[i+1].FromStatus)
 		}
 
-		_, _, err = b.svc.TransitionTask(as(b.owner), domain.TransitionTaskInput{ID: task.GlobalID(), To: domain.StatusPending})
+		_, _, err = b.svc.Tasks.TransitionTask(as(b.owner), domain.TransitionTaskInput{ID: task.GlobalID(), To: domain.StatusPending})
 		e := requireCode(t, err, domain.CodeInvalidTransition, "to")
 		require.Equal(t, "COMPLETED", e.Details["from"])
 		require.Equal(t, "PENDING", e.Details["to"])
 
 		other := b.transition(b.transition(b.createTask("engine only"), domain.StatusPending), domain.StatusInProgress)
 		for _, to := range []domain.TaskStatus{domain.StatusFailed, domain.StatusPending, domain.StatusDraft, domain.StatusCompleted} {
-			_, _, err = b.svc.TransitionTask(as(b.owner), domain.TransitionTaskInput{ID: other.GlobalID(), To: to})
+			_, _, err = b.svc.Tasks.TransitionTask(as(b.owner), domain.TransitionTaskInput{ID: other.GlobalID(), To: to})
 			requireCode(t, err, domain.CodeInvalidTransition)
 		}
-		hist, err = b.svc.StateHistory(as(b.owner), other.ID)
+		hist, err = b.svc.Tasks.StateHistory(as(b.owner), other.ID)
 		require.NoError(t, err)
 		require.Len(t, hist, 3, "refused transitions leave no history")
 		require.Equal(t, domain.StatusInProgress, b.reload(other).Status)
@@ -314,21 +314,21 @@ func TestTransitionTaskHistory(t *testing.T) {
 
 func TestTransitionInListMirrorsItem(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
-		list, err := b.svc.CreateTaskList(as(b.owner), domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "L"})
+		list, err := b.svc.Lists.CreateTaskList(as(b.owner), domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "L"})
 		require.NoError(t, err)
 		task := b.createTask("in list", func(in *domain.CreateTaskInput) { in.TaskListID = ptr(list.GlobalID()) })
-		_, _, err = b.svc.TransitionTask(as(b.owner), domain.TransitionTaskInput{ID: task.GlobalID(), To: domain.StatusEvaluating})
+		_, _, err = b.svc.Tasks.TransitionTask(as(b.owner), domain.TransitionTaskInput{ID: task.GlobalID(), To: domain.StatusEvaluating})
 		requireCode(t, err, domain.CodeInvalidTransition)
 
 		for _, to := range []domain.TaskStatus{domain.StatusInProgress, domain.StatusValidating, domain.StatusCompleted} {
 			b.transition(task, to)
 		}
-		item, err := b.svc.ItemOfTask(as(b.owner), task.ID)
+		item, err := b.svc.Lists.ItemOfTask(as(b.owner), task.ID)
 		require.NoError(t, err)
 		require.Equal(t, domain.ItemCompleted, item.ItemStatus)
 		require.NotNil(t, item.StartedAt)
 		require.NotNil(t, item.CompletedAt)
-		got, err := b.svc.TaskList(as(b.owner), list.GlobalID())
+		got, err := b.svc.Lists.TaskList(as(b.owner), list.GlobalID())
 		require.NoError(t, err)
 		require.Equal(t, 1, got.TotalTasks)
 		require.Equal(t, 1, got.CompletedTasks)
@@ -344,17 +344,17 @@ func TestAddTasksToList(t *testing.T) {
 		for _, to := range []domain.TaskStatus{domain.StatusPending, domain.StatusInProgress, domain.StatusValidating, domain.StatusCompleted} {
 			done = b.transition(done, to)
 		}
-		first, err := b.svc.CreateTaskList(as(b.owner), domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "first"})
+		first, err := b.svc.Lists.CreateTaskList(as(b.owner), domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "first"})
 		require.NoError(t, err)
 		elsewhere := b.createTask("in first list", func(in *domain.CreateTaskInput) { in.TaskListID = ptr(first.GlobalID()) })
 
-		list, err := b.svc.CreateTaskList(as(b.owner), domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "second",
+		list, err := b.svc.Lists.CreateTaskList(as(b.owner), domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "second",
 			MaxParallelAgents: ptr(2), TaskIDs: []string{draft.GlobalID()}})
 		require.NoError(t, err)
 		require.Equal(t, 1, list.TotalTasks)
 		require.Equal(t, 2, list.MaxParallelAgents)
 
-		got, items, err := b.svc.AddTasksToList(as(b.owner), domain.AddTasksToListInput{TaskListID: list.GlobalID(),
+		got, items, err := b.svc.Lists.AddTasksToList(as(b.owner), domain.AddTasksToListInput{TaskListID: list.GlobalID(),
 			TaskIDs: []string{queued.GlobalID(), blocked.GlobalID(), done.GlobalID(), elsewhere.GlobalID(), draft.GlobalID()}})
 		require.NoError(t, err)
 		require.Equal(t, 5, got.TotalTasks)
@@ -377,19 +377,19 @@ func TestAddTasksToList(t *testing.T) {
 			require.Equal(t, list.ID, *task.TaskListID, task.Title)
 			require.False(t, task.InEvaluationQueue(), "adding to a list takes a task out of the queue")
 		}
-		hist, err := b.svc.StateHistory(as(b.owner), queued.ID)
+		hist, err := b.svc.Tasks.StateHistory(as(b.owner), queued.ID)
 		require.NoError(t, err)
 		require.Equal(t, domain.StatusEvaluating, *hist[len(hist)-1].FromStatus)
 		require.Equal(t, domain.StatusPending, hist[len(hist)-1].ToStatus)
 
-		old, err := b.svc.TaskList(as(b.owner), first.GlobalID())
+		old, err := b.svc.Lists.TaskList(as(b.owner), first.GlobalID())
 		require.NoError(t, err)
 		require.Zero(t, old.TotalTasks, "the old list is recounted")
-		oldItems, err := b.svc.ItemsOfList(as(b.owner), first.ID, domain.PageArgs{})
+		oldItems, err := b.svc.Lists.ItemsOfList(as(b.owner), first.ID, domain.PageArgs{})
 		require.NoError(t, err)
 		require.Empty(t, oldItems.Items)
 
-		page, err := b.svc.TasksOfList(as(b.owner), list.ID, domain.PageArgs{First: ptr(2)})
+		page, err := b.svc.Lists.TasksOfList(as(b.owner), list.ID, domain.PageArgs{First: ptr(2)})
 		require.NoError(t, err)
 		require.Equal(t, []string{draft.ID, queued.ID}, []string{page.Items[0].ID, page.Items[1].ID})
 		require.True(t, page.HasNextPage)
@@ -398,18 +398,18 @@ func TestAddTasksToList(t *testing.T) {
 		require.Equal(t, 5, total)
 
 		// a queued task can't go back to the queue while in a list
-		_, err = b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: queued.GlobalID(), InEvaluationQueue: ptr(true)})
+		_, err = b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: queued.GlobalID(), InEvaluationQueue: ptr(true)})
 		requireCode(t, err, domain.CodeConflict, "inEvaluationQueue")
 
-		_, _, err = b.svc.AddTasksToList(as(b.owner), domain.AddTasksToListInput{TaskListID: list.GlobalID()})
+		_, _, err = b.svc.Lists.AddTasksToList(as(b.owner), domain.AddTasksToListInput{TaskListID: list.GlobalID()})
 		requireCode(t, err, domain.CodeBadUserInput, "taskIds")
-		_, _, err = b.svc.AddTasksToList(as(b.owner), domain.AddTasksToListInput{TaskListID: list.GlobalID(),
+		_, _, err = b.svc.Lists.AddTasksToList(as(b.owner), domain.AddTasksToListInput{TaskListID: list.GlobalID(),
 			TaskIDs: []string{draft.GlobalID(), draft.GlobalID()}})
 		requireCode(t, err, domain.CodeBadUserInput, "taskIds")
 		foreign := b.createProject(b.owner, "foreign")
-		stray, err := b.svc.CreateTask(as(b.owner), domain.CreateTaskInput{ProjectID: foreign.GlobalID(), Title: "stray"})
+		stray, err := b.svc.Tasks.CreateTask(as(b.owner), domain.CreateTaskInput{ProjectID: foreign.GlobalID(), Title: "stray"})
 		require.NoError(t, err)
-		_, _, err = b.svc.AddTasksToList(as(b.owner), domain.AddTasksToListInput{TaskListID: list.GlobalID(), TaskIDs: []string{stray.GlobalID()}})
+		_, _, err = b.svc.Lists.AddTasksToList(as(b.owner), domain.AddTasksToListInput{TaskListID: list.GlobalID(), TaskIDs: []string{stray.GlobalID()}})
 		requireCode(t, err, domain.CodeBadUserInput, "taskIds")
 	})
 }
@@ -417,17 +417,17 @@ func TestAddTasksToList(t *testing.T) {
 func TestUpdateTaskMovesBetweenQueueAndList(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
 		task := b.createTask("moving")
-		up, err := b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), InEvaluationQueue: ptr(true)})
+		up, err := b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), InEvaluationQueue: ptr(true)})
 		require.NoError(t, err)
 		require.Equal(t, domain.StatusEvaluating, up.Status)
 		require.True(t, up.InEvaluationQueue())
 
-		_, err = b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), InEvaluationQueue: ptr(false)})
+		_, err = b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), InEvaluationQueue: ptr(false)})
 		requireCode(t, err, domain.CodeInvalidTransition)
 
-		list, err := b.svc.CreateTaskList(as(b.owner), domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "L"})
+		list, err := b.svc.Lists.CreateTaskList(as(b.owner), domain.CreateTaskListInput{ProjectID: b.project.GlobalID(), Name: "L"})
 		require.NoError(t, err)
-		up, err = b.svc.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), TaskListID: ptr(list.GlobalID())})
+		up, err = b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: task.GlobalID(), TaskListID: ptr(list.GlobalID())})
 		require.NoError(t, err)
 		require.Equal(t, domain.StatusPending, up.Status)
 		require.False(t, up.InEvaluationQueue())
@@ -435,7 +435,7 @@ func TestUpdateTaskMovesBetweenQueueAndList(t *testing.T) {
 		stored := b.reload(task)
 		require.Nil(t, stored.Queue)
 		require.Equal(t, domain.StatusPending, stored.Status)
-		got, err := b.svc.TaskList(as(b.owner), list.GlobalID())
+		got, err := b.svc.Lists.TaskList(as(b.owner), list.GlobalID())
 		require.NoError(t, err)
 		require.Equal(t, 1, got.TotalTasks)
 	})
@@ -443,7 +443,7 @@ func TestUpdateTaskMovesBetweenQueueAndList(t *testing.T) {
 
 func TestTemplatesUsageCount(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
-		tpl, err := b.svc.CreateTaskTemplate(as(b.owner), domain.CreateTaskTemplateInput{Name: "Bug report", Description: ptr("from template"),
+		tpl, err := b.svc.Tasks.CreateTaskTemplate(as(b.owner), domain.CreateTaskTemplateInput{Name: "Bug report", Description: ptr("from template"),
 			Category: domain.CategoryBug, DefaultAcceptanceCriteria: []string{"reproduced"}, DefaultCodebaseTests: []string{"regression"},
 			Scope: domain.ScopeProject, ProjectID: ptr(b.project.GlobalID())})
 		require.NoError(t, err)
@@ -451,7 +451,7 @@ func TestTemplatesUsageCount(t *testing.T) {
 
 		for i := 1; i <= 3; i++ {
 			b.clock.Advance(time.Minute)
-			task, got, err := b.svc.CreateTaskFromTemplate(as(b.owner), domain.CreateTaskFromTemplateInput{TemplateID: tpl.GlobalID(),
+			task, got, err := b.svc.Tasks.CreateTaskFromTemplate(as(b.owner), domain.CreateTaskFromTemplateInput{TemplateID: tpl.GlobalID(),
 				ProjectID: b.project.GlobalID(), Title: "crash", Priority: ptr(domain.PriorityP2)})
 			require.NoError(t, err)
 			require.Equal(t, i, got.UsageCount)
@@ -465,23 +465,23 @@ func TestTemplatesUsageCount(t *testing.T) {
 		}
 
 		// a refused create does not count as a use
-		_, _, err = b.svc.CreateTaskFromTemplate(as(b.owner), domain.CreateTaskFromTemplateInput{TemplateID: tpl.GlobalID(),
+		_, _, err = b.svc.Tasks.CreateTaskFromTemplate(as(b.owner), domain.CreateTaskFromTemplateInput{TemplateID: tpl.GlobalID(),
 			ProjectID: b.project.GlobalID(), Title: ""})
 		requireCode(t, err, domain.CodeBadUserInput, "title")
-		page, err := b.svc.TaskTemplates(as(b.owner), ptr(b.project.GlobalID()), domain.PageArgs{})
+		page, err := b.svc.Tasks.TaskTemplates(as(b.owner), ptr(b.project.GlobalID()), domain.PageArgs{})
 		require.NoError(t, err)
 		require.Len(t, page.Items, 1)
 		require.Equal(t, 3, page.Items[0].UsageCount)
 
 		// another member neither sees nor uses the project's template
-		_, _, err = b.svc.CreateTaskFromTemplate(as(b.other), domain.CreateTaskFromTemplateInput{TemplateID: tpl.GlobalID(),
+		_, _, err = b.svc.Tasks.CreateTaskFromTemplate(as(b.other), domain.CreateTaskFromTemplateInput{TemplateID: tpl.GlobalID(),
 			ProjectID: b.project.GlobalID(), Title: "x"})
 		requireCode(t, err, domain.CodeNotFound, "templateId")
-		_, err = b.svc.CreateTaskTemplate(as(b.owner), domain.CreateTaskTemplateInput{Name: "g", Category: domain.CategoryTask, Scope: domain.ScopeGlobal})
+		_, err = b.svc.Tasks.CreateTaskTemplate(as(b.owner), domain.CreateTaskTemplateInput{Name: "g", Category: domain.CategoryTask, Scope: domain.ScopeGlobal})
 		requireCode(t, err, domain.CodeForbidden)
-		g, err := b.svc.CreateTaskTemplate(as(b.admin), domain.CreateTaskTemplateInput{Name: "g", Category: domain.CategoryTask, Scope: domain.ScopeGlobal})
+		g, err := b.svc.Tasks.CreateTaskTemplate(as(b.admin), domain.CreateTaskTemplateInput{Name: "g", Category: domain.CategoryTask, Scope: domain.ScopeGlobal})
 		require.NoError(t, err)
-		_, used, err := b.svc.CreateTaskFromTemplate(as(b.owner), domain.CreateTaskFromTemplateInput{TemplateID: g.GlobalID(),
+		_, used, err := b.svc.Tasks.CreateTaskFromTemplate(as(b.owner), domain.CreateTaskFromTemplateInput{TemplateID: g.GlobalID(),
 			ProjectID: b.project.GlobalID(), Title: "from global"})
 		require.NoError(t, err)
 		require.Equal(t, 1, used.UsageCount)

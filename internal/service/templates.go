@@ -11,7 +11,7 @@ import (
 
 // CreateTaskTemplate creates a template: GLOBAL (admins only), for a PROJECT the
 // caller may change, or for a USER (the caller, or anyone for an admin).
-func (s *Service) CreateTaskTemplate(ctx context.Context, in domain.CreateTaskTemplateInput) (*domain.TaskTemplate, error) {
+func (s *Tasks) CreateTaskTemplate(ctx context.Context, in domain.CreateTaskTemplateInput) (*domain.TaskTemplate, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -19,11 +19,11 @@ func (s *Service) CreateTaskTemplate(ctx context.Context, in domain.CreateTaskTe
 	if err := checkWriter(p); err != nil {
 		return nil, err
 	}
-	name, err := checkText("name", in.Name, maxName, true)
+	name, err := domain.CheckText("name", in.Name, domain.MaxName, true)
 	if err != nil {
 		return nil, err
 	}
-	desc, err := checkText("description", deref(in.Description), maxDescription, false)
+	desc, err := domain.CheckText("description", deref(in.Description), domain.MaxDescription, false)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (s *Service) CreateTaskTemplate(ctx context.Context, in domain.CreateTaskTe
 		if in.ProjectID == nil {
 			return nil, domain.InputError("projectId", "a PROJECT template needs projectId")
 		}
-		project, err := s.writableProject(ctx, p, *in.ProjectID, "projectId")
+		project, err := s.Projects.writableProject(ctx, p, *in.ProjectID, "projectId")
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +79,7 @@ func (s *Service) CreateTaskTemplate(ctx context.Context, in domain.CreateTaskTe
 
 // canUseTemplate: GLOBAL for all, PROJECT for who sees the project, USER for that
 // user (and admins).
-func (s *Service) canUseTemplate(ctx context.Context, p *auth.Principal, t *domain.TaskTemplate) (bool, error) {
+func (s *Tasks) canUseTemplate(ctx context.Context, p *auth.Principal, t *domain.TaskTemplate) (bool, error) {
 	switch t.Scope {
 	case domain.ScopeGlobal:
 		return true, nil
@@ -92,7 +92,7 @@ func (s *Service) canUseTemplate(ctx context.Context, p *auth.Principal, t *doma
 }
 
 // CreateTaskFromTemplate creates a task prefilled from a template and counts the use.
-func (s *Service) CreateTaskFromTemplate(ctx context.Context, in domain.CreateTaskFromTemplateInput) (*domain.Task, *domain.TaskTemplate, error) {
+func (s *Tasks) CreateTaskFromTemplate(ctx context.Context, in domain.CreateTaskFromTemplateInput) (*domain.Task, *domain.TaskTemplate, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -114,7 +114,7 @@ func (s *Service) CreateTaskFromTemplate(ctx context.Context, in domain.CreateTa
 	} else if !ok {
 		return nil, nil, missing
 	}
-	project, err := s.writableProject(ctx, p, in.ProjectID, "projectId")
+	project, err := s.Projects.writableProject(ctx, p, in.ProjectID, "projectId")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,14 +144,14 @@ func (s *Service) CreateTaskFromTemplate(ctx context.Context, in domain.CreateTa
 }
 
 // TaskTemplates pages the templates the caller can use (in a project, if given).
-func (s *Service) TaskTemplates(ctx context.Context, projectGID *string, page domain.PageArgs) (domain.Page[*domain.TaskTemplate], error) {
+func (s *Tasks) TaskTemplates(ctx context.Context, projectGID *string, page domain.PageArgs) (domain.Page[*domain.TaskTemplate], error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return domain.Page[*domain.TaskTemplate]{}, err
 	}
 	tq := store.TemplateQuery{Scope: app.ScopeOf(p), UserID: p.UserID, Page: page}
 	if projectGID != nil {
-		project, err := s.visibleProject(ctx, p, *projectGID, "projectId")
+		project, err := s.Projects.visibleProject(ctx, p, *projectGID, "projectId")
 		if err != nil {
 			return domain.Page[*domain.TaskTemplate]{}, err
 		}
@@ -161,6 +161,6 @@ func (s *Service) TaskTemplates(ctx context.Context, projectGID *string, page do
 }
 
 // TemplatesOfProject pages the templates usable in a project the caller sees.
-func (s *Service) TemplatesOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.TaskTemplate], error) {
+func (s *Tasks) TemplatesOfProject(ctx context.Context, projectID string, page domain.PageArgs) (domain.Page[*domain.TaskTemplate], error) {
 	return s.TaskTemplates(ctx, ptr(domain.GlobalID(domain.KindProject, projectID)), page)
 }

@@ -14,7 +14,7 @@ import (
 
 // Authenticate resolves a bearer token to its principal; an unknown or revoked
 // token gives (nil, nil).
-func (s *Service) Authenticate(ctx context.Context, token string) (*auth.Principal, error) {
+func (s *Accounts) Authenticate(ctx context.Context, token string) (*auth.Principal, error) {
 	if token == "" {
 		return nil, nil
 	}
@@ -38,7 +38,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*auth.Princip
 // string authenticates as the bootstrap admin (created if missing). Without it, on
 // a database with no users, it creates the admin and returns a new token to print
 // once; otherwise it returns "".
-func (s *Service) BootstrapAdmin(ctx context.Context, adminToken string) (string, error) {
+func (s *Accounts) BootstrapAdmin(ctx context.Context, adminToken string) (string, error) {
 	var printed string
 	bootstrap := func(tx *app.Tx) error {
 		printed = ""
@@ -82,7 +82,7 @@ func (s *Service) BootstrapAdmin(ctx context.Context, adminToken string) (string
 }
 
 // Viewer is the caller's user.
-func (s *Service) Viewer(ctx context.Context) (*domain.User, error) {
+func (s *Accounts) Viewer(ctx context.Context) (*domain.User, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -98,8 +98,25 @@ func (s *Service) Viewer(ctx context.Context) (*domain.User, error) {
 }
 
 // User loads a user by id for nested fields.
-func (s *Service) User(ctx context.Context, id string) (*domain.User, error) {
+func (s *Accounts) User(ctx context.Context, id string) (*domain.User, error) {
 	return s.load(ctx).users.Load(ctx, id)
+}
+
+// VisibleUser loads a user another entity names (who uploaded a trace,
+// created or claimed an example): nil when the caller may not see users other
+// than itself (AGENT tokens), as node() would answer.
+func (s *Accounts) VisibleUser(ctx context.Context, id *string) (*domain.User, error) {
+	if id == nil {
+		return nil, nil
+	}
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !canSeeUser(p, *id) {
+		return nil, nil
+	}
+	return s.load(ctx).users.Load(ctx, *id)
 }
 
 // canSeeUser: admins and members see the user directory; agents only themselves.
@@ -108,7 +125,7 @@ func canSeeUser(p *auth.Principal, userID string) bool {
 }
 
 // CreateUser creates a user (ADMIN only).
-func (s *Service) CreateUser(ctx context.Context, in domain.CreateUserInput) (*domain.User, error) {
+func (s *Accounts) CreateUser(ctx context.Context, in domain.CreateUserInput) (*domain.User, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -116,11 +133,11 @@ func (s *Service) CreateUser(ctx context.Context, in domain.CreateUserInput) (*d
 	if !p.IsAdmin() {
 		return nil, domain.Forbidden("only an admin can create users")
 	}
-	name, err := checkText("name", in.Name, maxName, true)
+	name, err := domain.CheckText("name", in.Name, domain.MaxName, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSlug("slug", in.Slug); err != nil {
+	if err := domain.CheckSlug("slug", in.Slug); err != nil {
 		return nil, err
 	}
 	email := strings.TrimSpace(in.Email)
@@ -146,7 +163,7 @@ func (s *Service) CreateUser(ctx context.Context, in domain.CreateUserInput) (*d
 
 // CreateAPIToken creates a token and returns its secret once. Admins may create any
 // token; members tokens for themselves: MEMBER, or AGENT on a project they own.
-func (s *Service) CreateAPIToken(ctx context.Context, in domain.CreateAPITokenInput) (string, *domain.APIToken, error) {
+func (s *Accounts) CreateAPIToken(ctx context.Context, in domain.CreateAPITokenInput) (string, *domain.APIToken, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return "", nil, err
@@ -158,7 +175,7 @@ func (s *Service) CreateAPIToken(ctx context.Context, in domain.CreateAPITokenIn
 	if err != nil {
 		return "", nil, err
 	}
-	name, err := checkText("name", in.Name, maxName, true)
+	name, err := domain.CheckText("name", in.Name, domain.MaxName, true)
 	if err != nil {
 		return "", nil, err
 	}
@@ -177,7 +194,7 @@ func (s *Service) CreateAPIToken(ctx context.Context, in domain.CreateAPITokenIn
 	case in.Role != domain.RoleAgent && in.ProjectID != nil:
 		return "", nil, domain.InputError("projectId", "only AGENT tokens are bound to a project")
 	case in.ProjectID != nil:
-		project, err := s.writableProject(ctx, p, *in.ProjectID, "projectId")
+		project, err := s.Projects.writableProject(ctx, p, *in.ProjectID, "projectId")
 		if err != nil {
 			return "", nil, err
 		}
@@ -193,7 +210,7 @@ func (s *Service) CreateAPIToken(ctx context.Context, in domain.CreateAPITokenIn
 }
 
 // RevokeAPIToken revokes a token: an admin any, a member their own.
-func (s *Service) RevokeAPIToken(ctx context.Context, in domain.RevokeAPITokenInput) (*domain.APIToken, error) {
+func (s *Accounts) RevokeAPIToken(ctx context.Context, in domain.RevokeAPITokenInput) (*domain.APIToken, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -221,7 +238,7 @@ func (s *Service) RevokeAPIToken(ctx context.Context, in domain.RevokeAPITokenIn
 }
 
 // APITokensOfUser lists a user's tokens, to that user and admins only.
-func (s *Service) APITokensOfUser(ctx context.Context, userID string) ([]*domain.APIToken, error) {
+func (s *Accounts) APITokensOfUser(ctx context.Context, userID string) ([]*domain.APIToken, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err

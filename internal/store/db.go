@@ -264,7 +264,8 @@ type Q struct {
 	Planning PlanningQueries // planning.go, parallelism.go: plan input and parallelism analysis
 	Runs     RunQueries      // execution.go, heartbeats.go: runs, waves, agents, executions, test results
 	Events   EventQueries    // events.go: the event log
-	Catalog  CatalogQueries  // catalog.go, examples.go: the catalog of actions and tools
+	Catalog  CatalogQueries  // catalog.go: suites, actions, MCP servers, tools and the maps between them
+	Examples ExampleQueries  // examples.go: models, trace sessions and examples
 }
 
 // The query groups: each is Q seen through one aggregate.
@@ -277,6 +278,7 @@ type (
 	RunQueries      struct{ *Q }
 	EventQueries    struct{ *Q }
 	CatalogQueries  struct{ *Q }
+	ExampleQueries  struct{ *Q }
 )
 
 // newQ returns a Q over ext.
@@ -290,6 +292,7 @@ func newQ(ext sqlx.ExtContext, db *DB, inTx bool) *Q {
 func (q *Q) bind() {
 	q.Users, q.Projects, q.Tasks, q.Lists = UserQueries{q}, ProjectQueries{q}, TaskQueries{q}, ListQueries{q}
 	q.Planning, q.Runs, q.Events, q.Catalog = PlanningQueries{q}, RunQueries{q}, EventQueries{q}, CatalogQueries{q}
+	q.Examples = ExampleQueries{q}
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {

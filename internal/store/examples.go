@@ -10,31 +10,31 @@ import (
 // Models, trace sessions and examples: the training data side of the catalog.
 
 // InsertModel inserts a model.
-func (q CatalogQueries) InsertModel(ctx context.Context, m *domain.Model) error {
+func (q ExampleQueries) InsertModel(ctx context.Context, m *domain.Model) error {
 	_, err := q.exec(ctx, `INSERT INTO models (id, provider, name, created_at) VALUES (?, ?, ?, ?)`,
 		m.ID, m.Provider, m.Name, m.CreatedAt)
 	return err
 }
 
 // ModelsByIDs loads models by id.
-func (q CatalogQueries) ModelsByIDs(ctx context.Context, ids []string) ([]*domain.Model, error) {
+func (q ExampleQueries) ModelsByIDs(ctx context.Context, ids []string) ([]*domain.Model, error) {
 	return byIDs[domain.Model](ctx, q.Q, "models", ids)
 }
 
 // Models pages every model by name.
-func (q CatalogQueries) Models(ctx context.Context, page domain.PageArgs) (domain.Page[*domain.Model], error) {
+func (q ExampleQueries) Models(ctx context.Context, page domain.PageArgs) (domain.Page[*domain.Model], error) {
 	return rootPage(ctx, q.Q, namePage("md", "models", func(m *domain.Model) string { return m.Name },
 		func(m *domain.Model) string { return m.ID }, page))
 }
 
 // DeleteModel deletes a model.
-func (q CatalogQueries) DeleteModel(ctx context.Context, id string) error {
+func (q ExampleQueries) DeleteModel(ctx context.Context, id string) error {
 	_, err := q.exec(ctx, `DELETE FROM models WHERE id = ?`, id)
 	return err
 }
 
 // InsertTraceSession inserts a trace session.
-func (q CatalogQueries) InsertTraceSession(ctx context.Context, s *domain.TraceSession) error {
+func (q ExampleQueries) InsertTraceSession(ctx context.Context, s *domain.TraceSession) error {
 	_, err := q.namedExec(ctx, `INSERT INTO trace_sessions (id, user_id, suite_id, description, storage_path, size_bytes,
 		event_count, uploaded_at, created_at) VALUES (:id, :user_id, :suite_id, :description, :storage_path, :size_bytes,
 		:event_count, :uploaded_at, :created_at)`, s)
@@ -42,12 +42,12 @@ func (q CatalogQueries) InsertTraceSession(ctx context.Context, s *domain.TraceS
 }
 
 // TraceSessionsByIDs loads sessions by id.
-func (q CatalogQueries) TraceSessionsByIDs(ctx context.Context, ids []string) ([]*domain.TraceSession, error) {
+func (q ExampleQueries) TraceSessionsByIDs(ctx context.Context, ids []string) ([]*domain.TraceSession, error) {
 	return byIDs[domain.TraceSession](ctx, q.Q, "trace_sessions", ids)
 }
 
 // TraceSessionForUpdate loads a session, locking its row in a PostgreSQL transaction.
-func (q CatalogQueries) TraceSessionForUpdate(ctx context.Context, id string) (*domain.TraceSession, error) {
+func (q ExampleQueries) TraceSessionForUpdate(ctx context.Context, id string) (*domain.TraceSession, error) {
 	var s domain.TraceSession
 	if err := q.get(ctx, &s, `SELECT * FROM trace_sessions WHERE id = ?`+q.forUpdate(), id); err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func (q CatalogQueries) TraceSessionForUpdate(ctx context.Context, id string) (*
 }
 
 // SetTraceUpload records a session's uploaded trace.
-func (q CatalogQueries) SetTraceUpload(ctx context.Context, s *domain.TraceSession) error {
+func (q ExampleQueries) SetTraceUpload(ctx context.Context, s *domain.TraceSession) error {
 	_, err := q.exec(ctx, `UPDATE trace_sessions SET storage_path = ?, size_bytes = ?, event_count = ?, uploaded_at = ? WHERE id = ?`,
 		s.StoragePath, s.SizeBytes, s.EventCount, s.UploadedAt, s.ID)
 	return err
@@ -68,17 +68,17 @@ func sessionPage(page domain.PageArgs) *pageQuery[*domain.TraceSession] {
 }
 
 // TraceSessionsBySuites pages sessions per suite, oldest first.
-func (q CatalogQueries) TraceSessionsBySuites(ctx context.Context, suites []string, page domain.PageArgs) (map[string]domain.Page[*domain.TraceSession], error) {
+func (q ExampleQueries) TraceSessionsBySuites(ctx context.Context, suites []string, page domain.PageArgs) (map[string]domain.Page[*domain.TraceSession], error) {
 	return childPages(ctx, q.Q, sessionPage(page), "ts.suite_id", suites, func(s *domain.TraceSession) string { return s.SuiteID })
 }
 
 // CountTraceSessionsBySuites counts sessions per suite.
-func (q CatalogQueries) CountTraceSessionsBySuites(ctx context.Context, suites []string) (map[string]int, error) {
+func (q ExampleQueries) CountTraceSessionsBySuites(ctx context.Context, suites []string) (map[string]int, error) {
 	return childCounts(ctx, q.Q, sessionPage(domain.PageArgs{}), "ts.suite_id", suites)
 }
 
 // DeleteTraceSession deletes a session.
-func (q CatalogQueries) DeleteTraceSession(ctx context.Context, id string) error {
+func (q ExampleQueries) DeleteTraceSession(ctx context.Context, id string) error {
 	_, err := q.exec(ctx, `DELETE FROM trace_sessions WHERE id = ?`, id)
 	return err
 }
@@ -88,18 +88,18 @@ const exampleColumns = `id, session_id, model_id, action_tool_map_id, action_too
 	claimed_at, finished_at`
 
 // InsertExample inserts an example.
-func (q CatalogQueries) InsertExample(ctx context.Context, e *domain.Example) error {
+func (q ExampleQueries) InsertExample(ctx context.Context, e *domain.Example) error {
 	_, err := q.namedExec(ctx, `INSERT INTO examples (`+exampleColumns+`) VALUES (`+namedList(exampleColumns)+`)`, e)
 	return err
 }
 
 // ExamplesByIDs loads examples by id.
-func (q CatalogQueries) ExamplesByIDs(ctx context.Context, ids []string) ([]*domain.Example, error) {
+func (q ExampleQueries) ExamplesByIDs(ctx context.Context, ids []string) ([]*domain.Example, error) {
 	return byIDs[domain.Example](ctx, q.Q, "examples", ids)
 }
 
 // ExampleForUpdate loads an example, locking its row in a PostgreSQL transaction.
-func (q CatalogQueries) ExampleForUpdate(ctx context.Context, id string) (*domain.Example, error) {
+func (q ExampleQueries) ExampleForUpdate(ctx context.Context, id string) (*domain.Example, error) {
 	var e domain.Example
 	if err := q.get(ctx, &e, `SELECT * FROM examples WHERE id = ?`+q.forUpdate(), id); err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (q CatalogQueries) ExampleForUpdate(ctx context.Context, id string) (*domai
 }
 
 // UpdateExampleState writes an example's status and what comes with it.
-func (q CatalogQueries) UpdateExampleState(ctx context.Context, e *domain.Example) error {
+func (q ExampleQueries) UpdateExampleState(ctx context.Context, e *domain.Example) error {
 	_, err := q.namedExec(ctx, `UPDATE examples SET status = :status, storage_path = :storage_path,
 		failure_reason = :failure_reason, conversation_count = :conversation_count, size_bytes = :size_bytes,
 		claimed_by = :claimed_by, claimed_at = :claimed_at, finished_at = :finished_at, updated_at = :updated_at
@@ -131,7 +131,7 @@ type ExampleClaim struct {
 // the UPDATE only matches a row still PENDING, and on PostgreSQL the candidate
 // is picked with FOR UPDATE SKIP LOCKED, so claimers take different rows
 // instead of queueing on one. SQLite has a single writer.
-func (q CatalogQueries) ClaimExample(ctx context.Context, c ExampleClaim) (*domain.Example, error) {
+func (q ExampleQueries) ClaimExample(ctx context.Context, c ExampleClaim) (*domain.Example, error) {
 	where, args := []string{"status = 'PENDING'"}, []any{}
 	if c.ID != "" {
 		where, args = append(where, "id = ?"), append(args, c.ID)
@@ -195,18 +195,18 @@ func examplePage(eq ExampleQuery) *pageQuery[*domain.Example] {
 }
 
 // Examples pages the examples matching a filter, oldest first.
-func (q CatalogQueries) Examples(ctx context.Context, eq ExampleQuery) (domain.Page[*domain.Example], error) {
+func (q ExampleQueries) Examples(ctx context.Context, eq ExampleQuery) (domain.Page[*domain.Example], error) {
 	return rootPage(ctx, q.Q, examplePage(eq))
 }
 
 // ExamplesByParents pages examples per session, model or map (col is
 // "e.session_id", "e.model_id" or "e.action_tool_map_id").
-func (q CatalogQueries) ExamplesByParents(ctx context.Context, col string, parents []string, page domain.PageArgs) (map[string]domain.Page[*domain.Example], error) {
+func (q ExampleQueries) ExamplesByParents(ctx context.Context, col string, parents []string, page domain.PageArgs) (map[string]domain.Page[*domain.Example], error) {
 	return childPages(ctx, q.Q, examplePage(ExampleQuery{Page: page}), col, parents, exampleParent(col))
 }
 
 // CountExamplesByParents counts examples per session, model or map.
-func (q CatalogQueries) CountExamplesByParents(ctx context.Context, col string, parents []string) (map[string]int, error) {
+func (q ExampleQueries) CountExamplesByParents(ctx context.Context, col string, parents []string) (map[string]int, error) {
 	return childCounts(ctx, q.Q, examplePage(ExampleQuery{}), col, parents)
 }
 
@@ -223,7 +223,7 @@ func exampleParent(col string) func(*domain.Example) string {
 }
 
 // DeleteExample deletes an example.
-func (q CatalogQueries) DeleteExample(ctx context.Context, id string) error {
+func (q ExampleQueries) DeleteExample(ctx context.Context, id string) error {
 	_, err := q.exec(ctx, `DELETE FROM examples WHERE id = ?`, id)
 	return err
 }
@@ -231,7 +231,7 @@ func (q CatalogQueries) DeleteExample(ctx context.Context, id string) error {
 // CompletedExamplesAfter lists up to limit COMPLETED examples after the one
 // (createdAt, id), oldest first, of a suite and model when given: the export
 // reads them in batches instead of all at once.
-func (q CatalogQueries) CompletedExamplesAfter(ctx context.Context, suiteID, modelID string, after *domain.Example, limit int) ([]*domain.Example, error) {
+func (q ExampleQueries) CompletedExamplesAfter(ctx context.Context, suiteID, modelID string, after *domain.Example, limit int) ([]*domain.Example, error) {
 	query := `SELECT * FROM examples WHERE status = 'COMPLETED'`
 	var args []any
 	if suiteID != "" {

@@ -1,4 +1,4 @@
-package service_test
+package catalog_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
-// catalog is a suite with one action, a server with one tool, and a map
+// fixture is a suite with one action, a server with one tool, and a map
 // binding them, created by the bundle's owner.
-type catalog struct {
+type fixture struct {
 	suite  *domain.Suite
 	action *domain.Action
 	server *domain.McpServer
@@ -21,10 +21,10 @@ type catalog struct {
 	m      *domain.ActionToolMap
 }
 
-func (b *bundle) catalog() catalog {
+func (b *bundle) catalog() fixture {
 	b.t.Helper()
 	ctx := as(b.owner)
-	var c catalog
+	var c fixture
 	var err error
 	c.suite, err = b.svc.CreateSuite(ctx, domain.CreateSuiteInput{Name: "Suite"})
 	require.NoError(b.t, err)
@@ -81,7 +81,7 @@ func TestCatalogRoles(t *testing.T) {
 		_, err = b.svc.CreateSuite(context.Background(), domain.CreateSuiteInput{Name: "anon"})
 		requireCode(t, err, domain.CodeUnauthenticated)
 		for name, p := range map[string]*auth.Principal{"agent": b.agent, "other": b.other, "admin": b.admin} {
-			n, err := b.svc.Node(as(p), c.m.GlobalID())
+			n, err := b.node(as(p), c.m.GlobalID())
 			require.NoError(t, err, name)
 			require.NotNil(t, n, "%s reads the global catalog", name)
 		}

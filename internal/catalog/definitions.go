@@ -1,4 +1,4 @@
-package service
+package catalog
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func conflict(field, format string, args ...any) error {
 
 // checkName validates the name of a catalog entity.
 func checkName(field, name string) (string, error) {
-	return checkText(field, name, domain.MaxCatalogName, true)
+	return domain.CheckText(field, name, domain.MaxCatalogName, true)
 }
 
 // checkParameters validates declared parameters: names 1-200 characters and
@@ -63,7 +63,7 @@ func checkParameters(in []*domain.ParameterInput) ([]*domain.ParameterInput, err
 		if !p.Type.Valid() {
 			return nil, domain.InputError(fmt.Sprintf("parameters[%d].type", i), "unknown parameter type %q", p.Type)
 		}
-		desc, err := checkText(fmt.Sprintf("parameters[%d].description", i), deref(p.Description), maxDescription, false)
+		desc, err := domain.CheckText(fmt.Sprintf("parameters[%d].description", i), deref(p.Description), domain.MaxDescription, false)
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +79,7 @@ func checkCallable(name string, description *string, params []*domain.ParameterI
 	if err != nil {
 		return "", "", nil, err
 	}
-	desc, err := checkText("description", deref(description), maxDescription, false)
+	desc, err := domain.CheckText("description", deref(description), domain.MaxDescription, false)
 	if err != nil {
 		return "", "", nil, err
 	}

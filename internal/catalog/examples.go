@@ -1,4 +1,4 @@
-package service
+package catalog
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func (s *Service) CreateModel(ctx context.Context, in domain.CreateModelInput) (
 		return nil, err
 	}
 	m := &domain.Model{ID: app.NewID(), Provider: in.Provider, Name: name, CreatedAt: s.now()}
-	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Catalog.InsertModel(ctx, m) })
+	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Examples.InsertModel(ctx, m) })
 	if errors.Is(err, store.ErrUnique) {
 		return nil, conflict("name", "a %s model named %q exists", in.Provider, name)
 	}
@@ -47,7 +47,7 @@ func (s *Service) Models(ctx context.Context, page domain.PageArgs) (domain.Page
 	if _, err := app.Caller(ctx); err != nil {
 		return domain.Page[*domain.Model]{}, err
 	}
-	return s.db.Catalog.Models(ctx, page)
+	return s.db.Examples.Models(ctx, page)
 }
 
 // DeleteModel deletes a model; CONFLICT while examples use it.
@@ -59,7 +59,7 @@ func (s *Service) DeleteModel(ctx context.Context, gid string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return m.GlobalID(), s.deleteUnused(ctx, "model", m.Name, m.ID, modelRefs, func(tx *app.Tx) error { return tx.Catalog.DeleteModel(ctx, m.ID) })
+	return m.GlobalID(), s.deleteUnused(ctx, "model", m.Name, m.ID, modelRefs, func(tx *app.Tx) error { return tx.Examples.DeleteModel(ctx, m.ID) })
 }
 
 // CreateTraceSession creates a session of the caller in a suite; its trace is
@@ -73,12 +73,12 @@ func (s *Service) CreateTraceSession(ctx context.Context, in domain.CreateTraceS
 	if err != nil {
 		return nil, err
 	}
-	desc, err := checkText("description", deref(in.Description), maxDescription, false)
+	desc, err := domain.CheckText("description", deref(in.Description), domain.MaxDescription, false)
 	if err != nil {
 		return nil, err
 	}
 	ts := &domain.TraceSession{ID: app.NewID(), UserID: p.UserID, SuiteID: suite.ID, Description: desc, CreatedAt: s.now()}
-	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.Catalog.InsertTraceSession(ctx, ts) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.Examples.InsertTraceSession(ctx, ts) }); err != nil {
 		return nil, err
 	}
 	return ts, nil
@@ -137,7 +137,7 @@ func (s *Service) UploadTraceEvents(ctx context.Context, sessionGID string, f do
 	now := s.now()
 	var out *domain.TraceSession
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		cur, err := tx.Catalog.TraceSessionForUpdate(ctx, ts.ID)
+		cur, err := tx.Examples.TraceSessionForUpdate(ctx, ts.ID)
 		if err != nil {
 			return app.NotFound(err, "trace session")
 		}
@@ -146,7 +146,7 @@ func (s *Service) UploadTraceEvents(ctx context.Context, sessionGID string, f do
 		}
 		size, lines := int(staged.Bytes), staged.Lines
 		cur.StoragePath, cur.SizeBytes, cur.EventCount, cur.UploadedAt = &rel, &size, &lines, &now
-		if err := tx.Catalog.SetTraceUpload(ctx, cur); err != nil {
+		if err := tx.Examples.SetTraceUpload(ctx, cur); err != nil {
 			return err
 		}
 		// Last, so that a failure before it leaves the old file (if any) in place.
@@ -187,7 +187,7 @@ func (s *Service) DeleteTraceSession(ctx context.Context, gid string) (string, e
 		return "", err
 	}
 	if err := s.deleteUnused(ctx, "trace session", "", ts.ID, sessionRefs, func(tx *app.Tx) error {
-		return tx.Catalog.DeleteTraceSession(ctx, ts.ID)
+		return tx.Examples.DeleteTraceSession(ctx, ts.ID)
 	}); err != nil {
 		return "", err
 	}
@@ -243,7 +243,7 @@ func (s *Service) CreateExample(ctx context.Context, in domain.CreateExampleInpu
 			return app.NotFound(err, "action tool map")
 		}
 		e.ActionToolMapVersion = cur.Version
-		if err := tx.Catalog.InsertExample(ctx, e); errors.Is(err, store.ErrForeignKey) {
+		if err := tx.Examples.InsertExample(ctx, e); errors.Is(err, store.ErrForeignKey) {
 			return domain.Errorf(domain.CodeNotFound, "the session or model was deleted meanwhile")
 		} else if err != nil {
 			return err
@@ -284,7 +284,7 @@ func (s *Service) Examples(ctx context.Context, f *domain.ExampleFilter, page do
 			*ref.out = &id
 		}
 	}
-	return s.db.Catalog.Examples(ctx, eq)
+	return s.db.Examples.Examples(ctx, eq)
 }
 
 // ClaimExample moves one PENDING example to PROCESSING for the caller: the one
@@ -341,12 +341,12 @@ func (s *Service) ClaimExample(ctx context.Context, in domain.ClaimExampleInput)
 	}
 	var out *domain.Example
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		e, err := tx.Catalog.ClaimExample(ctx, claim)
+		e, err := tx.Examples.ClaimExample(ctx, claim)
 		if errors.Is(err, store.ErrNotFound) {
 			if claim.ID == "" {
 				return nil
 			}
-			cur, err := tx.Catalog.ExampleForUpdate(ctx, claim.ID)
+			cur, err := tx.Examples.ExampleForUpdate(ctx, claim.ID)
 			if err != nil {
 				return app.NotFound(err, "example")
 			}
@@ -360,7 +360,7 @@ func (s *Service) ClaimExample(ctx context.Context, in domain.ClaimExampleInput)
 			// Still PENDING: another claimer held its lock (SKIP LOCKED passed it
 			// over) and gave up, or it does not match the filters. We hold the
 			// lock now, so a second try decides.
-			if out, err = tx.Catalog.ClaimExample(ctx, claim); errors.Is(err, store.ErrNotFound) {
+			if out, err = tx.Examples.ClaimExample(ctx, claim); errors.Is(err, store.ErrNotFound) {
 				return &domain.Error{Code: domain.CodeConflict, Field: "id", Message: "the example does not match the filters"}
 			}
 			return err
@@ -393,7 +393,7 @@ func withField(err error, field string) error {
 // lockExampleFor re-reads an example under its lock and checks that it may
 // move to `to`.
 func lockExampleFor(ctx context.Context, tx *app.Tx, id string, to domain.ExampleStatus) (*domain.Example, error) {
-	e, err := tx.Catalog.ExampleForUpdate(ctx, id)
+	e, err := tx.Examples.ExampleForUpdate(ctx, id)
 	if err != nil {
 		return nil, app.NotFound(err, "example")
 	}
@@ -453,7 +453,7 @@ func (s *Service) CompleteExample(ctx context.Context, gid string, f domain.File
 		size, lines := int(staged.Bytes), staged.Lines
 		cur.Status, cur.StoragePath, cur.SizeBytes, cur.ConversationCount = domain.ExampleCompleted, &rel, &size, &lines
 		cur.FinishedAt, cur.UpdatedAt = &now, now
-		if err := tx.Catalog.UpdateExampleState(ctx, cur); err != nil {
+		if err := tx.Examples.UpdateExampleState(ctx, cur); err != nil {
 			return err
 		}
 		if err := staged.Commit(); err != nil {
@@ -474,7 +474,7 @@ func (s *Service) FailExample(ctx context.Context, in domain.FailExampleInput) (
 	if err != nil {
 		return nil, err
 	}
-	reason, err := checkText("reason", in.Reason, 10_000, true)
+	reason, err := domain.CheckText("reason", in.Reason, 10_000, true)
 	if err != nil {
 		return nil, err
 	}
@@ -486,7 +486,7 @@ func (s *Service) FailExample(ctx context.Context, in domain.FailExampleInput) (
 		}
 		now := s.now()
 		cur.Status, cur.FailureReason, cur.FinishedAt, cur.UpdatedAt = domain.ExampleFailed, &reason, &now, now
-		if err := tx.Catalog.UpdateExampleState(ctx, cur); err != nil {
+		if err := tx.Examples.UpdateExampleState(ctx, cur); err != nil {
 			return err
 		}
 		out = cur
@@ -504,7 +504,7 @@ func (s *Service) DeleteExample(ctx context.Context, gid string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.Catalog.DeleteExample(ctx, e.ID) }); err != nil {
+	if err := s.tx(ctx, func(tx *app.Tx) error { return tx.Examples.DeleteExample(ctx, e.ID) }); err != nil {
 		return "", err
 	}
 	if e.StoragePath != nil {
@@ -556,7 +556,7 @@ func (x *ExamplesExport) WriteTo(ctx context.Context, w io.Writer) (int64, error
 		last  *domain.Example
 	)
 	for {
-		batch, err := x.s.db.Catalog.CompletedExamplesAfter(ctx, x.suiteID, x.modelID, last, exportBatch)
+		batch, err := x.s.db.Examples.CompletedExamplesAfter(ctx, x.suiteID, x.modelID, last, exportBatch)
 		if err != nil {
 			return total, err
 		}

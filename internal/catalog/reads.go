@@ -1,9 +1,10 @@
-package service
+package catalog
 
 import (
 	"context"
 
 	"github.com/taskgraph/taskgraph/internal/app"
+	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -43,9 +44,9 @@ func newCatalogLoaders(s *Service, w loader.Timing) *catalogLoaders {
 	c.maps = loader.New(w, app.ByID(q.Catalog.ActionToolMapsByIDs, func(v *domain.ActionToolMap) string { return v.ID }))
 	c.mappings = loader.New(w, app.ByID(q.Catalog.MappingsByIDs, func(v *domain.ActionToolMapping) string { return v.ID }))
 	c.paramMappings = loader.New(w, app.ByID(q.Catalog.ParameterMappingsByIDs, func(v *domain.ActionToolParameterMapping) string { return v.ID }))
-	c.models = loader.New(w, app.ByID(q.Catalog.ModelsByIDs, func(v *domain.Model) string { return v.ID }))
-	c.sessions = loader.New(w, app.ByID(q.Catalog.TraceSessionsByIDs, func(v *domain.TraceSession) string { return v.ID }))
-	c.examples = loader.New(w, app.ByID(q.Catalog.ExamplesByIDs, func(v *domain.Example) string { return v.ID }))
+	c.models = loader.New(w, app.ByID(q.Examples.ModelsByIDs, func(v *domain.Model) string { return v.ID }))
+	c.sessions = loader.New(w, app.ByID(q.Examples.TraceSessionsByIDs, func(v *domain.TraceSession) string { return v.ID }))
+	c.examples = loader.New(w, app.ByID(q.Examples.ExamplesByIDs, func(v *domain.Example) string { return v.ID }))
 	c.coverage = loader.New(w, q.Catalog.Coverages)
 	c.all = []app.Clearer{c.suites, c.actions, c.actionParams, c.servers, c.tools, c.toolParams, c.maps, c.mappings,
 		c.paramMappings, c.models, c.sessions, c.examples, c.coverage}
@@ -75,9 +76,10 @@ func asNode[T any, P interface {
 	return v, nil
 }
 
-// catalogNode loads a catalog entity by kind; ok is false for other kinds.
+// NodeOf loads a catalog entity by kind (an app.NodeSource): the catalog is
+// global, visible to every caller; ok is false for other kinds.
 // Catalog entities are global: every authenticated caller may read them.
-func (s *Service) catalogNode(ctx context.Context, kind domain.Kind, id string) (node domain.Node, ok bool, err error) {
+func (s *Service) NodeOf(ctx context.Context, _ *auth.Principal, kind domain.Kind, id string) (node domain.Node, ok bool, err error) {
 	if !catalogKinds[kind] {
 		return nil, false, nil
 	}
@@ -115,23 +117,6 @@ var catalogKinds = map[domain.Kind]bool{
 	domain.KindSuite: true, domain.KindAction: true, domain.KindActionParameter: true, domain.KindMcpServer: true,
 	domain.KindTool: true, domain.KindToolParameter: true, domain.KindActionToolMap: true, domain.KindMapping: true,
 	domain.KindParameterMapping: true, domain.KindModel: true, domain.KindTraceSession: true, domain.KindExample: true,
-}
-
-// CatalogUser loads a user the catalog names (who uploaded a trace, created or
-// claimed an example): nil when the caller may not see users other than
-// itself (AGENT tokens), as node() would answer.
-func (s *Service) CatalogUser(ctx context.Context, id *string) (*domain.User, error) {
-	if id == nil {
-		return nil, nil
-	}
-	p, err := app.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if !canSeeUser(p, *id) {
-		return nil, nil
-	}
-	return s.load(ctx).users.Load(ctx, *id)
 }
 
 // entity loads the entity named by a global id given in input field `field`:
@@ -243,7 +228,13 @@ func (s *Service) ActionToolMapsOfSuite(ctx context.Context, suiteID string, pag
 
 // TraceSessionsOfSuite pages a suite's trace sessions.
 func (s *Service) TraceSessionsOfSuite(ctx context.Context, suiteID string, page domain.PageArgs) (domain.Page[*domain.TraceSession], error) {
-	return childPage(ctx, s, "Suite.traceSessions", page, suiteID, store.CatalogQueries.TraceSessionsBySuites, store.CatalogQueries.CountTraceSessionsBySuites)
+	return app.NestedPage(ctx, s.db, "Suite.traceSessions", page, suiteID,
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.TraceSession], error) {
+			return q.Examples.TraceSessionsBySuites(ctx, parents, page)
+		},
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
+			return q.Examples.CountTraceSessionsBySuites(ctx, parents)
+		})
 }
 
 // ParametersOfAction pages an action's parameters in declared order.
@@ -280,10 +271,10 @@ func (s *Service) ParameterMappingsOfMapping(ctx context.Context, mappingID stri
 func (s *Service) examplesBy(ctx context.Context, field, col, parent string, page domain.PageArgs) (domain.Page[*domain.Example], error) {
 	return app.NestedPage(ctx, s.db, field, page, parent,
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Example], error) {
-			return q.Catalog.ExamplesByParents(ctx, col, parents, page)
+			return q.Examples.ExamplesByParents(ctx, col, parents, page)
 		},
 		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
-			return q.Catalog.CountExamplesByParents(ctx, col, parents)
+			return q.Examples.CountExamplesByParents(ctx, col, parents)
 		})
 }
 
