@@ -14,8 +14,8 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/catalog"
+	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
 // ContentType of the export: JSON Lines.
