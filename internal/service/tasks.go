@@ -30,7 +30,6 @@ type taskRefs struct {
 	supersedes *domain.Task
 }
 
-//
 // It reads through q: a create resolves them inside its transaction, whose
 // row locks must not wait for a pool connection of the request's loaders.
 func resolveRefs(ctx context.Context, q *store.Q, projectID string, listID, parentID, ideaID, supersedesID *string) (taskRefs, error) {
