@@ -68,8 +68,8 @@ func ClaimWait(run *ExecutionRun, liveAgents int) *WaitReason {
 	return &w
 }
 
-// Directive is what a heartbeat tells an agent of a run in status s.
-func Directive(s RunStatus) AgentDirective {
+// DirectiveFor is what a heartbeat tells an agent of a run in status s.
+func DirectiveFor(s RunStatus) AgentDirective {
 	switch s {
 	case RunPaused:
 		return DirectivePause

@@ -56,10 +56,10 @@ func TestClaimWait(t *testing.T) {
 }
 
 func TestDirective(t *testing.T) {
-	require.Equal(t, DirectiveContinue, Directive(RunRunning))
-	require.Equal(t, DirectivePause, Directive(RunPaused))
-	require.Equal(t, DirectiveCancel, Directive(RunCancelled))
-	require.Equal(t, DirectiveContinue, Directive(RunCompleted), "a finished run's agents are fenced, not cancelled")
+	require.Equal(t, DirectiveContinue, DirectiveFor(RunRunning))
+	require.Equal(t, DirectivePause, DirectiveFor(RunPaused))
+	require.Equal(t, DirectiveCancel, DirectiveFor(RunCancelled))
+	require.Equal(t, DirectiveContinue, DirectiveFor(RunCompleted), "a finished run's agents are fenced, not cancelled")
 }
 
 func TestHeartbeatIsNews(t *testing.T) {

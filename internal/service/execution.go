@@ -484,7 +484,7 @@ func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain
 		if news {
 			tx.Record(domain.NewAgentHeartbeat(h.run, hb))
 		}
-		dir = domain.Directive(h.run.Status)
+		dir = domain.DirectiveFor(h.run.Status)
 		return nil
 	})
 	if err != nil {
