@@ -264,7 +264,7 @@ type Q struct {
 	Planning PlanningQueries // planning.go, parallelism.go: plan input and parallelism analysis
 	Runs     RunQueries      // execution.go, heartbeats.go: runs, waves, agents, executions, test results
 	Events   EventQueries    // events.go: the event log
-	Catalog  CatalogQueries  // catalog.go: suites, actions, MCP servers, tools and the maps between them
+	Catalog  CatalogQueries  // catalog.go, catalog_maps.go: suites, actions, MCP servers, tools and the maps between them
 	Examples ExampleQueries  // examples.go: models, trace sessions and examples
 }
 
