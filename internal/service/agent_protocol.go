@@ -45,8 +45,8 @@ const (
 	holdSettle
 )
 
-// holder loads the calling agent's state and locks its row (lock order:
-// agent, run, task — the sweep's too); an agent that no longer holds its task
+// holder loads the calling agent's state and locks its row (lock order: run,
+// agent, task — the sweep's and cancel's too); an agent that no longer holds its task
 // gets LEASE_LOST (allowCancelled: the heartbeat of an agent whose run was
 // cancelled is answered CANCEL instead, with held.task nil).
 func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentGID string, mode holdMode, allowCancelled bool) (*held, error) {
@@ -54,20 +54,31 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 	if err != nil {
 		return nil, err
 	}
+	// Lock order, everywhere: run, agent, task. A settling call reads the
+	// agent to find its run, locks the run, then the agent; the other calls
+	// lock only the agent.
+	var run *domain.ExecutionRun
+	if mode == holdSettle {
+		a, err := one(tx.Runs.AgentsByIDs(ctx, []string{id}))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
+		} else if err != nil {
+			return nil, err
+		}
+		if run, err = tx.Runs.RunForUpdate(ctx, a.RunID); err != nil {
+			return nil, err
+		}
+	}
 	a, err := tx.Runs.AgentForUpdate(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	} else if err != nil {
 		return nil, err
 	}
-	var run *domain.ExecutionRun
-	if mode == holdSettle {
-		run, err = tx.Runs.RunForUpdate(ctx, a.RunID)
-	} else {
-		run, err = one(tx.Runs.RunsByIDs(ctx, []string{a.RunID}))
-	}
-	if err != nil {
-		return nil, err
+	if run == nil {
+		if run, err = one(tx.Runs.RunsByIDs(ctx, []string{a.RunID})); err != nil {
+			return nil, err
+		}
 	}
 	tx.ActFor(run.ID)
 	if ok, err := app.CanSeeProjectID(ctx, tx.Q, p, run.ProjectID); err != nil {
@@ -95,11 +106,11 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 	if err != nil {
 		return nil, err
 	}
-	now, err := tx.Tasks.Now(ctx)
+	now, err := tx.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &held{agent: a, exec: exec, run: run, task: t, now: now.UTC().Truncate(time.Microsecond)}, nil
+	return &held{agent: a, exec: exec, run: run, task: t, now: now}, nil
 }
 
 // one is the single row of a by-id load; store.ErrNotFound when there is none.

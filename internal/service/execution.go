@@ -216,7 +216,7 @@ func (s *Runs) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, run *
 	if err := tx.Runs.UpdateRun(ctx, run); err != nil {
 		return err
 	}
-	return tx.Runs.RecountRun(ctx, run.ID, now)
+	return tx.Runs.RecountRun(ctx, run, now)
 }
 
 // releaseTask takes a task from its ended execution: back to PENDING when
@@ -233,7 +233,7 @@ func (s *Runs) releaseTask(ctx context.Context, tx *app.Tx, p *auth.Principal, r
 		if err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WavePending, now); err != nil {
 			return err
 		}
-		return tx.Runs.RecountRun(ctx, run.ID, now)
+		return tx.Runs.RecountRun(ctx, run, now)
 	}
 	if retry {
 		reason = fmt.Sprintf("%s; %d attempts exhausted", reason, e.AttemptNumber)
