@@ -13,7 +13,8 @@
 //	       GET / (playground), /healthz, /readyz, /metrics
 //
 // and inside gqlgen, in this order: metrics, authentication check, introspection
-// switch, persisted queries, depth and selection-size limit, complexity limit.
+// switch, persisted queries, document size limits (before parsing and
+// validation), depth and selection-size limit, complexity limit.
 package server
 
 import (
@@ -76,6 +77,13 @@ type Config struct {
 	MaxDepth         int // default DefaultMaxDepth
 	MaxComplexity    int // default DefaultMaxComplexity; list fields multiply by first/last
 	ParserTokenLimit int // default DefaultParserTokenLimit
+	// MaxSelections bounds the selections (fields, fragment spreads, inline
+	// fragments) written in one document, MaxSelectionSetSize those of one
+	// selection set; both are checked before validation, whose cost grows
+	// with the square of same-named fields. Defaults DefaultMaxSelections and
+	// DefaultMaxSelectionSetSize.
+	MaxSelections       int
+	MaxSelectionSetSize int
 }
 
 func (c Config) withDefaults() Config {
@@ -99,6 +107,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ParserTokenLimit <= 0 {
 		c.ParserTokenLimit = DefaultParserTokenLimit
+	}
+	if c.MaxSelections <= 0 {
+		c.MaxSelections = DefaultMaxSelections
+	}
+	if c.MaxSelectionSetSize <= 0 {
+		c.MaxSelectionSetSize = DefaultMaxSelectionSetSize
 	}
 	c.Websocket = c.Websocket.withDefaults()
 	return c
