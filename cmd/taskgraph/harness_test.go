@@ -62,6 +62,7 @@ type serverOptions struct {
 	events       events.Options         // the event broker's (zero: defaults)
 	websocket    server.WebsocketConfig // the websocket transport's (zero: defaults)
 	args         []string               // more serve flags
+	logs         io.Writer              // the server's log (JSON lines); nil: discarded
 }
 
 // startServerWith runs serve against dbURL until stop is called or the test
@@ -87,7 +88,11 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 		websocket:    o.websocket,
 	}
 	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json"}, o.args...)
-	go func() { done <- runServe(ctx, args, s.Stdout, io.Discard, hooks) }()
+	logs := o.logs
+	if logs == nil {
+		logs = io.Discard
+	}
+	go func() { done <- runServe(ctx, args, s.Stdout, logs, hooks) }()
 	select {
 	case r := <-readyc:
 		s.URL, s.DB = "http://"+r.addr.String(), r.db
