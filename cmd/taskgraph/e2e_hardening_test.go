@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/testdb"
 )
 
@@ -94,4 +98,47 @@ func TestSubscriptionEndIsNotAnError(t *testing.T) {
 		require.Empty(t, logs.atLevel(t, "ERROR"))
 		require.NotEmpty(t, logs.lines(t), "the log was captured")
 	})
+}
+
+// TestWebsocketCloseNeedsNoLinger: when the server closes a websocket, its
+// TCP connection ends as soon as the client answers the close frame. The
+// linger — how long the server waits for that answer — is an hour here, so
+// the connection can only end early by the server reading the answer; it
+// used to stop reading once gqlgen let go of the connection (a refused
+// connection_init, connection_terminate) and wait the linger out.
+func TestWebsocketCloseNeedsNoLinger(t *testing.T) {
+	t.Parallel()
+	s, _ := startServerWith(t, testdb.SQLite(t), serverOptions{websocket: server.WebsocketConfig{CloseLinger: time.Hour}})
+	for _, tc := range []struct {
+		name     string
+		protocol string
+		messages []M
+		code     int
+	}{
+		{"refused connection_init", "graphql-transport-ws", []M{{"type": "connection_init", "payload": M{"token": "tg_wrong"}}}, server.CloseForbidden},
+		{"no token", "graphql-transport-ws", []M{{"type": "connection_init", "payload": M{}}}, server.CloseForbidden},
+		{"connection_terminate", "graphql-ws", []M{{"type": "connection_init", "payload": M{"token": s.AdminToken}}, {"type": "connection_terminate"}}, websocket.CloseNormalClosure},
+		{"invalid message", "graphql-transport-ws", []M{{"type": "connection_init", "payload": M{"token": s.AdminToken}}, {"type": "nonsense"}}, server.CloseBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.mustDialRaw(t, tc.protocol)
+			for _, m := range tc.messages {
+				r.send(m)
+			}
+			// gorilla answers the server's close frame as it reads it.
+			code, _ := r.closeCode()
+			require.Equal(t, tc.code, code)
+			// Then the server closes the TCP connection: EOF, not the
+			// guard's timeout (a guard against hangs, far below the linger).
+			conn := r.ws.NetConn()
+			require.NoError(t, conn.SetReadDeadline(time.Now().Add(waitLimit)))
+			buf := make([]byte, 512)
+			var err error
+			for err == nil {
+				_, err = conn.Read(buf) // the server's echo of our close frame may come first
+			}
+			require.ErrorIs(t, err, io.EOF, "the server closed the connection after the client's close frame")
+		})
+	}
+	eventually(t, "no websocket left open", func() bool { return s.metric(t, "taskgraph_websocket_connections") == 0 })
 }
