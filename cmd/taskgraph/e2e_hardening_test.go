@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -141,4 +143,67 @@ func TestWebsocketCloseNeedsNoLinger(t *testing.T) {
 		})
 	}
 	eventually(t, "no websocket left open", func() bool { return s.metric(t, "taskgraph_websocket_connections") == 0 })
+}
+
+// TestSlowBodyIsCutOff: a client that sends its body a byte at a time, more
+// slowly than --body-read-timeout allows, gets 408 and loses the connection
+// before it has sent the body; it used to be waited for as long as it kept
+// trickling. A websocket, which sends no body, outlives the timeout.
+func TestSlowBodyIsCutOff(t *testing.T) {
+	t.Parallel()
+	s, _ := startServerWith(t, testdb.SQLite(t), serverOptions{args: []string{"--body-read-timeout", "1s"}})
+	host := strings.TrimPrefix(s.URL, "http://")
+
+	t.Run("slow body", func(t *testing.T) {
+		body := `{"query": "{ viewer { slug } }"}` + strings.Repeat(" ", 200)
+		conn, err := net.Dial("tcp", host)
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = fmt.Fprintf(conn, "POST /graphql HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
+			host, s.AdminToken, len(body))
+		require.NoError(t, err)
+		answered := make(chan string, 1)
+		go func() {
+			_ = conn.SetReadDeadline(time.Now().Add(waitLimit)) // a guard against hangs
+			b, _ := io.ReadAll(conn)                            // until the server closes
+			answered <- string(b)
+		}()
+		// A byte every 100ms: the body would take 23s.
+		sent := 0
+		var answer string
+	trickle:
+		for sent < len(body) {
+			select {
+			case answer = <-answered:
+				break trickle
+			case <-time.After(100 * time.Millisecond):
+			}
+			if _, err := conn.Write([]byte{body[sent]}); err != nil {
+				answer = <-answered
+				break
+			}
+			sent++
+		}
+		require.Less(t, sent, len(body), "the server waited for the whole body; it answered %q", answer)
+		require.True(t, strings.HasPrefix(answer, "HTTP/1.1 408 "), "answer: %q", answer)
+		require.Contains(t, answer, `"code":"LIMIT_EXCEEDED"`)
+	})
+
+	t.Run("websocket outlives it", func(t *testing.T) {
+		r := s.mustDialRaw(t)
+		r.init(M{"token": s.AdminToken})
+		time.Sleep(2 * time.Second) // twice the body timeout
+		r.send(M{"type": "ping"})
+		m, err := r.read()
+		require.NoError(t, err)
+		require.Equal(t, "pong", m["type"])
+	})
+
+	t.Run("keep-alive requests still served", func(t *testing.T) {
+		// A request after a slow handler: the deadline was cleared when
+		// the body ended, so a connection reused later is not cut.
+		require.Equal(t, "admin", s.query(t, s.AdminToken, `{ viewer { slug } }`, nil).S("viewer.slug"))
+		time.Sleep(1500 * time.Millisecond)
+		require.Equal(t, "admin", s.query(t, s.AdminToken, `{ viewer { slug } }`, nil).S("viewer.slug"))
+	})
 }

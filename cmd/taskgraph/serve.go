@@ -107,6 +107,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		FieldSuggestions: !cfg.production,
 		Export:           export.Handler(svc, server.LoggerFrom),
 		MaxUploadBytes:   cfg.maxUploadBytes,
+		BodyReadTimeout:  cfg.bodyReadTimeout,
 		Websocket:        wsConfig,
 	})
 	if hooks != nil && hooks.wrapHandler != nil {

@@ -6,6 +6,7 @@
 // Everything a request passes through, outermost first:
 //
 //	observe (request id, logger, panic recovery, access log, HTTP metrics)
+//	  bodyDeadline (requests with a body: BodyReadTimeout to send it)
 //	  mux: POST /graphql -> authenticate -> body limit (multipart: upload checks) -> gqlgen
 //	       GET /graphql -> body limit -> authenticate -> gqlgen
 //	       (GET with Upgrade: origin check -> websocket, auth on connection_init)
@@ -22,6 +23,7 @@ import (
 	"database/sql"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/prometheus/client_golang/prometheus"
@@ -84,6 +86,10 @@ type Config struct {
 	// DefaultMaxSelectionSetSize.
 	MaxSelections       int
 	MaxSelectionSetSize int
+	// BodyReadTimeout bounds the time a client takes to send a request body
+	// (multipart uploads get a second more per 64 KiB); default
+	// DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -113,6 +119,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxSelectionSetSize <= 0 {
 		c.MaxSelectionSetSize = DefaultMaxSelectionSetSize
+	}
+	if c.BodyReadTimeout <= 0 {
+		c.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	c.Websocket = c.Websocket.withDefaults()
 	return c
@@ -170,7 +179,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /metrics", s.route(routeMetrics,
 		promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelError)})))
 
-	return s.observe(mux)
+	return s.observe(s.bodyDeadline(mux))
 }
 
 // route names the request's route for metrics and the access log.
