@@ -25,6 +25,8 @@ type serveConfig struct {
 	maxUploadBytes    int64
 	allowedOrigins    []string
 	bodyReadTimeout   time.Duration
+	metricsAddr       string
+	metricsToken      string
 }
 
 const defaultDatabase = "sqlite:data/taskgraph.db"
@@ -61,6 +63,10 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
 	fs.DurationVar(&c.bodyReadTimeout, "body-read-timeout", envDuration("TASKGRAPH_BODY_READ_TIMEOUT", 30*time.Second),
 		"time a client has to send a request body; uploads get 1s more per 64KiB (env TASKGRAPH_BODY_READ_TIMEOUT)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", os.Getenv("TASKGRAPH_METRICS_ADDR"),
+		"serve /metrics on this listen address (e.g. 127.0.0.1:9090) instead of --addr (env TASKGRAPH_METRICS_ADDR)")
+	fs.StringVar(&c.metricsToken, "metrics-token", os.Getenv("TASKGRAPH_METRICS_TOKEN"),
+		"bearer token /metrics requires (env TASKGRAPH_METRICS_TOKEN)")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -206,4 +207,50 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		require.Equal(t, "admin", s.query(t, s.AdminToken, `{ viewer { slug } }`, nil).S("viewer.slug"))
 	})
+}
+
+// TestMetricsAccess: --metrics-addr moves /metrics off the API's address,
+// --metrics-token puts it behind a bearer token, and operation names chosen
+// by callers grow the label set only up to 100 names.
+func TestMetricsAccess(t *testing.T) {
+	t.Parallel()
+	s, _ := startServerWith(t, testdb.SQLite(t), serverOptions{args: []string{"--metrics-addr", "127.0.0.1:0", "--metrics-token", "metrics-secret"}})
+	require.NotEmpty(t, s.MetricsURL)
+	scrape := func(token string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, s.MetricsURL, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+
+	resp, _ := s.get(t, "/metrics")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode, "not on the API's address")
+	for _, token := range []string{"", "wrong", s.AdminToken} {
+		status, body := scrape(token)
+		require.Equal(t, http.StatusUnauthorized, status)
+		require.NotContains(t, body, "taskgraph_")
+	}
+
+	for i := range 120 {
+		s.query(t, s.AdminToken, fmt.Sprintf(`query Probe%03d { viewer { slug } }`, i), nil)
+	}
+	status, body := scrape("metrics-secret")
+	require.Equal(t, http.StatusOK, status)
+	labels := map[string]bool{}
+	for _, line := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(line, `taskgraph_graphql_requests_total{operation="`); ok {
+			labels[rest[:strings.Index(rest, `"`)]] = true
+		}
+	}
+	require.LessOrEqual(t, len(labels), 101, "at most 100 names and other")
+	require.True(t, labels["other"])
+	require.Contains(t, body, `taskgraph_graphql_requests_total{operation="other",status="ok"} 20`+"\n")
+	require.Contains(t, body, "go_goroutines ")
 }

@@ -27,6 +27,7 @@ import (
 // testServer is the real `taskgraph serve` running in-process on 127.0.0.1:0.
 type testServer struct {
 	URL        string // http://127.0.0.1:port
+	MetricsURL string // http://127.0.0.1:port/metrics of --metrics-addr, when given
 	AdminToken string
 	DB         *store.DB // the server's own handle: read Statements() from it
 	Stdout     *bytes.Buffer
@@ -82,10 +83,11 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 	readyc := make(chan ready, 1)
 	done := make(chan error, 1)
 	hooks := &testHooks{
-		onListen:     func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
-		loaderTiming: o.loaderTiming,
-		events:       o.events,
-		websocket:    o.websocket,
+		onListen:        func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
+		loaderTiming:    o.loaderTiming,
+		events:          o.events,
+		websocket:       o.websocket,
+		onMetricsListen: func(addr net.Addr) { s.MetricsURL = "http://" + addr.String() + "/metrics" },
 	}
 	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json"}, o.args...)
 	logs := o.logs

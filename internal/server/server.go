@@ -11,7 +11,8 @@
 //	       GET /graphql -> body limit -> authenticate -> gqlgen
 //	       (GET with Upgrade: origin check -> websocket, auth on connection_init)
 //	       GET /export/examples.jsonl -> authenticate -> Config.Export
-//	       GET / (playground), /healthz, /readyz, /metrics
+//	       GET / (playground), /healthz, /readyz,
+//	       /metrics (unless SeparateMetrics; behind MetricsToken when set)
 //
 // and inside gqlgen, in this order: metrics, authentication check, introspection
 // switch, persisted queries, document size limits (before parsing and
@@ -20,6 +21,7 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"database/sql"
 	"log/slog"
 	"net/http"
@@ -57,6 +59,14 @@ type Config struct {
 	// Registry receives the server's collectors and is what /metrics serves.
 	// Nil: a private registry.
 	Registry *prometheus.Registry
+	// MetricsToken, when set, is the bearer token GET /metrics requires.
+	MetricsToken string
+	// SeparateMetrics leaves /metrics out of New's handler: the caller
+	// serves MetricsHandler on a listen address of its own.
+	SeparateMetrics bool
+	// MaxOperationLabels bounds the distinct operation names of the GraphQL
+	// metrics; default DefaultMaxOperationLabels.
+	MaxOperationLabels int
 	// DBStats, when set, is exported as connection pool metrics.
 	DBStats func() sql.DBStats
 	// OperationContext, when set, prepares the context of every GraphQL
@@ -114,6 +124,9 @@ func (c Config) withDefaults() Config {
 	if c.ParserTokenLimit <= 0 {
 		c.ParserTokenLimit = DefaultParserTokenLimit
 	}
+	if c.MaxOperationLabels <= 0 {
+		c.MaxOperationLabels = DefaultMaxOperationLabels
+	}
 	if c.MaxSelections <= 0 {
 		c.MaxSelections = DefaultMaxSelections
 	}
@@ -158,6 +171,7 @@ func New(cfg Config) http.Handler {
 		log:     cfg.Logger,
 		metrics: newMetrics(cfg.Registry, cfg.DBStats),
 	}
+	s.metrics.operations.max = cfg.MaxOperationLabels
 
 	gql := s.graphQLHandler()
 
@@ -176,10 +190,42 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /playground/", s.route(routePlayground, assets))
 	mux.Handle("GET /healthz", s.route(routeHealthz, http.HandlerFunc(healthz)))
 	mux.Handle("GET /readyz", s.route(routeReadyz, s.readyz()))
-	mux.Handle("GET /metrics", s.route(routeMetrics,
-		promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelError)})))
+	if !cfg.SeparateMetrics {
+		mux.Handle("GET /metrics", s.route(routeMetrics, metricsHandler(cfg)))
+	}
 
 	return s.observe(s.bodyDeadline(mux))
+}
+
+// MetricsHandler serves cfg.Registry's metrics at GET /metrics, behind
+// cfg.MetricsToken when it is set: for a listen address of its own
+// (Config.SeparateMetrics). cfg.Registry must be the registry given to New.
+func MetricsHandler(cfg Config) http.Handler {
+	if cfg.Registry == nil {
+		panic("server: MetricsHandler needs Config.Registry")
+	}
+	cfg = cfg.withDefaults()
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metricsHandler(cfg))
+	return mux
+}
+
+// metricsHandler is promhttp's handler, behind the metrics token when set.
+func metricsHandler(cfg Config) http.Handler {
+	h := promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError)})
+	if cfg.MetricsToken == "" {
+		return h
+	}
+	want := []byte(cfg.MetricsToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(auth.BearerToken(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="taskgraph metrics"`)
+			http.Error(w, "metrics need Authorization: Bearer <the metrics token>", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // route names the request's route for metrics and the access log.
