@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -253,4 +254,119 @@ func TestMetricsAccess(t *testing.T) {
 	require.True(t, labels["other"])
 	require.Contains(t, body, `taskgraph_graphql_requests_total{operation="other",status="ok"} 20`+"\n")
 	require.Contains(t, body, "go_goroutines ")
+}
+
+// TestGraphQLOverHTTP covers the GraphQL-over-HTTP audits (graphql-http's
+// server audits) the server failed: statuses of parse and validation failures
+// by Accept, no data entry in request errors, and 400 for request parameters
+// of the wrong type.
+func TestGraphQLOverHTTP(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testdb.SQLite(t))
+	const (
+		jsonType     = "application/json"
+		responseType = "application/graphql-response+json"
+	)
+	send := func(t *testing.T, method, accept, body, rawQuery string) (int, string, map[string]json.RawMessage) {
+		t.Helper()
+		req, err := http.NewRequest(method, s.URL+"/graphql?"+rawQuery, strings.NewReader(body))
+		require.NoError(t, err)
+		if method == http.MethodPost {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		req.Header.Set("Authorization", "Bearer "+s.AdminToken)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		var out map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), out
+	}
+	firstError := func(t *testing.T, out map[string]json.RawMessage) gqlError {
+		t.Helper()
+		var errs []gqlError
+		require.NoError(t, json.Unmarshal(out["errors"], &errs))
+		require.NotEmpty(t, errs)
+		return errs[0]
+	}
+
+	t.Run("document failures", func(t *testing.T) {
+		for _, tc := range []struct{ name, body, code string }{
+			{"parse", `{"query": "{"}`, "GRAPHQL_PARSE_FAILED"},
+			{"validation", `{"query": "{ nope }"}`, "GRAPHQL_VALIDATION_FAILED"},
+			{"variable coercion", `{"query": "query($n: Int!) { tasks(first: $n) { totalCount } }", "variables": {"n": "x"}}`, "BAD_USER_INPUT"},
+		} {
+			for _, accept := range []string{jsonType, "", "*/*", responseType, responseType + ", application/json"} {
+				t.Run(tc.name+" "+accept, func(t *testing.T) {
+					status, contentType, out := send(t, http.MethodPost, accept, tc.body, "")
+					if strings.HasPrefix(accept, responseType) {
+						require.Equal(t, http.StatusBadRequest, status)
+						require.Equal(t, responseType, contentType)
+					} else {
+						require.Equal(t, http.StatusOK, status)
+						require.Equal(t, jsonType, contentType)
+					}
+					require.NotContains(t, out, "data", "a request error has no data entry")
+					require.Equal(t, tc.code, firstError(t, out).Extensions["code"])
+				})
+			}
+		}
+	})
+
+	t.Run("invalid parameters", func(t *testing.T) {
+		for _, tc := range []struct{ name, body, message string }{
+			{"query a number", `{"query": 1}`, "the query parameter must be a string"},
+			{"query an object", `{"query": {}}`, "the query parameter must be a string"},
+			{"query missing", `{}`, "the query parameter is missing"},
+			{"query null", `{"query": null}`, "the query parameter is missing"},
+			{"variables a string", `{"query": "{ viewer { slug } }", "variables": "{}"}`, "the variables parameter must be an object"},
+			{"variables a list", `{"query": "{ viewer { slug } }", "variables": []}`, "the variables parameter must be an object"},
+			{"operationName a number", `{"query": "{ viewer { slug } }", "operationName": 1}`, "the operationName parameter must be a string"},
+			{"extensions a string", `{"query": "{ viewer { slug } }", "extensions": "x"}`, "the extensions parameter must be an object"},
+			{"extensions a list", `{"query": "{ viewer { slug } }", "extensions": []}`, "the extensions parameter must be an object"},
+			{"body a list", `[]`, "the request body must be a JSON object"},
+		} {
+			for _, accept := range []string{jsonType, responseType} {
+				t.Run(tc.name+" "+accept, func(t *testing.T) {
+					status, contentType, out := send(t, http.MethodPost, accept, tc.body, "")
+					require.Equal(t, http.StatusBadRequest, status)
+					require.Equal(t, accept, contentType)
+					require.NotContains(t, out, "data")
+					e := firstError(t, out)
+					require.Contains(t, e.Message, tc.message)
+					require.Equal(t, "BAD_USER_INPUT", e.Extensions["code"])
+				})
+			}
+		}
+		// GET without a query.
+		status, _, out := send(t, http.MethodGet, jsonType, "", "")
+		require.Equal(t, http.StatusBadRequest, status)
+		require.Contains(t, firstError(t, out).Message, "the query parameter is missing")
+	})
+
+	t.Run("valid parameters", func(t *testing.T) {
+		for _, accept := range []string{jsonType, responseType} {
+			status, contentType, out := send(t, http.MethodPost, accept,
+				`{"query": "{ viewer { slug } }", "variables": null, "operationName": null, "extensions": null}`, "")
+			require.Equal(t, http.StatusOK, status)
+			require.Equal(t, accept, contentType)
+			require.JSONEq(t, `{"viewer": {"slug": "admin"}}`, string(out["data"]))
+			status, _, out = send(t, http.MethodPost, accept,
+				`{"query": "query Q($b: Boolean!) { viewer @include(if: $b) { slug } }", "variables": {"b": true}, "operationName": "Q", "extensions": {}}`, "")
+			require.Equal(t, http.StatusOK, status)
+			require.JSONEq(t, `{"viewer": {"slug": "admin"}}`, string(out["data"]))
+			status, _, out = send(t, http.MethodGet, accept, "", "query="+url.QueryEscape("{ viewer { slug } }"))
+			require.Equal(t, http.StatusOK, status)
+			require.JSONEq(t, `{"viewer": {"slug": "admin"}}`, string(out["data"]))
+		}
+		// A persisted query needs no query text.
+		_, _, out := send(t, http.MethodPost, jsonType,
+			`{"extensions": {"persistedQuery": {"version": 1, "sha256Hash": "0000000000000000000000000000000000000000000000000000000000000000"}}}`, "")
+		require.Equal(t, "PERSISTED_QUERY_NOT_FOUND", firstError(t, out).Extensions["code"])
+	})
 }

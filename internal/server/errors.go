@@ -252,11 +252,16 @@ type errorItem struct {
 
 // writeGraphQLError answers a request that never reached gqlgen.
 func writeGraphQLError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	writeGraphQLErrorBody(w, status, code, message)
+}
+
+// writeGraphQLErrorBody is writeGraphQLError with the Content-Type already set.
+func writeGraphQLErrorBody(w http.ResponseWriter, status int, code, message string) {
 	b, err := json.Marshal(errorBody{Errors: []errorItem{{Message: message, Extensions: map[string]any{"code": code}}}})
 	if err != nil {
 		panic(err) // cannot happen: strings only
 	}
-	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

@@ -7,8 +7,9 @@
 //
 //	observe (request id, logger, panic recovery, access log, HTTP metrics)
 //	  bodyDeadline (requests with a body: BodyReadTimeout to send it)
-//	  mux: POST /graphql -> authenticate -> body limit (multipart: upload checks) -> gqlgen
-//	       GET /graphql -> body limit -> authenticate -> gqlgen
+//	  mux: POST /graphql -> authenticate -> body limit (multipart: upload checks) -> error codes
+//	         and GraphQL-over-HTTP statuses -> parameter types -> gqlgen
+//	       GET /graphql -> body limit -> authenticate -> error codes, statuses -> parameters -> gqlgen
 //	       (GET with Upgrade: origin check -> websocket, auth on connection_init)
 //	       GET /export/examples.jsonl -> authenticate -> Config.Export
 //	       GET / (playground), /healthz, /readyz,
@@ -180,8 +181,8 @@ func New(cfg Config) http.Handler {
 	// limitRequest checks apart; authentication comes first so that an
 	// anonymous upload is refused before its body is read. GET carries
 	// queries and the websocket Upgrade handshake (subscriptions).
-	mux.Handle("POST /graphql", s.route(routeGraphQL, s.authenticate(s.limitRequest(withErrorCodes(gql)))))
-	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(gql)))))
+	mux.Handle("POST /graphql", s.route(routeGraphQL, s.authenticate(s.limitRequest(withErrorCodes(checkParams(gql))))))
+	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(checkParams(gql))))))
 	if cfg.Export != nil {
 		mux.Handle("GET /export/examples.jsonl", s.route(routeExport, s.authenticate(s.requirePrincipal(cfg.Export))))
 	}
