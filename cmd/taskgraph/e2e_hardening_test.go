@@ -370,3 +370,53 @@ func TestGraphQLOverHTTP(t *testing.T) {
 		require.Equal(t, "PERSISTED_QUERY_NOT_FOUND", firstError(t, out).Extensions["code"])
 	})
 }
+
+// TestInputsBothDatabasesAccept: an Int beyond 32 bits and a string with a
+// NUL character are BAD_USER_INPUT naming the field, on both databases; they
+// used to be stored on SQLite and fail as INTERNAL on PostgreSQL.
+func TestInputsBothDatabasesAccept(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		admin := s.AdminToken
+		p := s.createProject(t, admin, "inputs")
+		task := s.createTask(t, admin, p, "existing", nil)
+		update := `mutation($input: UpdateTaskInput!) { updateTask(input: $input) { task { id actualEffortMinutes } } }`
+		createList := `mutation($input: CreateTaskListInput!) { createTaskList(input: $input) { taskList { id maxParallelAgents } } }`
+		createTask := `mutation($input: CreateTaskInput!) { createTask(input: $input) { task { id } } }`
+		for _, tc := range []struct {
+			name, query string
+			vars        M
+			field       string
+		}{
+			{"Int above 2^31-1 in a variable", update, M{"input": M{"id": task, "actualEffortMinutes": int64(1) << 31}}, "input.actualEffortMinutes"},
+			{"Int far above in a variable", update, M{"input": M{"id": task, "actualEffortMinutes": int64(1) << 40}}, "input.actualEffortMinutes"},
+			{"Int above 2^31-1 in a literal", `mutation($id: ID!) { updateTask(input: {id: $id, actualEffortMinutes: 3000000000}) { task { id } } }`,
+				M{"id": task}, "input.actualEffortMinutes"},
+			{"Int below -2^31", update, M{"input": M{"id": task, "expectedVersion": -(int64(1) << 31) - 1, "actualEffortMinutes": 5}}, "input.expectedVersion"},
+			// The service bounds maxParallelAgents too; the check comes first.
+			{"Int above 2^31-1 in a list's input", createList, M{"input": M{"projectId": p, "name": "l", "maxParallelAgents": int64(1) << 31}}, "input.maxParallelAgents"},
+			{"NUL in a title", createTask, M{"input": M{"projectId": p, "title": "a\x00b"}}, "input.title"},
+			{"NUL in a literal title", `mutation($p: ID!) { createTask(input: {projectId: $p, title: "a\u0000b"}) { task { id } } }`, M{"p": p}, "input.title"},
+			{"NUL in a list", createTask, M{"input": M{"projectId": p, "title": "t", "acceptanceCriteria": []string{"ok", "b\x00"}}}, "input.acceptanceCriteria[1]"},
+			{"NUL in a list of input objects", createTask, M{"input": M{"projectId": p, "title": "t",
+				"fileImpacts": []M{{"filePath": "a.go", "operation": "READ"}, {"filePath": "b\x00.go", "operation": "READ"}}}}, "input.fileImpacts[1].filePath"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := s.requireCode(t, admin, tc.query, tc.vars, "BAD_USER_INPUT")
+				require.Equal(t, tc.field, r.ext("field"), r.Errors[0].Message)
+				require.True(t, r.dataIsNull())
+			})
+		}
+		d := s.query(t, admin, `query($p: ID!) { tasks(projectId: $p) { totalCount } project(id: $p) { taskLists(first: 10) { totalCount } } }`, M{"p": p})
+		require.Equal(t, 1, d.N("tasks.totalCount"), "nothing was created")
+		require.Equal(t, 0, d.N("project.taskLists.totalCount"))
+		require.True(t, s.query(t, admin, `query($id: ID!) { task(id: $id) { actualEffortMinutes } }`, M{"id": task}).Null("task.actualEffortMinutes"),
+			"nothing was changed")
+		u := s.query(t, admin, update, M{"input": M{"id": task, "actualEffortMinutes": 1<<31 - 1}})
+		require.Equal(t, 1<<31-1, u.N("updateTask.task.actualEffortMinutes"), "the largest Int is stored on both databases")
+		// Ordinary values still go through.
+		l := s.query(t, admin, createList, M{"input": M{"projectId": p, "name": "ok", "maxParallelAgents": 4}})
+		require.Equal(t, 4, l.N("createTaskList.taskList.maxParallelAgents"))
+		s.createTask(t, admin, p, "tab\tand ünïcode", M{"acceptanceCriteria": []string{"works"}})
+	})
+}

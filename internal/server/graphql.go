@@ -73,6 +73,8 @@ func (s *server) graphQLHandler() http.Handler {
 		tokenLimit: s.cfg.ParserTokenLimit, cache: queryCache})
 	// Before the complexity limit: it bounds the work of the complexity walk.
 	srv.Use(queryLimits{maxDepth: s.cfg.MaxDepth, maxFields: s.cfg.MaxComplexity})
+	// Int range and NUL characters in every argument, variables substituted.
+	srv.Use(inputChecks{schema: s.cfg.Schema.Schema()})
 	srv.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
 	return srv
 }

@@ -17,7 +17,8 @@
 //
 // and inside gqlgen, in this order: metrics, authentication check, introspection
 // switch, persisted queries, document size limits (before parsing and
-// validation), depth and selection-size limit, complexity limit.
+// validation), depth and selection-size limit, input checks (Int range, NUL
+// characters), complexity limit.
 package server
 
 import (
