@@ -43,6 +43,7 @@ type DB struct {
 	dialect    Dialect
 	url        string
 	statements atomic.Int64
+	aborts     atomic.Int64
 }
 
 // Open connects to url: "sqlite:<path>" (the file and its directory are created)
@@ -138,6 +139,11 @@ func (d *DB) Close() error { return d.sqlx.Close() }
 // Ping checks that the database answers.
 func (d *DB) Ping(ctx context.Context) error { return d.sqlx.PingContext(ctx) }
 
+// Aborts is the number of transactions the database aborted since Open — a
+// deadlock or a serialization failure — that InTx redid or gave up on. With
+// one lock order on every path it stays at zero.
+func (d *DB) Aborts() int64 { return d.aborts.Load() }
+
 // Statements is the number of SQL statements run since Open; tests and benchmarks
 // use it to show that statements grow with query depth, not with rows.
 func (d *DB) Statements() int64 { return d.statements.Load() }
@@ -216,7 +222,11 @@ func (d *DB) InTx(ctx context.Context, fn func(q *Q) error) error {
 	// serialization race; the work is redone from the start, a few times.
 	for attempt := 1; ; attempt++ {
 		err := d.inTx(ctx, fn)
-		if !errors.Is(err, ErrRetry) || attempt == maxTxAttempts || ctx.Err() != nil {
+		if !errors.Is(err, ErrRetry) {
+			return err
+		}
+		d.aborts.Add(1)
+		if attempt == maxTxAttempts || ctx.Err() != nil {
 			return err
 		}
 	}
