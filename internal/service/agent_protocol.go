@@ -17,6 +17,21 @@ func leaseLost(reason string) error {
 	return &domain.Error{Code: domain.CodeLeaseLost, Field: "agentId", Message: "the agent no longer holds its task: " + reason}
 }
 
+// claimer is what an agent records of the caller that claimed it: the API
+// token (the principal without one, the bootstrap admin, by its user).
+func claimer(p *auth.Principal) string {
+	if p.TokenID != "" {
+		return domain.GlobalID(domain.KindAPIToken, p.TokenID)
+	}
+	return app.Actor(p)
+}
+
+// heldBy reports whether p may speak for agent a: only the token that
+// claimed it, or an admin.
+func heldBy(a *domain.BuildAgent, p *auth.Principal) bool {
+	return p.IsAdmin() || (a.ClaimedBy != nil && *a.ClaimedBy == claimer(p))
+}
+
 // held is an agent call's context: the agent (locked), its execution, run
 // and (holdReport, holdSettle) task.
 type held struct {
@@ -89,6 +104,9 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 	exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
 	if err != nil {
 		return nil, err
+	}
+	if !heldBy(a, p) {
+		return nil, leaseLost("the agent was claimed with another token")
 	}
 	if !a.Status.Live() || exec.Status != domain.ExecRunning {
 		if allowCancelled && run.Status == domain.RunCancelled {
