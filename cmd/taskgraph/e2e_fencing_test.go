@@ -117,3 +117,74 @@ func TestUploadVisibleOnlyAfterCommit(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, first, string(got), "the file still matches the committed row")
 }
+
+// TestRunOwnsItsTasks: while a task's place in an unfinished run is open, a
+// person cannot move it by hand (INVALID_TRANSITION naming the run) — not a
+// PENDING task of a wave, not an agent's IN_PROGRESS task — so no run is left
+// waiting on a task moved past its agent; the run still completes through its
+// agent, and once the run is over the task moves by hand again.
+func TestRunOwnsItsTasks(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		e := newExecList(t, s, 1)
+		t1 := e.add(t, "T1", nil)
+		t2 := e.add(t, "T2", nil)
+		run := e.start(t)
+		move := `mutation($id: ID!, $to: TaskStatus!) { transitionTask(input: {id: $id, to: $to}) { task { status } } }`
+		r := s.requireCode(t, e.token, move, M{"id": t2, "to": "BLOCKED"}, "INVALID_TRANSITION")
+		require.Contains(t, r.Errors[0].Message, "execution run 1")
+		require.Equal(t, "PENDING", r.ext("from"))
+		s.requireCode(t, e.token, move, M{"id": t1, "to": "IN_PROGRESS"}, "INVALID_TRANSITION")
+
+		c := e.claim(t, run)
+		held := c.S("task.id")
+		for _, to := range []string{"VALIDATING", "BLOCKED"} {
+			s.requireCode(t, e.token, move, M{"id": held, "to": to}, "INVALID_TRANSITION")
+		}
+		e.complete(t, c.S("agent.id"))
+		c = e.claim(t, run)
+		e.complete(t, c.S("agent.id"))
+		require.Equal(t, "COMPLETED", e.run(t, run).S("status"), "the run finished through its agents")
+
+		// A new run, cancelled: its tasks are people's again.
+		t3 := e.add(t, "T3", nil)
+		run2 := e.start(t)
+		s.requireCode(t, e.token, move, M{"id": t3, "to": "BLOCKED"}, "INVALID_TRANSITION")
+		s.query(t, e.token, `mutation($in: RunActionInput!) { cancelExecutionRun(input: $in) { run { id } } }`, M{"in": M{"runId": run2}})
+		require.Equal(t, "BLOCKED", s.query(t, e.token, move, M{"id": t3, "to": "BLOCKED"}).S("transitionTask.task.status"))
+	})
+}
+
+// TestCompleteTaskInputs: completeTask answers the same on both databases
+// for what an agent may send wrong: too many files (SQLite once failed with
+// "too many SQL variables" where PostgreSQL took 40,000), a negative effort
+// (which updateTask already refused); nothing is changed, and the agent can
+// still complete with good input.
+func TestCompleteTaskInputs(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		e := newExecList(t, s, 1)
+		e.add(t, "T1", M{"fileImpacts": []M{{"filePath": "a.go", "operation": "UPDATE"}, {"filePath": "b.go", "operation": "CREATE"}}})
+		run := e.start(t)
+		agent := e.claim(t, run).S("agent.id")
+		many := make([]string, 40_000)
+		for i := range many {
+			many[i] = fmt.Sprintf("src/f%05d.go", i)
+		}
+		r := s.requireCode(t, e.agent, completeMutation, M{"in": M{"agentId": agent, "filesModified": many}}, "BAD_USER_INPUT")
+		require.Equal(t, "filesModified", r.ext("field"))
+		r = s.requireCode(t, e.agent, completeMutation, M{"in": M{"agentId": agent, "filesModified": []string{}, "actualEffortMinutes": -5}}, "BAD_USER_INPUT")
+		require.Equal(t, "actualEffortMinutes", r.ext("field"))
+		require.Equal(t, "IN_PROGRESS", s.query(t, e.token, `query($id: ID!) { node(id: $id) { ... on BuildAgent { task { status } } } }`,
+			M{"id": agent}).S("node.task.status"))
+		done := e.complete(t, agent, "a.go")
+		require.Equal(t, "COMPLETED", done.S("task.status"))
+		impacts := s.query(t, e.token, `query($id: ID!) { node(id: $id) { ... on BuildAgent { task { fileImpacts { filePath wasAccurate } } } } }`,
+			M{"id": agent}).L("node.task.fileImpacts")
+		got := map[string]bool{}
+		for _, fi := range impacts {
+			got[fi.S("filePath")] = fi.B("wasAccurate")
+		}
+		require.Equal(t, map[string]bool{"a.go": true, "b.go": false}, got)
+	})
+}

@@ -275,6 +275,17 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := domain.CheckEffortMinutes("actualEffortMinutes", in.ActualEffortMinutes); err != nil {
+		return nil, nil, err
+	}
+	files, err := domain.CheckList("filesModified", in.FilesModified, domain.MaxReportedFiles, domain.MaxPathLength)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := domain.CheckList("gitCommits", in.GitCommits, domain.MaxReportedFiles, domain.MaxPathLength); err != nil {
+		return nil, nil, err
+	}
+	in.FilesModified = files
 	var h *held
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
@@ -294,7 +305,12 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 		if err != nil {
 			return err
 		}
-		if err := tx.Runs.MarkImpactAccuracy(ctx, t.ID, in.FilesModified, now); err != nil {
+		impacts, err := tx.Tasks.FileImpactsOfTasks(ctx, []string{t.ID})
+		if err != nil {
+			return err
+		}
+		accurate, inaccurate := domain.ImpactAccuracy(impacts, in.FilesModified)
+		if err := tx.Runs.MarkImpactAccuracy(ctx, accurate, inaccurate, now); err != nil {
 			return err
 		}
 		bad := domain.UnpassedTests(t, results)
