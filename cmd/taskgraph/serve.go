@@ -87,6 +87,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		loaderTiming = hooks.loaderTiming
 	}
 	rules := validation.NewEngine()
+	opts.Gate = validation.NewGate(rules)
 	svc := service.New(db, opts)
 	val := validation.New(db, app.NewRunner(db, broker), svc, rules, validation.Options{})
 	cat := catalog.New(db, app.NewRunner(db, broker), catalog.Options{LoggerFrom: server.LoggerFrom,

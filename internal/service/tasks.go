@@ -229,6 +229,9 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 		return nil, err
 	}
 	if refs.list != nil {
+		if err := s.gatePending(ctx, tx, t); err != nil {
+			return nil, err
+		}
 		if err := s.appendToList(ctx, tx, refs.list.ID, []string{t.ID}, now); err != nil {
 			return nil, err
 		}
@@ -682,6 +685,11 @@ func (s *Tasks) transition(ctx context.Context, tx *app.Tx, p *auth.Principal, t
 	}
 	if from == domain.StatusEvaluating {
 		t.Queue = nil
+	}
+	if to == domain.StatusPending && !engine {
+		if err := s.gatePending(ctx, tx, t); err != nil {
+			return nil, err
+		}
 	}
 	runID := tx.Run()
 	change := &domain.TaskStateChange{ID: app.NewID(), TaskID: t.ID, ExecutionRunID: runID, FromStatus: &from, ToStatus: to,

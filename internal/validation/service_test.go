@@ -43,7 +43,8 @@ func setup(t *testing.T, url string) *bundle {
 	now := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
 	clk := func() time.Time { return now }
 	eng := validation.NewEngine()
-	svc := service.New(db, service.Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	svc := service.New(db, service.Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Gate: validation.NewGate(eng)})
 	b := &bundle{t: t, db: db, svc: svc, rules: validation.New(db, app.NewRunner(db, nil), svc, eng, validation.Options{Clock: clk})}
 	admin := &domain.User{ID: uuid.NewString(), Slug: "root", Name: "Root", CreatedAt: now, UpdatedAt: now}
 	require.NoError(t, db.Users.CreateUser(ctx, admin))
