@@ -22,7 +22,7 @@ import (
 const (
 	// CostLimit bounds the CEL cost of one evaluation: past it the evaluation
 	// stops with an error.
-	CostLimit = 1_000_000
+	CostLimit = 200_000
 	// evalTimeout bounds one evaluation's wall time, checked every
 	// interruptEvery comprehension iterations, behind the cost limit.
 	evalTimeout    = 250 * time.Millisecond
@@ -129,8 +129,11 @@ func (c *celEnv) compile(expr string) (*celProgram, error) {
 	return &celProgram{prg: prg}, nil
 }
 
-// errCostLimit is an evaluation stopped by the cost or time limit.
-var errCostLimit = errors.New("evaluation stopped: cost limit exceeded")
+// errCostLimit and errTimeLimit are evaluations stopped by a limit.
+var (
+	errCostLimit = errors.New("evaluation stopped: cost limit exceeded")
+	errTimeLimit = errors.New("evaluation stopped: time limit exceeded")
+)
 
 // eval runs the program on s.
 func (p *celProgram) eval(ctx context.Context, s Subject) (bool, error) {
@@ -139,9 +142,11 @@ func (p *celProgram) eval(ctx context.Context, s Subject) (bool, error) {
 	out, _, err := p.prg.ContextEval(ctx, map[string]any{"task": taskValue(s)})
 	if err != nil {
 		msg := err.Error()
-		if strings.Contains(msg, "cost limit exceeded") || strings.Contains(msg, "operation interrupted") ||
-			errors.Is(err, context.DeadlineExceeded) {
+		if strings.Contains(msg, "cost limit exceeded") {
 			return false, errCostLimit
+		}
+		if strings.Contains(msg, "operation interrupted") || errors.Is(err, context.DeadlineExceeded) {
+			return false, errTimeLimit
 		}
 		return false, fmt.Errorf("evaluation failed: %s", msg)
 	}

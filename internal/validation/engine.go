@@ -95,7 +95,7 @@ func (e *Engine) Check(t domain.ValidationRuleType, config domain.JSON) (domain.
 	if c.prog != nil {
 		// Data-independent blow-ups (nested comprehensions over literals) are
 		// refused now rather than failing on every task later.
-		if _, err := c.prog.eval(context.Background(), sampleSubject()); errors.Is(err, errCostLimit) {
+		if _, err := c.prog.eval(context.Background(), sampleSubject()); errors.Is(err, errCostLimit) || errors.Is(err, errTimeLimit) {
 			return nil, configError("the expression exceeds the evaluation cost limit")
 		}
 	}
