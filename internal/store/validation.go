@@ -45,6 +45,19 @@ func (q ValidationQueries) RuleForUpdate(ctx context.Context, id string) (*domai
 	return &r, nil
 }
 
+// CountRules counts a project's rules, or the global ones when projectID is
+// nil.
+func (q ValidationQueries) CountRules(ctx context.Context, projectID *string) (int, error) {
+	var n int
+	var err error
+	if projectID == nil {
+		err = q.get(ctx, &n, `SELECT COUNT(*) FROM validation_rules WHERE project_id IS NULL`)
+	} else {
+		err = q.get(ctx, &n, `SELECT COUNT(*) FROM validation_rules WHERE project_id = ?`, *projectID)
+	}
+	return n, err
+}
+
 // RulesByIDs loads rules by id.
 func (q ValidationQueries) RulesByIDs(ctx context.Context, ids []string) ([]*domain.ValidationRule, error) {
 	return byIDs[domain.ValidationRule](ctx, q.Q, "validation_rules", ids)

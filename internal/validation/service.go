@@ -13,6 +13,7 @@ package validation
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/taskgraph/taskgraph/internal/app"
@@ -21,6 +22,9 @@ import (
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
+
+// MaxRules bounds the rules of one project, and the global rules.
+const MaxRules = 50
 
 // Options configure a Service.
 type Options struct {
@@ -202,7 +206,21 @@ func (s *Service) CreateValidationRule(ctx context.Context, in domain.CreateVali
 	now := s.now()
 	r := &domain.ValidationRule{ID: app.NewID(), ProjectID: projectID, Name: name, Description: desc, RuleType: in.RuleType,
 		CategoryFilter: cats, Config: config, Severity: severity, Enabled: enabled, Version: 1, CreatedAt: now, UpdatedAt: now}
-	if err := s.run.InTx(ctx, func(tx *app.Tx) error { return tx.Validation.InsertRule(ctx, r) }); err != nil {
+	err = s.run.InTx(ctx, func(tx *app.Tx) error {
+		// Every rule is evaluated on every task it applies to: their number
+		// is bounded (two creations racing may pass it by one each on
+		// PostgreSQL; the bound is on cost, not a count to the unit).
+		n, err := tx.Validation.CountRules(ctx, projectID)
+		if err != nil {
+			return err
+		}
+		if n >= MaxRules {
+			return &domain.Error{Code: domain.CodeLimitExceeded, Field: "projectId",
+				Message: fmt.Sprintf("at most %d validation rules per project (and %d global ones)", MaxRules, MaxRules)}
+		}
+		return tx.Validation.InsertRule(ctx, r)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -216,6 +216,12 @@ func TestCreateRuleInput(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, domain.SeverityError, r.Severity, "default severity")
 		require.True(t, r.Enabled, "enabled by default")
+		for range validation.MaxRules - 1 {
+			b.mustRule(b.owner, pid, domain.RuleRequiredField, `{"field":"effort"}`, domain.SeverityWarning)
+		}
+		_, err = b.rule(b.owner, pid, domain.RuleRequiredField, `{"field":"effort"}`, domain.SeverityWarning)
+		requireCode(t, err, domain.CodeLimitExceeded, "projectId")
+		b.mustRule(b.admin, nil, domain.RuleRequiredField, `{"field":"effort"}`, domain.SeverityWarning)
 	})
 }
 
