@@ -22,6 +22,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
+	"github.com/taskgraph/taskgraph/internal/validation"
 )
 
 // testHooks lets end-to-end tests observe the real serve path.
@@ -87,7 +88,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if hooks != nil {
 		loaderTiming = hooks.loaderTiming
 	}
+	rules := validation.NewEngine()
+	opts.Gate = validation.NewGate(rules)
 	svc := service.New(db, opts)
+	val := validation.New(db, app.NewRunner(db, broker), svc, rules, validation.Options{})
 	cat := catalog.New(db, app.NewRunner(db, broker), catalog.Options{LoggerFrom: server.LoggerFrom,
 		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes})
 	token, err := svc.Accounts.BootstrapAdmin(ctx, cfg.adminToken)
@@ -102,7 +106,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	serverConfig := server.Config{
-		Schema:           graph.Schema(svc, cat),
+		Schema:           graph.Schema(svc, cat, val),
 		Authenticate:     svc.Accounts.Authenticate,
 		Ready:            db.Ping,
 		Logger:           log,

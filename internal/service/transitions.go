@@ -80,6 +80,11 @@ func (s *Tasks) transition(ctx context.Context, tx *app.Tx, p *auth.Principal, t
 	if from == domain.StatusEvaluating {
 		t.Queue = nil
 	}
+	if to == domain.StatusPending && !engine {
+		if err := s.gatePending(ctx, tx, t); err != nil {
+			return nil, err
+		}
+	}
 	runID := tx.Run()
 	change := &domain.TaskStateChange{ID: app.NewID(), TaskID: t.ID, ExecutionRunID: runID, FromStatus: &from, ToStatus: to,
 		ChangedBy: ptr(app.Actor(p)), ChangedAt: now}

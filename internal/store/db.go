@@ -276,6 +276,8 @@ type Q struct {
 	Events   EventQueries    // events.go: the event log
 	Catalog  CatalogQueries  // catalog.go, catalog_maps.go: suites, actions, MCP servers, tools and the maps between them
 	Examples ExampleQueries  // examples.go: models, trace sessions and examples
+
+	Validation ValidationQueries // validation.go: validation rules
 }
 
 // The query groups: each is Q seen through one aggregate.
@@ -289,6 +291,8 @@ type (
 	EventQueries    struct{ *Q }
 	CatalogQueries  struct{ *Q }
 	ExampleQueries  struct{ *Q }
+
+	ValidationQueries struct{ *Q }
 )
 
 // newQ returns a Q over ext.
@@ -303,6 +307,7 @@ func (q *Q) bind() {
 	q.Users, q.Projects, q.Tasks, q.Lists = UserQueries{q}, ProjectQueries{q}, TaskQueries{q}, ListQueries{q}
 	q.Planning, q.Runs, q.Events, q.Catalog = PlanningQueries{q}, RunQueries{q}, EventQueries{q}, CatalogQueries{q}
 	q.Examples = ExampleQueries{q}
+	q.Validation = ValidationQueries{q}
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {
