@@ -108,6 +108,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	serverConfig := server.Config{
 		Schema:           graph.Schema(svc, cat, val),
 		Authenticate:     svc.Accounts.Authenticate,
+		TokensLive:       svc.Accounts.LiveTokens,
 		Ready:            db.Ping,
 		Logger:           log,
 		Registry:         registry,
