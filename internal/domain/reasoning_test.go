@@ -103,7 +103,9 @@ func TestCheckAssessment(t *testing.T) {
 		{"no consistency status", with(func(in *RecordConvergenceAssessmentInput) { in.ConsistencyStatus = nil }), "", ""},
 		{"completeness below", with(func(in *RecordConvergenceAssessmentInput) { in.CompletenessScore = 0.94 }), CodeBadUserInput, "converged"},
 		{"coherence below", with(func(in *RecordConvergenceAssessmentInput) { in.CoherenceScore = 0.5 }), CodeBadUserInput, "converged"},
-		{"inconsistent", with(func(in *RecordConvergenceAssessmentInput) { in.ConsistencyStatus = JSON(`{"plan": true, "memory": false}`) }), CodeBadUserInput, "converged"},
+		{"inconsistent", with(func(in *RecordConvergenceAssessmentInput) {
+			in.ConsistencyStatus = JSON(`{"plan": true, "memory": false}`)
+		}), CodeBadUserInput, "converged"},
 		{"non-boolean status", with(func(in *RecordConvergenceAssessmentInput) { in.ConsistencyStatus = JSON(`{"plan": "yes"}`) }), CodeBadUserInput, "converged"},
 		{"status not an object", with(func(in *RecordConvergenceAssessmentInput) { in.ConsistencyStatus = JSON(`[true]`) }), CodeBadUserInput, "consistencyStatus"},
 		{"completeness above 1", with(func(in *RecordConvergenceAssessmentInput) { in.CompletenessScore = 1.01 }), CodeBadUserInput, "completenessScore"},
