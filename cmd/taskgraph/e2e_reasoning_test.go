@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -634,5 +635,59 @@ func TestReasoningStatements(t *testing.T) {
 		s.query(t, s.AdminToken, listQuery, M{"p": project, "n": 2})
 		two := s.DB.Statements() - before
 		require.Equal(t, one, two, "statements for 1 execution vs 2")
+	})
+}
+
+// TestReasoningDocExample runs the execution of docs/reasoning.md as written:
+// every mutation block in order, then the query that reads it back.
+func TestReasoningDocExample(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../docs/reasoning.md")
+	require.NoError(t, err)
+	var blocks []string
+	for _, part := range strings.Split(string(raw), "```graphql\n")[1:] {
+		block, _, ok := strings.Cut(part, "```")
+		require.True(t, ok)
+		if strings.HasPrefix(block, "subscription") {
+			continue
+		}
+		blocks = append(blocks, block)
+	}
+	require.GreaterOrEqual(t, len(blocks), 15)
+	eachDB(t, func(t *testing.T, s *testServer) {
+		project, task, run := reasoningProject(t, s)
+		vars := map[string]any{"project": project, "task": task, "run": run}
+		var last jv
+		for _, b := range blocks {
+			use := M{}
+			for name, v := range vars {
+				if strings.Contains(b, "$"+name+":") {
+					use[name] = v
+				}
+			}
+			last = s.query(t, s.AdminToken, b, use)
+			if m, ok := last.v.(map[string]any)["startReasoningExecution"]; ok && m != nil {
+				vars["exec"] = last.S("startReasoningExecution.execution.id")
+			}
+			if m, ok := last.v.(map[string]any)["startExecutionPass"]; ok && m != nil {
+				vars[fmt.Sprint("pass", last.N("startExecutionPass.pass.passNumber"))] = last.S("startExecutionPass.pass.id")
+			}
+		}
+		d := last.at("reasoningExecution")
+		require.Equal(t, "CONVERGED", d.S("status"))
+		require.Equal(t, "HIGH", d.S("passes.1.validationReport.overallSeverity"))
+		require.Equal(t, M{"HALLUCINATION": 1.0, "SPECIFICITY": 2.0}, d.at("passes.1.validationReport.issueSummary").v)
+		require.Equal(t, []string{"COMPLETE", "COMPLETE", "COMPLETE"}, d.Col("steps", "status"))
+		require.Equal(t, 2, d.N("profile.profileVersion"))
+		require.Equal(t, 2, d.N("passes.2.profile.profileVersion"))
+		st := d.at("statistics")
+		require.Equal(t, 3, st.N("totalPasses"))
+		require.Equal(t, 1, st.N("totalRefinements"))
+		require.True(t, st.B("convergenceAchieved"))
+		require.Equal(t, d.N("passes.0.durationMs")+d.N("passes.1.durationMs")+d.N("passes.2.durationMs"), st.N("totalTimeMs"))
+		require.Equal(t, []any{
+			M{"passNumber": 1.0, "completenessScore": 0.6, "coherenceScore": 0.7, "converged": false},
+			M{"passNumber": 2.0, "completenessScore": 0.97, "coherenceScore": 0.93, "converged": true},
+		}, st.at("scoreTrajectory").v)
 	})
 }
