@@ -691,3 +691,48 @@ func TestReasoningDocExample(t *testing.T) {
 		}, st.at("scoreTrajectory").v)
 	})
 }
+
+// TestReasoningConcurrentPasses: passes started at the same time on one
+// execution: one opens, the others get CONFLICT, and numbers never repeat.
+func TestReasoningConcurrentPasses(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		project := s.createProject(t, s.AdminToken, fmt.Sprintf("rcon%03d", reasoningSlugs.Add(1)))
+		r := rsn{s, s.AdminToken}
+		exec := r.start(t, M{"projectId": project, "taskInput": "race", "ttl": 10})
+		const n = 6
+		codes := make([]string, n)
+		done := make(chan int, n)
+		for i := range n {
+			go func() {
+				resp, err := s.post(s.AdminToken, rsnMutation("startExecutionPass", "pass { passNumber }"),
+					M{"in": M{"executionId": exec, "phase": "C", "ttlRemaining": 5}})
+				if err == nil {
+					codes[i] = resp.code()
+				} else {
+					codes[i] = err.Error()
+				}
+				done <- i
+			}()
+		}
+		for range n {
+			<-done
+		}
+		ok, conflicts := 0, 0
+		for _, c := range codes {
+			switch c {
+			case "":
+				ok++
+			case "CONFLICT":
+				conflicts++
+			default:
+				t.Fatalf("unexpected outcome %q", c)
+			}
+		}
+		require.Equal(t, 1, ok)
+		require.Equal(t, n-1, conflicts)
+		d := s.query(t, s.AdminToken, `query($id: ID!) { reasoningExecution(id: $id) { passes { passNumber endedAt } } }`, M{"id": exec})
+		require.Len(t, d.L("reasoningExecution.passes"), 1)
+		require.Equal(t, 0, d.N("reasoningExecution.passes.0.passNumber"))
+	})
+}
