@@ -46227,6 +46227,13 @@ func (ec *executionContext) unmarshalInputStartReasoningExecutionInput(ctx conte
 		asMap[k] = v
 	}
 
+	if _, present := asMap["completenessThreshold"]; !present {
+		asMap["completenessThreshold"] = 0.950000
+	}
+	if _, present := asMap["coherenceThreshold"]; !present {
+		asMap["coherenceThreshold"] = 0.900000
+	}
+
 	fieldsInOrder := [...]string{"projectId", "taskInput", "taskId", "runId", "configuration", "completenessThreshold", "coherenceThreshold", "ttl", "profile"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
