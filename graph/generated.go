@@ -41,8 +41,11 @@ type ResolverRoot interface {
 	AgentTerminated() AgentTerminatedResolver
 	ApiToken() ApiTokenResolver
 	BuildAgent() BuildAgentResolver
+	ConvergenceAssessed() ConvergenceAssessedResolver
+	ConvergenceAssessment() ConvergenceAssessmentResolver
 	CriticalPath() CriticalPathResolver
 	Example() ExampleResolver
+	ExecutionPass() ExecutionPassResolver
 	ExecutionRun() ExecutionRunResolver
 	HeartbeatRecord() HeartbeatRecordResolver
 	Idea() IdeaResolver
@@ -51,10 +54,17 @@ type ResolverRoot interface {
 	Model() ModelResolver
 	Mutation() MutationResolver
 	ParallelismAnalysis() ParallelismAnalysisResolver
+	PassCompleted() PassCompletedResolver
+	PassStarted() PassStartedResolver
 	PlanConflict() PlanConflictResolver
 	PlannedWave() PlannedWaveResolver
 	Project() ProjectResolver
 	Query() QueryResolver
+	ReasoningExecution() ReasoningExecutionResolver
+	ReasoningFinished() ReasoningFinishedResolver
+	ReasoningStarted() ReasoningStartedResolver
+	ReasoningStep() ReasoningStepResolver
+	RefinementAction() RefinementActionResolver
 	RuleViolation() RuleViolationResolver
 	RunCancelled() RunCancelledResolver
 	RunCompleted() RunCompletedResolver
@@ -62,6 +72,7 @@ type ResolverRoot interface {
 	RunPaused() RunPausedResolver
 	RunResumed() RunResumedResolver
 	RunStarted() RunStartedResolver
+	SemanticValidationReport() SemanticValidationReportResolver
 	Subscription() SubscriptionResolver
 	Suite() SuiteResolver
 	Task() TaskResolver
@@ -310,6 +321,10 @@ type ComplexityRoot struct {
 		Example func(childComplexity int) int
 	}
 
+	CompleteExecutionPassPayload struct {
+		Pass func(childComplexity int) int
+	}
+
 	CompleteTaskPayload struct {
 		Execution func(childComplexity int) int
 		Task      func(childComplexity int) int
@@ -318,6 +333,33 @@ type ComplexityRoot struct {
 	ConflictFile struct {
 		FilePath   func(childComplexity int) int
 		Operations func(childComplexity int) int
+	}
+
+	ConvergenceAssessed struct {
+		Agent             func(childComplexity int) int
+		CoherenceScore    func(childComplexity int) int
+		CompletenessScore func(childComplexity int) int
+		Converged         func(childComplexity int) int
+		Cursor            func(childComplexity int) int
+		Execution         func(childComplexity int) int
+		OccurredAt        func(childComplexity int) int
+		PassNumber        func(childComplexity int) int
+		Project           func(childComplexity int) int
+		Run               func(childComplexity int) int
+		Task              func(childComplexity int) int
+		Type              func(childComplexity int) int
+	}
+
+	ConvergenceAssessment struct {
+		CoherenceScore    func(childComplexity int) int
+		CompletenessScore func(childComplexity int) int
+		ConsistencyStatus func(childComplexity int) int
+		Converged         func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		DetectedIssues    func(childComplexity int) int
+		Metadata          func(childComplexity int) int
+		Pass              func(childComplexity int) int
+		ReasonCodes       func(childComplexity int) int
 	}
 
 	CreateActionPayload struct {
@@ -480,6 +522,25 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	ExecutionPass struct {
+		Convergence       func(childComplexity int) int
+		DurationMs        func(childComplexity int) int
+		EndedAt           func(childComplexity int) int
+		EvaluationResults func(childComplexity int) int
+		Execution         func(childComplexity int) int
+		ExecutionResults  func(childComplexity int) int
+		GlobalID          func(childComplexity int) int
+		PassNumber        func(childComplexity int) int
+		Phase             func(childComplexity int) int
+		PlanState         func(childComplexity int) int
+		Profile           func(childComplexity int) int
+		RefinementChanges func(childComplexity int) int
+		Refinements       func(childComplexity int) int
+		StartedAt         func(childComplexity int) int
+		TTLRemaining      func(childComplexity int) int
+		ValidationReport  func(childComplexity int) int
+	}
+
 	ExecutionRun struct {
 		Agents             func(childComplexity int) int
 		AgentsActive       func(childComplexity int) int
@@ -521,6 +582,10 @@ type ComplexityRoot struct {
 	FailTaskPayload struct {
 		Execution func(childComplexity int) int
 		Task      func(childComplexity int) int
+	}
+
+	FinishReasoningExecutionPayload struct {
+		Execution func(childComplexity int) int
 	}
 
 	HeartbeatPayload struct {
@@ -637,62 +702,72 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddActionToolMapping    func(childComplexity int, input domain.AddActionToolMappingInput) int
-		AddParameterMapping     func(childComplexity int, input domain.AddParameterMappingInput) int
-		AddTaskRelationship     func(childComplexity int, input domain.AddTaskRelationshipInput) int
-		AddTasksToList          func(childComplexity int, input domain.AddTasksToListInput) int
-		AppendExecutionLog      func(childComplexity int, input domain.AppendExecutionLogInput) int
-		CancelExecutionRun      func(childComplexity int, input domain.RunActionInput) int
-		ClaimExample            func(childComplexity int, input domain.ClaimExampleInput) int
-		ClaimTask               func(childComplexity int, input domain.ClaimTaskInput) int
-		CompleteExample         func(childComplexity int, input model.CompleteExampleInput) int
-		CompleteTask            func(childComplexity int, input domain.CompleteTaskInput) int
-		CreateAPIToken          func(childComplexity int, input domain.CreateAPITokenInput) int
-		CreateAction            func(childComplexity int, input domain.CreateActionInput) int
-		CreateActionToolMap     func(childComplexity int, input domain.CreateActionToolMapInput) int
-		CreateExample           func(childComplexity int, input domain.CreateExampleInput) int
-		CreateIdea              func(childComplexity int, input domain.CreateIdeaInput) int
-		CreateMcpServer         func(childComplexity int, input domain.CreateMcpServerInput) int
-		CreateModel             func(childComplexity int, input domain.CreateModelInput) int
-		CreateProject           func(childComplexity int, input domain.CreateProjectInput) int
-		CreateSuite             func(childComplexity int, input domain.CreateSuiteInput) int
-		CreateTask              func(childComplexity int, input domain.CreateTaskInput) int
-		CreateTaskBlock         func(childComplexity int, input domain.CreateTaskBlockInput) int
-		CreateTaskFromTemplate  func(childComplexity int, input domain.CreateTaskFromTemplateInput) int
-		CreateTaskList          func(childComplexity int, input domain.CreateTaskListInput) int
-		CreateTaskTemplate      func(childComplexity int, input domain.CreateTaskTemplateInput) int
-		CreateTool              func(childComplexity int, input domain.CreateToolInput) int
-		CreateTraceSession      func(childComplexity int, input domain.CreateTraceSessionInput) int
-		CreateUser              func(childComplexity int, input domain.CreateUserInput) int
-		CreateValidationRule    func(childComplexity int, input domain.CreateValidationRuleInput) int
-		DeleteAction            func(childComplexity int, input model.DeleteActionInput) int
-		DeleteActionToolMap     func(childComplexity int, input model.DeleteActionToolMapInput) int
-		DeleteExample           func(childComplexity int, input model.DeleteExampleInput) int
-		DeleteMcpServer         func(childComplexity int, input model.DeleteMcpServerInput) int
-		DeleteModel             func(childComplexity int, input model.DeleteModelInput) int
-		DeleteSuite             func(childComplexity int, input model.DeleteSuiteInput) int
-		DeleteTool              func(childComplexity int, input model.DeleteToolInput) int
-		DeleteTraceSession      func(childComplexity int, input model.DeleteTraceSessionInput) int
-		DeleteValidationRule    func(childComplexity int, input domain.DeleteValidationRuleInput) int
-		FailExample             func(childComplexity int, input domain.FailExampleInput) int
-		FailTask                func(childComplexity int, input domain.FailTaskInput) int
-		Heartbeat               func(childComplexity int, input domain.HeartbeatInput) int
-		ImportMcpTools          func(childComplexity int, input domain.ImportMcpToolsInput) int
-		PauseExecutionRun       func(childComplexity int, input domain.RunActionInput) int
-		RecordTestResult        func(childComplexity int, input domain.RecordTestResultInput) int
-		RemoveActionToolMapping func(childComplexity int, input model.RemoveActionToolMappingInput) int
-		RemoveParameterMapping  func(childComplexity int, input model.RemoveParameterMappingInput) int
-		RemoveTaskRelationship  func(childComplexity int, input domain.RemoveTaskRelationshipInput) int
-		ResolveTaskBlock        func(childComplexity int, input domain.ResolveTaskBlockInput) int
-		ResumeExecutionRun      func(childComplexity int, input domain.RunActionInput) int
-		RetryExecutionRun       func(childComplexity int, input domain.RunActionInput) int
-		RevokeAPIToken          func(childComplexity int, input domain.RevokeAPITokenInput) int
-		StartExecutionRun       func(childComplexity int, input domain.StartExecutionRunInput) int
-		TransitionTask          func(childComplexity int, input domain.TransitionTaskInput) int
-		UpdateProject           func(childComplexity int, input domain.UpdateProjectInput) int
-		UpdateTask              func(childComplexity int, input domain.UpdateTaskInput) int
-		UpdateValidationRule    func(childComplexity int, input domain.UpdateValidationRuleInput) int
-		UploadTraceEvents       func(childComplexity int, input model.UploadTraceEventsInput) int
+		AddActionToolMapping        func(childComplexity int, input domain.AddActionToolMappingInput) int
+		AddParameterMapping         func(childComplexity int, input domain.AddParameterMappingInput) int
+		AddTaskRelationship         func(childComplexity int, input domain.AddTaskRelationshipInput) int
+		AddTasksToList              func(childComplexity int, input domain.AddTasksToListInput) int
+		AppendExecutionLog          func(childComplexity int, input domain.AppendExecutionLogInput) int
+		CancelExecutionRun          func(childComplexity int, input domain.RunActionInput) int
+		ClaimExample                func(childComplexity int, input domain.ClaimExampleInput) int
+		ClaimTask                   func(childComplexity int, input domain.ClaimTaskInput) int
+		CompleteExample             func(childComplexity int, input model.CompleteExampleInput) int
+		CompleteExecutionPass       func(childComplexity int, input domain.CompleteExecutionPassInput) int
+		CompleteTask                func(childComplexity int, input domain.CompleteTaskInput) int
+		CreateAPIToken              func(childComplexity int, input domain.CreateAPITokenInput) int
+		CreateAction                func(childComplexity int, input domain.CreateActionInput) int
+		CreateActionToolMap         func(childComplexity int, input domain.CreateActionToolMapInput) int
+		CreateExample               func(childComplexity int, input domain.CreateExampleInput) int
+		CreateIdea                  func(childComplexity int, input domain.CreateIdeaInput) int
+		CreateMcpServer             func(childComplexity int, input domain.CreateMcpServerInput) int
+		CreateModel                 func(childComplexity int, input domain.CreateModelInput) int
+		CreateProject               func(childComplexity int, input domain.CreateProjectInput) int
+		CreateSuite                 func(childComplexity int, input domain.CreateSuiteInput) int
+		CreateTask                  func(childComplexity int, input domain.CreateTaskInput) int
+		CreateTaskBlock             func(childComplexity int, input domain.CreateTaskBlockInput) int
+		CreateTaskFromTemplate      func(childComplexity int, input domain.CreateTaskFromTemplateInput) int
+		CreateTaskList              func(childComplexity int, input domain.CreateTaskListInput) int
+		CreateTaskTemplate          func(childComplexity int, input domain.CreateTaskTemplateInput) int
+		CreateTool                  func(childComplexity int, input domain.CreateToolInput) int
+		CreateTraceSession          func(childComplexity int, input domain.CreateTraceSessionInput) int
+		CreateUser                  func(childComplexity int, input domain.CreateUserInput) int
+		CreateValidationRule        func(childComplexity int, input domain.CreateValidationRuleInput) int
+		DeleteAction                func(childComplexity int, input model.DeleteActionInput) int
+		DeleteActionToolMap         func(childComplexity int, input model.DeleteActionToolMapInput) int
+		DeleteExample               func(childComplexity int, input model.DeleteExampleInput) int
+		DeleteMcpServer             func(childComplexity int, input model.DeleteMcpServerInput) int
+		DeleteModel                 func(childComplexity int, input model.DeleteModelInput) int
+		DeleteSuite                 func(childComplexity int, input model.DeleteSuiteInput) int
+		DeleteTool                  func(childComplexity int, input model.DeleteToolInput) int
+		DeleteTraceSession          func(childComplexity int, input model.DeleteTraceSessionInput) int
+		DeleteValidationRule        func(childComplexity int, input domain.DeleteValidationRuleInput) int
+		FailExample                 func(childComplexity int, input domain.FailExampleInput) int
+		FailTask                    func(childComplexity int, input domain.FailTaskInput) int
+		FinishReasoningExecution    func(childComplexity int, input domain.FinishReasoningExecutionInput) int
+		Heartbeat                   func(childComplexity int, input domain.HeartbeatInput) int
+		ImportMcpTools              func(childComplexity int, input domain.ImportMcpToolsInput) int
+		PauseExecutionRun           func(childComplexity int, input domain.RunActionInput) int
+		RecordConvergenceAssessment func(childComplexity int, input domain.RecordConvergenceAssessmentInput) int
+		RecordRefinement            func(childComplexity int, input domain.RecordRefinementInput) int
+		RecordTestResult            func(childComplexity int, input domain.RecordTestResultInput) int
+		RecordValidationReport      func(childComplexity int, input domain.RecordValidationReportInput) int
+		RemoveActionToolMapping     func(childComplexity int, input model.RemoveActionToolMappingInput) int
+		RemoveParameterMapping      func(childComplexity int, input model.RemoveParameterMappingInput) int
+		RemoveTaskRelationship      func(childComplexity int, input domain.RemoveTaskRelationshipInput) int
+		ResolveTaskBlock            func(childComplexity int, input domain.ResolveTaskBlockInput) int
+		ResumeExecutionRun          func(childComplexity int, input domain.RunActionInput) int
+		RetryExecutionRun           func(childComplexity int, input domain.RunActionInput) int
+		RevokeAPIToken              func(childComplexity int, input domain.RevokeAPITokenInput) int
+		SetReasoningSteps           func(childComplexity int, input domain.SetReasoningStepsInput) int
+		SetTaskProfile              func(childComplexity int, input domain.SetTaskProfileInput) int
+		StartExecutionPass          func(childComplexity int, input domain.StartExecutionPassInput) int
+		StartExecutionRun           func(childComplexity int, input domain.StartExecutionRunInput) int
+		StartReasoningExecution     func(childComplexity int, input domain.StartReasoningExecutionInput) int
+		TransitionReasoningStep     func(childComplexity int, input domain.TransitionReasoningStepInput) int
+		TransitionTask              func(childComplexity int, input domain.TransitionTaskInput) int
+		UpdateProject               func(childComplexity int, input domain.UpdateProjectInput) int
+		UpdateTask                  func(childComplexity int, input domain.UpdateTaskInput) int
+		UpdateValidationRule        func(childComplexity int, input domain.UpdateValidationRuleInput) int
+		UploadTraceEvents           func(childComplexity int, input model.UploadTraceEventsInput) int
 	}
 
 	PageInfo struct {
@@ -725,6 +800,33 @@ type ComplexityRoot struct {
 	ParallelismAnalysisEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	PassCompleted struct {
+		Agent      func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		DurationMs func(childComplexity int) int
+		Execution  func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		PassNumber func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Run        func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
+	PassStarted struct {
+		Agent        func(childComplexity int) int
+		Cursor       func(childComplexity int) int
+		Execution    func(childComplexity int) int
+		OccurredAt   func(childComplexity int) int
+		PassNumber   func(childComplexity int) int
+		Phase        func(childComplexity int) int
+		Project      func(childComplexity int) int
+		Run          func(childComplexity int) int
+		TTLRemaining func(childComplexity int) int
+		Task         func(childComplexity int) int
+		Type         func(childComplexity int) int
 	}
 
 	PlanConflict struct {
@@ -771,26 +873,135 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Examples        func(childComplexity int, filter *domain.ExampleFilter, first *int, after *string) int
-		ExecutionRun    func(childComplexity int, id string) int
-		McpServers      func(childComplexity int, first *int, after *string) int
-		Models          func(childComplexity int, first *int, after *string) int
-		Node            func(childComplexity int, id string) int
-		Nodes           func(childComplexity int, ids []string) int
-		Project         func(childComplexity int, id *string, slug *string) int
-		Projects        func(childComplexity int, first *int, after *string, filter *domain.ProjectFilter) int
-		Suites          func(childComplexity int, first *int, after *string) int
-		Task            func(childComplexity int, id *string, displayID *string) int
-		TaskList        func(childComplexity int, id string) int
-		TaskTemplates   func(childComplexity int, projectID *string, first *int, after *string) int
-		Tasks           func(childComplexity int, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
-		ValidationRules func(childComplexity int, projectID *string, first *int, after *string) int
-		Viewer          func(childComplexity int) int
-		WavePlan        func(childComplexity int, taskListID string) int
+		Examples            func(childComplexity int, filter *domain.ExampleFilter, first *int, after *string) int
+		ExecutionRun        func(childComplexity int, id string) int
+		McpServers          func(childComplexity int, first *int, after *string) int
+		Models              func(childComplexity int, first *int, after *string) int
+		Node                func(childComplexity int, id string) int
+		Nodes               func(childComplexity int, ids []string) int
+		Project             func(childComplexity int, id *string, slug *string) int
+		Projects            func(childComplexity int, first *int, after *string, filter *domain.ProjectFilter) int
+		ReasoningExecution  func(childComplexity int, id string) int
+		ReasoningExecutions func(childComplexity int, projectID string, status []domain.ReasoningStatus, first *int, after *string) int
+		Suites              func(childComplexity int, first *int, after *string) int
+		Task                func(childComplexity int, id *string, displayID *string) int
+		TaskList            func(childComplexity int, id string) int
+		TaskTemplates       func(childComplexity int, projectID *string, first *int, after *string) int
+		Tasks               func(childComplexity int, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
+		ValidationRules     func(childComplexity int, projectID *string, first *int, after *string) int
+		Viewer              func(childComplexity int) int
+		WavePlan            func(childComplexity int, taskListID string) int
+	}
+
+	ReasoningExecution struct {
+		CoherenceThreshold    func(childComplexity int) int
+		CompletedAt           func(childComplexity int) int
+		CompletenessThreshold func(childComplexity int) int
+		Configuration         func(childComplexity int) int
+		CreatedAt             func(childComplexity int) int
+		FinalResult           func(childComplexity int) int
+		GlobalID              func(childComplexity int) int
+		Passes                func(childComplexity int) int
+		Profile               func(childComplexity int) int
+		Profiles              func(childComplexity int) int
+		Project               func(childComplexity int) int
+		Run                   func(childComplexity int) int
+		Statistics            func(childComplexity int) int
+		Status                func(childComplexity int) int
+		Steps                 func(childComplexity int) int
+		TTL                   func(childComplexity int) int
+		Task                  func(childComplexity int) int
+		TaskInput             func(childComplexity int) int
+	}
+
+	ReasoningExecutionConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ReasoningExecutionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ReasoningFinished struct {
+		Agent      func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		Execution  func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Run        func(childComplexity int) int
+		Status     func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
+	ReasoningStarted struct {
+		Agent      func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		Execution  func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Run        func(childComplexity int) int
+		TTL        func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
+	ReasoningStatistics struct {
+		ConvergenceAchieved func(childComplexity int) int
+		ScoreTrajectory     func(childComplexity int) int
+		TotalPasses         func(childComplexity int) int
+		TotalRefinements    func(childComplexity int) int
+		TotalTimeMs         func(childComplexity int) int
+	}
+
+	ReasoningStep struct {
+		ClarityState    func(childComplexity int) int
+		Dependencies    func(childComplexity int) int
+		Description     func(childComplexity int) int
+		GlobalID        func(childComplexity int) int
+		HandoffToNext   func(childComplexity int) int
+		IncomingContext func(childComplexity int) int
+		Provides        func(childComplexity int) int
+		Status          func(childComplexity int) int
+		StepID          func(childComplexity int) int
+		StepIndex       func(childComplexity int) int
+		StepOutput      func(childComplexity int) int
+		TotalSteps      func(childComplexity int) int
+	}
+
+	RecordConvergenceAssessmentPayload struct {
+		Assessment func(childComplexity int) int
+		Pass       func(childComplexity int) int
+	}
+
+	RecordRefinementPayload struct {
+		Refinement func(childComplexity int) int
 	}
 
 	RecordTestResultPayload struct {
 		TestResult func(childComplexity int) int
+	}
+
+	RecordValidationReportPayload struct {
+		Report func(childComplexity int) int
+	}
+
+	RefinementAction struct {
+		ActionType              func(childComplexity int) int
+		Changes                 func(childComplexity int) int
+		CreatedAt               func(childComplexity int) int
+		GlobalID                func(childComplexity int) int
+		InconsistencyDetected   func(childComplexity int) int
+		NewStep                 func(childComplexity int) int
+		Pass                    func(childComplexity int) int
+		Reason                  func(childComplexity int) int
+		SemanticValidationInput func(childComplexity int) int
+		TargetPlanSection       func(childComplexity int) int
+		TargetStepID            func(childComplexity int) int
 	}
 
 	RemoveActionToolMappingPayload struct {
@@ -897,8 +1108,43 @@ type ComplexityRoot struct {
 		Type       func(childComplexity int) int
 	}
 
+	ScorePoint struct {
+		CoherenceScore    func(childComplexity int) int
+		CompletenessScore func(childComplexity int) int
+		Converged         func(childComplexity int) int
+		PassNumber        func(childComplexity int) int
+	}
+
+	SemanticValidationReport struct {
+		ArtifactType    func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		GlobalID        func(childComplexity int) int
+		IssueSummary    func(childComplexity int) int
+		Issues          func(childComplexity int) int
+		OverallSeverity func(childComplexity int) int
+		Pass            func(childComplexity int) int
+		ProposedRepairs func(childComplexity int) int
+		ValidationID    func(childComplexity int) int
+	}
+
+	SetReasoningStepsPayload struct {
+		Steps func(childComplexity int) int
+	}
+
+	SetTaskProfilePayload struct {
+		Profile func(childComplexity int) int
+	}
+
+	StartExecutionPassPayload struct {
+		Pass func(childComplexity int) int
+	}
+
 	StartExecutionRunPayload struct {
 		Run func(childComplexity int) int
+	}
+
+	StartReasoningExecutionPayload struct {
+		Execution func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -1116,6 +1362,19 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	TaskProfile struct {
+		ConfidenceRequirement  func(childComplexity int) int
+		CreatedAt              func(childComplexity int) int
+		ExpectedToolUsage      func(childComplexity int) int
+		GlobalID               func(childComplexity int) int
+		InformationSufficiency func(childComplexity int) int
+		IsDefault              func(childComplexity int) int
+		OutputBreadth          func(childComplexity int) int
+		ProfileVersion         func(childComplexity int) int
+		RawInference           func(childComplexity int) int
+		ReasoningDepth         func(childComplexity int) int
+	}
+
 	TaskRelationship struct {
 		CreatedAt func(childComplexity int) int
 		CreatedBy func(childComplexity int) int
@@ -1297,6 +1556,10 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	TransitionReasoningStepPayload struct {
+		Step func(childComplexity int) int
+	}
+
 	TransitionTaskPayload struct {
 		StateChange func(childComplexity int) int
 		Task        func(childComplexity int) int
@@ -1334,6 +1597,15 @@ type ComplexityRoot struct {
 		Slug           func(childComplexity int) int
 		TelegramChatID func(childComplexity int) int
 		UpdatedAt      func(childComplexity int) int
+	}
+
+	ValidationIssue struct {
+		Description    func(childComplexity int) int
+		IssueID        func(childComplexity int) int
+		Location       func(childComplexity int) int
+		ProposedRepair func(childComplexity int) int
+		Severity       func(childComplexity int) int
+		Type           func(childComplexity int) int
 	}
 
 	ValidationRule struct {
@@ -1482,6 +1754,20 @@ type BuildAgentResolver interface {
 	Execution(ctx context.Context, obj *domain.BuildAgent) (*domain.TaskExecution, error)
 	Heartbeats(ctx context.Context, obj *domain.BuildAgent, first *int, after *string, last *int, before *string) (*model.HeartbeatRecordConnection, error)
 }
+type ConvergenceAssessedResolver interface {
+	Project(ctx context.Context, obj *domain.ConvergenceAssessedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.ConvergenceAssessedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.ConvergenceAssessedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.ConvergenceAssessedEvent) (*domain.BuildAgent, error)
+	Execution(ctx context.Context, obj *domain.ConvergenceAssessedEvent) (*domain.ReasoningExecution, error)
+}
+type ConvergenceAssessmentResolver interface {
+	Pass(ctx context.Context, obj *domain.ConvergenceAssessment) (*domain.ExecutionPass, error)
+
+	ReasonCodes(ctx context.Context, obj *domain.ConvergenceAssessment) ([]string, error)
+
+	DetectedIssues(ctx context.Context, obj *domain.ConvergenceAssessment) ([]string, error)
+}
 type CriticalPathResolver interface {
 	Tasks(ctx context.Context, obj *planning.CriticalPath) ([]*domain.Task, error)
 }
@@ -1492,6 +1778,15 @@ type ExampleResolver interface {
 
 	CreatedBy(ctx context.Context, obj *domain.Example) (*domain.User, error)
 	ClaimedBy(ctx context.Context, obj *domain.Example) (*domain.User, error)
+}
+type ExecutionPassResolver interface {
+	Execution(ctx context.Context, obj *domain.ExecutionPass) (*domain.ReasoningExecution, error)
+
+	Profile(ctx context.Context, obj *domain.ExecutionPass) (*domain.TaskProfile, error)
+
+	Convergence(ctx context.Context, obj *domain.ExecutionPass) (*domain.ConvergenceAssessment, error)
+	ValidationReport(ctx context.Context, obj *domain.ExecutionPass) (*domain.SemanticValidationReport, error)
+	Refinements(ctx context.Context, obj *domain.ExecutionPass) ([]*domain.RefinementAction, error)
 }
 type ExecutionRunResolver interface {
 	TaskList(ctx context.Context, obj *domain.ExecutionRun) (*domain.TaskList, error)
@@ -1567,6 +1862,16 @@ type MutationResolver interface {
 	CreateProject(ctx context.Context, input domain.CreateProjectInput) (*model.CreateProjectPayload, error)
 	UpdateProject(ctx context.Context, input domain.UpdateProjectInput) (*model.UpdateProjectPayload, error)
 	CreateIdea(ctx context.Context, input domain.CreateIdeaInput) (*model.CreateIdeaPayload, error)
+	StartReasoningExecution(ctx context.Context, input domain.StartReasoningExecutionInput) (*model.StartReasoningExecutionPayload, error)
+	SetTaskProfile(ctx context.Context, input domain.SetTaskProfileInput) (*model.SetTaskProfilePayload, error)
+	StartExecutionPass(ctx context.Context, input domain.StartExecutionPassInput) (*model.StartExecutionPassPayload, error)
+	CompleteExecutionPass(ctx context.Context, input domain.CompleteExecutionPassInput) (*model.CompleteExecutionPassPayload, error)
+	RecordConvergenceAssessment(ctx context.Context, input domain.RecordConvergenceAssessmentInput) (*model.RecordConvergenceAssessmentPayload, error)
+	RecordValidationReport(ctx context.Context, input domain.RecordValidationReportInput) (*model.RecordValidationReportPayload, error)
+	RecordRefinement(ctx context.Context, input domain.RecordRefinementInput) (*model.RecordRefinementPayload, error)
+	SetReasoningSteps(ctx context.Context, input domain.SetReasoningStepsInput) (*model.SetReasoningStepsPayload, error)
+	TransitionReasoningStep(ctx context.Context, input domain.TransitionReasoningStepInput) (*model.TransitionReasoningStepPayload, error)
+	FinishReasoningExecution(ctx context.Context, input domain.FinishReasoningExecutionInput) (*model.FinishReasoningExecutionPayload, error)
 	CreateTaskList(ctx context.Context, input domain.CreateTaskListInput) (*model.CreateTaskListPayload, error)
 	AddTasksToList(ctx context.Context, input domain.AddTasksToListInput) (*model.AddTasksToListPayload, error)
 	CreateTaskTemplate(ctx context.Context, input domain.CreateTaskTemplateInput) (*model.CreateTaskTemplatePayload, error)
@@ -1588,6 +1893,20 @@ type ParallelismAnalysisResolver interface {
 	TaskList(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.TaskList, error)
 	TaskA(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.Task, error)
 	TaskB(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.Task, error)
+}
+type PassCompletedResolver interface {
+	Project(ctx context.Context, obj *domain.PassCompletedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.PassCompletedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.PassCompletedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.PassCompletedEvent) (*domain.BuildAgent, error)
+	Execution(ctx context.Context, obj *domain.PassCompletedEvent) (*domain.ReasoningExecution, error)
+}
+type PassStartedResolver interface {
+	Project(ctx context.Context, obj *domain.PassStartedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.PassStartedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.PassStartedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.PassStartedEvent) (*domain.BuildAgent, error)
+	Execution(ctx context.Context, obj *domain.PassStartedEvent) (*domain.ReasoningExecution, error)
 }
 type PlanConflictResolver interface {
 	TaskA(ctx context.Context, obj *planning.Conflict) (*domain.Task, error)
@@ -1619,11 +1938,45 @@ type QueryResolver interface {
 	WavePlan(ctx context.Context, taskListID string) (*planning.Plan, error)
 	Projects(ctx context.Context, first *int, after *string, filter *domain.ProjectFilter) (*model.ProjectConnection, error)
 	Project(ctx context.Context, id *string, slug *string) (*domain.Project, error)
+	ReasoningExecution(ctx context.Context, id string) (*domain.ReasoningExecution, error)
+	ReasoningExecutions(ctx context.Context, projectID string, status []domain.ReasoningStatus, first *int, after *string) (*model.ReasoningExecutionConnection, error)
 	TaskList(ctx context.Context, id string) (*domain.TaskList, error)
 	TaskTemplates(ctx context.Context, projectID *string, first *int, after *string) (*model.TaskTemplateConnection, error)
 	Task(ctx context.Context, id *string, displayID *string) (*domain.Task, error)
 	Tasks(ctx context.Context, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) (*model.TaskConnection, error)
 	ValidationRules(ctx context.Context, projectID *string, first *int, after *string) (*model.ValidationRuleConnection, error)
+}
+type ReasoningExecutionResolver interface {
+	Project(ctx context.Context, obj *domain.ReasoningExecution) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.ReasoningExecution) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.ReasoningExecution) (*domain.ExecutionRun, error)
+
+	Profile(ctx context.Context, obj *domain.ReasoningExecution) (*domain.TaskProfile, error)
+	Profiles(ctx context.Context, obj *domain.ReasoningExecution) ([]*domain.TaskProfile, error)
+	Passes(ctx context.Context, obj *domain.ReasoningExecution) ([]*domain.ExecutionPass, error)
+	Steps(ctx context.Context, obj *domain.ReasoningExecution) ([]*domain.ReasoningStep, error)
+	Statistics(ctx context.Context, obj *domain.ReasoningExecution) (*domain.ReasoningStatistics, error)
+}
+type ReasoningFinishedResolver interface {
+	Project(ctx context.Context, obj *domain.ReasoningFinishedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.ReasoningFinishedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.ReasoningFinishedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.ReasoningFinishedEvent) (*domain.BuildAgent, error)
+	Execution(ctx context.Context, obj *domain.ReasoningFinishedEvent) (*domain.ReasoningExecution, error)
+}
+type ReasoningStartedResolver interface {
+	Project(ctx context.Context, obj *domain.ReasoningStartedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.ReasoningStartedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.ReasoningStartedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.ReasoningStartedEvent) (*domain.BuildAgent, error)
+	Execution(ctx context.Context, obj *domain.ReasoningStartedEvent) (*domain.ReasoningExecution, error)
+}
+type ReasoningStepResolver interface {
+	Dependencies(ctx context.Context, obj *domain.ReasoningStep) ([]string, error)
+	Provides(ctx context.Context, obj *domain.ReasoningStep) ([]string, error)
+}
+type RefinementActionResolver interface {
+	Pass(ctx context.Context, obj *domain.RefinementAction) (*domain.ExecutionPass, error)
 }
 type RuleViolationResolver interface {
 	Task(ctx context.Context, obj *domain.RuleViolation) (*domain.Task, error)
@@ -1663,6 +2016,11 @@ type RunStartedResolver interface {
 	Task(ctx context.Context, obj *domain.RunStartedEvent) (*domain.Task, error)
 	Run(ctx context.Context, obj *domain.RunStartedEvent) (*domain.ExecutionRun, error)
 	Agent(ctx context.Context, obj *domain.RunStartedEvent) (*domain.BuildAgent, error)
+}
+type SemanticValidationReportResolver interface {
+	Pass(ctx context.Context, obj *domain.SemanticValidationReport) (*domain.ExecutionPass, error)
+
+	Issues(ctx context.Context, obj *domain.SemanticValidationReport) ([]*domain.ValidationIssue, error)
 }
 type SubscriptionResolver interface {
 	ProjectEvents(ctx context.Context, projectID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error)
@@ -2688,6 +3046,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CompleteExamplePayload.Example(childComplexity), true
 
+	case "CompleteExecutionPassPayload.pass":
+		if e.ComplexityRoot.CompleteExecutionPassPayload.Pass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompleteExecutionPassPayload.Pass(childComplexity), true
+
 	case "CompleteTaskPayload.execution":
 		if e.ComplexityRoot.CompleteTaskPayload.Execution == nil {
 			break
@@ -2713,6 +3078,134 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ConflictFile.Operations(childComplexity), true
+
+	case "ConvergenceAssessed.agent":
+		if e.ComplexityRoot.ConvergenceAssessed.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.Agent(childComplexity), true
+	case "ConvergenceAssessed.coherenceScore":
+		if e.ComplexityRoot.ConvergenceAssessed.CoherenceScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.CoherenceScore(childComplexity), true
+	case "ConvergenceAssessed.completenessScore":
+		if e.ComplexityRoot.ConvergenceAssessed.CompletenessScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.CompletenessScore(childComplexity), true
+	case "ConvergenceAssessed.converged":
+		if e.ComplexityRoot.ConvergenceAssessed.Converged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.Converged(childComplexity), true
+	case "ConvergenceAssessed.cursor":
+		if e.ComplexityRoot.ConvergenceAssessed.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.Cursor(childComplexity), true
+	case "ConvergenceAssessed.execution":
+		if e.ComplexityRoot.ConvergenceAssessed.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.Execution(childComplexity), true
+	case "ConvergenceAssessed.occurredAt":
+		if e.ComplexityRoot.ConvergenceAssessed.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.OccurredAt(childComplexity), true
+	case "ConvergenceAssessed.passNumber":
+		if e.ComplexityRoot.ConvergenceAssessed.PassNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.PassNumber(childComplexity), true
+	case "ConvergenceAssessed.project":
+		if e.ComplexityRoot.ConvergenceAssessed.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.Project(childComplexity), true
+	case "ConvergenceAssessed.run":
+		if e.ComplexityRoot.ConvergenceAssessed.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.Run(childComplexity), true
+	case "ConvergenceAssessed.task":
+		if e.ComplexityRoot.ConvergenceAssessed.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.Task(childComplexity), true
+	case "ConvergenceAssessed.type":
+		if e.ComplexityRoot.ConvergenceAssessed.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessed.Type(childComplexity), true
+
+	case "ConvergenceAssessment.coherenceScore":
+		if e.ComplexityRoot.ConvergenceAssessment.CoherenceScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessment.CoherenceScore(childComplexity), true
+	case "ConvergenceAssessment.completenessScore":
+		if e.ComplexityRoot.ConvergenceAssessment.CompletenessScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessment.CompletenessScore(childComplexity), true
+	case "ConvergenceAssessment.consistencyStatus":
+		if e.ComplexityRoot.ConvergenceAssessment.ConsistencyStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessment.ConsistencyStatus(childComplexity), true
+	case "ConvergenceAssessment.converged":
+		if e.ComplexityRoot.ConvergenceAssessment.Converged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessment.Converged(childComplexity), true
+	case "ConvergenceAssessment.createdAt":
+		if e.ComplexityRoot.ConvergenceAssessment.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessment.CreatedAt(childComplexity), true
+	case "ConvergenceAssessment.detectedIssues":
+		if e.ComplexityRoot.ConvergenceAssessment.DetectedIssues == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessment.DetectedIssues(childComplexity), true
+	case "ConvergenceAssessment.metadata":
+		if e.ComplexityRoot.ConvergenceAssessment.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessment.Metadata(childComplexity), true
+	case "ConvergenceAssessment.pass":
+		if e.ComplexityRoot.ConvergenceAssessment.Pass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessment.Pass(childComplexity), true
+	case "ConvergenceAssessment.reasonCodes":
+		if e.ComplexityRoot.ConvergenceAssessment.ReasonCodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConvergenceAssessment.ReasonCodes(childComplexity), true
 
 	case "CreateActionPayload.action":
 		if e.ComplexityRoot.CreateActionPayload.Action == nil {
@@ -3113,6 +3606,103 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ExecutionEventEdge.Node(childComplexity), true
 
+	case "ExecutionPass.convergence":
+		if e.ComplexityRoot.ExecutionPass.Convergence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.Convergence(childComplexity), true
+	case "ExecutionPass.durationMs":
+		if e.ComplexityRoot.ExecutionPass.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.DurationMs(childComplexity), true
+	case "ExecutionPass.endedAt":
+		if e.ComplexityRoot.ExecutionPass.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.EndedAt(childComplexity), true
+	case "ExecutionPass.evaluationResults":
+		if e.ComplexityRoot.ExecutionPass.EvaluationResults == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.EvaluationResults(childComplexity), true
+	case "ExecutionPass.execution":
+		if e.ComplexityRoot.ExecutionPass.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.Execution(childComplexity), true
+	case "ExecutionPass.executionResults":
+		if e.ComplexityRoot.ExecutionPass.ExecutionResults == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.ExecutionResults(childComplexity), true
+	case "ExecutionPass.id":
+		if e.ComplexityRoot.ExecutionPass.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.GlobalID(childComplexity), true
+	case "ExecutionPass.passNumber":
+		if e.ComplexityRoot.ExecutionPass.PassNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.PassNumber(childComplexity), true
+	case "ExecutionPass.phase":
+		if e.ComplexityRoot.ExecutionPass.Phase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.Phase(childComplexity), true
+	case "ExecutionPass.planState":
+		if e.ComplexityRoot.ExecutionPass.PlanState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.PlanState(childComplexity), true
+	case "ExecutionPass.profile":
+		if e.ComplexityRoot.ExecutionPass.Profile == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.Profile(childComplexity), true
+	case "ExecutionPass.refinementChanges":
+		if e.ComplexityRoot.ExecutionPass.RefinementChanges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.RefinementChanges(childComplexity), true
+	case "ExecutionPass.refinements":
+		if e.ComplexityRoot.ExecutionPass.Refinements == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.Refinements(childComplexity), true
+	case "ExecutionPass.startedAt":
+		if e.ComplexityRoot.ExecutionPass.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.StartedAt(childComplexity), true
+	case "ExecutionPass.ttlRemaining":
+		if e.ComplexityRoot.ExecutionPass.TTLRemaining == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.TTLRemaining(childComplexity), true
+	case "ExecutionPass.validationReport":
+		if e.ComplexityRoot.ExecutionPass.ValidationReport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionPass.ValidationReport(childComplexity), true
+
 	case "ExecutionRun.agents":
 		if e.ComplexityRoot.ExecutionRun.Agents == nil {
 			break
@@ -3324,6 +3914,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FailTaskPayload.Task(childComplexity), true
+
+	case "FinishReasoningExecutionPayload.execution":
+		if e.ComplexityRoot.FinishReasoningExecutionPayload.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FinishReasoningExecutionPayload.Execution(childComplexity), true
 
 	case "HeartbeatPayload.agent":
 		if e.ComplexityRoot.HeartbeatPayload.Agent == nil {
@@ -3867,6 +4464,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CompleteExample(childComplexity, args["input"].(model.CompleteExampleInput)), true
+	case "Mutation.completeExecutionPass":
+		if e.ComplexityRoot.Mutation.CompleteExecutionPass == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_completeExecutionPass_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompleteExecutionPass(childComplexity, args["input"].(domain.CompleteExecutionPassInput)), true
 	case "Mutation.completeTask":
 		if e.ComplexityRoot.Mutation.CompleteTask == nil {
 			break
@@ -4197,6 +4805,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.FailTask(childComplexity, args["input"].(domain.FailTaskInput)), true
+	case "Mutation.finishReasoningExecution":
+		if e.ComplexityRoot.Mutation.FinishReasoningExecution == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_finishReasoningExecution_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.FinishReasoningExecution(childComplexity, args["input"].(domain.FinishReasoningExecutionInput)), true
 	case "Mutation.heartbeat":
 		if e.ComplexityRoot.Mutation.Heartbeat == nil {
 			break
@@ -4230,6 +4849,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PauseExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
+	case "Mutation.recordConvergenceAssessment":
+		if e.ComplexityRoot.Mutation.RecordConvergenceAssessment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordConvergenceAssessment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordConvergenceAssessment(childComplexity, args["input"].(domain.RecordConvergenceAssessmentInput)), true
+	case "Mutation.recordRefinement":
+		if e.ComplexityRoot.Mutation.RecordRefinement == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordRefinement_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordRefinement(childComplexity, args["input"].(domain.RecordRefinementInput)), true
 	case "Mutation.recordTestResult":
 		if e.ComplexityRoot.Mutation.RecordTestResult == nil {
 			break
@@ -4241,6 +4882,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RecordTestResult(childComplexity, args["input"].(domain.RecordTestResultInput)), true
+	case "Mutation.recordValidationReport":
+		if e.ComplexityRoot.Mutation.RecordValidationReport == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordValidationReport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordValidationReport(childComplexity, args["input"].(domain.RecordValidationReportInput)), true
 	case "Mutation.removeActionToolMapping":
 		if e.ComplexityRoot.Mutation.RemoveActionToolMapping == nil {
 			break
@@ -4318,6 +4970,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeAPIToken(childComplexity, args["input"].(domain.RevokeAPITokenInput)), true
+	case "Mutation.setReasoningSteps":
+		if e.ComplexityRoot.Mutation.SetReasoningSteps == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setReasoningSteps_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetReasoningSteps(childComplexity, args["input"].(domain.SetReasoningStepsInput)), true
+	case "Mutation.setTaskProfile":
+		if e.ComplexityRoot.Mutation.SetTaskProfile == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setTaskProfile_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetTaskProfile(childComplexity, args["input"].(domain.SetTaskProfileInput)), true
+	case "Mutation.startExecutionPass":
+		if e.ComplexityRoot.Mutation.StartExecutionPass == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startExecutionPass_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartExecutionPass(childComplexity, args["input"].(domain.StartExecutionPassInput)), true
 	case "Mutation.startExecutionRun":
 		if e.ComplexityRoot.Mutation.StartExecutionRun == nil {
 			break
@@ -4329,6 +5014,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StartExecutionRun(childComplexity, args["input"].(domain.StartExecutionRunInput)), true
+	case "Mutation.startReasoningExecution":
+		if e.ComplexityRoot.Mutation.StartReasoningExecution == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startReasoningExecution_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartReasoningExecution(childComplexity, args["input"].(domain.StartReasoningExecutionInput)), true
+	case "Mutation.transitionReasoningStep":
+		if e.ComplexityRoot.Mutation.TransitionReasoningStep == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_transitionReasoningStep_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TransitionReasoningStep(childComplexity, args["input"].(domain.TransitionReasoningStepInput)), true
 	case "Mutation.transitionTask":
 		if e.ComplexityRoot.Mutation.TransitionTask == nil {
 			break
@@ -4508,6 +5215,134 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ParallelismAnalysisEdge.Node(childComplexity), true
+
+	case "PassCompleted.agent":
+		if e.ComplexityRoot.PassCompleted.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassCompleted.Agent(childComplexity), true
+	case "PassCompleted.cursor":
+		if e.ComplexityRoot.PassCompleted.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassCompleted.Cursor(childComplexity), true
+	case "PassCompleted.durationMs":
+		if e.ComplexityRoot.PassCompleted.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassCompleted.DurationMs(childComplexity), true
+	case "PassCompleted.execution":
+		if e.ComplexityRoot.PassCompleted.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassCompleted.Execution(childComplexity), true
+	case "PassCompleted.occurredAt":
+		if e.ComplexityRoot.PassCompleted.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassCompleted.OccurredAt(childComplexity), true
+	case "PassCompleted.passNumber":
+		if e.ComplexityRoot.PassCompleted.PassNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassCompleted.PassNumber(childComplexity), true
+	case "PassCompleted.project":
+		if e.ComplexityRoot.PassCompleted.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassCompleted.Project(childComplexity), true
+	case "PassCompleted.run":
+		if e.ComplexityRoot.PassCompleted.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassCompleted.Run(childComplexity), true
+	case "PassCompleted.task":
+		if e.ComplexityRoot.PassCompleted.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassCompleted.Task(childComplexity), true
+	case "PassCompleted.type":
+		if e.ComplexityRoot.PassCompleted.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassCompleted.Type(childComplexity), true
+
+	case "PassStarted.agent":
+		if e.ComplexityRoot.PassStarted.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassStarted.Agent(childComplexity), true
+	case "PassStarted.cursor":
+		if e.ComplexityRoot.PassStarted.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassStarted.Cursor(childComplexity), true
+	case "PassStarted.execution":
+		if e.ComplexityRoot.PassStarted.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassStarted.Execution(childComplexity), true
+	case "PassStarted.occurredAt":
+		if e.ComplexityRoot.PassStarted.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassStarted.OccurredAt(childComplexity), true
+	case "PassStarted.passNumber":
+		if e.ComplexityRoot.PassStarted.PassNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassStarted.PassNumber(childComplexity), true
+	case "PassStarted.phase":
+		if e.ComplexityRoot.PassStarted.Phase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassStarted.Phase(childComplexity), true
+	case "PassStarted.project":
+		if e.ComplexityRoot.PassStarted.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassStarted.Project(childComplexity), true
+	case "PassStarted.run":
+		if e.ComplexityRoot.PassStarted.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassStarted.Run(childComplexity), true
+	case "PassStarted.ttlRemaining":
+		if e.ComplexityRoot.PassStarted.TTLRemaining == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassStarted.TTLRemaining(childComplexity), true
+	case "PassStarted.task":
+		if e.ComplexityRoot.PassStarted.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassStarted.Task(childComplexity), true
+	case "PassStarted.type":
+		if e.ComplexityRoot.PassStarted.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassStarted.Type(childComplexity), true
 
 	case "PlanConflict.filePath":
 		if e.ComplexityRoot.PlanConflict.FilePath == nil {
@@ -4801,6 +5636,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Projects(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*domain.ProjectFilter)), true
+	case "Query.reasoningExecution":
+		if e.ComplexityRoot.Query.ReasoningExecution == nil {
+			break
+		}
+
+		args, err := ec.field_Query_reasoningExecution_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ReasoningExecution(childComplexity, args["id"].(string)), true
+	case "Query.reasoningExecutions":
+		if e.ComplexityRoot.Query.ReasoningExecutions == nil {
+			break
+		}
+
+		args, err := ec.field_Query_reasoningExecutions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ReasoningExecutions(childComplexity, args["projectId"].(string), args["status"].([]domain.ReasoningStatus), args["first"].(*int), args["after"].(*string)), true
 	case "Query.suites":
 		if e.ComplexityRoot.Query.Suites == nil {
 			break
@@ -4885,12 +5742,467 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.WavePlan(childComplexity, args["taskListId"].(string)), true
 
+	case "ReasoningExecution.coherenceThreshold":
+		if e.ComplexityRoot.ReasoningExecution.CoherenceThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.CoherenceThreshold(childComplexity), true
+	case "ReasoningExecution.completedAt":
+		if e.ComplexityRoot.ReasoningExecution.CompletedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.CompletedAt(childComplexity), true
+	case "ReasoningExecution.completenessThreshold":
+		if e.ComplexityRoot.ReasoningExecution.CompletenessThreshold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.CompletenessThreshold(childComplexity), true
+	case "ReasoningExecution.configuration":
+		if e.ComplexityRoot.ReasoningExecution.Configuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.Configuration(childComplexity), true
+	case "ReasoningExecution.createdAt":
+		if e.ComplexityRoot.ReasoningExecution.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.CreatedAt(childComplexity), true
+	case "ReasoningExecution.finalResult":
+		if e.ComplexityRoot.ReasoningExecution.FinalResult == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.FinalResult(childComplexity), true
+	case "ReasoningExecution.id":
+		if e.ComplexityRoot.ReasoningExecution.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.GlobalID(childComplexity), true
+	case "ReasoningExecution.passes":
+		if e.ComplexityRoot.ReasoningExecution.Passes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.Passes(childComplexity), true
+	case "ReasoningExecution.profile":
+		if e.ComplexityRoot.ReasoningExecution.Profile == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.Profile(childComplexity), true
+	case "ReasoningExecution.profiles":
+		if e.ComplexityRoot.ReasoningExecution.Profiles == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.Profiles(childComplexity), true
+	case "ReasoningExecution.project":
+		if e.ComplexityRoot.ReasoningExecution.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.Project(childComplexity), true
+	case "ReasoningExecution.run":
+		if e.ComplexityRoot.ReasoningExecution.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.Run(childComplexity), true
+	case "ReasoningExecution.statistics":
+		if e.ComplexityRoot.ReasoningExecution.Statistics == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.Statistics(childComplexity), true
+	case "ReasoningExecution.status":
+		if e.ComplexityRoot.ReasoningExecution.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.Status(childComplexity), true
+	case "ReasoningExecution.steps":
+		if e.ComplexityRoot.ReasoningExecution.Steps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.Steps(childComplexity), true
+	case "ReasoningExecution.ttl":
+		if e.ComplexityRoot.ReasoningExecution.TTL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.TTL(childComplexity), true
+	case "ReasoningExecution.task":
+		if e.ComplexityRoot.ReasoningExecution.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.Task(childComplexity), true
+	case "ReasoningExecution.taskInput":
+		if e.ComplexityRoot.ReasoningExecution.TaskInput == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecution.TaskInput(childComplexity), true
+
+	case "ReasoningExecutionConnection.edges":
+		if e.ComplexityRoot.ReasoningExecutionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecutionConnection.Edges(childComplexity), true
+	case "ReasoningExecutionConnection.nodes":
+		if e.ComplexityRoot.ReasoningExecutionConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecutionConnection.Nodes(childComplexity), true
+	case "ReasoningExecutionConnection.pageInfo":
+		if e.ComplexityRoot.ReasoningExecutionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecutionConnection.PageInfo(childComplexity), true
+	case "ReasoningExecutionConnection.totalCount":
+		if e.ComplexityRoot.ReasoningExecutionConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecutionConnection.TotalCount(childComplexity), true
+
+	case "ReasoningExecutionEdge.cursor":
+		if e.ComplexityRoot.ReasoningExecutionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecutionEdge.Cursor(childComplexity), true
+	case "ReasoningExecutionEdge.node":
+		if e.ComplexityRoot.ReasoningExecutionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningExecutionEdge.Node(childComplexity), true
+
+	case "ReasoningFinished.agent":
+		if e.ComplexityRoot.ReasoningFinished.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningFinished.Agent(childComplexity), true
+	case "ReasoningFinished.cursor":
+		if e.ComplexityRoot.ReasoningFinished.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningFinished.Cursor(childComplexity), true
+	case "ReasoningFinished.execution":
+		if e.ComplexityRoot.ReasoningFinished.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningFinished.Execution(childComplexity), true
+	case "ReasoningFinished.occurredAt":
+		if e.ComplexityRoot.ReasoningFinished.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningFinished.OccurredAt(childComplexity), true
+	case "ReasoningFinished.project":
+		if e.ComplexityRoot.ReasoningFinished.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningFinished.Project(childComplexity), true
+	case "ReasoningFinished.run":
+		if e.ComplexityRoot.ReasoningFinished.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningFinished.Run(childComplexity), true
+	case "ReasoningFinished.status":
+		if e.ComplexityRoot.ReasoningFinished.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningFinished.Status(childComplexity), true
+	case "ReasoningFinished.task":
+		if e.ComplexityRoot.ReasoningFinished.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningFinished.Task(childComplexity), true
+	case "ReasoningFinished.type":
+		if e.ComplexityRoot.ReasoningFinished.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningFinished.Type(childComplexity), true
+
+	case "ReasoningStarted.agent":
+		if e.ComplexityRoot.ReasoningStarted.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStarted.Agent(childComplexity), true
+	case "ReasoningStarted.cursor":
+		if e.ComplexityRoot.ReasoningStarted.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStarted.Cursor(childComplexity), true
+	case "ReasoningStarted.execution":
+		if e.ComplexityRoot.ReasoningStarted.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStarted.Execution(childComplexity), true
+	case "ReasoningStarted.occurredAt":
+		if e.ComplexityRoot.ReasoningStarted.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStarted.OccurredAt(childComplexity), true
+	case "ReasoningStarted.project":
+		if e.ComplexityRoot.ReasoningStarted.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStarted.Project(childComplexity), true
+	case "ReasoningStarted.run":
+		if e.ComplexityRoot.ReasoningStarted.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStarted.Run(childComplexity), true
+	case "ReasoningStarted.ttl":
+		if e.ComplexityRoot.ReasoningStarted.TTL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStarted.TTL(childComplexity), true
+	case "ReasoningStarted.task":
+		if e.ComplexityRoot.ReasoningStarted.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStarted.Task(childComplexity), true
+	case "ReasoningStarted.type":
+		if e.ComplexityRoot.ReasoningStarted.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStarted.Type(childComplexity), true
+
+	case "ReasoningStatistics.convergenceAchieved":
+		if e.ComplexityRoot.ReasoningStatistics.ConvergenceAchieved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStatistics.ConvergenceAchieved(childComplexity), true
+	case "ReasoningStatistics.scoreTrajectory":
+		if e.ComplexityRoot.ReasoningStatistics.ScoreTrajectory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStatistics.ScoreTrajectory(childComplexity), true
+	case "ReasoningStatistics.totalPasses":
+		if e.ComplexityRoot.ReasoningStatistics.TotalPasses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStatistics.TotalPasses(childComplexity), true
+	case "ReasoningStatistics.totalRefinements":
+		if e.ComplexityRoot.ReasoningStatistics.TotalRefinements == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStatistics.TotalRefinements(childComplexity), true
+	case "ReasoningStatistics.totalTimeMs":
+		if e.ComplexityRoot.ReasoningStatistics.TotalTimeMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStatistics.TotalTimeMs(childComplexity), true
+
+	case "ReasoningStep.clarityState":
+		if e.ComplexityRoot.ReasoningStep.ClarityState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.ClarityState(childComplexity), true
+	case "ReasoningStep.dependencies":
+		if e.ComplexityRoot.ReasoningStep.Dependencies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.Dependencies(childComplexity), true
+	case "ReasoningStep.description":
+		if e.ComplexityRoot.ReasoningStep.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.Description(childComplexity), true
+	case "ReasoningStep.id":
+		if e.ComplexityRoot.ReasoningStep.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.GlobalID(childComplexity), true
+	case "ReasoningStep.handoffToNext":
+		if e.ComplexityRoot.ReasoningStep.HandoffToNext == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.HandoffToNext(childComplexity), true
+	case "ReasoningStep.incomingContext":
+		if e.ComplexityRoot.ReasoningStep.IncomingContext == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.IncomingContext(childComplexity), true
+	case "ReasoningStep.provides":
+		if e.ComplexityRoot.ReasoningStep.Provides == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.Provides(childComplexity), true
+	case "ReasoningStep.status":
+		if e.ComplexityRoot.ReasoningStep.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.Status(childComplexity), true
+	case "ReasoningStep.stepId":
+		if e.ComplexityRoot.ReasoningStep.StepID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.StepID(childComplexity), true
+	case "ReasoningStep.stepIndex":
+		if e.ComplexityRoot.ReasoningStep.StepIndex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.StepIndex(childComplexity), true
+	case "ReasoningStep.stepOutput":
+		if e.ComplexityRoot.ReasoningStep.StepOutput == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.StepOutput(childComplexity), true
+	case "ReasoningStep.totalSteps":
+		if e.ComplexityRoot.ReasoningStep.TotalSteps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReasoningStep.TotalSteps(childComplexity), true
+
+	case "RecordConvergenceAssessmentPayload.assessment":
+		if e.ComplexityRoot.RecordConvergenceAssessmentPayload.Assessment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordConvergenceAssessmentPayload.Assessment(childComplexity), true
+	case "RecordConvergenceAssessmentPayload.pass":
+		if e.ComplexityRoot.RecordConvergenceAssessmentPayload.Pass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordConvergenceAssessmentPayload.Pass(childComplexity), true
+
+	case "RecordRefinementPayload.refinement":
+		if e.ComplexityRoot.RecordRefinementPayload.Refinement == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordRefinementPayload.Refinement(childComplexity), true
+
 	case "RecordTestResultPayload.testResult":
 		if e.ComplexityRoot.RecordTestResultPayload.TestResult == nil {
 			break
 		}
 
 		return e.ComplexityRoot.RecordTestResultPayload.TestResult(childComplexity), true
+
+	case "RecordValidationReportPayload.report":
+		if e.ComplexityRoot.RecordValidationReportPayload.Report == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordValidationReportPayload.Report(childComplexity), true
+
+	case "RefinementAction.actionType":
+		if e.ComplexityRoot.RefinementAction.ActionType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefinementAction.ActionType(childComplexity), true
+	case "RefinementAction.changes":
+		if e.ComplexityRoot.RefinementAction.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefinementAction.Changes(childComplexity), true
+	case "RefinementAction.createdAt":
+		if e.ComplexityRoot.RefinementAction.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefinementAction.CreatedAt(childComplexity), true
+	case "RefinementAction.id":
+		if e.ComplexityRoot.RefinementAction.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefinementAction.GlobalID(childComplexity), true
+	case "RefinementAction.inconsistencyDetected":
+		if e.ComplexityRoot.RefinementAction.InconsistencyDetected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefinementAction.InconsistencyDetected(childComplexity), true
+	case "RefinementAction.newStep":
+		if e.ComplexityRoot.RefinementAction.NewStep == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefinementAction.NewStep(childComplexity), true
+	case "RefinementAction.pass":
+		if e.ComplexityRoot.RefinementAction.Pass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefinementAction.Pass(childComplexity), true
+	case "RefinementAction.reason":
+		if e.ComplexityRoot.RefinementAction.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefinementAction.Reason(childComplexity), true
+	case "RefinementAction.semanticValidationInput":
+		if e.ComplexityRoot.RefinementAction.SemanticValidationInput == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefinementAction.SemanticValidationInput(childComplexity), true
+	case "RefinementAction.targetPlanSection":
+		if e.ComplexityRoot.RefinementAction.TargetPlanSection == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefinementAction.TargetPlanSection(childComplexity), true
+	case "RefinementAction.targetStepId":
+		if e.ComplexityRoot.RefinementAction.TargetStepID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefinementAction.TargetStepID(childComplexity), true
 
 	case "RemoveActionToolMappingPayload.actionToolMap":
 		if e.ComplexityRoot.RemoveActionToolMappingPayload.ActionToolMap == nil {
@@ -5295,12 +6607,120 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RunStarted.Type(childComplexity), true
 
+	case "ScorePoint.coherenceScore":
+		if e.ComplexityRoot.ScorePoint.CoherenceScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.CoherenceScore(childComplexity), true
+	case "ScorePoint.completenessScore":
+		if e.ComplexityRoot.ScorePoint.CompletenessScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.CompletenessScore(childComplexity), true
+	case "ScorePoint.converged":
+		if e.ComplexityRoot.ScorePoint.Converged == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.Converged(childComplexity), true
+	case "ScorePoint.passNumber":
+		if e.ComplexityRoot.ScorePoint.PassNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScorePoint.PassNumber(childComplexity), true
+
+	case "SemanticValidationReport.artifactType":
+		if e.ComplexityRoot.SemanticValidationReport.ArtifactType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SemanticValidationReport.ArtifactType(childComplexity), true
+	case "SemanticValidationReport.createdAt":
+		if e.ComplexityRoot.SemanticValidationReport.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SemanticValidationReport.CreatedAt(childComplexity), true
+	case "SemanticValidationReport.id":
+		if e.ComplexityRoot.SemanticValidationReport.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SemanticValidationReport.GlobalID(childComplexity), true
+	case "SemanticValidationReport.issueSummary":
+		if e.ComplexityRoot.SemanticValidationReport.IssueSummary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SemanticValidationReport.IssueSummary(childComplexity), true
+	case "SemanticValidationReport.issues":
+		if e.ComplexityRoot.SemanticValidationReport.Issues == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SemanticValidationReport.Issues(childComplexity), true
+	case "SemanticValidationReport.overallSeverity":
+		if e.ComplexityRoot.SemanticValidationReport.OverallSeverity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SemanticValidationReport.OverallSeverity(childComplexity), true
+	case "SemanticValidationReport.pass":
+		if e.ComplexityRoot.SemanticValidationReport.Pass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SemanticValidationReport.Pass(childComplexity), true
+	case "SemanticValidationReport.proposedRepairs":
+		if e.ComplexityRoot.SemanticValidationReport.ProposedRepairs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SemanticValidationReport.ProposedRepairs(childComplexity), true
+	case "SemanticValidationReport.validationId":
+		if e.ComplexityRoot.SemanticValidationReport.ValidationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SemanticValidationReport.ValidationID(childComplexity), true
+
+	case "SetReasoningStepsPayload.steps":
+		if e.ComplexityRoot.SetReasoningStepsPayload.Steps == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetReasoningStepsPayload.Steps(childComplexity), true
+
+	case "SetTaskProfilePayload.profile":
+		if e.ComplexityRoot.SetTaskProfilePayload.Profile == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetTaskProfilePayload.Profile(childComplexity), true
+
+	case "StartExecutionPassPayload.pass":
+		if e.ComplexityRoot.StartExecutionPassPayload.Pass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StartExecutionPassPayload.Pass(childComplexity), true
+
 	case "StartExecutionRunPayload.run":
 		if e.ComplexityRoot.StartExecutionRunPayload.Run == nil {
 			break
 		}
 
 		return e.ComplexityRoot.StartExecutionRunPayload.Run(childComplexity), true
+
+	case "StartReasoningExecutionPayload.execution":
+		if e.ComplexityRoot.StartReasoningExecutionPayload.Execution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StartReasoningExecutionPayload.Execution(childComplexity), true
 
 	case "Subscription.projectEvents":
 		if e.ComplexityRoot.Subscription.ProjectEvents == nil {
@@ -6341,6 +7761,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskListItemEdge.Node(childComplexity), true
 
+	case "TaskProfile.confidenceRequirement":
+		if e.ComplexityRoot.TaskProfile.ConfidenceRequirement == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskProfile.ConfidenceRequirement(childComplexity), true
+	case "TaskProfile.createdAt":
+		if e.ComplexityRoot.TaskProfile.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskProfile.CreatedAt(childComplexity), true
+	case "TaskProfile.expectedToolUsage":
+		if e.ComplexityRoot.TaskProfile.ExpectedToolUsage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskProfile.ExpectedToolUsage(childComplexity), true
+	case "TaskProfile.id":
+		if e.ComplexityRoot.TaskProfile.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskProfile.GlobalID(childComplexity), true
+	case "TaskProfile.informationSufficiency":
+		if e.ComplexityRoot.TaskProfile.InformationSufficiency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskProfile.InformationSufficiency(childComplexity), true
+	case "TaskProfile.isDefault":
+		if e.ComplexityRoot.TaskProfile.IsDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskProfile.IsDefault(childComplexity), true
+	case "TaskProfile.outputBreadth":
+		if e.ComplexityRoot.TaskProfile.OutputBreadth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskProfile.OutputBreadth(childComplexity), true
+	case "TaskProfile.profileVersion":
+		if e.ComplexityRoot.TaskProfile.ProfileVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskProfile.ProfileVersion(childComplexity), true
+	case "TaskProfile.rawInference":
+		if e.ComplexityRoot.TaskProfile.RawInference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskProfile.RawInference(childComplexity), true
+	case "TaskProfile.reasoningDepth":
+		if e.ComplexityRoot.TaskProfile.ReasoningDepth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskProfile.ReasoningDepth(childComplexity), true
+
 	case "TaskRelationship.createdAt":
 		if e.ComplexityRoot.TaskRelationship.CreatedAt == nil {
 			break
@@ -7114,6 +8595,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TraceSessionEdge.Node(childComplexity), true
 
+	case "TransitionReasoningStepPayload.step":
+		if e.ComplexityRoot.TransitionReasoningStepPayload.Step == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransitionReasoningStepPayload.Step(childComplexity), true
+
 	case "TransitionTaskPayload.stateChange":
 		if e.ComplexityRoot.TransitionTaskPayload.StateChange == nil {
 			break
@@ -7233,6 +8721,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.UpdatedAt(childComplexity), true
+
+	case "ValidationIssue.description":
+		if e.ComplexityRoot.ValidationIssue.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationIssue.Description(childComplexity), true
+	case "ValidationIssue.issueId":
+		if e.ComplexityRoot.ValidationIssue.IssueID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationIssue.IssueID(childComplexity), true
+	case "ValidationIssue.location":
+		if e.ComplexityRoot.ValidationIssue.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationIssue.Location(childComplexity), true
+	case "ValidationIssue.proposedRepair":
+		if e.ComplexityRoot.ValidationIssue.ProposedRepair == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationIssue.ProposedRepair(childComplexity), true
+	case "ValidationIssue.severity":
+		if e.ComplexityRoot.ValidationIssue.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationIssue.Severity(childComplexity), true
+	case "ValidationIssue.type":
+		if e.ComplexityRoot.ValidationIssue.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationIssue.Type(childComplexity), true
 
 	case "ValidationRule.categoryFilter":
 		if e.ComplexityRoot.ValidationRule.CategoryFilter == nil {
@@ -7660,6 +9185,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputClaimExampleInput,
 		ec.unmarshalInputClaimTaskInput,
 		ec.unmarshalInputCompleteExampleInput,
+		ec.unmarshalInputCompleteExecutionPassInput,
 		ec.unmarshalInputCompleteTaskInput,
 		ec.unmarshalInputCreateActionInput,
 		ec.unmarshalInputCreateActionToolMapInput,
@@ -7692,25 +9218,37 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputFailExampleInput,
 		ec.unmarshalInputFailTaskInput,
 		ec.unmarshalInputFileImpactInput,
+		ec.unmarshalInputFinishReasoningExecutionInput,
 		ec.unmarshalInputHeartbeatInput,
 		ec.unmarshalInputImportMcpToolsInput,
 		ec.unmarshalInputParameterInput,
 		ec.unmarshalInputProjectFilter,
+		ec.unmarshalInputReasoningStepInput,
+		ec.unmarshalInputRecordConvergenceAssessmentInput,
+		ec.unmarshalInputRecordRefinementInput,
 		ec.unmarshalInputRecordTestResultInput,
+		ec.unmarshalInputRecordValidationReportInput,
 		ec.unmarshalInputRemoveActionToolMappingInput,
 		ec.unmarshalInputRemoveParameterMappingInput,
 		ec.unmarshalInputRemoveTaskRelationshipInput,
 		ec.unmarshalInputResolveTaskBlockInput,
 		ec.unmarshalInputRevokeApiTokenInput,
 		ec.unmarshalInputRunActionInput,
+		ec.unmarshalInputSetReasoningStepsInput,
+		ec.unmarshalInputSetTaskProfileInput,
+		ec.unmarshalInputStartExecutionPassInput,
 		ec.unmarshalInputStartExecutionRunInput,
+		ec.unmarshalInputStartReasoningExecutionInput,
 		ec.unmarshalInputTaskFilter,
 		ec.unmarshalInputTaskOrder,
+		ec.unmarshalInputTaskProfileInput,
+		ec.unmarshalInputTransitionReasoningStepInput,
 		ec.unmarshalInputTransitionTaskInput,
 		ec.unmarshalInputUpdateProjectInput,
 		ec.unmarshalInputUpdateTaskInput,
 		ec.unmarshalInputUpdateValidationRuleInput,
 		ec.unmarshalInputUploadTraceEventsInput,
+		ec.unmarshalInputValidationIssueInput,
 	)
 	first := true
 
@@ -7802,7 +9340,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls" "schema/validation.graphqls"
+//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/reasoning.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls" "schema/validation.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -7867,6 +9405,7 @@ type Mutation {
 	{Name: "schema/execution.graphqls", Input: sourceData("schema/execution.graphqls"), BuiltIn: false},
 	{Name: "schema/planning.graphqls", Input: sourceData("schema/planning.graphqls"), BuiltIn: false},
 	{Name: "schema/projects.graphqls", Input: sourceData("schema/projects.graphqls"), BuiltIn: false},
+	{Name: "schema/reasoning.graphqls", Input: sourceData("schema/reasoning.graphqls"), BuiltIn: false},
 	{Name: "schema/tasklists.graphqls", Input: sourceData("schema/tasklists.graphqls"), BuiltIn: false},
 	{Name: "schema/tasks.graphqls", Input: sourceData("schema/tasks.graphqls"), BuiltIn: false},
 	{Name: "schema/users.graphqls", Input: sourceData("schema/users.graphqls"), BuiltIn: false},
@@ -8256,6 +9795,14 @@ func (ec *executionContext) childFields_CompleteExamplePayload(ctx context.Conte
 	return nil, fmt.Errorf("no field named %q was found under type CompleteExamplePayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CompleteExecutionPassPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "pass":
+		return ec.fieldContext_CompleteExecutionPassPayload_pass(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CompleteExecutionPassPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CompleteTaskPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "task":
@@ -8274,6 +9821,30 @@ func (ec *executionContext) childFields_ConflictFile(ctx context.Context, field 
 		return ec.fieldContext_ConflictFile_operations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ConflictFile", field.Name)
+}
+
+func (ec *executionContext) childFields_ConvergenceAssessment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "pass":
+		return ec.fieldContext_ConvergenceAssessment_pass(ctx, field)
+	case "converged":
+		return ec.fieldContext_ConvergenceAssessment_converged(ctx, field)
+	case "reasonCodes":
+		return ec.fieldContext_ConvergenceAssessment_reasonCodes(ctx, field)
+	case "completenessScore":
+		return ec.fieldContext_ConvergenceAssessment_completenessScore(ctx, field)
+	case "coherenceScore":
+		return ec.fieldContext_ConvergenceAssessment_coherenceScore(ctx, field)
+	case "consistencyStatus":
+		return ec.fieldContext_ConvergenceAssessment_consistencyStatus(ctx, field)
+	case "detectedIssues":
+		return ec.fieldContext_ConvergenceAssessment_detectedIssues(ctx, field)
+	case "metadata":
+		return ec.fieldContext_ConvergenceAssessment_metadata(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ConvergenceAssessment_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConvergenceAssessment", field.Name)
 }
 
 func (ec *executionContext) childFields_CreateActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8596,6 +10167,44 @@ func (ec *executionContext) childFields_ExecutionEventEdge(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type ExecutionEventEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ExecutionPass(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ExecutionPass_id(ctx, field)
+	case "execution":
+		return ec.fieldContext_ExecutionPass_execution(ctx, field)
+	case "passNumber":
+		return ec.fieldContext_ExecutionPass_passNumber(ctx, field)
+	case "phase":
+		return ec.fieldContext_ExecutionPass_phase(ctx, field)
+	case "profile":
+		return ec.fieldContext_ExecutionPass_profile(ctx, field)
+	case "planState":
+		return ec.fieldContext_ExecutionPass_planState(ctx, field)
+	case "executionResults":
+		return ec.fieldContext_ExecutionPass_executionResults(ctx, field)
+	case "evaluationResults":
+		return ec.fieldContext_ExecutionPass_evaluationResults(ctx, field)
+	case "refinementChanges":
+		return ec.fieldContext_ExecutionPass_refinementChanges(ctx, field)
+	case "ttlRemaining":
+		return ec.fieldContext_ExecutionPass_ttlRemaining(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_ExecutionPass_startedAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_ExecutionPass_endedAt(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_ExecutionPass_durationMs(ctx, field)
+	case "convergence":
+		return ec.fieldContext_ExecutionPass_convergence(ctx, field)
+	case "validationReport":
+		return ec.fieldContext_ExecutionPass_validationReport(ctx, field)
+	case "refinements":
+		return ec.fieldContext_ExecutionPass_refinements(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExecutionPass", field.Name)
+}
+
 func (ec *executionContext) childFields_ExecutionRun(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -8680,6 +10289,14 @@ func (ec *executionContext) childFields_FailTaskPayload(ctx context.Context, fie
 		return ec.fieldContext_FailTaskPayload_execution(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FailTaskPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_FinishReasoningExecutionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "execution":
+		return ec.fieldContext_FinishReasoningExecutionPayload_execution(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FinishReasoningExecutionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_HeartbeatPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9034,12 +10651,178 @@ func (ec *executionContext) childFields_ProjectEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type ProjectEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_ReasoningExecution(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ReasoningExecution_id(ctx, field)
+	case "project":
+		return ec.fieldContext_ReasoningExecution_project(ctx, field)
+	case "task":
+		return ec.fieldContext_ReasoningExecution_task(ctx, field)
+	case "run":
+		return ec.fieldContext_ReasoningExecution_run(ctx, field)
+	case "taskInput":
+		return ec.fieldContext_ReasoningExecution_taskInput(ctx, field)
+	case "configuration":
+		return ec.fieldContext_ReasoningExecution_configuration(ctx, field)
+	case "completenessThreshold":
+		return ec.fieldContext_ReasoningExecution_completenessThreshold(ctx, field)
+	case "coherenceThreshold":
+		return ec.fieldContext_ReasoningExecution_coherenceThreshold(ctx, field)
+	case "ttl":
+		return ec.fieldContext_ReasoningExecution_ttl(ctx, field)
+	case "status":
+		return ec.fieldContext_ReasoningExecution_status(ctx, field)
+	case "finalResult":
+		return ec.fieldContext_ReasoningExecution_finalResult(ctx, field)
+	case "profile":
+		return ec.fieldContext_ReasoningExecution_profile(ctx, field)
+	case "profiles":
+		return ec.fieldContext_ReasoningExecution_profiles(ctx, field)
+	case "passes":
+		return ec.fieldContext_ReasoningExecution_passes(ctx, field)
+	case "steps":
+		return ec.fieldContext_ReasoningExecution_steps(ctx, field)
+	case "statistics":
+		return ec.fieldContext_ReasoningExecution_statistics(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ReasoningExecution_createdAt(ctx, field)
+	case "completedAt":
+		return ec.fieldContext_ReasoningExecution_completedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReasoningExecution", field.Name)
+}
+
+func (ec *executionContext) childFields_ReasoningExecutionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ReasoningExecutionConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ReasoningExecutionConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ReasoningExecutionConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ReasoningExecutionConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReasoningExecutionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ReasoningExecutionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ReasoningExecutionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ReasoningExecutionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReasoningExecutionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ReasoningStatistics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "totalPasses":
+		return ec.fieldContext_ReasoningStatistics_totalPasses(ctx, field)
+	case "totalRefinements":
+		return ec.fieldContext_ReasoningStatistics_totalRefinements(ctx, field)
+	case "convergenceAchieved":
+		return ec.fieldContext_ReasoningStatistics_convergenceAchieved(ctx, field)
+	case "totalTimeMs":
+		return ec.fieldContext_ReasoningStatistics_totalTimeMs(ctx, field)
+	case "scoreTrajectory":
+		return ec.fieldContext_ReasoningStatistics_scoreTrajectory(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReasoningStatistics", field.Name)
+}
+
+func (ec *executionContext) childFields_ReasoningStep(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ReasoningStep_id(ctx, field)
+	case "stepId":
+		return ec.fieldContext_ReasoningStep_stepId(ctx, field)
+	case "stepIndex":
+		return ec.fieldContext_ReasoningStep_stepIndex(ctx, field)
+	case "totalSteps":
+		return ec.fieldContext_ReasoningStep_totalSteps(ctx, field)
+	case "incomingContext":
+		return ec.fieldContext_ReasoningStep_incomingContext(ctx, field)
+	case "handoffToNext":
+		return ec.fieldContext_ReasoningStep_handoffToNext(ctx, field)
+	case "description":
+		return ec.fieldContext_ReasoningStep_description(ctx, field)
+	case "dependencies":
+		return ec.fieldContext_ReasoningStep_dependencies(ctx, field)
+	case "provides":
+		return ec.fieldContext_ReasoningStep_provides(ctx, field)
+	case "status":
+		return ec.fieldContext_ReasoningStep_status(ctx, field)
+	case "stepOutput":
+		return ec.fieldContext_ReasoningStep_stepOutput(ctx, field)
+	case "clarityState":
+		return ec.fieldContext_ReasoningStep_clarityState(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReasoningStep", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordConvergenceAssessmentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "assessment":
+		return ec.fieldContext_RecordConvergenceAssessmentPayload_assessment(ctx, field)
+	case "pass":
+		return ec.fieldContext_RecordConvergenceAssessmentPayload_pass(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordConvergenceAssessmentPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordRefinementPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "refinement":
+		return ec.fieldContext_RecordRefinementPayload_refinement(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordRefinementPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RecordTestResultPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "testResult":
 		return ec.fieldContext_RecordTestResultPayload_testResult(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RecordTestResultPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RecordValidationReportPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "report":
+		return ec.fieldContext_RecordValidationReportPayload_report(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordValidationReportPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RefinementAction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_RefinementAction_id(ctx, field)
+	case "pass":
+		return ec.fieldContext_RefinementAction_pass(ctx, field)
+	case "actionType":
+		return ec.fieldContext_RefinementAction_actionType(ctx, field)
+	case "targetStepId":
+		return ec.fieldContext_RefinementAction_targetStepId(ctx, field)
+	case "targetPlanSection":
+		return ec.fieldContext_RefinementAction_targetPlanSection(ctx, field)
+	case "newStep":
+		return ec.fieldContext_RefinementAction_newStep(ctx, field)
+	case "changes":
+		return ec.fieldContext_RefinementAction_changes(ctx, field)
+	case "reason":
+		return ec.fieldContext_RefinementAction_reason(ctx, field)
+	case "semanticValidationInput":
+		return ec.fieldContext_RefinementAction_semanticValidationInput(ctx, field)
+	case "inconsistencyDetected":
+		return ec.fieldContext_RefinementAction_inconsistencyDetected(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_RefinementAction_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RefinementAction", field.Name)
 }
 
 func (ec *executionContext) childFields_RemoveActionToolMappingPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9116,12 +10899,82 @@ func (ec *executionContext) childFields_RunActionPayload(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type RunActionPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_ScorePoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "passNumber":
+		return ec.fieldContext_ScorePoint_passNumber(ctx, field)
+	case "completenessScore":
+		return ec.fieldContext_ScorePoint_completenessScore(ctx, field)
+	case "coherenceScore":
+		return ec.fieldContext_ScorePoint_coherenceScore(ctx, field)
+	case "converged":
+		return ec.fieldContext_ScorePoint_converged(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScorePoint", field.Name)
+}
+
+func (ec *executionContext) childFields_SemanticValidationReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SemanticValidationReport_id(ctx, field)
+	case "pass":
+		return ec.fieldContext_SemanticValidationReport_pass(ctx, field)
+	case "validationId":
+		return ec.fieldContext_SemanticValidationReport_validationId(ctx, field)
+	case "artifactType":
+		return ec.fieldContext_SemanticValidationReport_artifactType(ctx, field)
+	case "overallSeverity":
+		return ec.fieldContext_SemanticValidationReport_overallSeverity(ctx, field)
+	case "issues":
+		return ec.fieldContext_SemanticValidationReport_issues(ctx, field)
+	case "issueSummary":
+		return ec.fieldContext_SemanticValidationReport_issueSummary(ctx, field)
+	case "proposedRepairs":
+		return ec.fieldContext_SemanticValidationReport_proposedRepairs(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_SemanticValidationReport_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SemanticValidationReport", field.Name)
+}
+
+func (ec *executionContext) childFields_SetReasoningStepsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "steps":
+		return ec.fieldContext_SetReasoningStepsPayload_steps(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetReasoningStepsPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_SetTaskProfilePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "profile":
+		return ec.fieldContext_SetTaskProfilePayload_profile(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetTaskProfilePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_StartExecutionPassPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "pass":
+		return ec.fieldContext_StartExecutionPassPayload_pass(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StartExecutionPassPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_StartExecutionRunPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "run":
 		return ec.fieldContext_StartExecutionRunPayload_run(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StartExecutionRunPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_StartReasoningExecutionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "execution":
+		return ec.fieldContext_StartReasoningExecutionPayload_execution(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StartReasoningExecutionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Suite(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9496,6 +11349,32 @@ func (ec *executionContext) childFields_TaskListItemEdge(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type TaskListItemEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_TaskProfile(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TaskProfile_id(ctx, field)
+	case "profileVersion":
+		return ec.fieldContext_TaskProfile_profileVersion(ctx, field)
+	case "reasoningDepth":
+		return ec.fieldContext_TaskProfile_reasoningDepth(ctx, field)
+	case "informationSufficiency":
+		return ec.fieldContext_TaskProfile_informationSufficiency(ctx, field)
+	case "expectedToolUsage":
+		return ec.fieldContext_TaskProfile_expectedToolUsage(ctx, field)
+	case "outputBreadth":
+		return ec.fieldContext_TaskProfile_outputBreadth(ctx, field)
+	case "confidenceRequirement":
+		return ec.fieldContext_TaskProfile_confidenceRequirement(ctx, field)
+	case "rawInference":
+		return ec.fieldContext_TaskProfile_rawInference(ctx, field)
+	case "isDefault":
+		return ec.fieldContext_TaskProfile_isDefault(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_TaskProfile_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskProfile", field.Name)
+}
+
 func (ec *executionContext) childFields_TaskRelationship(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -9780,6 +11659,14 @@ func (ec *executionContext) childFields_TraceSessionEdge(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type TraceSessionEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_TransitionReasoningStepPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "step":
+		return ec.fieldContext_TransitionReasoningStepPayload_step(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TransitionReasoningStepPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_TransitionTaskPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "task":
@@ -9856,6 +11743,24 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_apiTokens(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
+}
+
+func (ec *executionContext) childFields_ValidationIssue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "issueId":
+		return ec.fieldContext_ValidationIssue_issueId(ctx, field)
+	case "type":
+		return ec.fieldContext_ValidationIssue_type(ctx, field)
+	case "severity":
+		return ec.fieldContext_ValidationIssue_severity(ctx, field)
+	case "description":
+		return ec.fieldContext_ValidationIssue_description(ctx, field)
+	case "location":
+		return ec.fieldContext_ValidationIssue_location(ctx, field)
+	case "proposedRepair":
+		return ec.fieldContext_ValidationIssue_proposedRepair(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ValidationIssue", field.Name)
 }
 
 func (ec *executionContext) childFields_ValidationRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10484,6 +12389,20 @@ func (ec *executionContext) field_Mutation_completeExample_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_completeExecutionPass_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CompleteExecutionPassInput, error) {
+			return ec.unmarshalNCompleteExecutionPassInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCompleteExecutionPassInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_completeTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10904,6 +12823,20 @@ func (ec *executionContext) field_Mutation_failTask_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_finishReasoningExecution_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.FinishReasoningExecutionInput, error) {
+			return ec.unmarshalNFinishReasoningExecutionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFinishReasoningExecutionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_heartbeat_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10946,12 +12879,54 @@ func (ec *executionContext) field_Mutation_pauseExecutionRun_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_recordConvergenceAssessment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RecordConvergenceAssessmentInput, error) {
+			return ec.unmarshalNRecordConvergenceAssessmentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordConvergenceAssessmentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recordRefinement_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RecordRefinementInput, error) {
+			return ec.unmarshalNRecordRefinementInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordRefinementInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_recordTestResult_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.RecordTestResultInput, error) {
 			return ec.unmarshalNRecordTestResultInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordTestResultInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recordValidationReport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RecordValidationReportInput, error) {
+			return ec.unmarshalNRecordValidationReportInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordValidationReportInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11058,12 +13033,82 @@ func (ec *executionContext) field_Mutation_revokeApiToken_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setReasoningSteps_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.SetReasoningStepsInput, error) {
+			return ec.unmarshalNSetReasoningStepsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetReasoningStepsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setTaskProfile_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.SetTaskProfileInput, error) {
+			return ec.unmarshalNSetTaskProfileInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetTaskProfileInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startExecutionPass_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.StartExecutionPassInput, error) {
+			return ec.unmarshalNStartExecutionPassInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartExecutionPassInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_startExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.StartExecutionRunInput, error) {
 			return ec.unmarshalNStartExecutionRunInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartExecutionRunInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startReasoningExecution_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.StartReasoningExecutionInput, error) {
+			return ec.unmarshalNStartReasoningExecutionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartReasoningExecutionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_transitionReasoningStep_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.TransitionReasoningStepInput, error) {
+			return ec.unmarshalNTransitionReasoningStepInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTransitionReasoningStepInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11509,6 +13554,58 @@ func (ec *executionContext) field_Query_projects_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["filter"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_reasoningExecution_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_reasoningExecutions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]domain.ReasoningStatus, error) {
+			return ec.unmarshalOReasoningStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatusᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -15765,6 +17862,38 @@ func (ec *executionContext) fieldContext_CompleteExamplePayload_example(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _CompleteExecutionPassPayload_pass(ctx context.Context, field graphql.CollectedField, obj *model.CompleteExecutionPassPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompleteExecutionPassPayload_pass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionPass) graphql.Marshaler {
+			return ec.marshalNExecutionPass2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionPass(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CompleteExecutionPassPayload_pass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompleteExecutionPassPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionPass(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CompleteTaskPayload_task(ctx context.Context, field graphql.CollectedField, obj *model.CompleteTaskPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15873,6 +18002,543 @@ func (ec *executionContext) _ConflictFile_operations(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_ConflictFile_operations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ConflictFile", field, false, false, errors.New("field of type FileOperation does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessed_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessed", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessed_type(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessed", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessed_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessed", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessed_project(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConvergenceAssessed().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConvergenceAssessed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConvergenceAssessed_task(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConvergenceAssessed().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConvergenceAssessed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConvergenceAssessed_run(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConvergenceAssessed().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConvergenceAssessed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConvergenceAssessed_agent(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConvergenceAssessed().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConvergenceAssessed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConvergenceAssessed_execution(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConvergenceAssessed().Execution(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+			return ec.marshalOReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConvergenceAssessed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConvergenceAssessed_passNumber(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_passNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_passNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessed", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessed_converged(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_converged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Converged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_converged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessed", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessed_completenessScore(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_completenessScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletenessScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_completenessScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessed", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessed_coherenceScore(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessed_coherenceScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CoherenceScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessed_coherenceScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessed", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessment_pass(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessment_pass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConvergenceAssessment().Pass(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionPass) graphql.Marshaler {
+			return ec.marshalNExecutionPass2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionPass(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessment_pass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConvergenceAssessment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionPass(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConvergenceAssessment_converged(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessment_converged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Converged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessment_converged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessment", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessment_reasonCodes(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessment_reasonCodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConvergenceAssessment().ReasonCodes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessment_reasonCodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessment", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessment_completenessScore(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessment_completenessScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletenessScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessment_completenessScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessment", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessment_coherenceScore(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessment_coherenceScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CoherenceScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessment_coherenceScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessment", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessment_consistencyStatus(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessment_consistencyStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConsistencyStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessment_consistencyStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessment", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessment_detectedIssues(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessment_detectedIssues(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConvergenceAssessment().DetectedIssues(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessment_detectedIssues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessment", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessment_metadata(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessment_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessment_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessment", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ConvergenceAssessment_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.ConvergenceAssessment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConvergenceAssessment_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConvergenceAssessment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConvergenceAssessment", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _CreateActionPayload_action(ctx context.Context, field graphql.CollectedField, obj *model.CreateActionPayload) (ret graphql.Marshaler) {
@@ -17584,6 +20250,419 @@ func (ec *executionContext) fieldContext_ExecutionEventEdge_node(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _ExecutionPass_id(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionPass", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionPass_execution(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionPass().Execution(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+			return ec.marshalNReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionPass",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionPass_passNumber(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_passNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_passNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionPass", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionPass_phase(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_phase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phase, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ReasoningPhase) graphql.Marshaler {
+			return ec.marshalNReasoningPhase2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningPhase(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_phase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionPass", field, false, false, errors.New("field of type ReasoningPhase does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionPass_profile(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_profile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionPass().Profile(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskProfile) graphql.Marshaler {
+			return ec.marshalNTaskProfile2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskProfile(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_profile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionPass",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskProfile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionPass_planState(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_planState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PlanState, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_planState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionPass", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionPass_executionResults(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_executionResults(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExecutionResults, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_executionResults(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionPass", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionPass_evaluationResults(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_evaluationResults(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EvaluationResults, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_evaluationResults(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionPass", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionPass_refinementChanges(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_refinementChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefinementChanges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_refinementChanges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionPass", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionPass_ttlRemaining(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_ttlRemaining(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TTLRemaining, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_ttlRemaining(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionPass", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionPass_startedAt(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionPass", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionPass_endedAt(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_endedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_endedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionPass", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionPass_durationMs(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ExecutionPass", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ExecutionPass_convergence(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_convergence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionPass().Convergence(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ConvergenceAssessment) graphql.Marshaler {
+			return ec.marshalOConvergenceAssessment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConvergenceAssessment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_convergence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionPass",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConvergenceAssessment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionPass_validationReport(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_validationReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionPass().ValidationReport(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.SemanticValidationReport) graphql.Marshaler {
+			return ec.marshalOSemanticValidationReport2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSemanticValidationReport(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_validationReport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionPass",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SemanticValidationReport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionPass_refinements(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionPass) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionPass_refinements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionPass().Refinements(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.RefinementAction) graphql.Marshaler {
+			return ec.marshalNRefinementAction2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRefinementActionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionPass_refinements(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionPass",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RefinementAction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ExecutionRun_id(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18463,6 +21542,38 @@ func (ec *executionContext) fieldContext_FailTaskPayload_execution(_ context.Con
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TaskExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FinishReasoningExecutionPayload_execution(ctx context.Context, field graphql.CollectedField, obj *model.FinishReasoningExecutionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FinishReasoningExecutionPayload_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Execution, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+			return ec.marshalNReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FinishReasoningExecutionPayload_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FinishReasoningExecutionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecution(ctx, field)
 		},
 	}
 	return fc, nil
@@ -22128,6 +25239,446 @@ func (ec *executionContext) fieldContext_Mutation_createIdea(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_startReasoningExecution(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startReasoningExecution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartReasoningExecution(ctx, fc.Args["input"].(domain.StartReasoningExecutionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.StartReasoningExecutionPayload) graphql.Marshaler {
+			return ec.marshalNStartReasoningExecutionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐStartReasoningExecutionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startReasoningExecution(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StartReasoningExecutionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startReasoningExecution_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setTaskProfile(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setTaskProfile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetTaskProfile(ctx, fc.Args["input"].(domain.SetTaskProfileInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SetTaskProfilePayload) graphql.Marshaler {
+			return ec.marshalNSetTaskProfilePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSetTaskProfilePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setTaskProfile(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetTaskProfilePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setTaskProfile_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_startExecutionPass(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startExecutionPass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartExecutionPass(ctx, fc.Args["input"].(domain.StartExecutionPassInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.StartExecutionPassPayload) graphql.Marshaler {
+			return ec.marshalNStartExecutionPassPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐStartExecutionPassPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startExecutionPass(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StartExecutionPassPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startExecutionPass_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_completeExecutionPass(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_completeExecutionPass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CompleteExecutionPass(ctx, fc.Args["input"].(domain.CompleteExecutionPassInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CompleteExecutionPassPayload) graphql.Marshaler {
+			return ec.marshalNCompleteExecutionPassPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteExecutionPassPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_completeExecutionPass(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CompleteExecutionPassPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_completeExecutionPass_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recordConvergenceAssessment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordConvergenceAssessment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordConvergenceAssessment(ctx, fc.Args["input"].(domain.RecordConvergenceAssessmentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RecordConvergenceAssessmentPayload) graphql.Marshaler {
+			return ec.marshalNRecordConvergenceAssessmentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRecordConvergenceAssessmentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordConvergenceAssessment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordConvergenceAssessmentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordConvergenceAssessment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recordValidationReport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordValidationReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordValidationReport(ctx, fc.Args["input"].(domain.RecordValidationReportInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RecordValidationReportPayload) graphql.Marshaler {
+			return ec.marshalNRecordValidationReportPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRecordValidationReportPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordValidationReport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordValidationReportPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordValidationReport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recordRefinement(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordRefinement(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordRefinement(ctx, fc.Args["input"].(domain.RecordRefinementInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RecordRefinementPayload) graphql.Marshaler {
+			return ec.marshalNRecordRefinementPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRecordRefinementPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordRefinement(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordRefinementPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordRefinement_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setReasoningSteps(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setReasoningSteps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetReasoningSteps(ctx, fc.Args["input"].(domain.SetReasoningStepsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SetReasoningStepsPayload) graphql.Marshaler {
+			return ec.marshalNSetReasoningStepsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSetReasoningStepsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setReasoningSteps(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetReasoningStepsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setReasoningSteps_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_transitionReasoningStep(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_transitionReasoningStep(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TransitionReasoningStep(ctx, fc.Args["input"].(domain.TransitionReasoningStepInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TransitionReasoningStepPayload) graphql.Marshaler {
+			return ec.marshalNTransitionReasoningStepPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTransitionReasoningStepPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_transitionReasoningStep(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TransitionReasoningStepPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_transitionReasoningStep_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_finishReasoningExecution(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_finishReasoningExecution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().FinishReasoningExecution(ctx, fc.Args["input"].(domain.FinishReasoningExecutionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FinishReasoningExecutionPayload) graphql.Marshaler {
+			return ec.marshalNFinishReasoningExecutionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐFinishReasoningExecutionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_finishReasoningExecution(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FinishReasoningExecutionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_finishReasoningExecution_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createTaskList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23362,6 +26913,579 @@ func (ec *executionContext) fieldContext_ParallelismAnalysisEdge_node(_ context.
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PassCompleted_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.PassCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassCompleted_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassCompleted_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassCompleted", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PassCompleted_type(ctx context.Context, field graphql.CollectedField, obj *domain.PassCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassCompleted_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassCompleted_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassCompleted", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _PassCompleted_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.PassCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassCompleted_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassCompleted_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassCompleted", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PassCompleted_project(ctx context.Context, field graphql.CollectedField, obj *domain.PassCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassCompleted_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PassCompleted().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassCompleted_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassCompleted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassCompleted_task(ctx context.Context, field graphql.CollectedField, obj *domain.PassCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassCompleted_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PassCompleted().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PassCompleted_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassCompleted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassCompleted_run(ctx context.Context, field graphql.CollectedField, obj *domain.PassCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassCompleted_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PassCompleted().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PassCompleted_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassCompleted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassCompleted_agent(ctx context.Context, field graphql.CollectedField, obj *domain.PassCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassCompleted_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PassCompleted().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PassCompleted_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassCompleted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassCompleted_execution(ctx context.Context, field graphql.CollectedField, obj *domain.PassCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassCompleted_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PassCompleted().Execution(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+			return ec.marshalOReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PassCompleted_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassCompleted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassCompleted_passNumber(ctx context.Context, field graphql.CollectedField, obj *domain.PassCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassCompleted_passNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassCompleted_passNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassCompleted", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PassCompleted_durationMs(ctx context.Context, field graphql.CollectedField, obj *domain.PassCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassCompleted_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassCompleted_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassCompleted", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PassStarted_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.PassStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassStarted_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassStarted_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassStarted", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PassStarted_type(ctx context.Context, field graphql.CollectedField, obj *domain.PassStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassStarted_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassStarted_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassStarted", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _PassStarted_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.PassStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassStarted_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassStarted_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassStarted", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PassStarted_project(ctx context.Context, field graphql.CollectedField, obj *domain.PassStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassStarted_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PassStarted().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassStarted_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassStarted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassStarted_task(ctx context.Context, field graphql.CollectedField, obj *domain.PassStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassStarted_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PassStarted().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PassStarted_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassStarted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassStarted_run(ctx context.Context, field graphql.CollectedField, obj *domain.PassStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassStarted_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PassStarted().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PassStarted_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassStarted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassStarted_agent(ctx context.Context, field graphql.CollectedField, obj *domain.PassStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassStarted_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PassStarted().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PassStarted_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassStarted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassStarted_execution(ctx context.Context, field graphql.CollectedField, obj *domain.PassStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassStarted_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PassStarted().Execution(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+			return ec.marshalOReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PassStarted_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassStarted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassStarted_passNumber(ctx context.Context, field graphql.CollectedField, obj *domain.PassStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassStarted_passNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassStarted_passNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassStarted", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PassStarted_phase(ctx context.Context, field graphql.CollectedField, obj *domain.PassStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassStarted_phase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phase, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ReasoningPhase) graphql.Marshaler {
+			return ec.marshalNReasoningPhase2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningPhase(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassStarted_phase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassStarted", field, false, false, errors.New("field of type ReasoningPhase does not have child fields"))
+}
+
+func (ec *executionContext) _PassStarted_ttlRemaining(ctx context.Context, field graphql.CollectedField, obj *domain.PassStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassStarted_ttlRemaining(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TTLRemaining, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassStarted_ttlRemaining(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassStarted", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _PlanConflict_taskA(ctx context.Context, field graphql.CollectedField, obj *planning.Conflict) (ret graphql.Marshaler) {
@@ -24678,6 +28802,94 @@ func (ec *executionContext) fieldContext_Query_project(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_reasoningExecution(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_reasoningExecution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ReasoningExecution(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+			return ec.marshalOReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_reasoningExecution(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecution(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_reasoningExecution_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_reasoningExecutions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_reasoningExecutions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ReasoningExecutions(ctx, fc.Args["projectId"].(string), fc.Args["status"].([]domain.ReasoningStatus), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReasoningExecutionConnection) graphql.Marshaler {
+			return ec.marshalNReasoningExecutionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐReasoningExecutionConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_reasoningExecutions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecutionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_reasoningExecutions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_taskList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24974,6 +29186,1666 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _ReasoningExecution_id(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecution", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecution_project(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningExecution().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningExecution_task(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningExecution().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningExecution_run(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningExecution().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningExecution_taskInput(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_taskInput(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskInput, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_taskInput(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecution", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecution_configuration(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_configuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Configuration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecution", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecution_completenessThreshold(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_completenessThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletenessThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_completenessThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecution", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecution_coherenceThreshold(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_coherenceThreshold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CoherenceThreshold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_coherenceThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecution", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecution_ttl(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_ttl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TTL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_ttl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecution", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecution_status(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ReasoningStatus) graphql.Marshaler {
+			return ec.marshalNReasoningStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecution", field, false, false, errors.New("field of type ReasoningStatus does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecution_finalResult(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_finalResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinalResult, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_finalResult(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecution", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecution_profile(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_profile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningExecution().Profile(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskProfile) graphql.Marshaler {
+			return ec.marshalNTaskProfile2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskProfile(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_profile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskProfile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningExecution_profiles(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_profiles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningExecution().Profiles(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.TaskProfile) graphql.Marshaler {
+			return ec.marshalNTaskProfile2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskProfileᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_profiles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskProfile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningExecution_passes(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_passes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningExecution().Passes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ExecutionPass) graphql.Marshaler {
+			return ec.marshalNExecutionPass2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionPassᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_passes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionPass(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningExecution_steps(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_steps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningExecution().Steps(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ReasoningStep) graphql.Marshaler {
+			return ec.marshalNReasoningStep2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStepᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_steps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningStep(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningExecution_statistics(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_statistics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningExecution().Statistics(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningStatistics) graphql.Marshaler {
+			return ec.marshalNReasoningStatistics2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatistics(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_statistics(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecution",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningStatistics(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningExecution_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecution", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecution_completedAt(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecution_completedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecution_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecution", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecutionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ReasoningExecutionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecutionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ReasoningExecutionEdge) graphql.Marshaler {
+			return ec.marshalNReasoningExecutionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐReasoningExecutionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecutionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecutionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecutionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningExecutionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ReasoningExecutionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecutionConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ReasoningExecution) graphql.Marshaler {
+			return ec.marshalNReasoningExecution2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecutionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecutionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecutionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningExecutionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ReasoningExecutionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecutionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecutionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecutionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningExecutionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ReasoningExecutionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecutionConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecutionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecutionConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecutionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ReasoningExecutionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecutionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecutionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningExecutionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningExecutionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ReasoningExecutionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningExecutionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+			return ec.marshalNReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningExecutionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningExecutionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningFinished_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningFinishedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningFinished_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningFinished_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningFinished", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningFinished_type(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningFinishedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningFinished_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningFinished_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningFinished", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningFinished_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningFinishedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningFinished_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningFinished_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningFinished", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningFinished_project(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningFinishedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningFinished_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningFinished().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningFinished_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningFinished",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningFinished_task(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningFinishedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningFinished_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningFinished().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningFinished_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningFinished",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningFinished_run(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningFinishedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningFinished_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningFinished().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningFinished_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningFinished",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningFinished_agent(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningFinishedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningFinished_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningFinished().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningFinished_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningFinished",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningFinished_execution(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningFinishedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningFinished_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningFinished().Execution(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+			return ec.marshalOReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningFinished_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningFinished",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningFinished_status(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningFinishedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningFinished_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ReasoningStatus) graphql.Marshaler {
+			return ec.marshalNReasoningStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningFinished_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningFinished", field, false, false, errors.New("field of type ReasoningStatus does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStarted_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStarted_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStarted_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStarted", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStarted_type(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStarted_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStarted_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStarted", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStarted_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStarted_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStarted_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStarted", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStarted_project(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStarted_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningStarted().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStarted_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningStarted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningStarted_task(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStarted_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningStarted().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStarted_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningStarted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningStarted_run(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStarted_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningStarted().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStarted_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningStarted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningStarted_agent(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStarted_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningStarted().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStarted_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningStarted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningStarted_execution(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStarted_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningStarted().Execution(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+			return ec.marshalOReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStarted_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningStarted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningStarted_ttl(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStartedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStarted_ttl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TTL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStarted_ttl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStarted", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStatistics_totalPasses(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStatistics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStatistics_totalPasses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalPasses, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStatistics_totalPasses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStatistics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStatistics_totalRefinements(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStatistics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStatistics_totalRefinements(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalRefinements, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStatistics_totalRefinements(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStatistics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStatistics_convergenceAchieved(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStatistics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStatistics_convergenceAchieved(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConvergenceAchieved, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStatistics_convergenceAchieved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStatistics", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStatistics_totalTimeMs(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStatistics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStatistics_totalTimeMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalTimeMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStatistics_totalTimeMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStatistics", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStatistics_scoreTrajectory(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStatistics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStatistics_scoreTrajectory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScoreTrajectory, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ScorePoint) graphql.Marshaler {
+			return ec.marshalNScorePoint2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐScorePointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStatistics_scoreTrajectory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReasoningStatistics",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScorePoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReasoningStep_id(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStep_stepId(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_stepId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StepID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_stepId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStep_stepIndex(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_stepIndex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StepIndex, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_stepIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStep_totalSteps(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_totalSteps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalSteps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_totalSteps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStep_incomingContext(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_incomingContext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IncomingContext, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_incomingContext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStep_handoffToNext(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_handoffToNext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HandoffToNext, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_handoffToNext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStep_description(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStep_dependencies(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_dependencies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningStep().Dependencies(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_dependencies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStep_provides(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_provides(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ReasoningStep().Provides(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_provides(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStep_status(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ReasoningStepStatus) graphql.Marshaler {
+			return ec.marshalNReasoningStepStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStepStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, false, false, errors.New("field of type ReasoningStepStatus does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStep_stepOutput(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_stepOutput(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StepOutput, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_stepOutput(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReasoningStep_clarityState(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningStep) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReasoningStep_clarityState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClarityState, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ClarityState) graphql.Marshaler {
+			return ec.marshalOClarityState2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClarityState(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReasoningStep_clarityState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReasoningStep", field, false, false, errors.New("field of type ClarityState does not have child fields"))
+}
+
+func (ec *executionContext) _RecordConvergenceAssessmentPayload_assessment(ctx context.Context, field graphql.CollectedField, obj *model.RecordConvergenceAssessmentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordConvergenceAssessmentPayload_assessment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Assessment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ConvergenceAssessment) graphql.Marshaler {
+			return ec.marshalNConvergenceAssessment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConvergenceAssessment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordConvergenceAssessmentPayload_assessment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordConvergenceAssessmentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConvergenceAssessment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordConvergenceAssessmentPayload_pass(ctx context.Context, field graphql.CollectedField, obj *model.RecordConvergenceAssessmentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordConvergenceAssessmentPayload_pass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionPass) graphql.Marshaler {
+			return ec.marshalNExecutionPass2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionPass(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordConvergenceAssessmentPayload_pass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordConvergenceAssessmentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionPass(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecordRefinementPayload_refinement(ctx context.Context, field graphql.CollectedField, obj *model.RecordRefinementPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordRefinementPayload_refinement(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Refinement, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.RefinementAction) graphql.Marshaler {
+			return ec.marshalNRefinementAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRefinementAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordRefinementPayload_refinement(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordRefinementPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RefinementAction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RecordTestResultPayload_testResult(ctx context.Context, field graphql.CollectedField, obj *model.RecordTestResultPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25004,6 +30876,300 @@ func (ec *executionContext) fieldContext_RecordTestResultPayload_testResult(_ co
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RecordValidationReportPayload_report(ctx context.Context, field graphql.CollectedField, obj *model.RecordValidationReportPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordValidationReportPayload_report(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Report, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.SemanticValidationReport) graphql.Marshaler {
+			return ec.marshalNSemanticValidationReport2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSemanticValidationReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordValidationReportPayload_report(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecordValidationReportPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SemanticValidationReport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RefinementAction_id(ctx context.Context, field graphql.CollectedField, obj *domain.RefinementAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefinementAction_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RefinementAction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefinementAction", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RefinementAction_pass(ctx context.Context, field graphql.CollectedField, obj *domain.RefinementAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefinementAction_pass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RefinementAction().Pass(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionPass) graphql.Marshaler {
+			return ec.marshalNExecutionPass2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionPass(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RefinementAction_pass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RefinementAction",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionPass(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RefinementAction_actionType(ctx context.Context, field graphql.CollectedField, obj *domain.RefinementAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefinementAction_actionType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActionType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.RefinementActionType) graphql.Marshaler {
+			return ec.marshalNRefinementActionType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRefinementActionType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RefinementAction_actionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefinementAction", field, false, false, errors.New("field of type RefinementActionType does not have child fields"))
+}
+
+func (ec *executionContext) _RefinementAction_targetStepId(ctx context.Context, field graphql.CollectedField, obj *domain.RefinementAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefinementAction_targetStepId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetStepID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RefinementAction_targetStepId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefinementAction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RefinementAction_targetPlanSection(ctx context.Context, field graphql.CollectedField, obj *domain.RefinementAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefinementAction_targetPlanSection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetPlanSection, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RefinementAction_targetPlanSection(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefinementAction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RefinementAction_newStep(ctx context.Context, field graphql.CollectedField, obj *domain.RefinementAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefinementAction_newStep(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewStep, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RefinementAction_newStep(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefinementAction", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _RefinementAction_changes(ctx context.Context, field graphql.CollectedField, obj *domain.RefinementAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefinementAction_changes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RefinementAction_changes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefinementAction", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _RefinementAction_reason(ctx context.Context, field graphql.CollectedField, obj *domain.RefinementAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefinementAction_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RefinementAction_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefinementAction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RefinementAction_semanticValidationInput(ctx context.Context, field graphql.CollectedField, obj *domain.RefinementAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefinementAction_semanticValidationInput(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SemanticValidationInput, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RefinementAction_semanticValidationInput(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefinementAction", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _RefinementAction_inconsistencyDetected(ctx context.Context, field graphql.CollectedField, obj *domain.RefinementAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefinementAction_inconsistencyDetected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InconsistencyDetected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RefinementAction_inconsistencyDetected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefinementAction", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _RefinementAction_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.RefinementAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RefinementAction_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RefinementAction_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RefinementAction", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _RemoveActionToolMappingPayload_removedMappingId(ctx context.Context, field graphql.CollectedField, obj *model.RemoveActionToolMappingPayload) (ret graphql.Marshaler) {
@@ -26807,6 +32973,419 @@ func (ec *executionContext) fieldContext_RunStarted_reason(_ context.Context, fi
 	return graphql.NewScalarFieldContext("RunStarted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ScorePoint_passNumber(ctx context.Context, field graphql.CollectedField, obj *domain.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_passNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_passNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScorePoint_completenessScore(ctx context.Context, field graphql.CollectedField, obj *domain.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_completenessScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletenessScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_completenessScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScorePoint_coherenceScore(ctx context.Context, field graphql.CollectedField, obj *domain.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_coherenceScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CoherenceScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_coherenceScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ScorePoint_converged(ctx context.Context, field graphql.CollectedField, obj *domain.ScorePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScorePoint_converged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Converged, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScorePoint_converged(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScorePoint", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SemanticValidationReport_id(ctx context.Context, field graphql.CollectedField, obj *domain.SemanticValidationReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SemanticValidationReport_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SemanticValidationReport_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SemanticValidationReport", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SemanticValidationReport_pass(ctx context.Context, field graphql.CollectedField, obj *domain.SemanticValidationReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SemanticValidationReport_pass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SemanticValidationReport().Pass(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionPass) graphql.Marshaler {
+			return ec.marshalNExecutionPass2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionPass(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SemanticValidationReport_pass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SemanticValidationReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionPass(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SemanticValidationReport_validationId(ctx context.Context, field graphql.CollectedField, obj *domain.SemanticValidationReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SemanticValidationReport_validationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValidationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SemanticValidationReport_validationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SemanticValidationReport", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SemanticValidationReport_artifactType(ctx context.Context, field graphql.CollectedField, obj *domain.SemanticValidationReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SemanticValidationReport_artifactType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ArtifactType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ArtifactType) graphql.Marshaler {
+			return ec.marshalNArtifactType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐArtifactType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SemanticValidationReport_artifactType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SemanticValidationReport", field, false, false, errors.New("field of type ArtifactType does not have child fields"))
+}
+
+func (ec *executionContext) _SemanticValidationReport_overallSeverity(ctx context.Context, field graphql.CollectedField, obj *domain.SemanticValidationReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SemanticValidationReport_overallSeverity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OverallSeverity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.IssueSeverity) graphql.Marshaler {
+			return ec.marshalNIssueSeverity2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIssueSeverity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SemanticValidationReport_overallSeverity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SemanticValidationReport", field, false, false, errors.New("field of type IssueSeverity does not have child fields"))
+}
+
+func (ec *executionContext) _SemanticValidationReport_issues(ctx context.Context, field graphql.CollectedField, obj *domain.SemanticValidationReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SemanticValidationReport_issues(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SemanticValidationReport().Issues(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ValidationIssue) graphql.Marshaler {
+			return ec.marshalNValidationIssue2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SemanticValidationReport_issues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SemanticValidationReport",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidationIssue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SemanticValidationReport_issueSummary(ctx context.Context, field graphql.CollectedField, obj *domain.SemanticValidationReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SemanticValidationReport_issueSummary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueSummary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SemanticValidationReport_issueSummary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SemanticValidationReport", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _SemanticValidationReport_proposedRepairs(ctx context.Context, field graphql.CollectedField, obj *domain.SemanticValidationReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SemanticValidationReport_proposedRepairs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProposedRepairs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SemanticValidationReport_proposedRepairs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SemanticValidationReport", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _SemanticValidationReport_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.SemanticValidationReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SemanticValidationReport_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SemanticValidationReport_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SemanticValidationReport", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SetReasoningStepsPayload_steps(ctx context.Context, field graphql.CollectedField, obj *model.SetReasoningStepsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetReasoningStepsPayload_steps(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Steps, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ReasoningStep) graphql.Marshaler {
+			return ec.marshalNReasoningStep2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStepᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetReasoningStepsPayload_steps(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetReasoningStepsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningStep(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SetTaskProfilePayload_profile(ctx context.Context, field graphql.CollectedField, obj *model.SetTaskProfilePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetTaskProfilePayload_profile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Profile, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskProfile) graphql.Marshaler {
+			return ec.marshalNTaskProfile2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskProfile(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetTaskProfilePayload_profile(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetTaskProfilePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskProfile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StartExecutionPassPayload_pass(ctx context.Context, field graphql.CollectedField, obj *model.StartExecutionPassPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StartExecutionPassPayload_pass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionPass) graphql.Marshaler {
+			return ec.marshalNExecutionPass2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionPass(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StartExecutionPassPayload_pass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StartExecutionPassPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionPass(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _StartExecutionRunPayload_run(ctx context.Context, field graphql.CollectedField, obj *model.StartExecutionRunPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26834,6 +33413,38 @@ func (ec *executionContext) fieldContext_StartExecutionRunPayload_run(_ context.
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StartReasoningExecutionPayload_execution(ctx context.Context, field graphql.CollectedField, obj *model.StartReasoningExecutionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StartReasoningExecutionPayload_execution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Execution, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+			return ec.marshalNReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StartReasoningExecutionPayload_execution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StartReasoningExecutionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningExecution(ctx, field)
 		},
 	}
 	return fc, nil
@@ -31223,6 +37834,236 @@ func (ec *executionContext) fieldContext_TaskListItemEdge_node(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _TaskProfile_id(ctx context.Context, field graphql.CollectedField, obj *domain.TaskProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskProfile_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskProfile_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskProfile", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TaskProfile_profileVersion(ctx context.Context, field graphql.CollectedField, obj *domain.TaskProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskProfile_profileVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProfileVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskProfile_profileVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskProfile", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskProfile_reasoningDepth(ctx context.Context, field graphql.CollectedField, obj *domain.TaskProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskProfile_reasoningDepth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReasoningDepth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskProfile_reasoningDepth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskProfile", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskProfile_informationSufficiency(ctx context.Context, field graphql.CollectedField, obj *domain.TaskProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskProfile_informationSufficiency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InformationSufficiency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskProfile_informationSufficiency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskProfile", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TaskProfile_expectedToolUsage(ctx context.Context, field graphql.CollectedField, obj *domain.TaskProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskProfile_expectedToolUsage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpectedToolUsage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ToolUsage) graphql.Marshaler {
+			return ec.marshalNToolUsage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskProfile_expectedToolUsage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskProfile", field, false, false, errors.New("field of type ToolUsage does not have child fields"))
+}
+
+func (ec *executionContext) _TaskProfile_outputBreadth(ctx context.Context, field graphql.CollectedField, obj *domain.TaskProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskProfile_outputBreadth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OutputBreadth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.OutputBreadth) graphql.Marshaler {
+			return ec.marshalNOutputBreadth2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐOutputBreadth(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskProfile_outputBreadth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskProfile", field, false, false, errors.New("field of type OutputBreadth does not have child fields"))
+}
+
+func (ec *executionContext) _TaskProfile_confidenceRequirement(ctx context.Context, field graphql.CollectedField, obj *domain.TaskProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskProfile_confidenceRequirement(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfidenceRequirement, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ConfidenceRequirement) graphql.Marshaler {
+			return ec.marshalNConfidenceRequirement2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConfidenceRequirement(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskProfile_confidenceRequirement(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskProfile", field, false, false, errors.New("field of type ConfidenceRequirement does not have child fields"))
+}
+
+func (ec *executionContext) _TaskProfile_rawInference(ctx context.Context, field graphql.CollectedField, obj *domain.TaskProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskProfile_rawInference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawInference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskProfile_rawInference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskProfile", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskProfile_isDefault(ctx context.Context, field graphql.CollectedField, obj *domain.TaskProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskProfile_isDefault(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskProfile_isDefault(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskProfile", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TaskProfile_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskProfile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskProfile_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskProfile_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskProfile", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _TaskRelationship_id(ctx context.Context, field graphql.CollectedField, obj *domain.TaskRelationship) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -34486,6 +41327,38 @@ func (ec *executionContext) fieldContext_TraceSessionEdge_node(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _TransitionReasoningStepPayload_step(ctx context.Context, field graphql.CollectedField, obj *model.TransitionReasoningStepPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransitionReasoningStepPayload_step(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Step, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ReasoningStep) graphql.Marshaler {
+			return ec.marshalNReasoningStep2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStep(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TransitionReasoningStepPayload_step(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TransitionReasoningStepPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReasoningStep(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TransitionTaskPayload_task(ctx context.Context, field graphql.CollectedField, obj *model.TransitionTaskPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -34991,6 +41864,144 @@ func (ec *executionContext) fieldContext_User_apiTokens(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ValidationIssue_issueId(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationIssue_issueId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IssueID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationIssue_issueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationIssue", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationIssue_type(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationIssue_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ValidationIssueType) graphql.Marshaler {
+			return ec.marshalNValidationIssueType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssueType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationIssue_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationIssue", field, false, false, errors.New("field of type ValidationIssueType does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationIssue_severity(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationIssue_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.IssueSeverity) graphql.Marshaler {
+			return ec.marshalNIssueSeverity2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIssueSeverity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationIssue_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationIssue", field, false, false, errors.New("field of type IssueSeverity does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationIssue_description(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationIssue_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationIssue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationIssue", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationIssue_location(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationIssue_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationIssue_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationIssue", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationIssue_proposedRepair(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationIssue_proposedRepair(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProposedRepair, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationIssue_proposedRepair(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationIssue", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
 func (ec *executionContext) _ValidationRule_id(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
@@ -38141,6 +45152,57 @@ func (ec *executionContext) unmarshalInputCompleteExampleInput(ctx context.Conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCompleteExecutionPassInput(ctx context.Context, obj any) (domain.CompleteExecutionPassInput, error) {
+	var it domain.CompleteExecutionPassInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"passId", "executionResults", "evaluationResults", "refinementChanges"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "passId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("passId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PassID = data
+		case "executionResults":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executionResults"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExecutionResults = data
+		case "evaluationResults":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("evaluationResults"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EvaluationResults = data
+		case "refinementChanges":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("refinementChanges"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RefinementChanges = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCompleteTaskInput(ctx context.Context, obj any) (domain.CompleteTaskInput, error) {
 	var it domain.CompleteTaskInput
 	if obj == nil {
@@ -39745,6 +46807,50 @@ func (ec *executionContext) unmarshalInputFileImpactInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputFinishReasoningExecutionInput(ctx context.Context, obj any) (domain.FinishReasoningExecutionInput, error) {
+	var it domain.FinishReasoningExecutionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"executionId", "status", "finalResult"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "executionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExecutionID = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalNReasoningStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "finalResult":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("finalResult"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FinalResult = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputHeartbeatInput(ctx context.Context, obj any) (domain.HeartbeatInput, error) {
 	var it domain.HeartbeatInput
 	if obj == nil {
@@ -39928,6 +47034,236 @@ func (ec *executionContext) unmarshalInputProjectFilter(ctx context.Context, obj
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputReasoningStepInput(ctx context.Context, obj any) (domain.ReasoningStepInput, error) {
+	var it domain.ReasoningStepInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"stepId", "description", "dependencies", "provides", "incomingContext", "handoffToNext"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "stepId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stepId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StepID = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "dependencies":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dependencies"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Dependencies = data
+		case "provides":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("provides"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Provides = data
+		case "incomingContext":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("incomingContext"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IncomingContext = data
+		case "handoffToNext":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("handoffToNext"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HandoffToNext = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRecordConvergenceAssessmentInput(ctx context.Context, obj any) (domain.RecordConvergenceAssessmentInput, error) {
+	var it domain.RecordConvergenceAssessmentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"passId", "converged", "reasonCodes", "completenessScore", "coherenceScore", "consistencyStatus", "detectedIssues", "metadata"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "passId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("passId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PassID = data
+		case "converged":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("converged"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Converged = data
+		case "reasonCodes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasonCodes"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasonCodes = data
+		case "completenessScore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completenessScore"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletenessScore = data
+		case "coherenceScore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("coherenceScore"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CoherenceScore = data
+		case "consistencyStatus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("consistencyStatus"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConsistencyStatus = data
+		case "detectedIssues":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detectedIssues"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetectedIssues = data
+		case "metadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metadata = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRecordRefinementInput(ctx context.Context, obj any) (domain.RecordRefinementInput, error) {
+	var it domain.RecordRefinementInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"passId", "actionType", "targetStepId", "targetPlanSection", "newStep", "changes", "reason", "semanticValidationInput", "inconsistencyDetected"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "passId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("passId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PassID = data
+		case "actionType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("actionType"))
+			data, err := ec.unmarshalNRefinementActionType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRefinementActionType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ActionType = data
+		case "targetStepId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetStepId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetStepID = data
+		case "targetPlanSection":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("targetPlanSection"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TargetPlanSection = data
+		case "newStep":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("newStep"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NewStep = data
+		case "changes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changes"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Changes = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		case "semanticValidationInput":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("semanticValidationInput"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SemanticValidationInput = data
+		case "inconsistencyDetected":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inconsistencyDetected"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InconsistencyDetected = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRecordTestResultInput(ctx context.Context, obj any) (domain.RecordTestResultInput, error) {
 	var it domain.RecordTestResultInput
 	if obj == nil {
@@ -40002,6 +47338,64 @@ func (ec *executionContext) unmarshalInputRecordTestResultInput(ctx context.Cont
 				return it, err
 			}
 			it.DurationMs = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRecordValidationReportInput(ctx context.Context, obj any) (domain.RecordValidationReportInput, error) {
+	var it domain.RecordValidationReportInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"passId", "validationId", "artifactType", "issues", "proposedRepairs"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "passId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("passId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PassID = data
+		case "validationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("validationId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ValidationID = data
+		case "artifactType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("artifactType"))
+			data, err := ec.unmarshalNArtifactType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐArtifactType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ArtifactType = data
+		case "issues":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("issues"))
+			data, err := ec.unmarshalOValidationIssueInput2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssueInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Issues = data
+		case "proposedRepairs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("proposedRepairs"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProposedRepairs = data
 		}
 	}
 	return it, nil
@@ -40201,6 +47595,166 @@ func (ec *executionContext) unmarshalInputRunActionInput(ctx context.Context, ob
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSetReasoningStepsInput(ctx context.Context, obj any) (domain.SetReasoningStepsInput, error) {
+	var it domain.SetReasoningStepsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"executionId", "steps"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "executionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExecutionID = data
+		case "steps":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("steps"))
+			data, err := ec.unmarshalNReasoningStepInput2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStepInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Steps = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSetTaskProfileInput(ctx context.Context, obj any) (domain.SetTaskProfileInput, error) {
+	var it domain.SetTaskProfileInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"executionId", "reasoningDepth", "informationSufficiency", "expectedToolUsage", "outputBreadth", "confidenceRequirement", "rawInference"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "executionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExecutionID = data
+		case "reasoningDepth":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasoningDepth"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasoningDepth = data
+		case "informationSufficiency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("informationSufficiency"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InformationSufficiency = data
+		case "expectedToolUsage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedToolUsage"))
+			data, err := ec.unmarshalNToolUsage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolUsage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedToolUsage = data
+		case "outputBreadth":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("outputBreadth"))
+			data, err := ec.unmarshalNOutputBreadth2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐOutputBreadth(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OutputBreadth = data
+		case "confidenceRequirement":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("confidenceRequirement"))
+			data, err := ec.unmarshalNConfidenceRequirement2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConfidenceRequirement(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConfidenceRequirement = data
+		case "rawInference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawInference"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawInference = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputStartExecutionPassInput(ctx context.Context, obj any) (domain.StartExecutionPassInput, error) {
+	var it domain.StartExecutionPassInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"executionId", "phase", "planState", "ttlRemaining"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "executionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExecutionID = data
+		case "phase":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("phase"))
+			data, err := ec.unmarshalNReasoningPhase2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningPhase(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Phase = data
+		case "planState":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("planState"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PlanState = data
+		case "ttlRemaining":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ttlRemaining"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TTLRemaining = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputStartExecutionRunInput(ctx context.Context, obj any) (domain.StartExecutionRunInput, error) {
 	var it domain.StartExecutionRunInput
 	if obj == nil {
@@ -40233,6 +47787,99 @@ func (ec *executionContext) unmarshalInputStartExecutionRunInput(ctx context.Con
 				return it, err
 			}
 			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputStartReasoningExecutionInput(ctx context.Context, obj any) (domain.StartReasoningExecutionInput, error) {
+	var it domain.StartReasoningExecutionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["completenessThreshold"]; !present {
+		asMap["completenessThreshold"] = 0.950000
+	}
+	if _, present := asMap["coherenceThreshold"]; !present {
+		asMap["coherenceThreshold"] = 0.900000
+	}
+
+	fieldsInOrder := [...]string{"projectId", "taskInput", "taskId", "runId", "configuration", "completenessThreshold", "coherenceThreshold", "ttl", "profile"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "taskInput":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskInput"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskInput = data
+		case "taskId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskID = data
+		case "runId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("runId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RunID = data
+		case "configuration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuration"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Configuration = data
+		case "completenessThreshold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completenessThreshold"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletenessThreshold = data
+		case "coherenceThreshold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("coherenceThreshold"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CoherenceThreshold = data
+		case "ttl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ttl"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TTL = data
+		case "profile":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("profile"))
+			data, err := ec.unmarshalOTaskProfileInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskProfileInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Profile = data
 		}
 	}
 	return it, nil
@@ -40349,6 +47996,129 @@ func (ec *executionContext) unmarshalInputTaskOrder(ctx context.Context, obj any
 				return it, err
 			}
 			it.Direction = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputTaskProfileInput(ctx context.Context, obj any) (domain.TaskProfileInput, error) {
+	var it domain.TaskProfileInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"reasoningDepth", "informationSufficiency", "expectedToolUsage", "outputBreadth", "confidenceRequirement", "rawInference"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "reasoningDepth":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reasoningDepth"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReasoningDepth = data
+		case "informationSufficiency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("informationSufficiency"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InformationSufficiency = data
+		case "expectedToolUsage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedToolUsage"))
+			data, err := ec.unmarshalNToolUsage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolUsage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedToolUsage = data
+		case "outputBreadth":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("outputBreadth"))
+			data, err := ec.unmarshalNOutputBreadth2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐOutputBreadth(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OutputBreadth = data
+		case "confidenceRequirement":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("confidenceRequirement"))
+			data, err := ec.unmarshalNConfidenceRequirement2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConfidenceRequirement(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConfidenceRequirement = data
+		case "rawInference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawInference"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawInference = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputTransitionReasoningStepInput(ctx context.Context, obj any) (domain.TransitionReasoningStepInput, error) {
+	var it domain.TransitionReasoningStepInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"executionId", "stepId", "to", "stepOutput", "clarityState"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "executionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExecutionID = data
+		case "stepId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stepId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StepID = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalNReasoningStepStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStepStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		case "stepOutput":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("stepOutput"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StepOutput = data
+		case "clarityState":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clarityState"))
+			data, err := ec.unmarshalOClarityState2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClarityState(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClarityState = data
 		}
 	}
 	return it, nil
@@ -40756,6 +48526,71 @@ func (ec *executionContext) unmarshalInputUploadTraceEventsInput(ctx context.Con
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputValidationIssueInput(ctx context.Context, obj any) (domain.ValidationIssueInput, error) {
+	var it domain.ValidationIssueInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"issueId", "type", "severity", "description", "location", "proposedRepair"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "issueId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("issueId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IssueID = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNValidationIssueType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssueType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "severity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("severity"))
+			data, err := ec.unmarshalNIssueSeverity2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIssueSeverity(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Severity = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "location":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("location"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Location = data
+		case "proposedRepair":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("proposedRepair"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProposedRepair = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -40829,11 +48664,36 @@ func (ec *executionContext) _ExecutionEvent(ctx context.Context, sel ast.Selecti
 			return graphql.Null
 		}
 		return ec._RunCancelled(ctx, sel, obj)
+	case *domain.ReasoningStartedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ReasoningStarted(ctx, sel, obj)
+	case *domain.ReasoningFinishedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ReasoningFinished(ctx, sel, obj)
+	case *domain.PassStartedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PassStarted(ctx, sel, obj)
+	case *domain.PassCompletedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PassCompleted(ctx, sel, obj)
 	case *domain.LogAppendedEvent:
 		if obj == nil {
 			return graphql.Null
 		}
 		return ec._LogAppended(ctx, sel, obj)
+	case *domain.ConvergenceAssessedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ConvergenceAssessed(ctx, sel, obj)
 	case *domain.AgentTerminatedEvent:
 		if obj == nil {
 			return graphql.Null
@@ -40912,6 +48772,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._TaskRelationship(ctx, sel, obj)
+	case *domain.TaskProfile:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TaskProfile(ctx, sel, obj)
 	case *domain.TaskListItem:
 		if obj == nil {
 			return graphql.Null
@@ -40947,6 +48812,26 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Suite(ctx, sel, obj)
+	case *domain.SemanticValidationReport:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SemanticValidationReport(ctx, sel, obj)
+	case *domain.RefinementAction:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._RefinementAction(ctx, sel, obj)
+	case *domain.ReasoningStep:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ReasoningStep(ctx, sel, obj)
+	case *domain.ReasoningExecution:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ReasoningExecution(ctx, sel, obj)
 	case *domain.Project:
 		if obj == nil {
 			return graphql.Null
@@ -40982,6 +48867,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._ExecutionRun(ctx, sel, obj)
+	case *domain.ExecutionPass:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ExecutionPass(ctx, sel, obj)
 	case *domain.Example:
 		if obj == nil {
 			return graphql.Null
@@ -43736,6 +51626,44 @@ func (ec *executionContext) _CompleteExamplePayload(ctx context.Context, sel ast
 	return out
 }
 
+var completeExecutionPassPayloadImplementors = []string{"CompleteExecutionPassPayload"}
+
+func (ec *executionContext) _CompleteExecutionPassPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CompleteExecutionPassPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, completeExecutionPassPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CompleteExecutionPassPayload")
+		case "pass":
+			out.Values[i] = ec._CompleteExecutionPassPayload_pass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var completeTaskPayloadImplementors = []string{"CompleteTaskPayload"}
 
 func (ec *executionContext) _CompleteTaskPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CompleteTaskPayload) graphql.Marshaler {
@@ -43800,6 +51728,441 @@ func (ec *executionContext) _ConflictFile(ctx context.Context, sel ast.Selection
 			out.Values[i] = ec._ConflictFile_operations(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var convergenceAssessedImplementors = []string{"ConvergenceAssessed", "ExecutionEvent"}
+
+func (ec *executionContext) _ConvergenceAssessed(ctx context.Context, sel ast.SelectionSet, obj *domain.ConvergenceAssessedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, convergenceAssessedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConvergenceAssessed")
+		case "cursor":
+			out.Values[i] = ec._ConvergenceAssessed_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._ConvergenceAssessed_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._ConvergenceAssessed_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConvergenceAssessed_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConvergenceAssessed_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConvergenceAssessed_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConvergenceAssessed_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "execution":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConvergenceAssessed_execution(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "passNumber":
+			out.Values[i] = ec._ConvergenceAssessed_passNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "converged":
+			out.Values[i] = ec._ConvergenceAssessed_converged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completenessScore":
+			out.Values[i] = ec._ConvergenceAssessed_completenessScore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coherenceScore":
+			out.Values[i] = ec._ConvergenceAssessed_coherenceScore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var convergenceAssessmentImplementors = []string{"ConvergenceAssessment"}
+
+func (ec *executionContext) _ConvergenceAssessment(ctx context.Context, sel ast.SelectionSet, obj *domain.ConvergenceAssessment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, convergenceAssessmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConvergenceAssessment")
+		case "pass":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConvergenceAssessment_pass(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "converged":
+			out.Values[i] = ec._ConvergenceAssessment_converged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reasonCodes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConvergenceAssessment_reasonCodes(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "completenessScore":
+			out.Values[i] = ec._ConvergenceAssessment_completenessScore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coherenceScore":
+			out.Values[i] = ec._ConvergenceAssessment_coherenceScore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "consistencyStatus":
+			out.Values[i] = ec._ConvergenceAssessment_consistencyStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "detectedIssues":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConvergenceAssessment_detectedIssues(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "metadata":
+			out.Values[i] = ec._ConvergenceAssessment_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._ConvergenceAssessment_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -45480,6 +53843,284 @@ func (ec *executionContext) _ExecutionEventEdge(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var executionPassImplementors = []string{"ExecutionPass", "Node"}
+
+func (ec *executionContext) _ExecutionPass(ctx context.Context, sel ast.SelectionSet, obj *domain.ExecutionPass) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, executionPassImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExecutionPass")
+		case "id":
+			out.Values[i] = ec._ExecutionPass_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "execution":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionPass_execution(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "passNumber":
+			out.Values[i] = ec._ExecutionPass_passNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "phase":
+			out.Values[i] = ec._ExecutionPass_phase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "profile":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionPass_profile(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "planState":
+			out.Values[i] = ec._ExecutionPass_planState(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "executionResults":
+			out.Values[i] = ec._ExecutionPass_executionResults(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "evaluationResults":
+			out.Values[i] = ec._ExecutionPass_evaluationResults(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "refinementChanges":
+			out.Values[i] = ec._ExecutionPass_refinementChanges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ttlRemaining":
+			out.Values[i] = ec._ExecutionPass_ttlRemaining(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._ExecutionPass_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "endedAt":
+			out.Values[i] = ec._ExecutionPass_endedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "durationMs":
+			out.Values[i] = ec._ExecutionPass_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "convergence":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionPass_convergence(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "validationReport":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionPass_validationReport(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "refinements":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionPass_refinements(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var executionRunImplementors = []string{"ExecutionRun", "Node"}
 
 func (ec *executionContext) _ExecutionRun(ctx context.Context, sel ast.SelectionSet, obj *domain.ExecutionRun) graphql.Marshaler {
@@ -45956,6 +54597,44 @@ func (ec *executionContext) _FailTaskPayload(ctx context.Context, sel ast.Select
 			}
 		case "execution":
 			out.Values[i] = ec._FailTaskPayload_execution(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var finishReasoningExecutionPayloadImplementors = []string{"FinishReasoningExecutionPayload"}
+
+func (ec *executionContext) _FinishReasoningExecutionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.FinishReasoningExecutionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, finishReasoningExecutionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FinishReasoningExecutionPayload")
+		case "execution":
+			out.Values[i] = ec._FinishReasoningExecutionPayload_execution(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -47643,6 +56322,76 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "startReasoningExecution":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startReasoningExecution(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setTaskProfile":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setTaskProfile(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startExecutionPass":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startExecutionPass(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completeExecutionPass":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_completeExecutionPass(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordConvergenceAssessment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordConvergenceAssessment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordValidationReport":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordValidationReport(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordRefinement":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordRefinement(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setReasoningSteps":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setReasoningSteps(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "transitionReasoningStep":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_transitionReasoningStep(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "finishReasoningExecution":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_finishReasoningExecution(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createTaskList":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createTaskList(ctx, field)
@@ -48118,6 +56867,507 @@ func (ec *executionContext) _ParallelismAnalysisEdge(ctx context.Context, sel as
 			out.Values[i] = ec._ParallelismAnalysisEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var passCompletedImplementors = []string{"PassCompleted", "ExecutionEvent"}
+
+func (ec *executionContext) _PassCompleted(ctx context.Context, sel ast.SelectionSet, obj *domain.PassCompletedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, passCompletedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PassCompleted")
+		case "cursor":
+			out.Values[i] = ec._PassCompleted_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._PassCompleted_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._PassCompleted_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PassCompleted_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PassCompleted_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PassCompleted_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PassCompleted_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "execution":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PassCompleted_execution(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "passNumber":
+			out.Values[i] = ec._PassCompleted_passNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "durationMs":
+			out.Values[i] = ec._PassCompleted_durationMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var passStartedImplementors = []string{"PassStarted", "ExecutionEvent"}
+
+func (ec *executionContext) _PassStarted(ctx context.Context, sel ast.SelectionSet, obj *domain.PassStartedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, passStartedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PassStarted")
+		case "cursor":
+			out.Values[i] = ec._PassStarted_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._PassStarted_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._PassStarted_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PassStarted_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PassStarted_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PassStarted_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PassStarted_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "execution":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PassStarted_execution(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "passNumber":
+			out.Values[i] = ec._PassStarted_passNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "phase":
+			out.Values[i] = ec._PassStarted_phase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ttlRemaining":
+			out.Values[i] = ec._PassStarted_ttlRemaining(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -49103,6 +58353,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "reasoningExecution":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_reasoningExecution(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "reasoningExecutions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_reasoningExecutions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "taskList":
 			field := field
 
@@ -49248,6 +58542,1306 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
+var reasoningExecutionImplementors = []string{"ReasoningExecution", "Node"}
+
+func (ec *executionContext) _ReasoningExecution(ctx context.Context, sel ast.SelectionSet, obj *domain.ReasoningExecution) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reasoningExecutionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReasoningExecution")
+		case "id":
+			out.Values[i] = ec._ReasoningExecution_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningExecution_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningExecution_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningExecution_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskInput":
+			out.Values[i] = ec._ReasoningExecution_taskInput(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "configuration":
+			out.Values[i] = ec._ReasoningExecution_configuration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completenessThreshold":
+			out.Values[i] = ec._ReasoningExecution_completenessThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coherenceThreshold":
+			out.Values[i] = ec._ReasoningExecution_coherenceThreshold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ttl":
+			out.Values[i] = ec._ReasoningExecution_ttl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._ReasoningExecution_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "finalResult":
+			out.Values[i] = ec._ReasoningExecution_finalResult(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "profile":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningExecution_profile(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "profiles":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningExecution_profiles(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "passes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningExecution_passes(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "steps":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningExecution_steps(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "statistics":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningExecution_statistics(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._ReasoningExecution_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completedAt":
+			out.Values[i] = ec._ReasoningExecution_completedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reasoningExecutionConnectionImplementors = []string{"ReasoningExecutionConnection"}
+
+func (ec *executionContext) _ReasoningExecutionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ReasoningExecutionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reasoningExecutionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReasoningExecutionConnection")
+		case "edges":
+			out.Values[i] = ec._ReasoningExecutionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ReasoningExecutionConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ReasoningExecutionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningExecutionConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reasoningExecutionEdgeImplementors = []string{"ReasoningExecutionEdge"}
+
+func (ec *executionContext) _ReasoningExecutionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ReasoningExecutionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reasoningExecutionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReasoningExecutionEdge")
+		case "cursor":
+			out.Values[i] = ec._ReasoningExecutionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ReasoningExecutionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reasoningFinishedImplementors = []string{"ReasoningFinished", "ExecutionEvent"}
+
+func (ec *executionContext) _ReasoningFinished(ctx context.Context, sel ast.SelectionSet, obj *domain.ReasoningFinishedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reasoningFinishedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReasoningFinished")
+		case "cursor":
+			out.Values[i] = ec._ReasoningFinished_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._ReasoningFinished_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._ReasoningFinished_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningFinished_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningFinished_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningFinished_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningFinished_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "execution":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningFinished_execution(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._ReasoningFinished_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reasoningStartedImplementors = []string{"ReasoningStarted", "ExecutionEvent"}
+
+func (ec *executionContext) _ReasoningStarted(ctx context.Context, sel ast.SelectionSet, obj *domain.ReasoningStartedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reasoningStartedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReasoningStarted")
+		case "cursor":
+			out.Values[i] = ec._ReasoningStarted_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._ReasoningStarted_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._ReasoningStarted_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningStarted_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningStarted_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningStarted_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningStarted_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "execution":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningStarted_execution(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "ttl":
+			out.Values[i] = ec._ReasoningStarted_ttl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reasoningStatisticsImplementors = []string{"ReasoningStatistics"}
+
+func (ec *executionContext) _ReasoningStatistics(ctx context.Context, sel ast.SelectionSet, obj *domain.ReasoningStatistics) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reasoningStatisticsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReasoningStatistics")
+		case "totalPasses":
+			out.Values[i] = ec._ReasoningStatistics_totalPasses(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalRefinements":
+			out.Values[i] = ec._ReasoningStatistics_totalRefinements(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "convergenceAchieved":
+			out.Values[i] = ec._ReasoningStatistics_convergenceAchieved(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalTimeMs":
+			out.Values[i] = ec._ReasoningStatistics_totalTimeMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scoreTrajectory":
+			out.Values[i] = ec._ReasoningStatistics_scoreTrajectory(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var reasoningStepImplementors = []string{"ReasoningStep", "Node"}
+
+func (ec *executionContext) _ReasoningStep(ctx context.Context, sel ast.SelectionSet, obj *domain.ReasoningStep) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reasoningStepImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReasoningStep")
+		case "id":
+			out.Values[i] = ec._ReasoningStep_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stepId":
+			out.Values[i] = ec._ReasoningStep_stepId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stepIndex":
+			out.Values[i] = ec._ReasoningStep_stepIndex(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalSteps":
+			out.Values[i] = ec._ReasoningStep_totalSteps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "incomingContext":
+			out.Values[i] = ec._ReasoningStep_incomingContext(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "handoffToNext":
+			out.Values[i] = ec._ReasoningStep_handoffToNext(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._ReasoningStep_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "dependencies":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningStep_dependencies(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "provides":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReasoningStep_provides(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._ReasoningStep_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stepOutput":
+			out.Values[i] = ec._ReasoningStep_stepOutput(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "clarityState":
+			out.Values[i] = ec._ReasoningStep_clarityState(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var recordConvergenceAssessmentPayloadImplementors = []string{"RecordConvergenceAssessmentPayload"}
+
+func (ec *executionContext) _RecordConvergenceAssessmentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecordConvergenceAssessmentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordConvergenceAssessmentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordConvergenceAssessmentPayload")
+		case "assessment":
+			out.Values[i] = ec._RecordConvergenceAssessmentPayload_assessment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pass":
+			out.Values[i] = ec._RecordConvergenceAssessmentPayload_pass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var recordRefinementPayloadImplementors = []string{"RecordRefinementPayload"}
+
+func (ec *executionContext) _RecordRefinementPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecordRefinementPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordRefinementPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordRefinementPayload")
+		case "refinement":
+			out.Values[i] = ec._RecordRefinementPayload_refinement(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var recordTestResultPayloadImplementors = []string{"RecordTestResultPayload"}
 
 func (ec *executionContext) _RecordTestResultPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecordTestResultPayload) graphql.Marshaler {
@@ -49264,6 +59858,165 @@ func (ec *executionContext) _RecordTestResultPayload(ctx context.Context, sel as
 			out.Values[i] = ec._RecordTestResultPayload_testResult(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var recordValidationReportPayloadImplementors = []string{"RecordValidationReportPayload"}
+
+func (ec *executionContext) _RecordValidationReportPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecordValidationReportPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordValidationReportPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordValidationReportPayload")
+		case "report":
+			out.Values[i] = ec._RecordValidationReportPayload_report(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var refinementActionImplementors = []string{"RefinementAction", "Node"}
+
+func (ec *executionContext) _RefinementAction(ctx context.Context, sel ast.SelectionSet, obj *domain.RefinementAction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, refinementActionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RefinementAction")
+		case "id":
+			out.Values[i] = ec._RefinementAction_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pass":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RefinementAction_pass(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "actionType":
+			out.Values[i] = ec._RefinementAction_actionType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "targetStepId":
+			out.Values[i] = ec._RefinementAction_targetStepId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "targetPlanSection":
+			out.Values[i] = ec._RefinementAction_targetPlanSection(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "newStep":
+			out.Values[i] = ec._RefinementAction_newStep(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "changes":
+			out.Values[i] = ec._RefinementAction_changes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._RefinementAction_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "semanticValidationInput":
+			out.Values[i] = ec._RefinementAction_semanticValidationInput(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "inconsistencyDetected":
+			out.Values[i] = ec._RefinementAction_inconsistencyDetected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._RefinementAction_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -50865,6 +61618,317 @@ func (ec *executionContext) _RunStarted(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var scorePointImplementors = []string{"ScorePoint"}
+
+func (ec *executionContext) _ScorePoint(ctx context.Context, sel ast.SelectionSet, obj *domain.ScorePoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scorePointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScorePoint")
+		case "passNumber":
+			out.Values[i] = ec._ScorePoint_passNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completenessScore":
+			out.Values[i] = ec._ScorePoint_completenessScore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "coherenceScore":
+			out.Values[i] = ec._ScorePoint_coherenceScore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "converged":
+			out.Values[i] = ec._ScorePoint_converged(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var semanticValidationReportImplementors = []string{"SemanticValidationReport", "Node"}
+
+func (ec *executionContext) _SemanticValidationReport(ctx context.Context, sel ast.SelectionSet, obj *domain.SemanticValidationReport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, semanticValidationReportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SemanticValidationReport")
+		case "id":
+			out.Values[i] = ec._SemanticValidationReport_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pass":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SemanticValidationReport_pass(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "validationId":
+			out.Values[i] = ec._SemanticValidationReport_validationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "artifactType":
+			out.Values[i] = ec._SemanticValidationReport_artifactType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "overallSeverity":
+			out.Values[i] = ec._SemanticValidationReport_overallSeverity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "issues":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SemanticValidationReport_issues(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "issueSummary":
+			out.Values[i] = ec._SemanticValidationReport_issueSummary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "proposedRepairs":
+			out.Values[i] = ec._SemanticValidationReport_proposedRepairs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._SemanticValidationReport_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var setReasoningStepsPayloadImplementors = []string{"SetReasoningStepsPayload"}
+
+func (ec *executionContext) _SetReasoningStepsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetReasoningStepsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setReasoningStepsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetReasoningStepsPayload")
+		case "steps":
+			out.Values[i] = ec._SetReasoningStepsPayload_steps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var setTaskProfilePayloadImplementors = []string{"SetTaskProfilePayload"}
+
+func (ec *executionContext) _SetTaskProfilePayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetTaskProfilePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setTaskProfilePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetTaskProfilePayload")
+		case "profile":
+			out.Values[i] = ec._SetTaskProfilePayload_profile(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var startExecutionPassPayloadImplementors = []string{"StartExecutionPassPayload"}
+
+func (ec *executionContext) _StartExecutionPassPayload(ctx context.Context, sel ast.SelectionSet, obj *model.StartExecutionPassPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, startExecutionPassPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StartExecutionPassPayload")
+		case "pass":
+			out.Values[i] = ec._StartExecutionPassPayload_pass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var startExecutionRunPayloadImplementors = []string{"StartExecutionRunPayload"}
 
 func (ec *executionContext) _StartExecutionRunPayload(ctx context.Context, sel ast.SelectionSet, obj *model.StartExecutionRunPayload) graphql.Marshaler {
@@ -50879,6 +61943,44 @@ func (ec *executionContext) _StartExecutionRunPayload(ctx context.Context, sel a
 			out.Values[i] = graphql.MarshalString("StartExecutionRunPayload")
 		case "run":
 			out.Values[i] = ec._StartExecutionRunPayload_run(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var startReasoningExecutionPayloadImplementors = []string{"StartReasoningExecutionPayload"}
+
+func (ec *executionContext) _StartReasoningExecutionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.StartReasoningExecutionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, startReasoningExecutionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StartReasoningExecutionPayload")
+		case "execution":
+			out.Values[i] = ec._StartReasoningExecutionPayload_execution(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -54063,6 +65165,89 @@ func (ec *executionContext) _TaskListItemEdge(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var taskProfileImplementors = []string{"TaskProfile", "Node"}
+
+func (ec *executionContext) _TaskProfile(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskProfile) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskProfileImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskProfile")
+		case "id":
+			out.Values[i] = ec._TaskProfile_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "profileVersion":
+			out.Values[i] = ec._TaskProfile_profileVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reasoningDepth":
+			out.Values[i] = ec._TaskProfile_reasoningDepth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "informationSufficiency":
+			out.Values[i] = ec._TaskProfile_informationSufficiency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expectedToolUsage":
+			out.Values[i] = ec._TaskProfile_expectedToolUsage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "outputBreadth":
+			out.Values[i] = ec._TaskProfile_outputBreadth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "confidenceRequirement":
+			out.Values[i] = ec._TaskProfile_confidenceRequirement(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rawInference":
+			out.Values[i] = ec._TaskProfile_rawInference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "isDefault":
+			out.Values[i] = ec._TaskProfile_isDefault(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._TaskProfile_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var taskRelationshipImplementors = []string{"TaskRelationship", "Node"}
 
 func (ec *executionContext) _TaskRelationship(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskRelationship) graphql.Marshaler {
@@ -56465,6 +67650,44 @@ func (ec *executionContext) _TraceSessionEdge(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var transitionReasoningStepPayloadImplementors = []string{"TransitionReasoningStepPayload"}
+
+func (ec *executionContext) _TransitionReasoningStepPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TransitionReasoningStepPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, transitionReasoningStepPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TransitionReasoningStepPayload")
+		case "step":
+			out.Values[i] = ec._TransitionReasoningStepPayload_step(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var transitionTaskPayloadImplementors = []string{"TransitionTaskPayload"}
 
 func (ec *executionContext) _TransitionTaskPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TransitionTaskPayload) graphql.Marshaler {
@@ -56864,6 +68087,69 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var validationIssueImplementors = []string{"ValidationIssue"}
+
+func (ec *executionContext) _ValidationIssue(ctx context.Context, sel ast.SelectionSet, obj *domain.ValidationIssue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, validationIssueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValidationIssue")
+		case "issueId":
+			out.Values[i] = ec._ValidationIssue_issueId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._ValidationIssue_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "severity":
+			out.Values[i] = ec._ValidationIssue_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._ValidationIssue_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "location":
+			out.Values[i] = ec._ValidationIssue_location(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "proposedRepair":
+			out.Values[i] = ec._ValidationIssue_proposedRepair(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -58826,6 +70112,23 @@ func (ec *executionContext) marshalNAppendExecutionLogPayload2ᚖgithubᚗcomᚋ
 	return ec._AppendExecutionLogPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNArtifactType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐArtifactType(ctx context.Context, v any) (domain.ArtifactType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ArtifactType(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNArtifactType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐArtifactType(ctx context.Context, sel ast.SelectionSet, v domain.ArtifactType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNBlockType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBlockType(ctx context.Context, v any) (domain.BlockType, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := domain.BlockType(tmp)
@@ -58930,6 +70233,21 @@ func (ec *executionContext) marshalNCompleteExamplePayload2ᚖgithubᚗcomᚋtas
 	return ec._CompleteExamplePayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCompleteExecutionPassInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCompleteExecutionPassInput(ctx context.Context, v any) (domain.CompleteExecutionPassInput, error) {
+	res, err := ec.unmarshalInputCompleteExecutionPassInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCompleteExecutionPassPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteExecutionPassPayload(ctx context.Context, sel ast.SelectionSet, v *model.CompleteExecutionPassPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CompleteExecutionPassPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCompleteTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCompleteTaskInput(ctx context.Context, v any) (domain.CompleteTaskInput, error) {
 	res, err := ec.unmarshalInputCompleteTaskInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -58943,6 +70261,23 @@ func (ec *executionContext) marshalNCompleteTaskPayload2ᚖgithubᚗcomᚋtaskgr
 		return graphql.Null
 	}
 	return ec._CompleteTaskPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConfidenceRequirement2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConfidenceRequirement(ctx context.Context, v any) (domain.ConfidenceRequirement, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ConfidenceRequirement(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConfidenceRequirement2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConfidenceRequirement(ctx context.Context, sel ast.SelectionSet, v domain.ConfidenceRequirement) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNConflictFile2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictedFileᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ConflictedFile) graphql.Marshaler {
@@ -58986,6 +70321,16 @@ func (ec *executionContext) marshalNConflictType2githubᚗcomᚋtaskgraphᚋtask
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNConvergenceAssessment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConvergenceAssessment(ctx context.Context, sel ast.SelectionSet, v *domain.ConvergenceAssessment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConvergenceAssessment(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreateActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateActionInput(ctx context.Context, v any) (domain.CreateActionInput, error) {
@@ -59555,6 +70900,32 @@ func (ec *executionContext) marshalNExecutionEventType2githubᚗcomᚋtaskgraph�
 	return res
 }
 
+func (ec *executionContext) marshalNExecutionPass2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionPassᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ExecutionPass) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNExecutionPass2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionPass(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNExecutionPass2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionPass(ctx context.Context, sel ast.SelectionSet, v *domain.ExecutionPass) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExecutionPass(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNExecutionRun2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRunᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ExecutionRun) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -59678,6 +71049,21 @@ func (ec *executionContext) marshalNFileOperation2ᚕgithubᚗcomᚋtaskgraphᚋ
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNFinishReasoningExecutionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFinishReasoningExecutionInput(ctx context.Context, v any) (domain.FinishReasoningExecutionInput, error) {
+	res, err := ec.unmarshalInputFinishReasoningExecutionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFinishReasoningExecutionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐFinishReasoningExecutionPayload(ctx context.Context, sel ast.SelectionSet, v *model.FinishReasoningExecutionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FinishReasoningExecutionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -59928,6 +71314,23 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
+func (ec *executionContext) unmarshalNIssueSeverity2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIssueSeverity(ctx context.Context, v any) (domain.IssueSeverity, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.IssueSeverity(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIssueSeverity2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIssueSeverity(ctx context.Context, sel ast.SelectionSet, v domain.IssueSeverity) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNItemStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐItemStatus(ctx context.Context, v any) (domain.ItemStatus, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := domain.ItemStatus(tmp)
@@ -60102,6 +71505,23 @@ func (ec *executionContext) unmarshalNOrderDirection2githubᚗcomᚋtaskgraphᚋ
 }
 
 func (ec *executionContext) marshalNOrderDirection2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐOrderDirection(ctx context.Context, sel ast.SelectionSet, v domain.OrderDirection) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNOutputBreadth2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐOutputBreadth(ctx context.Context, v any) (domain.OutputBreadth, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.OutputBreadth(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOutputBreadth2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐOutputBreadth(ctx context.Context, sel ast.SelectionSet, v domain.OutputBreadth) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -60359,6 +71779,204 @@ func (ec *executionContext) marshalNProvider2githubᚗcomᚋtaskgraphᚋtaskgrap
 	return res
 }
 
+func (ec *executionContext) marshalNReasoningExecution2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecutionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ReasoningExecution) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx context.Context, sel ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReasoningExecution(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReasoningExecutionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐReasoningExecutionConnection(ctx context.Context, sel ast.SelectionSet, v *model.ReasoningExecutionConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReasoningExecutionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReasoningExecutionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐReasoningExecutionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ReasoningExecutionEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReasoningExecutionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐReasoningExecutionEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReasoningExecutionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐReasoningExecutionEdge(ctx context.Context, sel ast.SelectionSet, v *model.ReasoningExecutionEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReasoningExecutionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReasoningPhase2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningPhase(ctx context.Context, v any) (domain.ReasoningPhase, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ReasoningPhase(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReasoningPhase2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningPhase(ctx context.Context, sel ast.SelectionSet, v domain.ReasoningPhase) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNReasoningStatistics2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatistics(ctx context.Context, sel ast.SelectionSet, v *domain.ReasoningStatistics) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReasoningStatistics(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReasoningStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatus(ctx context.Context, v any) (domain.ReasoningStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ReasoningStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReasoningStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatus(ctx context.Context, sel ast.SelectionSet, v domain.ReasoningStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNReasoningStep2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStepᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ReasoningStep) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReasoningStep2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStep(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReasoningStep2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStep(ctx context.Context, sel ast.SelectionSet, v *domain.ReasoningStep) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReasoningStep(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReasoningStepInput2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStepInputᚄ(ctx context.Context, v any) ([]*domain.ReasoningStepInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*domain.ReasoningStepInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNReasoningStepInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStepInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNReasoningStepInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStepInput(ctx context.Context, v any) (*domain.ReasoningStepInput, error) {
+	res, err := ec.unmarshalInputReasoningStepInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNReasoningStepStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStepStatus(ctx context.Context, v any) (domain.ReasoningStepStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ReasoningStepStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReasoningStepStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStepStatus(ctx context.Context, sel ast.SelectionSet, v domain.ReasoningStepStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNRecordConvergenceAssessmentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordConvergenceAssessmentInput(ctx context.Context, v any) (domain.RecordConvergenceAssessmentInput, error) {
+	res, err := ec.unmarshalInputRecordConvergenceAssessmentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordConvergenceAssessmentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRecordConvergenceAssessmentPayload(ctx context.Context, sel ast.SelectionSet, v *model.RecordConvergenceAssessmentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordConvergenceAssessmentPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRecordRefinementInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordRefinementInput(ctx context.Context, v any) (domain.RecordRefinementInput, error) {
+	res, err := ec.unmarshalInputRecordRefinementInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordRefinementPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRecordRefinementPayload(ctx context.Context, sel ast.SelectionSet, v *model.RecordRefinementPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordRefinementPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRecordTestResultInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordTestResultInput(ctx context.Context, v any) (domain.RecordTestResultInput, error) {
 	res, err := ec.unmarshalInputRecordTestResultInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -60372,6 +71990,64 @@ func (ec *executionContext) marshalNRecordTestResultPayload2ᚖgithubᚗcomᚋta
 		return graphql.Null
 	}
 	return ec._RecordTestResultPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRecordValidationReportInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordValidationReportInput(ctx context.Context, v any) (domain.RecordValidationReportInput, error) {
+	res, err := ec.unmarshalInputRecordValidationReportInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordValidationReportPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRecordValidationReportPayload(ctx context.Context, sel ast.SelectionSet, v *model.RecordValidationReportPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RecordValidationReportPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRefinementAction2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRefinementActionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.RefinementAction) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRefinementAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRefinementAction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRefinementAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRefinementAction(ctx context.Context, sel ast.SelectionSet, v *domain.RefinementAction) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RefinementAction(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRefinementActionType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRefinementActionType(ctx context.Context, v any) (domain.RefinementActionType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.RefinementActionType(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRefinementActionType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRefinementActionType(ctx context.Context, sel ast.SelectionSet, v domain.RefinementActionType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) unmarshalNRelationshipType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRelationshipType(ctx context.Context, v any) (domain.RelationshipType, error) {
@@ -60575,6 +72251,87 @@ func (ec *executionContext) marshalNRunTrigger2githubᚗcomᚋtaskgraphᚋtaskgr
 	return res
 }
 
+func (ec *executionContext) marshalNScorePoint2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐScorePointᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ScorePoint) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScorePoint2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐScorePoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNScorePoint2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐScorePoint(ctx context.Context, sel ast.SelectionSet, v *domain.ScorePoint) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ScorePoint(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSemanticValidationReport2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSemanticValidationReport(ctx context.Context, sel ast.SelectionSet, v *domain.SemanticValidationReport) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SemanticValidationReport(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSetReasoningStepsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetReasoningStepsInput(ctx context.Context, v any) (domain.SetReasoningStepsInput, error) {
+	res, err := ec.unmarshalInputSetReasoningStepsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetReasoningStepsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSetReasoningStepsPayload(ctx context.Context, sel ast.SelectionSet, v *model.SetReasoningStepsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SetReasoningStepsPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSetTaskProfileInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetTaskProfileInput(ctx context.Context, v any) (domain.SetTaskProfileInput, error) {
+	res, err := ec.unmarshalInputSetTaskProfileInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetTaskProfilePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSetTaskProfilePayload(ctx context.Context, sel ast.SelectionSet, v *model.SetTaskProfilePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SetTaskProfilePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNStartExecutionPassInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartExecutionPassInput(ctx context.Context, v any) (domain.StartExecutionPassInput, error) {
+	res, err := ec.unmarshalInputStartExecutionPassInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStartExecutionPassPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐStartExecutionPassPayload(ctx context.Context, sel ast.SelectionSet, v *model.StartExecutionPassPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StartExecutionPassPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNStartExecutionRunInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartExecutionRunInput(ctx context.Context, v any) (domain.StartExecutionRunInput, error) {
 	res, err := ec.unmarshalInputStartExecutionRunInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -60588,6 +72345,21 @@ func (ec *executionContext) marshalNStartExecutionRunPayload2ᚖgithubᚗcomᚋt
 		return graphql.Null
 	}
 	return ec._StartExecutionRunPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNStartReasoningExecutionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartReasoningExecutionInput(ctx context.Context, v any) (domain.StartReasoningExecutionInput, error) {
+	res, err := ec.unmarshalInputStartReasoningExecutionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStartReasoningExecutionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐStartReasoningExecutionPayload(ctx context.Context, sel ast.SelectionSet, v *model.StartReasoningExecutionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StartReasoningExecutionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -61042,6 +72814,32 @@ func (ec *executionContext) marshalNTaskOrderField2githubᚗcomᚋtaskgraphᚋta
 	return res
 }
 
+func (ec *executionContext) marshalNTaskProfile2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskProfileᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.TaskProfile) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTaskProfile2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskProfile(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTaskProfile2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskProfile(ctx context.Context, sel ast.SelectionSet, v *domain.TaskProfile) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TaskProfile(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNTaskRelationship2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskRelationshipᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.TaskRelationship) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -61400,6 +73198,23 @@ func (ec *executionContext) marshalNToolParameterEdge2ᚖgithubᚗcomᚋtaskgrap
 	return ec._ToolParameterEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNToolUsage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolUsage(ctx context.Context, v any) (domain.ToolUsage, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ToolUsage(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNToolUsage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐToolUsage(ctx context.Context, sel ast.SelectionSet, v domain.ToolUsage) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNTraceSession2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTraceSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.TraceSession) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -61460,6 +73275,21 @@ func (ec *executionContext) marshalNTraceSessionEdge2ᚖgithubᚗcomᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._TraceSessionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTransitionReasoningStepInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTransitionReasoningStepInput(ctx context.Context, v any) (domain.TransitionReasoningStepInput, error) {
+	res, err := ec.unmarshalInputTransitionReasoningStepInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTransitionReasoningStepPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTransitionReasoningStepPayload(ctx context.Context, sel ast.SelectionSet, v *model.TransitionReasoningStepPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TransitionReasoningStepPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTransitionTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTransitionTaskInput(ctx context.Context, v any) (domain.TransitionTaskInput, error) {
@@ -61581,6 +73411,54 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNValidationIssue2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssueᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ValidationIssue) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNValidationIssue2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssue(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNValidationIssue2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssue(ctx context.Context, sel ast.SelectionSet, v *domain.ValidationIssue) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ValidationIssue(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNValidationIssueInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssueInput(ctx context.Context, v any) (*domain.ValidationIssueInput, error) {
+	res, err := ec.unmarshalInputValidationIssueInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNValidationIssueType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssueType(ctx context.Context, v any) (domain.ValidationIssueType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ValidationIssueType(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNValidationIssueType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssueType(ctx context.Context, sel ast.SelectionSet, v domain.ValidationIssueType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNValidationRule2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ValidationRule) graphql.Marshaler {
@@ -61935,6 +73813,25 @@ func (ec *executionContext) marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtas
 	return ec._BuildAgent(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOClarityState2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClarityState(ctx context.Context, v any) (*domain.ClarityState, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ClarityState(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOClarityState2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClarityState(ctx context.Context, sel ast.SelectionSet, v *domain.ClarityState) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
+}
+
 func (ec *executionContext) unmarshalOConflictType2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConflictType(ctx context.Context, v any) (*domain.ConflictType, error) {
 	if v == nil {
 		return nil, nil
@@ -61952,6 +73849,13 @@ func (ec *executionContext) marshalOConflictType2ᚖgithubᚗcomᚋtaskgraphᚋt
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) marshalOConvergenceAssessment2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐConvergenceAssessment(ctx context.Context, sel ast.SelectionSet, v *domain.ConvergenceAssessment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ConvergenceAssessment(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOEffort2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐEffort(ctx context.Context, v any) (*domain.Effort, error) {
@@ -62417,6 +74321,49 @@ func (ec *executionContext) marshalOProjectStatus2ᚖgithubᚗcomᚋtaskgraphᚋ
 	return res
 }
 
+func (ec *executionContext) marshalOReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx context.Context, sel ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ReasoningExecution(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOReasoningStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatusᚄ(ctx context.Context, v any) ([]domain.ReasoningStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.ReasoningStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNReasoningStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOReasoningStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.ReasoningStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReasoningStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalORelationshipDirection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRelationshipDirection(ctx context.Context, v any) (*domain.RelationshipDirection, error) {
 	if v == nil {
 		return nil, nil
@@ -62508,6 +74455,13 @@ func (ec *executionContext) marshalORiskLevel2ᚖgithubᚗcomᚋtaskgraphᚋtask
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) marshalOSemanticValidationReport2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSemanticValidationReport(ctx context.Context, sel ast.SelectionSet, v *domain.SemanticValidationReport) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SemanticValidationReport(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -62681,6 +74635,14 @@ func (ec *executionContext) marshalOTaskOwner2ᚖgithubᚗcomᚋtaskgraphᚋtask
 	return res
 }
 
+func (ec *executionContext) unmarshalOTaskProfileInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskProfileInput(ctx context.Context, v any) (*domain.TaskProfileInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputTaskProfileInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOTaskStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskStatusᚄ(ctx context.Context, v any) ([]domain.TaskStatus, error) {
 	if v == nil {
 		return nil, nil
@@ -62759,6 +74721,23 @@ func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOValidationIssueInput2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssueInputᚄ(ctx context.Context, v any) ([]*domain.ValidationIssueInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*domain.ValidationIssueInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNValidationIssueInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationIssueInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOValidationSeverity2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationSeverity(ctx context.Context, v any) (*domain.ValidationSeverity, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/catalog"
+	"github.com/taskgraph/taskgraph/internal/reasoning"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/validation"
 )
@@ -18,11 +19,13 @@ type Resolver struct {
 	Svc       *service.Service // the core: projects, tasks, lists, plans, runs, events
 	Catalog   *catalog.Service
 	Rules     *validation.Service // validation rules
+	Reasoning *reasoning.Service  // reasoning records: multi-pass executions
 	GlobalIDs *app.Nodes          // node() and nodes() over every domain's kinds
 }
 
-// Schema builds the executable schema over the domains' use-cases.
-func Schema(svc *service.Service, cat *catalog.Service, rules *validation.Service) graphql.ExecutableSchema {
-	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat, Rules: rules,
-		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf, rules.NodeOf)}})
+// Schema builds the executable schema over r's domains, and node() over
+// each domain's kinds.
+func Schema(r *Resolver) graphql.ExecutableSchema {
+	r.GlobalIDs = app.NewNodes(r.Svc.NodeOf, r.Catalog.NodeOf, r.Rules.NodeOf, r.Reasoning.NodeOf)
+	return NewExecutableSchema(Config{Resolvers: r})
 }

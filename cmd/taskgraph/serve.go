@@ -19,6 +19,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/export"
 	"github.com/taskgraph/taskgraph/internal/loader"
+	"github.com/taskgraph/taskgraph/internal/reasoning"
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -94,6 +95,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	val := validation.New(db, app.NewRunner(db, broker), svc, rules, validation.Options{})
 	cat := catalog.New(db, app.NewRunner(db, broker), catalog.Options{LoggerFrom: server.LoggerFrom,
 		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes})
+	rsn := reasoning.New(db, app.NewRunner(db, broker), reasoning.Options{})
 	token, err := svc.Accounts.BootstrapAdmin(ctx, cfg.adminToken)
 	if err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
@@ -106,7 +108,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	serverConfig := server.Config{
-		Schema:           graph.Schema(svc, cat, val),
+		Schema:           graph.Schema(&graph.Resolver{Svc: svc, Catalog: cat, Rules: val, Reasoning: rsn}),
 		Authenticate:     svc.Accounts.Authenticate,
 		TokensLive:       svc.Accounts.LiveTokens,
 		Ready:            db.Ping,

@@ -50,6 +50,10 @@ type CompleteExamplePayload struct {
 	Example *domain.Example `json:"example"`
 }
 
+type CompleteExecutionPassPayload struct {
+	Pass *domain.ExecutionPass `json:"pass"`
+}
+
 type CompleteTaskPayload struct {
 	Task      *domain.Task          `json:"task"`
 	Execution *domain.TaskExecution `json:"execution"`
@@ -208,6 +212,10 @@ type FailTaskPayload struct {
 	Execution *domain.TaskExecution `json:"execution"`
 }
 
+type FinishReasoningExecutionPayload struct {
+	Execution *domain.ReasoningExecution `json:"execution"`
+}
+
 type HeartbeatPayload struct {
 	Agent     *domain.BuildAgent    `json:"agent"`
 	Directive domain.AgentDirective `json:"directive"`
@@ -226,8 +234,21 @@ type Mutation struct {
 type Query struct {
 }
 
+type RecordConvergenceAssessmentPayload struct {
+	Assessment *domain.ConvergenceAssessment `json:"assessment"`
+	Pass       *domain.ExecutionPass         `json:"pass"`
+}
+
+type RecordRefinementPayload struct {
+	Refinement *domain.RefinementAction `json:"refinement"`
+}
+
 type RecordTestResultPayload struct {
 	TestResult *domain.TaskTestResult `json:"testResult"`
+}
+
+type RecordValidationReportPayload struct {
+	Report *domain.SemanticValidationReport `json:"report"`
 }
 
 type RemoveActionToolMappingInput struct {
@@ -269,8 +290,24 @@ type RunActionPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
 }
 
+type SetReasoningStepsPayload struct {
+	Steps []*domain.ReasoningStep `json:"steps"`
+}
+
+type SetTaskProfilePayload struct {
+	Profile *domain.TaskProfile `json:"profile"`
+}
+
+type StartExecutionPassPayload struct {
+	Pass *domain.ExecutionPass `json:"pass"`
+}
+
 type StartExecutionRunPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
+}
+
+type StartReasoningExecutionPayload struct {
+	Execution *domain.ReasoningExecution `json:"execution"`
 }
 
 // Live streams, over a websocket on GET /graphql (subprotocols
@@ -278,6 +315,10 @@ type StartExecutionRunPayload struct {
 // connection_init payload: {"Authorization": "Bearer <token>"}).
 // Other domains extend it.
 type Subscription struct {
+}
+
+type TransitionReasoningStepPayload struct {
+	Step *domain.ReasoningStep `json:"step"`
 }
 
 type TransitionTaskPayload struct {

@@ -278,6 +278,7 @@ type Q struct {
 	Examples ExampleQueries  // examples.go: models, trace sessions and examples
 
 	Validation ValidationQueries // validation.go: validation rules
+	Reasoning  ReasoningQueries  // reasoning.go: reasoning executions, passes, assessments, reports, refinements, steps
 }
 
 // The query groups: each is Q seen through one aggregate.
@@ -293,6 +294,7 @@ type (
 	ExampleQueries  struct{ *Q }
 
 	ValidationQueries struct{ *Q }
+	ReasoningQueries  struct{ *Q }
 )
 
 // newQ returns a Q over ext.
@@ -308,6 +310,7 @@ func (q *Q) bind() {
 	q.Planning, q.Runs, q.Events, q.Catalog = PlanningQueries{q}, RunQueries{q}, EventQueries{q}, CatalogQueries{q}
 	q.Examples = ExampleQueries{q}
 	q.Validation = ValidationQueries{q}
+	q.Reasoning = ReasoningQueries{q}
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {

@@ -1,0 +1,610 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The inputs of the reasoning mutations (graph/schema/reasoning.graphqls).
+type (
+	StartReasoningExecutionInput struct {
+		ProjectID             string
+		TaskInput             string
+		TaskID                *string
+		RunID                 *string
+		Configuration         JSON
+		CompletenessThreshold *float64
+		CoherenceThreshold    *float64
+		TTL                   int
+		Profile               *TaskProfileInput
+	}
+	TaskProfileInput struct {
+		ReasoningDepth         int
+		InformationSufficiency float64
+		ExpectedToolUsage      ToolUsage
+		OutputBreadth          OutputBreadth
+		ConfidenceRequirement  ConfidenceRequirement
+		RawInference           string
+	}
+	SetTaskProfileInput struct {
+		ExecutionID            string
+		ReasoningDepth         int
+		InformationSufficiency float64
+		ExpectedToolUsage      ToolUsage
+		OutputBreadth          OutputBreadth
+		ConfidenceRequirement  ConfidenceRequirement
+		RawInference           string
+	}
+	StartExecutionPassInput struct {
+		ExecutionID  string
+		Phase        ReasoningPhase
+		PlanState    JSON
+		TTLRemaining int
+	}
+	CompleteExecutionPassInput struct {
+		PassID            string
+		ExecutionResults  JSON
+		EvaluationResults JSON
+		RefinementChanges JSON
+	}
+	RecordConvergenceAssessmentInput struct {
+		PassID            string
+		Converged         bool
+		ReasonCodes       []string
+		CompletenessScore float64
+		CoherenceScore    float64
+		ConsistencyStatus JSON
+		DetectedIssues    []string
+		Metadata          JSON
+	}
+	RecordValidationReportInput struct {
+		PassID          string
+		ValidationID    string
+		ArtifactType    ArtifactType
+		Issues          []*ValidationIssueInput
+		ProposedRepairs JSON
+	}
+	ValidationIssueInput struct {
+		IssueID        string
+		Type           ValidationIssueType
+		Severity       IssueSeverity
+		Description    string
+		Location       JSON
+		ProposedRepair JSON
+	}
+	RecordRefinementInput struct {
+		PassID                  string
+		ActionType              RefinementActionType
+		TargetStepID            *string
+		TargetPlanSection       *string
+		NewStep                 JSON
+		Changes                 JSON
+		Reason                  string
+		SemanticValidationInput JSON
+		InconsistencyDetected   *bool
+	}
+	SetReasoningStepsInput struct {
+		ExecutionID string
+		Steps       []*ReasoningStepInput
+	}
+	ReasoningStepInput struct {
+		StepID          string
+		Description     string
+		Dependencies    []string
+		Provides        []string
+		IncomingContext *string
+		HandoffToNext   *string
+	}
+	TransitionReasoningStepInput struct {
+		ExecutionID  string
+		StepID       string
+		To           ReasoningStepStatus
+		StepOutput   *string
+		ClarityState *ClarityState
+	}
+	FinishReasoningExecutionInput struct {
+		ExecutionID string
+		Status      ReasoningStatus
+		FinalResult JSON
+	}
+)
+
+// Limits of reasoning inputs.
+const (
+	MaxReasoningJSON   = 256 << 10 // bytes of one JSON input
+	MaxReasoningTTL    = 1_000_000
+	MaxReasoningSteps  = 500
+	MaxValidationItems = 500 // issues of a report
+	MaxReasonCodes     = 200
+	MaxStepID          = 200
+	MaxReasoningText   = MaxDescription
+)
+
+// Defaults of an execution.
+const (
+	DefaultCompletenessThreshold = 0.95
+	DefaultCoherenceThreshold    = 0.90
+	DefaultRawInference          = "Default profile: moderate complexity assumed"
+)
+
+// DefaultTaskProfile is the profile an execution started without one gets,
+// as version 1.
+func DefaultTaskProfile() TaskProfileInput {
+	return TaskProfileInput{ReasoningDepth: 3, InformationSufficiency: 0.5, ExpectedToolUsage: ToolUsageModerate,
+		OutputBreadth: BreadthModerate, ConfidenceRequirement: ConfidenceMedium, RawInference: DefaultRawInference}
+}
+
+// CheckTaskProfile validates a profile whose fields are named prefix+name:
+// reasoningDepth 1..5, informationSufficiency 0..1, known enums, a non-empty
+// rawInference. It returns the profile with rawInference trimmed.
+func CheckTaskProfile(prefix string, in TaskProfileInput) (TaskProfileInput, error) {
+	if in.ReasoningDepth < 1 || in.ReasoningDepth > 5 {
+		return in, InputError(prefix+"reasoningDepth", "reasoningDepth must be between 1 and 5, got %d", in.ReasoningDepth)
+	}
+	if err := CheckUnit(prefix+"informationSufficiency", &in.InformationSufficiency); err != nil {
+		return in, err
+	}
+	if !in.ExpectedToolUsage.Valid() {
+		return in, InputError(prefix+"expectedToolUsage", "unknown tool usage %q", in.ExpectedToolUsage)
+	}
+	if !in.OutputBreadth.Valid() {
+		return in, InputError(prefix+"outputBreadth", "unknown output breadth %q", in.OutputBreadth)
+	}
+	if !in.ConfidenceRequirement.Valid() {
+		return in, InputError(prefix+"confidenceRequirement", "unknown confidence requirement %q", in.ConfidenceRequirement)
+	}
+	raw, err := CheckText(prefix+"rawInference", in.RawInference, MaxReasoningText, true)
+	in.RawInference = raw
+	return in, err
+}
+
+// CheckReasoningJSON bounds a JSON input and gives it its default (def, a
+// JSON literal) when absent.
+func CheckReasoningJSON(field string, j JSON, def string) (JSON, error) {
+	if len(j) == 0 || string(j) == "null" {
+		if def == "" {
+			return nil, nil
+		}
+		return JSON(def), nil
+	}
+	if len(j) > MaxReasoningJSON {
+		return nil, InputError(field, "%s is larger than %d bytes", field, MaxReasoningJSON)
+	}
+	if !json.Valid(j) {
+		return nil, InputError(field, "%s is not valid JSON", field)
+	}
+	return j, nil
+}
+
+// CheckPassStart validates starting a pass on an execution in status, whose
+// newest pass is last (nil: none yet): the execution must be running and
+// have no open pass (CONFLICT); ttlRemaining is at least 0 and above neither
+// the previous pass's nor, for the first pass, the execution's ttl.
+func CheckPassStart(status ReasoningStatus, ttl int, last *ExecutionPass, ttlRemaining int) error {
+	if status.Finished() {
+		return &Error{Code: CodeConflict, Field: "executionId", Message: fmt.Sprintf("the execution is %s: no pass can start on a finished execution", status)}
+	}
+	if last != nil && last.Open() {
+		return &Error{Code: CodeConflict, Field: "executionId",
+			Message: fmt.Sprintf("pass %d is still open: complete it before starting the next", last.PassNumber)}
+	}
+	if ttlRemaining < 0 {
+		return InputError("ttlRemaining", "ttlRemaining must not be negative")
+	}
+	if last != nil && ttlRemaining > last.TTLRemaining {
+		return InputError("ttlRemaining", "ttlRemaining %d is above the previous pass's %d: TTL only goes down", ttlRemaining, last.TTLRemaining)
+	}
+	if last == nil && ttlRemaining > ttl {
+		return InputError("ttlRemaining", "ttlRemaining %d is above the execution's ttl %d", ttlRemaining, ttl)
+	}
+	return nil
+}
+
+// NextPassNumber is the number of the pass after last: 0 for the first.
+func NextPassNumber(last *ExecutionPass) int {
+	if last == nil {
+		return 0
+	}
+	return last.PassNumber + 1
+}
+
+// PassDurationMs is the duration of a pass from its server timestamps.
+func PassDurationMs(started, ended time.Time) int {
+	d := ended.Sub(started).Milliseconds()
+	if d < 0 {
+		return 0
+	}
+	return int(d)
+}
+
+// CheckAssessment validates a convergence assessment against the execution's
+// thresholds: scores in [0, 1]; consistencyStatus, when given, an object;
+// reasonCodes non-empty when not converged; converged only when both scores
+// reach their thresholds and every consistencyStatus value is true. It
+// returns the input with its lists trimmed and defaults set.
+func CheckAssessment(in RecordConvergenceAssessmentInput, completeness, coherence float64) (RecordConvergenceAssessmentInput, error) {
+	if err := CheckUnit("completenessScore", &in.CompletenessScore); err != nil {
+		return in, err
+	}
+	if err := CheckUnit("coherenceScore", &in.CoherenceScore); err != nil {
+		return in, err
+	}
+	var err error
+	if in.ReasonCodes, err = CheckList("reasonCodes", in.ReasonCodes, MaxReasonCodes, MaxListEntry); err != nil {
+		return in, err
+	}
+	if in.DetectedIssues, err = CheckList("detectedIssues", in.DetectedIssues, MaxValidationItems, MaxDescription); err != nil {
+		return in, err
+	}
+	if in.ConsistencyStatus, err = CheckReasoningJSON("consistencyStatus", in.ConsistencyStatus, "{}"); err != nil {
+		return in, err
+	}
+	var status map[string]json.RawMessage
+	if err := json.Unmarshal(in.ConsistencyStatus, &status); err != nil || status == nil {
+		return in, InputError("consistencyStatus", "consistencyStatus must be an object, e.g. {\"plan\": true, \"steps\": true}")
+	}
+	if in.Metadata, err = CheckReasoningJSON("metadata", in.Metadata, "{}"); err != nil {
+		return in, err
+	}
+	if !in.Converged {
+		if len(in.ReasonCodes) == 0 {
+			return in, InputError("reasonCodes", "reasonCodes must say why a pass did not converge")
+		}
+		return in, nil
+	}
+	if in.CompletenessScore < completeness {
+		return in, InputError("converged", "converged needs completenessScore %g to reach the threshold %g", in.CompletenessScore, completeness)
+	}
+	if in.CoherenceScore < coherence {
+		return in, InputError("converged", "converged needs coherenceScore %g to reach the threshold %g", in.CoherenceScore, coherence)
+	}
+	keys := make([]string, 0, len(status))
+	for k := range status {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !bytes.Equal(bytes.TrimSpace(status[k]), []byte("true")) {
+			return in, InputError("converged", "converged needs every consistencyStatus value to be true; %q is %s", k, status[k])
+		}
+	}
+	return in, nil
+}
+
+// CheckValidationReport validates a report's input: a non-empty validationId,
+// a known artifact type, and issues with unique non-empty ids, known types and
+// severities and non-empty descriptions. It returns the input trimmed, with
+// defaults set.
+func CheckValidationReport(in RecordValidationReportInput) (RecordValidationReportInput, error) {
+	var err error
+	if in.ValidationID, err = CheckText("validationId", in.ValidationID, MaxName, true); err != nil {
+		return in, err
+	}
+	if !in.ArtifactType.Valid() {
+		return in, InputError("artifactType", "unknown artifact type %q", in.ArtifactType)
+	}
+	if len(in.Issues) > MaxValidationItems {
+		return in, InputError("issues", "at most %d issues per report", MaxValidationItems)
+	}
+	if in.ProposedRepairs, err = CheckReasoningJSON("proposedRepairs", in.ProposedRepairs, "[]"); err != nil {
+		return in, err
+	}
+	seen := map[string]int{}
+	out := make([]*ValidationIssueInput, len(in.Issues))
+	for i, is := range in.Issues {
+		f := func(name string) string { return fmt.Sprintf("issues[%d].%s", i, name) }
+		c := *is
+		if c.IssueID, err = CheckText(f("issueId"), c.IssueID, MaxName, true); err != nil {
+			return in, err
+		}
+		if prev, dup := seen[c.IssueID]; dup {
+			return in, InputError(f("issueId"), "issue id %q is used twice (issues[%d] and [%d]); issue ids are unique within a report", c.IssueID, prev, i)
+		}
+		seen[c.IssueID] = i
+		if !c.Type.Valid() {
+			return in, InputError(f("type"), "unknown issue type %q", c.Type)
+		}
+		if !c.Severity.Valid() {
+			return in, InputError(f("severity"), "unknown severity %q", c.Severity)
+		}
+		if c.Description, err = CheckText(f("description"), c.Description, MaxReasoningText, true); err != nil {
+			return in, err
+		}
+		if c.Location, err = CheckReasoningJSON(f("location"), c.Location, ""); err != nil {
+			return in, err
+		}
+		if c.ProposedRepair, err = CheckReasoningJSON(f("proposedRepair"), c.ProposedRepair, ""); err != nil {
+			return in, err
+		}
+		out[i] = &c
+	}
+	in.Issues = out
+	return in, nil
+}
+
+// OverallSeverity is the highest severity among issues; LOW without any.
+func OverallSeverity(issues []*ValidationIssueInput) IssueSeverity {
+	worst := SeverityLow
+	for _, is := range issues {
+		if is.Severity.Rank() > worst.Rank() {
+			worst = is.Severity
+		}
+	}
+	return worst
+}
+
+// IssueSummary counts issues per type, as a JSON object keyed by the types
+// that occur ({} without issues).
+func IssueSummary(issues []*ValidationIssueInput) JSON {
+	counts := map[ValidationIssueType]int{}
+	for _, is := range issues {
+		counts[is.Type]++
+	}
+	b, _ := json.Marshal(counts) // map keys are sorted: the summary is stable
+	return JSON(b)
+}
+
+// CheckRefinement validates a refinement: exactly one of targetStepId and
+// targetPlanSection; newStep for ADD and MODIFY; a non-empty reason. target
+// is the step targetStepId names, nil when it names none (yet): a step that
+// already ran (COMPLETE or FAILED) cannot be refined (INVALID_TRANSITION).
+// It returns the input trimmed, with defaults set.
+func CheckRefinement(in RecordRefinementInput, target *ReasoningStep) (RecordRefinementInput, error) {
+	var err error
+	if !in.ActionType.Valid() {
+		return in, InputError("actionType", "unknown refinement action type %q", in.ActionType)
+	}
+	if in.TargetStepID, err = CheckOptText("targetStepId", in.TargetStepID, MaxStepID); err != nil {
+		return in, err
+	}
+	if in.TargetPlanSection, err = CheckOptText("targetPlanSection", in.TargetPlanSection, MaxName); err != nil {
+		return in, err
+	}
+	if in.TargetStepID != nil && *in.TargetStepID == "" {
+		in.TargetStepID = nil
+	}
+	if in.TargetPlanSection != nil && *in.TargetPlanSection == "" {
+		in.TargetPlanSection = nil
+	}
+	if (in.TargetStepID == nil) == (in.TargetPlanSection == nil) {
+		return in, InputError("targetStepId", "give exactly one of targetStepId and targetPlanSection")
+	}
+	if in.NewStep, err = CheckReasoningJSON("newStep", in.NewStep, ""); err != nil {
+		return in, err
+	}
+	if (in.ActionType == RefinementAdd || in.ActionType == RefinementModify) && in.NewStep == nil {
+		return in, InputError("newStep", "newStep is required for %s", in.ActionType)
+	}
+	if in.Reason, err = CheckText("reason", in.Reason, MaxReasoningText, true); err != nil {
+		return in, err
+	}
+	if in.Changes, err = CheckReasoningJSON("changes", in.Changes, "{}"); err != nil {
+		return in, err
+	}
+	if in.SemanticValidationInput, err = CheckReasoningJSON("semanticValidationInput", in.SemanticValidationInput, "[]"); err != nil {
+		return in, err
+	}
+	if target != nil && target.Status.Executed() {
+		return in, &Error{Code: CodeInvalidTransition, Field: "targetStepId",
+			Message: fmt.Sprintf("step %q is %s: a step that ran is immutable and cannot be refined", target.StepID, target.Status),
+			Details: map[string]any{"from": string(target.Status)}}
+	}
+	return in, nil
+}
+
+// PlanSteps turns the steps of setReasoningSteps into the execution's plan.
+// The steps are the whole plan in order: stepIndex 1..n and totalSteps n are
+// assigned in that order; ids are unique and non-empty; descriptions
+// non-empty; dependencies name earlier steps. A step of existing that appears
+// again (by stepId) keeps its row, status, output and clarity; one that is
+// left out is removed. A step that already ran (COMPLETE or FAILED) can be
+// neither removed nor changed (INVALID_TRANSITION). newID names new rows.
+// It returns the plan and the rows to remove.
+func PlanSteps(executionID string, existing []*ReasoningStep, in []*ReasoningStepInput, newID func() string, at time.Time) (plan []*ReasoningStep, removed []*ReasoningStep, err error) {
+	if len(in) > MaxReasoningSteps {
+		return nil, nil, InputError("steps", "at most %d steps per plan", MaxReasoningSteps)
+	}
+	old := map[string]*ReasoningStep{}
+	for _, s := range existing {
+		old[s.StepID] = s
+	}
+	index := map[string]int{}
+	plan = make([]*ReasoningStep, len(in))
+	for i, s := range in {
+		f := func(name string) string { return fmt.Sprintf("steps[%d].%s", i, name) }
+		id, err := CheckText(f("stepId"), s.StepID, MaxStepID, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		if prev, dup := index[id]; dup {
+			return nil, nil, InputError(f("stepId"), "step id %q is used twice (steps[%d] and [%d])", id, prev, i)
+		}
+		desc, err := CheckText(f("description"), s.Description, MaxReasoningText, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		deps, err := CheckList(f("dependencies"), s.Dependencies, MaxReasoningSteps, MaxStepID)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range deps {
+			if _, earlier := index[d]; !earlier {
+				if d == id {
+					return nil, nil, InputError(f("dependencies"), "step %q cannot depend on itself", id)
+				}
+				return nil, nil, InputError(f("dependencies"), "step %q depends on %q, which is not an earlier step of the plan", id, d)
+			}
+		}
+		provides, err := CheckList(f("provides"), s.Provides, MaxListItems, MaxListEntry)
+		if err != nil {
+			return nil, nil, err
+		}
+		incoming, err := CheckOptText(f("incomingContext"), s.IncomingContext, MaxReasoningText)
+		if err != nil {
+			return nil, nil, err
+		}
+		handoff, err := CheckOptText(f("handoffToNext"), s.HandoffToNext, MaxReasoningText)
+		if err != nil {
+			return nil, nil, err
+		}
+		index[id] = i
+		row := &ReasoningStep{ID: newID(), ExecutionID: executionID, StepID: id, Status: StepPending, CreatedAt: at}
+		if prev := old[id]; prev != nil {
+			if prev.Status.Executed() && (prev.Description != desc || !sameStrings(prev.Dependencies, deps) || !sameStrings(prev.Provides, provides)) {
+				return nil, nil, &Error{Code: CodeInvalidTransition, Field: f("stepId"),
+					Message: fmt.Sprintf("step %q is %s: a step that ran is immutable", id, prev.Status),
+					Details: map[string]any{"from": string(prev.Status)}}
+			}
+			cp := *prev
+			row = &cp
+		}
+		row.StepIndex, row.TotalSteps = i+1, len(in)
+		row.Description, row.Dependencies, row.Provides = desc, Strings(deps), Strings(provides)
+		row.IncomingContext, row.HandoffToNext = incoming, handoff
+		row.UpdatedAt = at
+		plan[i] = row
+	}
+	for _, s := range existing {
+		if _, kept := index[s.StepID]; kept {
+			continue
+		}
+		if s.Status.Executed() {
+			return nil, nil, &Error{Code: CodeInvalidTransition, Field: "steps",
+				Message: fmt.Sprintf("step %q is %s: a step that ran cannot be removed from the plan", s.StepID, s.Status),
+				Details: map[string]any{"from": string(s.Status)}}
+		}
+		removed = append(removed, s)
+	}
+	return plan, removed, nil
+}
+
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// stepMoves are the moves a step may make.
+var stepMoves = map[ReasoningStepStatus][]ReasoningStepStatus{
+	StepPending: {StepRunning},
+	StepRunning: {StepComplete, StepFailed, StepInvalid},
+	StepInvalid: {StepPending},
+}
+
+// StepTransition decides a step's move to `to`: the status it ends in (a
+// step completed with clarityState BLOCKED is INVALID). Moves: PENDING →
+// RUNNING → COMPLETE | FAILED | INVALID, INVALID → PENDING; COMPLETE and
+// FAILED are final; anything else is INVALID_TRANSITION. RUNNING needs every
+// dependency COMPLETE: unmet lists those that are not (BAD_USER_INPUT).
+func StepTransition(step *ReasoningStep, to ReasoningStepStatus, clarity *ClarityState, unmet []string) (ReasoningStepStatus, error) {
+	if !to.Valid() {
+		return "", InputError("to", "unknown step status %q", to)
+	}
+	if clarity != nil && !clarity.Valid() {
+		return "", InputError("clarityState", "unknown clarity state %q", *clarity)
+	}
+	from := step.Status
+	bad := func(msg string) error {
+		return &Error{Code: CodeInvalidTransition, Field: "to", Message: msg,
+			Details: map[string]any{"from": string(from), "to": string(to)}}
+	}
+	if from.Executed() {
+		return "", bad(fmt.Sprintf("step %q is %s, which is final", step.StepID, from))
+	}
+	allowed := false
+	for _, s := range stepMoves[from] {
+		allowed = allowed || s == to
+	}
+	if !allowed {
+		return "", bad(fmt.Sprintf("a step cannot move from %s to %s", from, to))
+	}
+	if to == StepRunning && len(unmet) > 0 {
+		return "", &Error{Code: CodeBadUserInput, Field: "to",
+			Message: fmt.Sprintf("step %q cannot run before its dependencies complete: %s", step.StepID, strings.Join(unmet, ", ")),
+			Details: map[string]any{"unmetDependencies": unmet}}
+	}
+	if to == StepComplete && clarity != nil && *clarity == ClarityBlocked {
+		return StepInvalid, nil
+	}
+	return to, nil
+}
+
+// UnmetDependencies lists the dependencies of step that are not COMPLETE
+// among steps (by stepId), in declared order.
+func UnmetDependencies(step *ReasoningStep, steps map[string]*ReasoningStep) []string {
+	var out []string
+	for _, d := range step.Dependencies {
+		if s := steps[d]; s == nil || s.Status != StepComplete {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// CheckFinish validates finishing an execution in status current as to,
+// whose newest pass is last (nil: none) with assessment (nil: none):
+// a finished execution cannot finish again (CONFLICT); to is final;
+// CONVERGED needs the last pass's assessment to have converged, TTL_EXPIRED
+// the last pass's ttlRemaining to be 0.
+func CheckFinish(current, to ReasoningStatus, last *ExecutionPass, assessment *ConvergenceAssessment) error {
+	if current.Finished() {
+		return &Error{Code: CodeConflict, Field: "executionId", Message: fmt.Sprintf("the execution already finished %s", current)}
+	}
+	switch to {
+	case ReasoningConverged:
+		if last == nil {
+			return InputError("status", "CONVERGED needs a pass whose assessment converged; the execution has no pass")
+		}
+		if assessment == nil || !assessment.Converged {
+			return InputError("status", "CONVERGED needs the last pass's (pass %d) assessment to have converged", last.PassNumber)
+		}
+	case ReasoningTTLExpired:
+		if last == nil || last.TTLRemaining != 0 {
+			return InputError("status", "TTL_EXPIRED needs the last pass's ttlRemaining to be 0")
+		}
+	case ReasoningFailed:
+	default:
+		return InputError("status", "an execution finishes CONVERGED, TTL_EXPIRED or FAILED, not %s", to)
+	}
+	return nil
+}
+
+// ComputeReasoningStatistics sums up an execution from its passes (any
+// order), their assessments and its number of refinements: the passes, the
+// refinements, whether the newest pass's assessment converged, the time its
+// passes took (the sum of their durations) and the scores of every assessed
+// pass by pass number.
+func ComputeReasoningStatistics(passes []*ExecutionPass, assessments []*ConvergenceAssessment, refinements int) *ReasoningStatistics {
+	st := &ReasoningStatistics{TotalPasses: len(passes), TotalRefinements: refinements, ScoreTrajectory: []*ScorePoint{}}
+	byPass := map[string]*ConvergenceAssessment{}
+	for _, a := range assessments {
+		byPass[a.PassID] = a
+	}
+	sorted := append([]*ExecutionPass(nil), passes...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].PassNumber < sorted[j].PassNumber })
+	for _, p := range sorted {
+		if p.DurationMs != nil {
+			st.TotalTimeMs += *p.DurationMs
+		}
+		if a := byPass[p.ID]; a != nil {
+			st.ScoreTrajectory = append(st.ScoreTrajectory, &ScorePoint{PassNumber: p.PassNumber,
+				CompletenessScore: a.CompletenessScore, CoherenceScore: a.CoherenceScore, Converged: a.Converged})
+		}
+	}
+	if n := len(sorted); n > 0 {
+		if a := byPass[sorted[n-1].ID]; a != nil {
+			st.ConvergenceAchieved = a.Converged
+		}
+	}
+	return st
+}
