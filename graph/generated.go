@@ -649,15 +649,17 @@ type ComplexityRoot struct {
 	}
 
 	LogAppended struct {
-		Agent      func(childComplexity int) int
-		Cursor     func(childComplexity int) int
-		FirstLine  func(childComplexity int) int
-		Lines      func(childComplexity int) int
-		OccurredAt func(childComplexity int) int
-		Project    func(childComplexity int) int
-		Run        func(childComplexity int) int
-		Task       func(childComplexity int) int
-		Type       func(childComplexity int) int
+		Agent        func(childComplexity int) int
+		Cursor       func(childComplexity int) int
+		DroppedLines func(childComplexity int) int
+		FirstLine    func(childComplexity int) int
+		LineCount    func(childComplexity int) int
+		Lines        func(childComplexity int) int
+		OccurredAt   func(childComplexity int) int
+		Project      func(childComplexity int) int
+		Run          func(childComplexity int) int
+		Task         func(childComplexity int) int
+		Type         func(childComplexity int) int
 	}
 
 	McpServer struct {
@@ -4163,12 +4165,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LogAppended.Cursor(childComplexity), true
+	case "LogAppended.droppedLines":
+		if e.ComplexityRoot.LogAppended.DroppedLines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogAppended.DroppedLines(childComplexity), true
 	case "LogAppended.firstLine":
 		if e.ComplexityRoot.LogAppended.FirstLine == nil {
 			break
 		}
 
 		return e.ComplexityRoot.LogAppended.FirstLine(childComplexity), true
+	case "LogAppended.lineCount":
+		if e.ComplexityRoot.LogAppended.LineCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LogAppended.LineCount(childComplexity), true
 	case "LogAppended.lines":
 		if e.ComplexityRoot.LogAppended.Lines == nil {
 			break
@@ -22812,6 +22826,52 @@ func (ec *executionContext) _LogAppended_firstLine(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_LogAppended_firstLine(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogAppended", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LogAppended_lineCount(ctx context.Context, field graphql.CollectedField, obj *domain.LogAppendedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogAppended_lineCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LineCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogAppended_lineCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LogAppended", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LogAppended_droppedLines(ctx context.Context, field graphql.CollectedField, obj *domain.LogAppendedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LogAppended_droppedLines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DroppedLines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LogAppended_droppedLines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LogAppended", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -55521,6 +55581,16 @@ func (ec *executionContext) _LogAppended(ctx context.Context, sel ast.SelectionS
 		case "firstLine":
 			out.Values[i] = ec._LogAppended_firstLine(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lineCount":
+			out.Values[i] = ec._LogAppended_lineCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "droppedLines":
+			out.Values[i] = ec._LogAppended_droppedLines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:

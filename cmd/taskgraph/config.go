@@ -23,6 +23,7 @@ type serveConfig struct {
 	logFormat         string
 	dataDir           string
 	maxUploadBytes    int64
+	maxResponseBytes  int64
 	allowedOrigins    []string
 	bodyReadTimeout   time.Duration
 	metricsAddr       string
@@ -59,6 +60,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"directory of uploaded traces and examples (env TASKGRAPH_DATA_DIR)")
 	maxUpload := fs.String("max-upload-size", envOr("TASKGRAPH_MAX_UPLOAD_SIZE", "100MiB"),
 		"largest uploaded file, e.g. 100MiB, 2GB or 1048576 bytes (env TASKGRAPH_MAX_UPLOAD_SIZE)")
+	maxResponse := fs.String("max-response-size", envOr("TASKGRAPH_MAX_RESPONSE_SIZE", "16MiB"),
+		"largest JSON data of one response or subscription event; larger ones answer LIMIT_EXCEEDED (env TASKGRAPH_MAX_RESPONSE_SIZE)")
 	origins := fs.String("allowed-origins", os.Getenv("TASKGRAPH_ALLOWED_ORIGINS"),
 		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
 	fs.DurationVar(&c.bodyReadTimeout, "body-read-timeout", envDuration("TASKGRAPH_BODY_READ_TIMEOUT", 30*time.Second),
@@ -74,6 +77,9 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	var err error
 	if c.maxUploadBytes, err = parseSize(*maxUpload); err != nil {
 		return c, fmt.Errorf("--max-upload-size: %w", err)
+	}
+	if c.maxResponseBytes, err = parseSize(*maxResponse); err != nil {
+		return c, fmt.Errorf("--max-response-size: %w", err)
 	}
 	for _, o := range strings.Split(*origins, ",") {
 		if o = strings.TrimSpace(o); o == "" {

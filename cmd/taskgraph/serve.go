@@ -120,6 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		FieldSuggestions: !cfg.production,
 		Export:           export.Handler(cat, server.LoggerFrom),
 		MaxUploadBytes:   cfg.maxUploadBytes,
+		MaxResponseBytes: int(cfg.maxResponseBytes),
 		BodyReadTimeout:  cfg.bodyReadTimeout,
 		Websocket:        wsConfig,
 		MetricsToken:     cfg.metricsToken,

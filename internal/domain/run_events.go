@@ -135,15 +135,25 @@ func (e *AgentTerminatedEvent) upgrade(message *string) error {
 // LogAppendedEvent: an agent appended lines to its execution's log
 // (LOG_APPENDED). FirstLine is the 1-based number of Lines[0] in the log, so
 // a client can stitch events together; nil in events stored before it was.
+//
+// Lines is a summary — the batch's first LogEventLines lines, clipped — so
+// that an event stays small whatever an agent logs; LineCount is how many
+// lines the batch appended, DroppedLines how many it lost to the execution's
+// log being full. The whole log is TaskExecution.log.
 type LogAppendedEvent struct {
-	Event     `json:"-"`
-	Lines     []string `json:"lines"`
-	FirstLine *int     `json:"firstLine,omitempty"`
+	Event        `json:"-"`
+	Lines        []string `json:"lines"`
+	FirstLine    *int     `json:"firstLine,omitempty"`
+	LineCount    int      `json:"lineCount"`
+	DroppedLines int      `json:"droppedLines,omitempty"`
 }
 
 func (e *LogAppendedEvent) upgrade(*string) error {
 	if e.Lines == nil {
 		e.Lines = []string{} // stored with omitempty before: a list is never null
+	}
+	if e.LineCount == 0 {
+		e.LineCount = len(e.Lines) // stored before summaries: every line
 	}
 	return nil
 }
@@ -302,12 +312,11 @@ func NewAgentTerminated(run *ExecutionRun, exec *TaskExecution, reason string, a
 }
 
 // NewLogAppended is the event of lines being appended to exec's log, the
-// first of them as line firstLine (1-based).
-func NewLogAppended(run *ExecutionRun, exec *TaskExecution, firstLine int, lines []string, at time.Time) *Event {
-	if lines == nil {
-		lines = []string{}
-	}
-	return runEvent(run, EventLogAppended, exec.TaskID, exec.AgentID, at, &LogAppendedEvent{Lines: lines, FirstLine: &firstLine})
+// first of them as line firstLine (1-based), and of dropped more that the
+// full log could not keep. It carries a summary of the lines (LogSummary).
+func NewLogAppended(run *ExecutionRun, exec *TaskExecution, firstLine int, lines []string, dropped int, at time.Time) *Event {
+	return runEvent(run, EventLogAppended, exec.TaskID, exec.AgentID, at, &LogAppendedEvent{Lines: LogSummary(lines),
+		FirstLine: &firstLine, LineCount: len(lines), DroppedLines: dropped})
 }
 
 // NewTestResultRecorded is the event of test result r being recorded in run.

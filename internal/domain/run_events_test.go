@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -55,10 +56,12 @@ func TestRunEventsRoundTrip(t *testing.T) {
 			typ: EventAgentHeartbeat, about: true, want: &AgentHeartbeatEvent{}},
 		{ev: NewAgentTerminated(run, exec, "no heartbeat", now), typ: EventAgentTerminated, about: true,
 			want: &AgentTerminatedEvent{TerminationReason: "no heartbeat", AttemptNumber: 2}},
-		{ev: NewLogAppended(run, exec, 11, []string{"a", "b"}, now), typ: EventLogAppended, about: true,
-			want: &LogAppendedEvent{Lines: []string{"a", "b"}, FirstLine: ptrTo(11)}},
-		{ev: NewLogAppended(run, exec, 11, nil, now), typ: EventLogAppended, about: true,
-			want: &LogAppendedEvent{Lines: []string{}, FirstLine: ptrTo(11)}},
+		{ev: NewLogAppended(run, exec, 11, []string{"a", "b"}, 0, now), typ: EventLogAppended, about: true,
+			want: &LogAppendedEvent{Lines: []string{"a", "b"}, FirstLine: ptrTo(11), LineCount: 2}},
+		{ev: NewLogAppended(run, exec, 11, nil, 3, now), typ: EventLogAppended, about: true,
+			want: &LogAppendedEvent{Lines: []string{}, FirstLine: ptrTo(11), DroppedLines: 3}},
+		{ev: NewLogAppended(run, exec, 1, []string{"1", "2", "3", "4", "5", "6", strings.Repeat("x", 600)}, 0, now), typ: EventLogAppended, about: true,
+			want: &LogAppendedEvent{Lines: []string{"1", "2", "3", "4", "5"}, FirstLine: ptrTo(1), LineCount: 7}},
 		{ev: NewTestResultRecorded(run, result), typ: EventTestResultRecorded, about: true,
 			want: &TestResultRecordedEvent{Level: TestAPI, TestIndex: 1, TestName: ptrTo("GET /health"),
 				TestStatus: TestFailed, DurationMs: ptrTo(30)}},
@@ -111,7 +114,7 @@ func TestDecodeOldActivityPayloads(t *testing.T) {
 		{EventAgentHeartbeat, `{}`, &AgentHeartbeatEvent{}},
 		{EventAgentTerminated, `{"message":"no heartbeat for 3s","attemptNumber":1}`,
 			&AgentTerminatedEvent{TerminationReason: "no heartbeat for 3s", AttemptNumber: 1}},
-		{EventLogAppended, `{"lines":["x","y"]}`, &LogAppendedEvent{Lines: []string{"x", "y"}}},
+		{EventLogAppended, `{"lines":["x","y"]}`, &LogAppendedEvent{Lines: []string{"x", "y"}, LineCount: 2}},
 		{EventLogAppended, `{}`, &LogAppendedEvent{Lines: []string{}}},
 		{EventTestResultRecorded, `{"message":"CODEBASE test 2","status":"PASSED"}`,
 			&TestResultRecordedEvent{Level: TestCodebase, TestIndex: 2, TestStatus: TestPassed}},

@@ -17,6 +17,7 @@ import (
 const (
 	DefaultPollInterval = 5 * time.Second
 	DefaultWindow       = 2048
+	DefaultWindowBytes  = 4 << 20
 	DefaultPageSize     = 500
 	DefaultBuffer       = 16
 )
@@ -32,9 +33,11 @@ type Options struct {
 	// the window on a goroutine of its own.
 	Buffer int
 	// Window is how many recent events a project's feed keeps for its
-	// subscribers. A detached subscriber that falls further behind than that
-	// is ended with a LagError.
-	Window int
+	// subscribers, and WindowBytes how many bytes of payload at most. A
+	// detached subscriber that falls further behind than that is ended with a
+	// LagError.
+	Window      int
+	WindowBytes int
 	// PageSize is the most rows one read of the table returns.
 	PageSize int
 	// ReconnectMin and ReconnectMax bound the PostgreSQL listener's reconnect
@@ -51,6 +54,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
+	}
+	if o.WindowBytes <= 0 {
+		o.WindowBytes = DefaultWindowBytes
 	}
 	if o.PageSize <= 0 {
 		o.PageSize = DefaultPageSize

@@ -12,8 +12,9 @@ import (
 // entry is one event of a feed's window; ev is nil for an event this version
 // cannot decode, which subscribers skip.
 type entry struct {
-	seq int64
-	ev  domain.ExecutionEvent
+	seq  int64
+	ev   domain.ExecutionEvent
+	size int // bytes of payload the window holds for it
 }
 
 // feed reads one project's new events into a window its subscribers share,
@@ -32,6 +33,7 @@ type feed struct {
 	ring  []entry // the window: n entries from start, in seq order
 	start int
 	n     int
+	bytes int                      // payload bytes in the window, at most the broker's WindowBytes
 	live  map[*subscriber]struct{} // subscribers that are up to date
 }
 
@@ -136,18 +138,24 @@ func (b *Broker) decode(r *domain.Event) entry {
 		b.log.Warn("skipping an event this version cannot decode", slog.Any("err", err))
 		return entry{seq: r.Seq}
 	}
-	return entry{seq: r.Seq, ev: ev}
+	return entry{seq: r.Seq, ev: ev, size: len(r.Payload) + entryOverhead}
 }
 
-// push appends e to the window, evicting the oldest entry when it is full.
-// Callers hold f.mu.
+// entryOverhead approximates what an event costs the window beside its
+// payload (the decoded struct, ids, time).
+const entryOverhead = 256
+
+// push appends e to the window, evicting the oldest entries while it is full
+// by count or by bytes. Callers hold f.mu.
 func (f *feed) push(e entry) {
-	if f.n == len(f.ring) {
+	for f.n > 0 && (f.n == len(f.ring) || f.bytes+e.size > f.b.opts.WindowBytes) {
 		f.from = f.ring[f.start].seq
+		f.bytes -= f.ring[f.start].size
 		f.ring[f.start] = entry{}
 		f.start = (f.start + 1) % len(f.ring)
 		f.n--
 	}
+	f.bytes += e.size
 	f.ring[(f.start+f.n)%len(f.ring)] = e
 	f.n++
 }

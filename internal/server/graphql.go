@@ -9,7 +9,9 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // Cache sizes, as gqlgen's NewDefaultServer chooses them.
@@ -63,6 +65,18 @@ func (s *server) graphQLHandler() http.Handler {
 			return next(ctx)
 		})
 	}
+	// Last around the responses: a response whose data came out larger than
+	// the limit is not sent.
+	srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		resp := next(ctx)
+		if resp != nil && len(resp.Data) > s.cfg.MaxResponseBytes {
+			s.metrics.countError(string(domain.CodeLimitExceeded))
+			e := gqlerror.Errorf("the response is larger than %d bytes; ask for fewer fields or smaller pages", s.cfg.MaxResponseBytes)
+			e.Extensions = map[string]any{"code": string(domain.CodeLimitExceeded), "max": s.cfg.MaxResponseBytes}
+			return &graphql.Response{Errors: gqlerror.List{e}, Extensions: resp.Extensions}
+		}
+		return resp
+	})
 	srv.Use(subscriptionsOnWebsocket{})
 	if s.cfg.Introspection {
 		srv.Use(extension.Introspection{})

@@ -42,8 +42,11 @@ const (
 	// DefaultMaxDepth is 15, not 12: the introspection query GraphiQL sends
 	// (graphql-js getIntrospectionQuery, 9 nested ofType levels) reaches depth 15
 	// through __schema.types.fields.args.type; gqlgen's own copy reaches 13.
-	DefaultMaxDepth         = 15
-	DefaultMaxComplexity    = 50000
+	DefaultMaxDepth      = 15
+	DefaultMaxComplexity = 50000
+	// DefaultMaxResponseBytes bounds the data of one response (or of one
+	// event of a subscription).
+	DefaultMaxResponseBytes = 16 << 20
 	DefaultParserTokenLimit = 15000
 )
 
@@ -91,9 +94,12 @@ type Config struct {
 	MaxBodyBytes int64 // default DefaultMaxBodyBytes
 	// MaxUploadBytes bounds the files of a multipart (upload) request, which
 	// MaxBodyBytes does not; default DefaultMaxUploadBytes.
-	MaxUploadBytes   int64
-	MaxDepth         int // default DefaultMaxDepth
-	MaxComplexity    int // default DefaultMaxComplexity; list fields multiply by first/last
+	MaxUploadBytes int64
+	MaxDepth       int // default DefaultMaxDepth
+	MaxComplexity  int // default DefaultMaxComplexity; list fields multiply by first/last
+	// MaxResponseBytes bounds the JSON data of one response: a larger one is
+	// answered LIMIT_EXCEEDED instead. Default DefaultMaxResponseBytes.
+	MaxResponseBytes int
 	ParserTokenLimit int // default DefaultParserTokenLimit
 	// MaxSelections bounds the selections (fields, fragment spreads, inline
 	// fragments) written in one document, MaxSelectionSetSize those of one
@@ -123,6 +129,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxDepth <= 0 {
 		c.MaxDepth = DefaultMaxDepth
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if c.MaxComplexity <= 0 {
 		c.MaxComplexity = DefaultMaxComplexity

@@ -151,6 +151,9 @@ func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain
 	if in.ProgressPercent != nil && (*in.ProgressPercent < 0 || *in.ProgressPercent > 100) {
 		return nil, "", domain.InputError("progressPercent", "must be between 0 and 100")
 	}
+	if err := domain.CheckAgentTexts(in.CurrentStep, nil); err != nil {
+		return nil, "", err
+	}
 	var (
 		agent *domain.BuildAgent
 		dir   domain.AgentDirective
@@ -208,8 +211,9 @@ func (s *Runs) AppendExecutionLog(ctx context.Context, in domain.AppendExecution
 	if err != nil {
 		return nil, err
 	}
-	if len(in.Lines) > 10000 {
-		return nil, domain.InputError("lines", "at most 10000 lines per call")
+	lines, err := domain.CheckLogBatch(in.Lines)
+	if err != nil {
+		return nil, err
 	}
 	var exec *domain.TaskExecution
 	err = s.tx(ctx, func(tx *app.Tx) error {
@@ -218,11 +222,12 @@ func (s *Runs) AppendExecutionLog(ctx context.Context, in domain.AppendExecution
 			return err
 		}
 		exec = h.exec
-		if err := tx.Runs.AppendLogLines(ctx, exec.ID, exec.LogLines, in.Lines); err != nil {
+		kept, dropped := domain.LogRoom(exec.LogLines, lines)
+		if err := tx.Runs.AppendLogLines(ctx, exec.ID, exec.LogLines, kept); err != nil {
 			return err
 		}
-		tx.Record(domain.NewLogAppended(h.run, exec, exec.LogLines+1, in.Lines, h.now))
-		exec.LogLines += len(in.Lines)
+		tx.Record(domain.NewLogAppended(h.run, exec, exec.LogLines+1, kept, dropped, h.now))
+		exec.LogLines += len(kept)
 		return nil
 	})
 	return exec, err
@@ -232,6 +237,9 @@ func (s *Runs) AppendExecutionLog(ctx context.Context, in domain.AppendExecution
 func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultInput) (*domain.TaskTestResult, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := domain.CheckAgentTexts(nil, in.TestName); err != nil {
 		return nil, err
 	}
 	var res *domain.TaskTestResult
@@ -246,7 +254,8 @@ func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultI
 		dur := in.DurationMs
 		res = &domain.TaskTestResult{ID: app.NewID(), TaskID: h.task.ID, TaskListID: h.exec.TaskListID, RunID: h.run.ID,
 			ExecutionID: h.exec.ID, AgentID: h.agent.ID, TestLevel: in.Level, TestIndex: in.TestIndex,
-			TestName: in.TestName, Status: in.Status, Output: in.Output, Error: in.Error, DurationMs: dur,
+			TestName: in.TestName, Status: in.Status, Output: domain.ClipOpt(in.Output, domain.MaxTestOutputBytes),
+			Error: domain.ClipOpt(in.Error, domain.MaxErrorTextBytes), DurationMs: dur,
 			ExecutedBy: ptr(h.agent.GlobalID()), ExecutedAt: h.now}
 		if err := tx.Runs.InsertTestResult(ctx, res); err != nil {
 			return err
@@ -349,6 +358,7 @@ func (s *Runs) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.T
 	if err != nil {
 		return nil, nil, err
 	}
+	in.Error = domain.Clip(in.Error, domain.MaxErrorTextBytes)
 	var h *held
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
