@@ -7,6 +7,7 @@ import { h, put, svg, clear, badge, icon, link, fmtClock, fmtDuration, errorBox,
 
 const FEED_MAX = 200;
 const LOG_TAIL = 200;
+const GANTT_ROWS = 80;
 const ACTIVE = ['PENDING', 'RUNNING', 'PAUSED'];
 
 // runPanels are the run page's extension point: a panel is
@@ -131,7 +132,9 @@ export async function runPage(ctx, id) {
   function updateLanes() {
     for (const w of st.waves) {
       const head = laneHeads.get(w.waveNumber);
-      if (head) put(clear(head), `Wave ${w.waveNumber} `, badge(w.status, 'small'), h('span', { class: 'hint' }, ` ${w.completedCount}/${w.taskCount} done`));
+      // Counted from the cards, which events keep current between reads of the tree.
+      const done = w.assignments.filter((a) => (st.tasks.get(a.task.id) || {}).status === 'COMPLETED').length;
+      if (head) put(clear(head), `Wave ${w.waveNumber} `, badge(w.status, 'small'), h('span', { class: 'hint' }, ` ${done}/${w.taskCount} done`));
     }
     const agentOf = new Map();
     for (const a of st.agents.values()) if (!a.terminatedAt && ['SPAWNING', 'IDLE', 'RUNNING', 'COMPLETING'].includes(a.status)) agentOf.set(a.task.id, a);
@@ -160,10 +163,9 @@ export async function runPage(ctx, id) {
     if (list.length === 0) { put(agentsBox, h('p', { class: 'hint' }, 'No agent has claimed a task yet.')); return; }
     list.sort((a, b) => Number(!!a.terminatedAt) - Number(!!b.terminatedAt) || Date.parse(b.spawnedAt) - Date.parse(a.spawnedAt));
     put(agentsBox, h('table', { class: 'agents-table' },
-      h('thead', {}, h('tr', {}, ['Task', 'Agent', 'Status', 'Progress', 'Current step', 'Last heartbeat'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('thead', {}, h('tr', {}, ['Task', 'Status', 'Progress', 'Current step', 'Heartbeat'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, list.slice(0, 50).map((a) => h('tr', {},
-        h('td', {}, h('button', { type: 'button', class: 'linkish', onclick: () => selectTask(a.task.id) }, a.task.displayId)),
-        h('td', {}, a.hostname || a.id.slice(-8)),
+        h('td', {}, h('button', { type: 'button', class: 'linkish', title: `agent on ${a.hostname || '?'}`, onclick: () => selectTask(a.task.id) }, a.task.displayId)),
         h('td', {}, badge(a.status, 'small')),
         h('td', {}, h('progress', { max: 100, value: a.progressPercent, 'aria-label': `${a.task.displayId} progress` }), ` ${a.progressPercent}%`),
         h('td', {}, a.currentStep || '—'),
@@ -173,7 +175,9 @@ export async function runPage(ctx, id) {
 
   // ---- Gantt: each task from its claim to its completion (or now).
   function renderGantt() {
-    const rows = [...st.tasks.values()].filter((t) => t.startedAt).sort((a, b) => Date.parse(a.startedAt) - Date.parse(b.startedAt));
+    const claimed = [...st.tasks.values()].filter((t) => t.startedAt).sort((a, b) => Date.parse(a.startedAt) - Date.parse(b.startedAt));
+    // A large run shows its latest GANTT_ROWS claims (the table below has them all).
+    const rows = claimed.slice(-GANTT_ROWS);
     clear(gantt);
     ganttText.hidden = rows.length === 0;
     if (rows.length === 0) { put(gantt, h('p', { class: 'hint' }, 'No task claimed yet.')); return; }
@@ -182,7 +186,8 @@ export async function runPage(ctx, id) {
     const t1 = Math.max(st.run.completedAt ? Date.parse(st.run.completedAt) : now, ...rows.map((t) => (t.completedAt ? Date.parse(t.completedAt) : now)), t0 + 1000);
     const W = 1000; const rowH = 18; const labelW = 170; const H = rows.length * rowH + 22;
     const x = (ms) => labelW + ((ms - t0) / (t1 - t0)) * (W - labelW - 10);
-    gantt.setAttribute('aria-label', `Timeline of ${rows.length} claimed tasks over ${fmtDuration(t1 - t0)}`);
+    gantt.setAttribute('aria-label', `Timeline of ${claimed.length} claimed tasks over ${fmtDuration(t1 - t0)}`);
+    if (claimed.length > rows.length) put(gantt, h('p', { class: 'hint' }, `The latest ${rows.length} of ${claimed.length} claimed tasks.`));
     const chart = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', class: 'gantt-svg', 'aria-hidden': 'true' });
     for (let i = 0; i <= 4; i++) {
       const tx = t0 + ((t1 - t0) * i) / 4;
@@ -201,7 +206,7 @@ export async function runPage(ctx, id) {
     put(gantt, chart);
     // The same data as text, for screen readers.
     if (ganttText.open) {
-      put(clear(ganttTable), ...rows.map((t) => h('tr', {}, h('td', {}, t.displayId), h('td', {}, t.status), h('td', {}, fmtClock(t.startedAt)),
+      put(clear(ganttTable), ...claimed.map((t) => h('tr', {}, h('td', {}, t.displayId), h('td', {}, t.status), h('td', {}, fmtClock(t.startedAt)),
         h('td', {}, t.completedAt ? fmtClock(t.completedAt) : 'running'),
         h('td', {}, fmtDuration((t.completedAt ? Date.parse(t.completedAt) : now) - Date.parse(t.startedAt))))));
     }
@@ -274,20 +279,35 @@ export async function runPage(ctx, id) {
     dirty = true;
     requestAnimationFrame(() => { dirty = false; renderHead(); updateLanes(); renderAgents(); renderGantt(); });
   }
+  // Waves, skips and finished agents settle when a task, a wave or the run
+  // ends: the tree is read again then (at most once a second), and the events
+  // received meanwhile are patched over it.
   let reloading = null;
+  let replay = [];
   function reloadTree() {
-    // Wave and skip states settle when a wave or the run ends: read the tree again.
     if (reloading) return;
+    replay = [];
     reloading = setTimeout(async () => {
+      let ok = false;
       try {
         const d = await query('run', { id, feed: 0 });
         load(d.executionRun);
-        if (d.executionRun.waves.length !== cards.size) buildLanes();
+        for (const ev of replay) patch(ev);
+        const assigned = d.executionRun.waves.reduce((n, w) => n + w.assignments.length, 0);
+        if (assigned !== cards.size) buildLanes();
         schedule();
-      } finally { reloading = null; }
-    }, 300);
+        ok = true;
+      } catch { /* the server is away: the reconnect replays what was missed, and the next read settles the rest */ }
+      reloading = null;
+      replay = [];
+      if (!ok) setTimeout(reloadTree, 2000);
+    }, 1000);
   }
-  function apply(ev) {
+  // patch applies an event to the state. Events carry the current state of
+  // their run, task and agent, so patching again with the same event is
+  // harmless: events that arrive while the tree is being read again are
+  // patched once more over the fresh tree.
+  function patch(ev) {
     if (ev.run) st.run = { ...st.run, ...ev.run };
     if (ev.agent) st.agents.set(ev.agent.id, ev.agent);
     const t = ev.task && st.tasks.get(ev.task.id);
@@ -295,10 +315,7 @@ export async function runPage(ctx, id) {
     switch (ev.type) {
       case 'TASK_CLAIMED':
         if (t) { if (!t.startedAt) t.startedAt = ev.occurredAt; t.completedAt = null; }
-        if (ev.agent && ev.agent.execution && ev.task) {
-          st.execByTask.set(ev.task.id, ev.agent.execution.id);
-          if (st.selected === ev.task.id) loadLog();
-        }
+        if (ev.agent && ev.agent.execution && ev.task) st.execByTask.set(ev.task.id, ev.agent.execution.id);
         break;
       case 'TASK_STATUS_CHANGED':
         if (t && ['COMPLETED', 'FAILED'].includes(ev.to)) t.completedAt = ev.occurredAt;
@@ -308,11 +325,27 @@ export async function runPage(ctx, id) {
       case 'WAVE_COMPLETED': {
         const w = st.waves.find((x) => x.waveNumber === ev.waveNumber);
         if (w) w.status = ev.type === 'WAVE_STARTED' ? 'IN_PROGRESS' : ev.waveStatus;
-        reloadTree();
         break;
       }
+      default:
+    }
+  }
+  function apply(ev) {
+    patch(ev);
+    if (reloading) replay.push(ev);
+    switch (ev.type) {
+      case 'TASK_CLAIMED':
+        if (ev.agent && ev.agent.execution && ev.task && st.selected === ev.task.id) loadLog();
+        break;
+      case 'TASK_STATUS_CHANGED':
+        // Agents that finish their task end without an event of their own.
+        if (['COMPLETED', 'FAILED'].includes(ev.to)) reloadTree();
+        break;
+      case 'WAVE_STARTED': case 'WAVE_COMPLETED':
+      case 'RUN_COMPLETED': case 'RUN_FAILED': case 'RUN_CANCELLED':
+        reloadTree();
+        break;
       case 'LOG_APPENDED': appendLog(ev); break;
-      case 'RUN_COMPLETED': case 'RUN_FAILED': case 'RUN_CANCELLED': reloadTree(); break;
       default:
     }
     st.feed.unshift(ev);
