@@ -120,7 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Taskgraph on http://%s (playground at /, GraphQL at /graphql, database %s)\n", ln.Addr(), db.Dialect())
+	fmt.Fprintf(stdout, "Taskgraph on http://%s (playground at /, dashboard at /ui/, GraphQL at /graphql, database %s)\n", ln.Addr(), db.Dialect())
 	if hooks != nil && hooks.onListen != nil {
 		hooks.onListen(ln.Addr(), db)
 	}

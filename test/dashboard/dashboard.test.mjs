@@ -61,6 +61,19 @@ try {
   const ids = await page.locator('table.tasks tbody tr td:first-child').allTextContents();
   assert.deepEqual(ids, [...ids].sort(), 'tasks sorted by id ascending');
   await shot('02-project-tasks');
+  // Paging through the connection: 9 tasks, 5 a page.
+  await page.getByLabel('Search', { exact: true }).fill('');
+  await page.getByLabel('Per page').selectOption('5');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByText('5 of 9 shown').waitFor();
+  const first = await page.locator('table.tasks tbody tr td:first-child').allTextContents();
+  await page.getByRole('link', { name: 'Next page →' }).click();
+  await page.getByText('4 of 9 shown').waitFor();
+  const second = await page.locator('table.tasks tbody tr td:first-child').allTextContents();
+  assert.deepEqual([...first, ...second], [...first, ...second].sort(), 'pages continue in order');
+  await page.getByRole('link', { name: '← Previous page' }).click();
+  await page.getByText('5 of 9 shown').waitFor();
+  assert.deepEqual(await page.locator('table.tasks tbody tr td:first-child').allTextContents(), first);
 
   step('a task: relationships, file impacts, history');
   await page.getByRole('link', { name: 'TU-DEMO-FEA-005' }).click();

@@ -133,6 +133,7 @@ const CATEGORIES = ['FEATURE', 'BUG', 'TASK', 'REFACTOR', 'TEST', 'DOCS', 'RESEA
 const PRIORITIES = ['P1', 'P2', 'P3', 'P4'];
 const ORDER_FIELDS = [['PRIORITY_SCORE', 'Priority score'], ['CREATED_AT', 'Created'], ['UPDATED_AT', 'Updated'], ['DEADLINE', 'Deadline'], ['DISPLAY_ID', 'Id']];
 const PAGE = 25;
+const PAGE_SIZES = [5, 10, 25, 50, 100];
 
 async function projectPage(ctx, slug) {
   const p = ctx.params;
@@ -144,7 +145,8 @@ async function projectPage(ctx, slug) {
   if (p.get('q')) filter.search = p.get('q');
   const orderBy = { field: p.get('sort') || 'PRIORITY_SCORE', direction: p.get('dir') || 'DESC' };
   const vars = { slug, filter, orderBy };
-  if (p.get('before')) { vars.last = PAGE; vars.before = p.get('before'); } else { vars.first = PAGE; vars.after = p.get('after') || null; }
+  const size = PAGE_SIZES.includes(Number(p.get('size'))) ? Number(p.get('size')) : PAGE;
+  if (p.get('before')) { vars.last = size; vars.before = p.get('before'); } else { vars.first = size; vars.after = p.get('after') || null; }
   const data = await query('project', vars);
   const proj = data.project;
   if (!proj) { put(main, h('h1', {}, 'Project not found'), h('p', {}, link('#/', 'All projects'))); return; }
@@ -153,7 +155,7 @@ async function projectPage(ctx, slug) {
   const base = `#/p/${encodeURIComponent(slug)}`;
   const current = (extra) => {
     const q = new URLSearchParams();
-    for (const k of ['status', 'category', 'priority', 'list', 'q', 'sort', 'dir']) if (p.get(k)) q.set(k, p.get(k));
+    for (const k of ['status', 'category', 'priority', 'list', 'q', 'sort', 'dir', 'size']) if (p.get(k)) q.set(k, p.get(k));
     for (const [k, v] of Object.entries(extra || {})) q.set(k, v);
     return `${base}?${q}`;
   };
@@ -173,6 +175,7 @@ async function projectPage(ctx, slug) {
   field('Task list', select('list', [['', 'Any'], ...proj.taskLists.nodes.map((l) => [l.id, l.name])], p.get('list') || '')),
   field('Sort by', select('sort', ORDER_FIELDS, orderBy.field)),
   field('Direction', select('dir', [['DESC', 'Descending'], ['ASC', 'Ascending']], orderBy.direction)),
+  field('Per page', select('size', PAGE_SIZES.map((n) => [String(n), String(n)]), String(size))),
   h('button', { type: 'submit' }, 'Apply'),
   link(base, 'Reset'));
 
@@ -209,6 +212,7 @@ async function projectPage(ctx, slug) {
             h('td', {}, x.taskList ? link(`#/l/${encodeURIComponent(x.taskList.id)}`, x.taskList.name) : '—'),
             h('td', {}, fmtTime(x.updatedAt)))))),
       h('nav', { class: 'pager', 'aria-label': 'Task pages' },
+        h('span', { class: 'hint' }, `${t.nodes.length} of ${t.totalCount} shown`),
         t.pageInfo.hasPreviousPage && t.pageInfo.startCursor ? link(current({ before: t.pageInfo.startCursor }), '← Previous page') : null,
         t.pageInfo.hasNextPage ? link(current({ after: t.pageInfo.endCursor }), 'Next page →') : null)),
   );

@@ -142,6 +142,10 @@ export async function runPage(ctx, id) {
       const t = st.tasks.get(tid);
       const status = t.taskStatus === 'SKIPPED' ? 'SKIPPED' : t.status;
       const a = agentOf.get(tid);
+      // Large runs: only the cards whose state changed are rebuilt.
+      const key = `${status}|${st.selected === tid}|${a ? a.progressPercent : ''}`;
+      if (btn.dataset.key === key) continue;
+      btn.dataset.key = key;
       btn.className = `task-card ${statusClass(status)}${st.selected === tid ? ' selected' : ''}`;
       btn.dataset.status = status;
       btn.dataset.task = t.displayId;
