@@ -116,6 +116,8 @@ export async function runPage(ctx, id) {
   const laneHeads = new Map();
   function buildLanes() {
     clear(lanes); cards.clear(); laneHeads.clear();
+    // Large runs get compact cards (the title stays in the card's label and tooltip).
+    lanes.classList.toggle('compact', st.tasks.size > 100);
     for (const w of st.waves) {
       const head = h('h3', { id: `wave-${w.waveNumber}` });
       laneHeads.set(w.waveNumber, head);
@@ -150,6 +152,7 @@ export async function runPage(ctx, id) {
       btn.dataset.status = status;
       btn.dataset.task = t.displayId;
       btn.setAttribute('aria-pressed', st.selected === tid ? 'true' : 'false');
+      btn.title = t.title;
       btn.setAttribute('aria-label', `${t.displayId} ${t.title}: ${status.replace(/_/g, ' ')}${a ? `, ${a.progressPercent}%` : ''}`);
       put(clear(btn), 
         h('span', { class: 'card-id' }, t.displayId),
@@ -284,33 +287,31 @@ export async function runPage(ctx, id) {
     requestAnimationFrame(() => { dirty = false; renderHead(); updateLanes(); renderAgents(); renderGantt(); });
   }
   // Waves, skips and finished agents settle when a task, a wave or the run
-  // ends: the tree is read again then (at most once a second), and the events
-  // received meanwhile are patched over it.
+  // ends: the tree is read again then, at most once a second, and once more
+  // after the last such event (so the page always ends on a read made after
+  // everything it was told).
   let reloading = null;
-  let replay = [];
+  let again = false;
   function reloadTree() {
-    if (reloading) return;
-    replay = [];
+    if (reloading) { again = true; return; }
+    again = false;
     reloading = setTimeout(async () => {
       let ok = false;
       try {
         const d = await query('run', { id, feed: 0 });
         load(d.executionRun);
-        for (const ev of replay) patch(ev);
         const assigned = d.executionRun.waves.reduce((n, w) => n + w.assignments.length, 0);
         if (assigned !== cards.size) buildLanes();
         schedule();
         ok = true;
       } catch { /* the server is away: the reconnect replays what was missed, and the next read settles the rest */ }
       reloading = null;
-      replay = [];
       if (!ok) setTimeout(reloadTree, 2000);
+      else if (again) reloadTree();
     }, 1000);
   }
-  // patch applies an event to the state. Events carry the current state of
-  // their run, task and agent, so patching again with the same event is
-  // harmless: events that arrive while the tree is being read again are
-  // patched once more over the fresh tree.
+  // patch applies an event to the state: events carry the state of their
+  // run, task and agent as of their delivery.
   function patch(ev) {
     if (ev.run) st.run = { ...st.run, ...ev.run };
     if (ev.agent) st.agents.set(ev.agent.id, ev.agent);
@@ -336,7 +337,6 @@ export async function runPage(ctx, id) {
   }
   function apply(ev) {
     patch(ev);
-    if (reloading) replay.push(ev);
     switch (ev.type) {
       case 'TASK_CLAIMED':
         if (ev.agent && ev.agent.execution && ev.task && st.selected === ev.task.id) loadLog();
