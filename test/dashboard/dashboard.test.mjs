@@ -20,6 +20,7 @@ mkdirSync(OUT_DIR, { recursive: true });
 
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 let page;
+const consoleLog = []; // printed when the test fails
 const shot = async (name, opts = {}) => {
   const path = join(OUT_DIR, `${name}.png`);
   await page.screenshot({ path, fullPage: true, ...opts });
@@ -32,6 +33,7 @@ try {
   const errors = [];
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   page.on('console', (m) => {
+    consoleLog.push(`${m.type()}: ${m.text()}`);
     // The browser logs the refused websocket handshakes of the restart itself.
     if (m.type() === 'error' && !/WebSocket connection|ERR_CONNECTION_REFUSED|Failed to load resource/.test(m.text())) {
       errors.push(`console: ${m.text()}`);
@@ -137,7 +139,7 @@ try {
 
   step('the run completes; the followed log has the task\'s lines');
   await page.waitForFunction(() => /COMPLETED/.test(document.querySelector('h1 .badge')?.textContent || ''), null, { timeout: 120000 });
-  await page.waitForFunction(() => document.querySelectorAll('.task-card[data-status="COMPLETED"]').length === 9, null, { timeout: 30000 });
+  await page.waitForFunction(() => document.querySelectorAll('.task-card[data-status="COMPLETED"]').length === 9, null, { timeout: 60000 });
   await page.locator('pre.log.live').getByText('simulated TU-DEMO-FEA-005').waitFor();
   assert.ok(await page.evaluate(() => window.__sameDocument === true), 'no reload through the restart');
   const counters = await page.locator('.counters').textContent();
@@ -158,6 +160,7 @@ try {
 } catch (err) {
   if (page) await shot('failure').catch(() => {});
   console.error(err);
+  console.error(`browser console:\n${consoleLog.join('\n')}`);
   process.exitCode = 1;
 } finally {
   await browser.close();

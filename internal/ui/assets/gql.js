@@ -2,6 +2,7 @@
 // subscriptions over the graphql-transport-ws protocol on GET /graphql.
 
 const TOKEN_KEY = 'taskgraph.token';
+const QUERY_TIMEOUT_MS = 20000;
 
 export function token() { return sessionStorage.getItem(TOKEN_KEY) || ''; }
 export function setToken(t) {
@@ -35,13 +36,23 @@ export async function doc(name) {
 // query runs a query or mutation document by name and returns its data.
 export async function query(name, variables = {}, operationName) {
   const text = await doc(name);
-  const res = await fetch('/graphql', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token()}` },
-    body: JSON.stringify({ query: text, variables, operationName }),
-  });
+  // A request that hangs (a server going away mid-answer) fails after a
+  // while instead of holding up the page's next reads.
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), QUERY_TIMEOUT_MS);
+  let res;
   let body;
-  try { body = await res.json(); } catch { throw new GraphQLError([{ message: `HTTP ${res.status}` }], res.status); }
+  try {
+    res = await fetch('/graphql', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token()}` },
+      body: JSON.stringify({ query: text, variables, operationName }),
+      signal: abort.signal,
+    });
+    try { body = await res.json(); } catch { throw new GraphQLError([{ message: `HTTP ${res.status}` }], res.status); }
+  } finally {
+    clearTimeout(timer);
+  }
   if (body.errors && body.errors.length) throw new GraphQLError(body.errors, res.status);
   return body.data;
 }

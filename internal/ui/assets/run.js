@@ -304,7 +304,10 @@ export async function runPage(ctx, id) {
         if (assigned !== cards.size) buildLanes();
         schedule();
         ok = true;
-      } catch { /* the server is away: the reconnect replays what was missed, and the next read settles the rest */ }
+      } catch (err) {
+        // The server is away or slow: read again in a while (the reconnect replays the events missed).
+        console.warn('taskgraph: reading the run again failed, retrying:', err.message);
+      }
       reloading = null;
       if (!ok) setTimeout(reloadTree, 2000);
       else if (again) reloadTree();
