@@ -193,6 +193,7 @@ async function projectPage(ctx, slug) {
             h('td', {}, link(`#/l/${encodeURIComponent(l.id)}`, l.name)),
             h('td', {}, badge(l.status)),
             h('td', {}, progress(l.completedTasks, l.totalTasks, `${l.name}: ${l.completedTasks} of ${l.totalTasks} tasks completed`),
+              ` ${l.completedTasks}/${l.totalTasks}`,
               l.failedTasks ? h('span', { class: 'st-failed-text' }, ` ${l.failedTasks} failed`) : null),
             h('td', {}, String(l.maxParallelAgents)),
             h('td', {}, fmtTime(l.updatedAt))))))),
