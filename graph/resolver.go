@@ -8,6 +8,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/catalog"
 	"github.com/taskgraph/taskgraph/internal/service"
+	"github.com/taskgraph/taskgraph/internal/validation"
 )
 
 //go:generate go tool gqlgen generate
@@ -16,11 +17,12 @@ import (
 type Resolver struct {
 	Svc       *service.Service // the core: projects, tasks, lists, plans, runs, events
 	Catalog   *catalog.Service
-	GlobalIDs *app.Nodes // node() and nodes() over every domain's kinds
+	Rules     *validation.Service // validation rules
+	GlobalIDs *app.Nodes          // node() and nodes() over every domain's kinds
 }
 
 // Schema builds the executable schema over the domains' use-cases.
-func Schema(svc *service.Service, cat *catalog.Service) graphql.ExecutableSchema {
-	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat,
-		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf)}})
+func Schema(svc *service.Service, cat *catalog.Service, rules *validation.Service) graphql.ExecutableSchema {
+	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat, Rules: rules,
+		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf, rules.NodeOf)}})
 }

@@ -52,6 +52,13 @@ type WebsocketConfig struct {
 	// MaxSubscriptions is the most operations a connection may have running
 	// at once; one more closes it with 4429.
 	MaxSubscriptions int
+	// CloseLinger: how long a connection the server closed waits for the
+	// peer's answering close frame before its TCP connection is closed
+	// anyway (a peer that answers ends it at once).
+	CloseLinger time.Duration
+	// TokenCheckInterval: how often the tokens of open connections are
+	// checked; a connection whose token was revoked is closed with 4403.
+	TokenCheckInterval time.Duration
 }
 
 // Websocket defaults.
@@ -62,6 +69,7 @@ const (
 	DefaultKeepAliveInterval = 15 * time.Second
 	DefaultWSReadLimit       = 64 << 10
 	DefaultMaxSubscriptions  = 100
+	DefaultCloseLinger       = time.Second
 )
 
 func (c WebsocketConfig) withDefaults() WebsocketConfig {
@@ -86,6 +94,12 @@ func (c WebsocketConfig) withDefaults() WebsocketConfig {
 	if c.MaxSubscriptions <= 0 {
 		c.MaxSubscriptions = DefaultMaxSubscriptions
 	}
+	if c.CloseLinger <= 0 {
+		c.CloseLinger = DefaultCloseLinger
+	}
+	if c.TokenCheckInterval <= 0 {
+		c.TokenCheckInterval = DefaultTokenCheckInterval
+	}
 	return c
 }
 
@@ -99,10 +113,6 @@ const (
 	CloseTooMany          = 4429 // a second connection_init, or too many subscriptions
 	CloseInternal         = 4500 // authentication could not be decided (database down)
 )
-
-// closeLinger is how long a connection we closed waits for the peer's close
-// frame before its TCP connection is closed.
-const closeLinger = time.Second
 
 const (
 	subprotocolTransportWS = "graphql-transport-ws"
@@ -159,6 +169,7 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 			"cross-origin websocket refused: the origin is not in the server's --allowed-origins")
 		return
 	}
+	r = r.WithContext(context.WithValue(r.Context(), socketRefKey{}, &socketRef{}))
 	sd, _ := r.Context().Value(shutdownKey{}).(*shutdown)
 	if sd == nil {
 		t.inner.Do(w, r, exec) // not under Serve (tests): the handler serves the socket
@@ -244,7 +255,8 @@ func (s *server) websocketInit(ctx context.Context, payload transport.InitPayloa
 		token = strings.TrimSpace(payload.GetString("token"))
 	}
 	if token == "" {
-		if auth.FromContext(ctx) != nil && authErrorFrom(ctx) == nil {
+		if p := auth.FromContext(ctx); p != nil && authErrorFrom(ctx) == nil {
+			s.watchSocket(ctx, p)
 			return ctx, nil, nil // the upgrade request carried a valid header
 		}
 		return refuse(ctx, CloseForbidden, "Forbidden: no token in connection_init")
@@ -257,7 +269,16 @@ func (s *server) websocketInit(ctx context.Context, payload transport.InitPayloa
 	if auth.FromContext(authed) == nil || auth.FromContext(authed) == auth.FromContext(ctx) {
 		return refuse(ctx, CloseForbidden, "Forbidden: invalid token")
 	}
+	s.watchSocket(authed, auth.FromContext(authed))
 	return authed, nil, nil
+}
+
+// watchSocket puts the connection of ctx under the revocation watch of its
+// token (revocation.go).
+func (s *server) watchSocket(ctx context.Context, p *auth.Principal) {
+	if ref := socketRefFrom(ctx); ref != nil {
+		s.sockets.add(ref.conn, p.TokenID)
+	}
 }
 
 // refuse makes connection_init fail: the connection closes with code and
@@ -331,6 +352,9 @@ func (g *gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts t
 		c.types = clientMessages[""]
 	}
 	g.metrics.websocketConnections.Inc()
+	if ref := socketRefFrom(r.Context()); ref != nil {
+		ref.conn = c
+	}
 	c.start()
 	return c, nil
 }
@@ -352,9 +376,12 @@ type wsConn struct {
 	mu        sync.Mutex
 	active    map[string]struct{} // ids of running operations
 	inited    bool
-	closing   bool // our close frame is sent
-	peerGone  bool // the peer closed, or the connection broke
-	counted   bool // the gauges were decremented
+	closing   bool   // our close frame is sent
+	peerGone  bool   // the peer closed, or the connection broke
+	reading   bool   // NextReader is reading for gqlgen
+	draining  bool   // gqlgen is done reading: drain reads for the peer's close frame
+	counted   bool   // the gauges were decremented
+	released  func() // run once the connection is released (revocation watch)
 	initTimer *time.Timer
 	pingTimer *time.Timer
 	linger    *time.Timer
@@ -403,6 +430,18 @@ func (c *wsConn) SetReadLimit(limit int64) { c.ws.SetReadLimit(limit) }
 // reader then waits for the peer's close frame and reports the connection
 // closed.
 func (c *wsConn) NextReader() (int, io.Reader, error) {
+	c.mu.Lock()
+	if c.draining {
+		c.mu.Unlock()
+		return 0, nil, transport.ErrWebsocketClosed
+	}
+	c.reading = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.reading = false
+		c.mu.Unlock()
+	}()
 	for {
 		mt, data, err := c.ws.ReadMessage()
 		if err != nil {
@@ -636,7 +675,7 @@ func closeReason(s string) string {
 }
 
 // Close closes the TCP connection once the peer has answered our close
-// frame, or after closeLinger, so that the close frame is not lost to a reset.
+// frame, or after CloseLinger, so that the close frame is not lost to a reset.
 func (c *wsConn) Close() error {
 	c.mu.Lock()
 	c.closing = true
@@ -644,6 +683,7 @@ func (c *wsConn) Close() error {
 	c.pingTimer.Stop()
 	c.mu.Unlock()
 	c.lingerClose()
+	c.drain()
 	c.release()
 	return nil
 }
@@ -656,8 +696,38 @@ func (c *wsConn) lingerClose() {
 		return
 	}
 	if c.linger == nil {
-		c.linger = time.AfterFunc(closeLinger, func() { _ = c.ws.NetConn().Close() })
+		c.linger = time.AfterFunc(c.cfg.CloseLinger, func() { _ = c.ws.NetConn().Close() })
 	}
+}
+
+// drain reads for the peer's answer to our close frame once gqlgen has let
+// go of the connection (Close) without a read in progress — after a refused
+// connection_init, or the end of its read loop — so that the TCP connection
+// closes as soon as the peer answers rather than after the linger. A read in
+// progress in NextReader does the same on its own.
+func (c *wsConn) drain() {
+	c.mu.Lock()
+	if c.reading || c.draining || c.peerGone {
+		c.mu.Unlock()
+		return
+	}
+	c.draining = true
+	c.mu.Unlock()
+	go func() {
+		for {
+			// The linger closes the connection, which ends this read.
+			if _, _, err := c.ws.ReadMessage(); err != nil {
+				break
+			}
+		}
+		c.mu.Lock()
+		c.peerGone = true
+		if c.linger != nil {
+			c.linger.Stop()
+		}
+		c.mu.Unlock()
+		_ = c.ws.NetConn().Close()
+	}()
 }
 
 // release takes the connection and its running operations off the gauges,
@@ -669,7 +739,17 @@ func (c *wsConn) release() {
 		return
 	}
 	c.counted = true
+	if c.released != nil {
+		go c.released() // it takes the watch's lock, which may be held while closing c
+	}
 	c.metrics.websocketConnections.Dec()
 	c.metrics.subscriptions.Sub(float64(len(c.active)))
 	clear(c.active)
+}
+
+// onRelease sets what runs once the connection is released.
+func (c *wsConn) onRelease(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.released = f
 }

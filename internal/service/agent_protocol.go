@@ -17,6 +17,21 @@ func leaseLost(reason string) error {
 	return &domain.Error{Code: domain.CodeLeaseLost, Field: "agentId", Message: "the agent no longer holds its task: " + reason}
 }
 
+// claimer is what an agent records of the caller that claimed it: the API
+// token (the principal without one, the bootstrap admin, by its user).
+func claimer(p *auth.Principal) string {
+	if p.TokenID != "" {
+		return domain.GlobalID(domain.KindAPIToken, p.TokenID)
+	}
+	return app.Actor(p)
+}
+
+// heldBy reports whether p may speak for agent a: only the token that
+// claimed it, or an admin.
+func heldBy(a *domain.BuildAgent, p *auth.Principal) bool {
+	return p.IsAdmin() || (a.ClaimedBy != nil && *a.ClaimedBy == claimer(p))
+}
+
 // held is an agent call's context: the agent (locked), its execution, run
 // and (holdReport, holdSettle) task.
 type held struct {
@@ -45,8 +60,8 @@ const (
 	holdSettle
 )
 
-// holder loads the calling agent's state and locks its row (lock order:
-// agent, run, task — the sweep's too); an agent that no longer holds its task
+// holder loads the calling agent's state and locks its row (lock order: run,
+// agent, task — the sweep's and cancel's too); an agent that no longer holds its task
 // gets LEASE_LOST (allowCancelled: the heartbeat of an agent whose run was
 // cancelled is answered CANCEL instead, with held.task nil).
 func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentGID string, mode holdMode, allowCancelled bool) (*held, error) {
@@ -54,20 +69,31 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 	if err != nil {
 		return nil, err
 	}
+	// Lock order, everywhere: run, agent, task. A settling call reads the
+	// agent to find its run, locks the run, then the agent; the other calls
+	// lock only the agent.
+	var run *domain.ExecutionRun
+	if mode == holdSettle {
+		a, err := one(tx.Runs.AgentsByIDs(ctx, []string{id}))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
+		} else if err != nil {
+			return nil, err
+		}
+		if run, err = tx.Runs.RunForUpdate(ctx, a.RunID); err != nil {
+			return nil, err
+		}
+	}
 	a, err := tx.Runs.AgentForUpdate(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	} else if err != nil {
 		return nil, err
 	}
-	var run *domain.ExecutionRun
-	if mode == holdSettle {
-		run, err = tx.Runs.RunForUpdate(ctx, a.RunID)
-	} else {
-		run, err = one(tx.Runs.RunsByIDs(ctx, []string{a.RunID}))
-	}
-	if err != nil {
-		return nil, err
+	if run == nil {
+		if run, err = one(tx.Runs.RunsByIDs(ctx, []string{a.RunID})); err != nil {
+			return nil, err
+		}
 	}
 	tx.ActFor(run.ID)
 	if ok, err := app.CanSeeProjectID(ctx, tx.Q, p, run.ProjectID); err != nil {
@@ -78,6 +104,9 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 	exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
 	if err != nil {
 		return nil, err
+	}
+	if !heldBy(a, p) {
+		return nil, leaseLost("the agent was claimed with another token")
 	}
 	if !a.Status.Live() || exec.Status != domain.ExecRunning {
 		if allowCancelled && run.Status == domain.RunCancelled {
@@ -95,11 +124,11 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 	if err != nil {
 		return nil, err
 	}
-	now, err := tx.Tasks.Now(ctx)
+	now, err := tx.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &held{agent: a, exec: exec, run: run, task: t, now: now.UTC().Truncate(time.Microsecond)}, nil
+	return &held{agent: a, exec: exec, run: run, task: t, now: now}, nil
 }
 
 // one is the single row of a by-id load; store.ErrNotFound when there is none.
@@ -246,6 +275,17 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := domain.CheckEffortMinutes("actualEffortMinutes", in.ActualEffortMinutes); err != nil {
+		return nil, nil, err
+	}
+	files, err := domain.CheckList("filesModified", in.FilesModified, domain.MaxReportedFiles, domain.MaxPathLength)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := domain.CheckList("gitCommits", in.GitCommits, domain.MaxReportedFiles, domain.MaxPathLength); err != nil {
+		return nil, nil, err
+	}
+	in.FilesModified = files
 	var h *held
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
@@ -265,7 +305,12 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 		if err != nil {
 			return err
 		}
-		if err := tx.Runs.MarkImpactAccuracy(ctx, t.ID, in.FilesModified, now); err != nil {
+		impacts, err := tx.Tasks.FileImpactsOfTasks(ctx, []string{t.ID})
+		if err != nil {
+			return err
+		}
+		accurate, inaccurate := domain.ImpactAccuracy(impacts, in.FilesModified)
+		if err := tx.Runs.MarkImpactAccuracy(ctx, accurate, inaccurate, now); err != nil {
 			return err
 		}
 		bad := domain.UnpassedTests(t, results)

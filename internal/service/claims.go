@@ -49,14 +49,13 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 		if err != nil {
 			return err
 		}
-		now, err := tx.Tasks.Now(ctx)
+		now, err := tx.Now(ctx)
 		if err != nil {
 			return err
 		}
-		now = now.UTC().Truncate(time.Microsecond)
 		agent := &domain.BuildAgent{ID: app.NewID(), RunID: run.ID, WaveID: wave.ID, TaskID: t.ID, TaskListID: run.TaskListID,
 			ProcessID: in.ProcessID, Hostname: in.Hostname, WorkingDirectory: in.WorkingDirectory,
-			Status: domain.AgentRunning, LastHeartbeatAt: now, SpawnedAt: now, ClaimedBy: ptr(app.Actor(p))}
+			Status: domain.AgentRunning, LastHeartbeatAt: now, SpawnedAt: now, ClaimedBy: ptr(claimer(p))}
 		if err := tx.Runs.InsertAgent(ctx, agent); err != nil {
 			return err
 		}
@@ -75,7 +74,7 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 			return err
 		}
 		tx.Record(domain.NewTaskClaimed(run, wave, exec, now))
-		if err := tx.Runs.RecountRun(ctx, run.ID, now); err != nil {
+		if err := tx.Runs.RecountRun(ctx, run, now); err != nil {
 			return err
 		}
 		res.Agent, res.Task, res.Execution, res.Wave = agent, t, exec, wave

@@ -101,6 +101,9 @@ func (s *Runs) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, list
 	if err != nil {
 		return nil, err
 	}
+	if err := s.gateRun(ctx, tx, pd.tasks, only); err != nil {
+		return nil, err
+	}
 	plan := planning.Compute(pd.input)
 	now := s.now()
 	run := &domain.ExecutionRun{ID: app.NewID(), TaskListID: l.ID, ProjectID: l.ProjectID, RunNumber: number,
@@ -216,7 +219,7 @@ func (s *Runs) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, run *
 	if err := tx.Runs.UpdateRun(ctx, run); err != nil {
 		return err
 	}
-	return tx.Runs.RecountRun(ctx, run.ID, now)
+	return tx.Runs.RecountRun(ctx, run, now)
 }
 
 // releaseTask takes a task from its ended execution: back to PENDING when
@@ -233,7 +236,7 @@ func (s *Runs) releaseTask(ctx context.Context, tx *app.Tx, p *auth.Principal, r
 		if err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WavePending, now); err != nil {
 			return err
 		}
-		return tx.Runs.RecountRun(ctx, run.ID, now)
+		return tx.Runs.RecountRun(ctx, run, now)
 	}
 	if retry {
 		reason = fmt.Sprintf("%s; %d attempts exhausted", reason, e.AttemptNumber)

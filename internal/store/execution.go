@@ -72,6 +72,19 @@ func (q RunQueries) ActiveRunOfList(ctx context.Context, listID string) (*domain
 	return &r, nil
 }
 
+// OpenRunOfTask is the unfinished run in which the task's place is still open
+// (its assignment PENDING or IN_PROGRESS), if any.
+func (q RunQueries) OpenRunOfTask(ctx context.Context, taskID string) (*domain.ExecutionRun, error) {
+	var r domain.ExecutionRun
+	query, args := in(`SELECT r.* FROM execution_runs r JOIN wave_task_assignments a ON a.run_id = r.id
+		WHERE a.task_id = ? AND r.status IN (?) AND a.task_status IN (?) LIMIT 1`,
+		taskID, domain.ActiveRunStatuses, domain.OpenWaveStatuses)
+	if err := q.get(ctx, &r, query, args...); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
 // NextRunNumber is the number of a list's next run.
 func (q RunQueries) NextRunNumber(ctx context.Context, listID string) (int, error) {
 	var n int
@@ -79,9 +92,11 @@ func (q RunQueries) NextRunNumber(ctx context.Context, listID string) (int, erro
 	return n, err
 }
 
-// RecountRun makes a run's counters true to its rows; peak raises
-// max_parallel_reached to at least the given number.
-func (q RunQueries) RecountRun(ctx context.Context, runID string, now time.Time) error {
+// RecountRun makes a run's counters true to its rows (max_parallel_reached
+// only rises) and reads the whole row back into run, so the caller answers
+// with what is stored.
+func (q RunQueries) RecountRun(ctx context.Context, run *domain.ExecutionRun, now time.Time) error {
+	runID := run.ID
 	greatest := "GREATEST" // SQLite's two-argument MAX is PostgreSQL's GREATEST
 	if q.db.dialect == SQLite {
 		greatest = "MAX"
@@ -104,15 +119,14 @@ func (q RunQueries) RecountRun(ctx context.Context, runID string, now time.Time)
 		max_parallel_reached = `+greatest+`(max_parallel_reached,
 			(SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> ?)),
 		updated_at = ?
-		WHERE id = ?`,
+		WHERE id = ? RETURNING *`,
 		domain.WaveCompleted, domain.WaveFailed, domain.WaveSkipped, runID,
 		runID, domain.StatusBlocked,
 		domain.FinishedWaveStatuses, runID,
 		domain.AgentTerminated, runID,
 		runID, domain.AgentTerminated,
 		now, runID)
-	_, err := q.exec(ctx, query, args...)
-	return err
+	return q.get(ctx, run, query, args...)
 }
 
 // InsertWaves inserts waves.
@@ -191,7 +205,7 @@ func (q RunQueries) SetAssignmentStatus(ctx context.Context, runID, taskID strin
 func (q RunQueries) ClaimableTask(ctx context.Context, waveID string) (*domain.Task, error) {
 	lock := ""
 	if q.db.dialect == Postgres && q.inTx {
-		lock = " FOR UPDATE OF t SKIP LOCKED"
+		lock = " FOR NO KEY UPDATE OF t SKIP LOCKED"
 	}
 	var t domain.Task
 	if err := q.get(ctx, &t, `SELECT t.* FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
@@ -219,12 +233,8 @@ func (q RunQueries) AgentForUpdate(ctx context.Context, id string) (*domain.Buil
 // LiveAgentForSweep locks a live agent unless another transaction holds it
 // (SKIP LOCKED on PostgreSQL). ErrNotFound: terminated, gone or held.
 func (q RunQueries) LiveAgentForSweep(ctx context.Context, id string) (*domain.BuildAgent, error) {
-	lock := ""
-	if q.db.dialect == Postgres && q.inTx {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	var a domain.BuildAgent
-	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ? AND status <> ?`+lock, id, domain.AgentTerminated); err != nil {
+	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ? AND status <> ?`+q.skipLocked(), id, domain.AgentTerminated); err != nil {
 		return nil, err
 	}
 	return &a, nil
@@ -351,20 +361,22 @@ func (q RunQueries) TestResultsOfExecution(ctx context.Context, executionID stri
 	return out, err
 }
 
-// MarkImpactAccuracy sets was_accurate of a task's file impacts: true for
-// those whose path is in touched.
-func (q RunQueries) MarkImpactAccuracy(ctx context.Context, taskID string, touched []string, now time.Time) error {
-	if _, err := q.exec(ctx, `UPDATE task_file_impacts SET was_accurate = ?, validated_at = ? WHERE task_id = ?`,
-		false, now, taskID); err != nil {
-		return err
+// MarkImpactAccuracy stamps file impacts (a task's, at most a few hundred)
+// as accurate or not, with the time they were validated.
+func (q RunQueries) MarkImpactAccuracy(ctx context.Context, accurate, inaccurate []string, now time.Time) error {
+	for _, set := range []struct {
+		ids []string
+		was bool
+	}{{accurate, true}, {inaccurate, false}} {
+		if len(set.ids) == 0 {
+			continue
+		}
+		query, args := in(`UPDATE task_file_impacts SET was_accurate = ?, validated_at = ? WHERE id IN (?)`, set.was, now, set.ids)
+		if _, err := q.exec(ctx, query, args...); err != nil {
+			return err
+		}
 	}
-	if len(touched) == 0 {
-		return nil
-	}
-	query, args := in(`UPDATE task_file_impacts SET was_accurate = ? WHERE task_id = ? AND file_path IN (?)`,
-		true, taskID, touched)
-	_, err := q.exec(ctx, query, args...)
-	return err
+	return nil
 }
 
 // SetAssignedAgent records which agent holds a task.
@@ -381,7 +393,7 @@ func (d *DB) SilentAgents(ctx context.Context, silence time.Duration, limit int)
 	var now time.Time
 	if d.dialect == SQLite {
 		now = time.Now().UTC()
-	} else if err := sqlx.GetContext(ctx, d.sqlx, &now, `SELECT CURRENT_TIMESTAMP`); err != nil {
+	} else if err := sqlx.GetContext(ctx, d.sqlx, &now, `SELECT clock_timestamp()`); err != nil {
 		return nil, mapErr(err)
 	}
 	var rows []struct {
