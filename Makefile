@@ -4,7 +4,7 @@ GO        ?= go
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 PKGS      := ./...
 
-.PHONY: help run test generate verify lint bench bench-capacity build
+.PHONY: help run test generate verify lint bench bench-capacity build dashboard-png
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -37,3 +37,6 @@ bench: ## benchmarks on SQLite and PostgreSQL (set TASKGRAPH_TEST_DATABASE_URL, 
 
 bench-capacity: ## agents at 1 Hz heartbeat one server holds with p99 < 20ms (minutes; steps: TASKGRAPH_BENCH_CAPACITY_STEPS)
 	TASKGRAPH_BENCH_CAPACITY=1 TASKGRAPH_TEST_DATABASE_URL=$${TASKGRAPH_TEST_DATABASE_URL:-$(PG_URL)} $(GO) test -run '^$$' -bench BenchmarkHeartbeatCapacity -benchtime 1x -timeout 30m -v ./cmd/taskgraph/
+
+dashboard-png: ## rewrite docs/img/dashboard-run.png with the dashboard's browser test (needs chromium, npm ci in test/dashboard)
+	TASKGRAPH_DASHBOARD_README_PNG=1 $(GO) test -count=1 -run 'TestDashboardBrowser/sqlite' ./cmd/taskgraph/

@@ -134,7 +134,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Taskgraph on http://%s (playground at /, GraphQL at /graphql, database %s)\n", ln.Addr(), db.Dialect())
+	fmt.Fprintf(stdout, "Taskgraph on http://%s (playground at /, dashboard at /ui/, GraphQL at /graphql, database %s)\n", ln.Addr(), db.Dialect())
 	// Metrics on a listen address of their own (an internal interface),
 	// not on the public one.
 	var metricsDone chan error

@@ -12,7 +12,7 @@
 //	       GET /graphql -> body limit -> authenticate -> error codes, statuses -> parameters -> gqlgen
 //	       (GET with Upgrade: origin check -> websocket, auth on connection_init)
 //	       GET /export/examples.jsonl -> authenticate -> Config.Export
-//	       GET / (playground), /healthz, /readyz,
+//	       GET / (playground), /ui/ (dashboard), /healthz, /readyz,
 //	       /metrics (unless SeparateMetrics; behind MetricsToken when set)
 //
 // and inside gqlgen, in this order: metrics, authentication check, introspection
@@ -34,6 +34,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/taskgraph/taskgraph/internal/auth"
+	"github.com/taskgraph/taskgraph/internal/ui"
 )
 
 // Defaults for the zero values of Config's limits.
@@ -168,6 +169,7 @@ type server struct {
 const (
 	routeGraphQL    = "/graphql"
 	routePlayground = "/"
+	routeDashboard  = "/ui/"
 	routeHealthz    = "/healthz"
 	routeReadyz     = "/readyz"
 	routeMetrics    = "/metrics"
@@ -205,6 +207,8 @@ func New(cfg Config) http.Handler {
 	page, assets := playgroundHandler()
 	mux.Handle("GET /{$}", s.route(routePlayground, page))
 	mux.Handle("GET /playground/", s.route(routePlayground, assets))
+	mux.Handle("GET /ui/", s.route(routeDashboard, ui.Handler("/ui/")))
+	mux.Handle("GET /ui", s.route(routeDashboard, http.RedirectHandler("/ui/", http.StatusMovedPermanently)))
 	mux.Handle("GET /healthz", s.route(routeHealthz, http.HandlerFunc(healthz)))
 	mux.Handle("GET /readyz", s.route(routeReadyz, s.readyz()))
 	if !cfg.SeparateMetrics {

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskgraph/taskgraph/internal/testdb"
+)
+
+// dashboardTestDir holds the browser test of the dashboard (playwright-core
+// driving Debian's chromium); .ci/run installs chromium and runs npm ci there.
+const dashboardTestDir = "../../test/dashboard"
+
+// dashboardBrowser returns node and the chromium binary, skipping the test
+// when one of them or playwright-core is missing — except under CI=true,
+// where that fails.
+func dashboardBrowser(t *testing.T) (node, chromium string) {
+	t.Helper()
+	missing := func(format string, args ...any) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf(format, args...)
+		}
+		t.Skipf(format, args...)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node is not installed")
+	}
+	chromium = os.Getenv("TASKGRAPH_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing("no browser at %s: apt-get install -y chromium (or set TASKGRAPH_CHROMIUM)", chromium)
+	}
+	if _, err := os.Stat(filepath.Join(dashboardTestDir, "node_modules", "playwright-core")); err != nil {
+		missing("playwright-core is not installed: run npm ci in test/dashboard")
+	}
+	return node, chromium
+}
+
+// freeAddr returns a loopback address nobody listens on, so that a restarted
+// server can come back where the browser's page expects it.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// TestDashboardBrowser: in a real browser, a person signs in with a token,
+// goes through a project, a task and a list's wave plan to the run the demo
+// started, and watches `taskgraph agent --simulate` work it: cards change
+// state without a reload, the followed log fills, and when the server
+// restarts (same address, same database) the page says it is reconnecting and
+// resumes from its last event until the run completes. Screenshots go to
+// test/dashboard/output/; with TASKGRAPH_DASHBOARD_README_PNG=1 the test also
+// writes docs/img/dashboard-run.png.
+func TestDashboardBrowser(t *testing.T) {
+	node, chromium := dashboardBrowser(t)
+	testdb.Run(t, func(t *testing.T, dbURL string) {
+		addr := freeAddr(t)
+		s, stop := startServerWith(t, dbURL, serverOptions{args: []string{"--addr", addr}})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+
+		var demoOut bytes.Buffer
+		require.NoError(t, run(ctx, []string{"demo", "--url", s.URL, "--token", s.AdminToken, "--agents", "2"}, &demoOut, io.Discard))
+		m := regexp.MustCompile(`--run (\S+)`).FindStringSubmatch(demoOut.String())
+		require.NotNil(t, m, "demo output: %s", demoOut.String())
+		runID := m[1]
+
+		out, err := filepath.Abs(filepath.Join(dashboardTestDir, "output", strings.ReplaceAll(t.Name(), "/", "_")))
+		require.NoError(t, err)
+		env := []string{"BASE_URL=" + s.URL, "TOKEN=" + s.AdminToken, "RUN_ID=" + runID, "CHROMIUM=" + chromium, "OUT_DIR=" + out}
+		if os.Getenv("TASKGRAPH_DASHBOARD_README_PNG") == "1" && strings.HasSuffix(t.Name(), "sqlite") {
+			png, err := filepath.Abs("../../docs/img/dashboard-run.png")
+			require.NoError(t, err)
+			require.NoError(t, os.MkdirAll(filepath.Dir(png), 0o755))
+			env = append(env, "README_PNG="+png)
+		}
+
+		bctx, bcancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer bcancel()
+		cmd := exec.CommandContext(bctx, node, "dashboard.test.mjs")
+		cmd.Dir = dashboardTestDir
+		cmd.Env = append(os.Environ(), env...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+
+		// The script says when to start the agents and when to restart the
+		// server; the agents keep going through the restart (they retry while
+		// the server cannot be reached).
+		agentOut := &syncBuffer{}
+		agentDone := make(chan error, 1)
+		var lines []string
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			lines = append(lines, line)
+			t.Log("browser:", line)
+			switch line {
+			case "READY":
+				go func() {
+					agentDone <- run(ctx, []string{"agent", "--run", runID, "--simulate", "--work", "1500ms", "--parallel", "2",
+						"--url", s.URL, "--token", s.AdminToken}, agentOut, agentOut)
+				}()
+			case "RESTART":
+				stop()
+				s, stop = startServerWith(t, dbURL, serverOptions{args: []string{"--addr", addr}})
+			}
+		}
+		werr := cmd.Wait()
+		if werr != nil || len(lines) == 0 || lines[len(lines)-1] != "DONE" {
+			t.Fatalf("browser test failed: %v\n%s\nagent:\n%s", werr, stderr.String(), strings.Join(agentOut.lines(), "\n"))
+		}
+		select {
+		case err := <-agentDone:
+			require.NoError(t, err, "agent: %s", strings.Join(agentOut.lines(), "\n"))
+		case <-time.After(waitLimit):
+			t.Fatalf("the agent did not stop after the run completed:\n%s", strings.Join(agentOut.lines(), "\n"))
+		}
+		got := s.query(t, s.AdminToken, `query($id: ID!) { executionRun(id: $id) { status tasksCompleted } }`, M{"id": runID})
+		require.Equal(t, "COMPLETED", got.S("executionRun.status"))
+	})
+}

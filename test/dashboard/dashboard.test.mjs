@@ -1,0 +1,167 @@
+// Drives the dashboard in Debian's chromium with playwright-core.
+// cmd/taskgraph/e2e_dashboard_test.go runs it against a real server and a
+// started run, and talks with it over stdout/stdin lines:
+//   script -> test  "READY"    the run page is open: start the agents
+//   script -> test  "RESTART"  restart the server (same address, same database)
+//   script -> test  "DONE"     every check passed
+// Environment: BASE_URL, TOKEN, PROJECT_NAME, RUN_ID (unused but logged),
+// CHROMIUM (the browser binary), OUT_DIR (screenshots), README_PNG (optional:
+// where to write the README's screenshot of a live run).
+import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const { BASE_URL, TOKEN, CHROMIUM, OUT_DIR, README_PNG } = process.env;
+const PROJECT_NAME = process.env.PROJECT_NAME || 'Demo';
+const say = (line) => process.stdout.write(`${line}\n`);
+const step = (name) => say(`step: ${name}`);
+mkdirSync(OUT_DIR, { recursive: true });
+
+const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+let page;
+const consoleLog = []; // printed when the test fails
+const shot = async (name, opts = {}) => {
+  const path = join(OUT_DIR, `${name}.png`);
+  await page.screenshot({ path, fullPage: true, ...opts });
+  say(`screenshot: ${path}`);
+};
+const count = (status) => page.locator(`.task-card[data-status="${status}"]`).count();
+
+try {
+  page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    consoleLog.push(`${m.type()}: ${m.text()}`);
+    // The browser logs the refused websocket handshakes of the restart itself.
+    if (m.type() === 'error' && !/WebSocket connection|ERR_CONNECTION_REFUSED|Failed to load resource/.test(m.text())) {
+      errors.push(`console: ${m.text()}`);
+    }
+  });
+
+  step('sign in: a wrong token is refused, the right one is kept for the tab');
+  await page.goto(`${BASE_URL}/ui/`);
+  const tokenInput = page.getByLabel('API token');
+  await tokenInput.fill('not-a-token');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByText(/Not signed in/).waitFor();
+  await tokenInput.fill(TOKEN);
+  await tokenInput.press('Enter');
+  await page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('taskgraph.token')), TOKEN);
+  await shot('01-projects');
+
+  step('a project: its lists and its tasks, searched and sorted');
+  await page.getByRole('link', { name: PROJECT_NAME, exact: true }).click();
+  await page.getByRole('heading', { name: /^Tasks \(9\)/ }).waitFor();
+  await page.getByLabel('Search', { exact: true }).fill('login');
+  await page.getByLabel('Sort by').selectOption('DISPLAY_ID');
+  await page.getByLabel('Direction').selectOption('ASC');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByRole('heading', { name: /^Tasks \(3\)/ }).waitFor();
+  const ids = await page.locator('table.tasks tbody tr td:first-child').allTextContents();
+  assert.deepEqual(ids, [...ids].sort(), 'tasks sorted by id ascending');
+  await shot('02-project-tasks');
+  // Paging through the connection: 9 tasks, 5 a page.
+  await page.getByLabel('Search', { exact: true }).fill('');
+  await page.getByLabel('Per page').selectOption('5');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByText('5 of 9 shown').waitFor();
+  const first = await page.locator('table.tasks tbody tr td:first-child').allTextContents();
+  await page.getByRole('link', { name: 'Next page →' }).click();
+  await page.getByText('4 of 9 shown').waitFor();
+  const second = await page.locator('table.tasks tbody tr td:first-child').allTextContents();
+  assert.deepEqual([...first, ...second], [...first, ...second].sort(), 'pages continue in order');
+  await page.getByRole('link', { name: '← Previous page' }).click();
+  await page.getByText('5 of 9 shown').waitFor();
+  assert.deepEqual(await page.locator('table.tasks tbody tr td:first-child').allTextContents(), first);
+
+  step('a task: relationships, file impacts, history');
+  await page.getByRole('link', { name: 'TU-DEMO-FEA-005' }).click();
+  await page.getByRole('heading', { name: 'File impacts' }).waitFor();
+  await page.getByText('api/router.go').waitFor();
+  await page.getByRole('heading', { name: 'Waits on' }).waitFor();
+  await shot('03-task');
+
+  step('the list: its wave plan with conflicts, and its runs');
+  await page.locator('nav.crumbs a').nth(2).click();
+  await page.getByRole('heading', { name: 'Wave plan' }).waitFor();
+  assert.ok(await page.locator('.plan-wave').count() >= 4, 'waves drawn');
+  await page.getByText(/same file as/).first().waitFor(); // the two API tasks both update api/router.go
+  await page.locator('.plan-task.has-conflicts').first().focus();
+  assert.ok(await page.locator('.plan-task.conflict-hl').count() >= 1, 'focusing a task outlines the tasks it conflicts with');
+  await shot('04-wave-plan');
+
+  step('the run page, before any agent works');
+  await page.getByRole('link', { name: 'Run #1' }).click();
+  await page.locator('.task-card').first().waitFor();
+  assert.equal(await page.locator('.task-card').count(), 9);
+  assert.equal(await count('PENDING'), 9);
+  await page.waitForSelector('#conn[data-state="live"]');
+  // A reload would lose this mark: the page must change in place.
+  await page.evaluate(() => { window.__sameDocument = true; });
+  // Follow the log of the Login API task (wave 3), chosen with the keyboard.
+  const card = page.locator('.task-card[data-task="TU-DEMO-FEA-005"]');
+  await card.focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await card.getAttribute('aria-pressed'), 'true');
+  say('READY');
+
+  step('cards change state live, without a reload');
+  await page.waitForFunction(() => document.querySelectorAll('.task-card[data-status="COMPLETED"]').length >= 2, null, { timeout: 60000 });
+  assert.ok(await page.evaluate(() => window.__sameDocument === true), 'no reload');
+  assert.ok(await page.locator('.agents-table tbody tr').count() >= 1, 'agents listed');
+  assert.ok(await page.locator('.gantt-svg rect.bar').count() >= 2, 'Gantt bars drawn');
+  assert.ok(await page.locator('.feed li').count() >= 5, 'event feed');
+  await shot('05-run-live');
+
+  step('the server restarts: the page shows it is reconnecting, then resumes');
+  say('RESTART');
+  await page.waitForSelector('#conn[data-state="reconnecting"]', { timeout: 60000 });
+  assert.match(await page.locator('#conn').textContent(), /Reconnecting/);
+  await shot('06-run-reconnecting');
+  const completedBefore = await count('COMPLETED');
+  await page.waitForSelector('#conn[data-state="live"]', { timeout: 60000 });
+  assert.match(await page.locator('#conn').textContent(), /resumed/);
+  await page.waitForFunction((n) => document.querySelectorAll('.task-card[data-status="COMPLETED"]').length > n, completedBefore, { timeout: 60000 });
+
+  if (README_PNG) {
+    step('the README screenshot: a run with work in progress');
+    await page.waitForFunction(() => document.querySelector('.task-card[data-status="IN_PROGRESS"]') &&
+      document.querySelectorAll('.task-card[data-status="COMPLETED"]').length >= 4, null, { timeout: 30000 }).catch(() => {});
+    await page.setViewportSize({ width: 1440, height: 1500 });
+    await page.waitForTimeout(100); // one frame for the layout
+    await page.screenshot({ path: README_PNG, fullPage: false });
+    await page.setViewportSize({ width: 1440, height: 1000 });
+    say(`screenshot: ${README_PNG}`);
+  }
+
+  step('the run completes; the followed log has the task\'s lines');
+  await page.waitForFunction(() => /COMPLETED/.test(document.querySelector('h1 .badge')?.textContent || ''), null, { timeout: 120000 });
+  await page.waitForFunction(() => document.querySelectorAll('.task-card[data-status="COMPLETED"]').length === 9, null, { timeout: 60000 });
+  await page.locator('pre.log.live').getByText('simulated TU-DEMO-FEA-005').waitFor();
+  assert.ok(await page.evaluate(() => window.__sameDocument === true), 'no reload through the restart');
+  const counters = await page.locator('.counters').textContent();
+  assert.match(counters, /✓ 9/);
+
+  step('accessible basics');
+  for (const el of await page.locator('.task-card').all()) {
+    assert.equal(await el.evaluate((e) => e.tagName), 'BUTTON', 'cards are buttons (keyboard reachable)');
+    assert.match(await el.locator('.card-status').textContent(), /COMPLETED/, 'status as text, not colour alone');
+  }
+  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, progress')]
+    .filter((e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).length);
+  assert.equal(unlabelled, 0, 'every control has a label');
+  await shot('07-run-completed');
+
+  assert.deepEqual(errors, [], 'no script errors');
+  say('DONE');
+} catch (err) {
+  if (page) await shot('failure').catch(() => {});
+  console.error(err);
+  console.error(`browser console:\n${consoleLog.join('\n')}`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
