@@ -69,3 +69,25 @@ func TestResponseSizeLimit(t *testing.T) {
 	require.EqualValues(t, 4096, r.ext("max"))
 	require.NotEmpty(t, s.query(t, s.AdminToken, `{ tasks(first: 1) { nodes { id } } }`, nil).L("tasks.nodes")[0].S("id"), "small answers pass")
 }
+
+// TestSmallInputFindings: a deadline outside 1970–9999 (year 1 read back as
+// none yet scored as overdue) is BAD_USER_INPUT; a slug whose display-id
+// prefix another project holds is "taken", the same answer as a duplicate
+// slug, not word of another project.
+func TestSmallInputFindings(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		p := s.createProject(t, s.AdminToken, "deadline-a")
+		r := s.requireCode(t, s.AdminToken, `mutation($in: CreateTaskInput!) { createTask(input: $in) { task { id } } }`,
+			M{"in": M{"projectId": p, "title": "old", "deadline": "0001-01-01T00:00:00Z"}}, "BAD_USER_INPUT")
+		require.Equal(t, "deadline", r.ext("field"))
+
+		_, member := s.member(t, "slugger")
+		create := `mutation($slug: String!) { createProject(input: {name: "x", slug: $slug}) { project { id } } }`
+		dup := s.requireCode(t, member, create, M{"slug": "deadline-a"}, "CONFLICT")
+		prefix := s.requireCode(t, member, create, M{"slug": "deadline-a-2"}, "CONFLICT")
+		require.Equal(t, "slug", prefix.ext("field"))
+		require.NotContains(t, prefix.Errors[0].Message, "another project")
+		require.Equal(t, strings.Replace(dup.Errors[0].Message, "deadline-a ", "deadline-a-2 ", 1), prefix.Errors[0].Message)
+	})
+}

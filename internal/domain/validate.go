@@ -3,6 +3,7 @@ package domain
 import (
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -57,6 +58,20 @@ func CheckList(field string, list []string, maxItems, maxLen int) ([]string, err
 func CheckUnit(field string, v *float64) error {
 	if v != nil && (*v < 0 || *v > 1) {
 		return InputError(field, "%s must be between 0 and 1", field)
+	}
+	return nil
+}
+
+// Deadlines lie between these (a zero time, year 1, would read back as none).
+var (
+	minDeadline = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxDeadline = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
+// CheckDeadline validates a deadline: from 1970 to 9999.
+func CheckDeadline(field string, t *time.Time) error {
+	if t != nil && (t.Before(minDeadline) || t.After(maxDeadline)) {
+		return InputError(field, "%s must lie between 1970 and 9999", field)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
@@ -78,12 +77,10 @@ func (s *Projects) CreateProject(ctx context.Context, in domain.CreateProjectInp
 		Status: domain.ProjectActive, CreatedAt: now, UpdatedAt: now}
 	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Projects.CreateProject(ctx, project) })
 	if errors.Is(err, store.ErrUnique) {
-		if strings.Contains(err.Error(), "projects_display_prefix_key") {
-			code := domain.ProjectCode(in.Slug)
-			return nil, &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "slug " + in.Slug +
-				" gives the display-id prefix TU-" + code + "-, which another project uses; choose a slug that differs in its first 8 letters or digits"}
-		}
-		return nil, &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "slug " + in.Slug + " is taken"}
+		// The same answer whether the slug or only its display-id prefix
+		// collides: which project holds it is not the caller's to learn.
+		return nil, &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "slug " + in.Slug +
+			" is taken (slugs must also differ in their first 8 letters or digits, which make the display-id prefix)"}
 	}
 	return project, err
 }

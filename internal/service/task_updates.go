@@ -57,6 +57,9 @@ func (s *Tasks) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*dom
 	if err := domain.CheckEffortMinutes("actualEffortMinutes", in.ActualEffortMinutes); err != nil {
 		return nil, err
 	}
+	if err := domain.CheckDeadline("deadline", in.Deadline); err != nil {
+		return nil, err
+	}
 	if in.Category != nil && !in.Category.Valid() {
 		return nil, domain.InputError("category", "unknown category %q", *in.Category)
 	}

@@ -169,6 +169,9 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 	if err != nil {
 		return nil, err
 	}
+	if err := domain.CheckDeadline("deadline", in.Deadline); err != nil {
+		return nil, err
+	}
 	queued := deref(in.InEvaluationQueue)
 	if queued && in.TaskListID != nil {
 		return nil, domain.InputError("inEvaluationQueue", "a task is in the evaluation queue or in a task list, never both")
