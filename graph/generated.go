@@ -44,6 +44,7 @@ type ResolverRoot interface {
 	CriticalPath() CriticalPathResolver
 	Example() ExampleResolver
 	ExecutionRun() ExecutionRunResolver
+	GroupingSuggestion() GroupingSuggestionResolver
 	HeartbeatRecord() HeartbeatRecordResolver
 	Idea() IdeaResolver
 	LogAppended() LogAppendedResolver
@@ -62,8 +63,11 @@ type ResolverRoot interface {
 	RunResumed() RunResumedResolver
 	RunStarted() RunStartedResolver
 	Subscription() SubscriptionResolver
+	SuggestionCreated() SuggestionCreatedResolver
+	SuggestionResolved() SuggestionResolvedResolver
 	Suite() SuiteResolver
 	Task() TaskResolver
+	TaskAgentInstance() TaskAgentInstanceResolver
 	TaskBlock() TaskBlockResolver
 	TaskClaimed() TaskClaimedResolver
 	TaskCreated() TaskCreatedResolver
@@ -92,6 +96,11 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AcceptGroupingSuggestionPayload struct {
+		Suggestion func(childComplexity int) int
+		TaskList   func(childComplexity int) int
+	}
+
 	Action struct {
 		CreatedAt   func(childComplexity int) int
 		Description func(childComplexity int) int
@@ -512,6 +521,45 @@ type ComplexityRoot struct {
 		Task      func(childComplexity int) int
 	}
 
+	GroupingSuggestion struct {
+		Breakdown       func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		CreatedTaskList func(childComplexity int) int
+		ExpiresAt       func(childComplexity int) int
+		GlobalID        func(childComplexity int) int
+		GroupingReason  func(childComplexity int) int
+		Project         func(childComplexity int) int
+		ResolvedAt      func(childComplexity int) int
+		ResolvedBy      func(childComplexity int) int
+		SimilarityScore func(childComplexity int) int
+		Status          func(childComplexity int) int
+		SuggestedName   func(childComplexity int) int
+		SuggestedTasks  func(childComplexity int) int
+		TaskAgent       func(childComplexity int) int
+		TriggerTask     func(childComplexity int) int
+		TriggeredBy     func(childComplexity int) int
+	}
+
+	GroupingSuggestionConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	GroupingSuggestionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	GroupingWeights struct {
+		Category              func(childComplexity int) int
+		Component             func(childComplexity int) int
+		Dependency            func(childComplexity int) int
+		DescriptionSimilarity func(childComplexity int) int
+		FileOverlap           func(childComplexity int) int
+	}
+
 	HeartbeatPayload struct {
 		Agent     func(childComplexity int) int
 		Directive func(childComplexity int) int
@@ -626,59 +674,68 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddActionToolMapping    func(childComplexity int, input domain.AddActionToolMappingInput) int
-		AddParameterMapping     func(childComplexity int, input domain.AddParameterMappingInput) int
-		AddTaskRelationship     func(childComplexity int, input domain.AddTaskRelationshipInput) int
-		AddTasksToList          func(childComplexity int, input domain.AddTasksToListInput) int
-		AppendExecutionLog      func(childComplexity int, input domain.AppendExecutionLogInput) int
-		CancelExecutionRun      func(childComplexity int, input domain.RunActionInput) int
-		ClaimExample            func(childComplexity int, input domain.ClaimExampleInput) int
-		ClaimTask               func(childComplexity int, input domain.ClaimTaskInput) int
-		CompleteExample         func(childComplexity int, input model.CompleteExampleInput) int
-		CompleteTask            func(childComplexity int, input domain.CompleteTaskInput) int
-		CreateAPIToken          func(childComplexity int, input domain.CreateAPITokenInput) int
-		CreateAction            func(childComplexity int, input domain.CreateActionInput) int
-		CreateActionToolMap     func(childComplexity int, input domain.CreateActionToolMapInput) int
-		CreateExample           func(childComplexity int, input domain.CreateExampleInput) int
-		CreateIdea              func(childComplexity int, input domain.CreateIdeaInput) int
-		CreateMcpServer         func(childComplexity int, input domain.CreateMcpServerInput) int
-		CreateModel             func(childComplexity int, input domain.CreateModelInput) int
-		CreateProject           func(childComplexity int, input domain.CreateProjectInput) int
-		CreateSuite             func(childComplexity int, input domain.CreateSuiteInput) int
-		CreateTask              func(childComplexity int, input domain.CreateTaskInput) int
-		CreateTaskBlock         func(childComplexity int, input domain.CreateTaskBlockInput) int
-		CreateTaskFromTemplate  func(childComplexity int, input domain.CreateTaskFromTemplateInput) int
-		CreateTaskList          func(childComplexity int, input domain.CreateTaskListInput) int
-		CreateTaskTemplate      func(childComplexity int, input domain.CreateTaskTemplateInput) int
-		CreateTool              func(childComplexity int, input domain.CreateToolInput) int
-		CreateTraceSession      func(childComplexity int, input domain.CreateTraceSessionInput) int
-		CreateUser              func(childComplexity int, input domain.CreateUserInput) int
-		DeleteAction            func(childComplexity int, input model.DeleteActionInput) int
-		DeleteActionToolMap     func(childComplexity int, input model.DeleteActionToolMapInput) int
-		DeleteExample           func(childComplexity int, input model.DeleteExampleInput) int
-		DeleteMcpServer         func(childComplexity int, input model.DeleteMcpServerInput) int
-		DeleteModel             func(childComplexity int, input model.DeleteModelInput) int
-		DeleteSuite             func(childComplexity int, input model.DeleteSuiteInput) int
-		DeleteTool              func(childComplexity int, input model.DeleteToolInput) int
-		DeleteTraceSession      func(childComplexity int, input model.DeleteTraceSessionInput) int
-		FailExample             func(childComplexity int, input domain.FailExampleInput) int
-		FailTask                func(childComplexity int, input domain.FailTaskInput) int
-		Heartbeat               func(childComplexity int, input domain.HeartbeatInput) int
-		ImportMcpTools          func(childComplexity int, input domain.ImportMcpToolsInput) int
-		PauseExecutionRun       func(childComplexity int, input domain.RunActionInput) int
-		RecordTestResult        func(childComplexity int, input domain.RecordTestResultInput) int
-		RemoveActionToolMapping func(childComplexity int, input model.RemoveActionToolMappingInput) int
-		RemoveParameterMapping  func(childComplexity int, input model.RemoveParameterMappingInput) int
-		RemoveTaskRelationship  func(childComplexity int, input domain.RemoveTaskRelationshipInput) int
-		ResolveTaskBlock        func(childComplexity int, input domain.ResolveTaskBlockInput) int
-		ResumeExecutionRun      func(childComplexity int, input domain.RunActionInput) int
-		RetryExecutionRun       func(childComplexity int, input domain.RunActionInput) int
-		RevokeAPIToken          func(childComplexity int, input domain.RevokeAPITokenInput) int
-		StartExecutionRun       func(childComplexity int, input domain.StartExecutionRunInput) int
-		TransitionTask          func(childComplexity int, input domain.TransitionTaskInput) int
-		UpdateProject           func(childComplexity int, input domain.UpdateProjectInput) int
-		UpdateTask              func(childComplexity int, input domain.UpdateTaskInput) int
-		UploadTraceEvents       func(childComplexity int, input model.UploadTraceEventsInput) int
+		AcceptGroupingSuggestion func(childComplexity int, input domain.AcceptGroupingSuggestionInput) int
+		AddActionToolMapping     func(childComplexity int, input domain.AddActionToolMappingInput) int
+		AddParameterMapping      func(childComplexity int, input domain.AddParameterMappingInput) int
+		AddTaskRelationship      func(childComplexity int, input domain.AddTaskRelationshipInput) int
+		AddTasksToList           func(childComplexity int, input domain.AddTasksToListInput) int
+		AppendExecutionLog       func(childComplexity int, input domain.AppendExecutionLogInput) int
+		CancelExecutionRun       func(childComplexity int, input domain.RunActionInput) int
+		ClaimExample             func(childComplexity int, input domain.ClaimExampleInput) int
+		ClaimTask                func(childComplexity int, input domain.ClaimTaskInput) int
+		CompleteExample          func(childComplexity int, input model.CompleteExampleInput) int
+		CompleteTask             func(childComplexity int, input domain.CompleteTaskInput) int
+		CreateAPIToken           func(childComplexity int, input domain.CreateAPITokenInput) int
+		CreateAction             func(childComplexity int, input domain.CreateActionInput) int
+		CreateActionToolMap      func(childComplexity int, input domain.CreateActionToolMapInput) int
+		CreateExample            func(childComplexity int, input domain.CreateExampleInput) int
+		CreateIdea               func(childComplexity int, input domain.CreateIdeaInput) int
+		CreateMcpServer          func(childComplexity int, input domain.CreateMcpServerInput) int
+		CreateModel              func(childComplexity int, input domain.CreateModelInput) int
+		CreateProject            func(childComplexity int, input domain.CreateProjectInput) int
+		CreateSuite              func(childComplexity int, input domain.CreateSuiteInput) int
+		CreateTask               func(childComplexity int, input domain.CreateTaskInput) int
+		CreateTaskBlock          func(childComplexity int, input domain.CreateTaskBlockInput) int
+		CreateTaskFromTemplate   func(childComplexity int, input domain.CreateTaskFromTemplateInput) int
+		CreateTaskList           func(childComplexity int, input domain.CreateTaskListInput) int
+		CreateTaskTemplate       func(childComplexity int, input domain.CreateTaskTemplateInput) int
+		CreateTool               func(childComplexity int, input domain.CreateToolInput) int
+		CreateTraceSession       func(childComplexity int, input domain.CreateTraceSessionInput) int
+		CreateUser               func(childComplexity int, input domain.CreateUserInput) int
+		DeleteAction             func(childComplexity int, input model.DeleteActionInput) int
+		DeleteActionToolMap      func(childComplexity int, input model.DeleteActionToolMapInput) int
+		DeleteExample            func(childComplexity int, input model.DeleteExampleInput) int
+		DeleteMcpServer          func(childComplexity int, input model.DeleteMcpServerInput) int
+		DeleteModel              func(childComplexity int, input model.DeleteModelInput) int
+		DeleteSuite              func(childComplexity int, input model.DeleteSuiteInput) int
+		DeleteTool               func(childComplexity int, input model.DeleteToolInput) int
+		DeleteTraceSession       func(childComplexity int, input model.DeleteTraceSessionInput) int
+		FailExample              func(childComplexity int, input domain.FailExampleInput) int
+		FailTask                 func(childComplexity int, input domain.FailTaskInput) int
+		Heartbeat                func(childComplexity int, input domain.HeartbeatInput) int
+		ImportMcpTools           func(childComplexity int, input domain.ImportMcpToolsInput) int
+		PauseExecutionRun        func(childComplexity int, input domain.RunActionInput) int
+		PauseTaskAgent           func(childComplexity int, input domain.TaskAgentActionInput) int
+		RecordTestResult         func(childComplexity int, input domain.RecordTestResultInput) int
+		RegisterTaskAgent        func(childComplexity int, input domain.RegisterTaskAgentInput) int
+		RejectGroupingSuggestion func(childComplexity int, input domain.RejectGroupingSuggestionInput) int
+		RemoveActionToolMapping  func(childComplexity int, input model.RemoveActionToolMappingInput) int
+		RemoveParameterMapping   func(childComplexity int, input model.RemoveParameterMappingInput) int
+		RemoveTaskRelationship   func(childComplexity int, input domain.RemoveTaskRelationshipInput) int
+		ResolveTaskBlock         func(childComplexity int, input domain.ResolveTaskBlockInput) int
+		ResumeExecutionRun       func(childComplexity int, input domain.RunActionInput) int
+		ResumeTaskAgent          func(childComplexity int, input domain.TaskAgentActionInput) int
+		RetryExecutionRun        func(childComplexity int, input domain.RunActionInput) int
+		RevokeAPIToken           func(childComplexity int, input domain.RevokeAPITokenInput) int
+		SetGroupingWeights       func(childComplexity int, input domain.SetGroupingWeightsInput) int
+		StartExecutionRun        func(childComplexity int, input domain.StartExecutionRunInput) int
+		SuggestGroupings         func(childComplexity int, input domain.SuggestGroupingsInput) int
+		TaskAgentHeartbeat       func(childComplexity int, input domain.TaskAgentHeartbeatInput) int
+		TerminateTaskAgent       func(childComplexity int, input domain.TaskAgentActionInput) int
+		TransitionTask           func(childComplexity int, input domain.TransitionTaskInput) int
+		UpdateProject            func(childComplexity int, input domain.UpdateProjectInput) int
+		UpdateTask               func(childComplexity int, input domain.UpdateTaskInput) int
+		UploadTraceEvents        func(childComplexity int, input model.UploadTraceEventsInput) int
 	}
 
 	PageInfo struct {
@@ -727,21 +784,24 @@ type ComplexityRoot struct {
 	}
 
 	Project struct {
-		CreatedAt       func(childComplexity int) int
-		Description     func(childComplexity int) int
-		EvaluationQueue func(childComplexity int, first *int, after *string) int
-		EventCursor     func(childComplexity int) int
-		Events          func(childComplexity int, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) int
-		GlobalID        func(childComplexity int) int
-		Ideas           func(childComplexity int, first *int, after *string) int
-		Name            func(childComplexity int) int
-		Owner           func(childComplexity int) int
-		Slug            func(childComplexity int) int
-		Status          func(childComplexity int) int
-		TaskLists       func(childComplexity int, first *int, after *string) int
-		TaskTemplates   func(childComplexity int, first *int, after *string) int
-		Tasks           func(childComplexity int, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
-		UpdatedAt       func(childComplexity int) int
+		CreatedAt           func(childComplexity int) int
+		Description         func(childComplexity int) int
+		EvaluationQueue     func(childComplexity int, first *int, after *string) int
+		EventCursor         func(childComplexity int) int
+		Events              func(childComplexity int, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) int
+		GlobalID            func(childComplexity int) int
+		GroupingSuggestions func(childComplexity int, status []domain.GroupingSuggestionStatus, first *int, after *string, last *int, before *string) int
+		GroupingWeights     func(childComplexity int) int
+		Ideas               func(childComplexity int, first *int, after *string) int
+		Name                func(childComplexity int) int
+		Owner               func(childComplexity int) int
+		Slug                func(childComplexity int) int
+		Status              func(childComplexity int) int
+		TaskAgents          func(childComplexity int) int
+		TaskLists           func(childComplexity int, first *int, after *string) int
+		TaskTemplates       func(childComplexity int, first *int, after *string) int
+		Tasks               func(childComplexity int, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
+		UpdatedAt           func(childComplexity int) int
 	}
 
 	ProjectConnection struct {
@@ -776,6 +836,14 @@ type ComplexityRoot struct {
 
 	RecordTestResultPayload struct {
 		TestResult func(childComplexity int) int
+	}
+
+	RegisterTaskAgentPayload struct {
+		TaskAgent func(childComplexity int) int
+	}
+
+	RejectGroupingSuggestionPayload struct {
+		Suggestion func(childComplexity int) int
 	}
 
 	RemoveActionToolMappingPayload struct {
@@ -874,6 +942,10 @@ type ComplexityRoot struct {
 		Type       func(childComplexity int) int
 	}
 
+	SetGroupingWeightsPayload struct {
+		Weights func(childComplexity int) int
+	}
+
 	StartExecutionRunPayload struct {
 		Run func(childComplexity int) int
 	}
@@ -881,6 +953,33 @@ type ComplexityRoot struct {
 	Subscription struct {
 		ProjectEvents func(childComplexity int, projectID string, after *string, types []domain.ExecutionEventType) int
 		RunEvents     func(childComplexity int, runID string, after *string, types []domain.ExecutionEventType) int
+	}
+
+	SuggestGroupingsPayload struct {
+		Suggestions func(childComplexity int) int
+	}
+
+	SuggestionCreated struct {
+		Agent      func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Run        func(childComplexity int) int
+		Suggestion func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
+	SuggestionResolved struct {
+		Agent      func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Run        func(childComplexity int) int
+		Status     func(childComplexity int) int
+		Suggestion func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Type       func(childComplexity int) int
 	}
 
 	Suite struct {
@@ -951,6 +1050,33 @@ type ComplexityRoot struct {
 		UITests             func(childComplexity int) int
 		UpdatedAt           func(childComplexity int) int
 		Version             func(childComplexity int) int
+	}
+
+	TaskAgentActionPayload struct {
+		TaskAgent func(childComplexity int) int
+	}
+
+	TaskAgentHeartbeatPayload struct {
+		Directive func(childComplexity int) int
+		TaskAgent func(childComplexity int) int
+	}
+
+	TaskAgentInstance struct {
+		CreatedAt           func(childComplexity int) int
+		ErrorCount          func(childComplexity int) int
+		GlobalID            func(childComplexity int) int
+		HasTelegramBotToken func(childComplexity int) int
+		IsEvaluationQueue   func(childComplexity int) int
+		LastError           func(childComplexity int) int
+		LastHeartbeatAt     func(childComplexity int) int
+		Project             func(childComplexity int) int
+		Status              func(childComplexity int) int
+		SuggestionsMade     func(childComplexity int) int
+		TaskList            func(childComplexity int) int
+		TasksProcessed      func(childComplexity int) int
+		TelegramChannelID   func(childComplexity int) int
+		TerminatedAt        func(childComplexity int) int
+		UpdatedAt           func(childComplexity int) int
 	}
 
 	TaskBlock struct {
@@ -1443,6 +1569,15 @@ type ExecutionRunResolver interface {
 	Executions(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.TaskExecution, error)
 	Events(ctx context.Context, obj *domain.ExecutionRun, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error)
 }
+type GroupingSuggestionResolver interface {
+	Project(ctx context.Context, obj *domain.GroupingSuggestion) (*domain.Project, error)
+
+	SuggestedTasks(ctx context.Context, obj *domain.GroupingSuggestion) ([]*domain.Task, error)
+
+	TriggerTask(ctx context.Context, obj *domain.GroupingSuggestion) (*domain.Task, error)
+	CreatedTaskList(ctx context.Context, obj *domain.GroupingSuggestion) (*domain.TaskList, error)
+	TaskAgent(ctx context.Context, obj *domain.GroupingSuggestion) (*domain.TaskAgentInstance, error)
+}
 type HeartbeatRecordResolver interface {
 	Agent(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.BuildAgent, error)
 	Run(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.ExecutionRun, error)
@@ -1503,6 +1638,15 @@ type MutationResolver interface {
 	ResumeExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
 	CancelExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
 	RetryExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
+	SetGroupingWeights(ctx context.Context, input domain.SetGroupingWeightsInput) (*model.SetGroupingWeightsPayload, error)
+	SuggestGroupings(ctx context.Context, input domain.SuggestGroupingsInput) (*model.SuggestGroupingsPayload, error)
+	AcceptGroupingSuggestion(ctx context.Context, input domain.AcceptGroupingSuggestionInput) (*model.AcceptGroupingSuggestionPayload, error)
+	RejectGroupingSuggestion(ctx context.Context, input domain.RejectGroupingSuggestionInput) (*model.RejectGroupingSuggestionPayload, error)
+	RegisterTaskAgent(ctx context.Context, input domain.RegisterTaskAgentInput) (*model.RegisterTaskAgentPayload, error)
+	TaskAgentHeartbeat(ctx context.Context, input domain.TaskAgentHeartbeatInput) (*model.TaskAgentHeartbeatPayload, error)
+	PauseTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error)
+	ResumeTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error)
+	TerminateTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error)
 	CreateProject(ctx context.Context, input domain.CreateProjectInput) (*model.CreateProjectPayload, error)
 	UpdateProject(ctx context.Context, input domain.UpdateProjectInput) (*model.UpdateProjectPayload, error)
 	CreateIdea(ctx context.Context, input domain.CreateIdeaInput) (*model.CreateIdeaPayload, error)
@@ -1542,6 +1686,9 @@ type ProjectResolver interface {
 	TaskTemplates(ctx context.Context, obj *domain.Project, first *int, after *string) (*model.TaskTemplateConnection, error)
 	Events(ctx context.Context, obj *domain.Project, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error)
 	EventCursor(ctx context.Context, obj *domain.Project) (string, error)
+	GroupingWeights(ctx context.Context, obj *domain.Project) (*domain.GroupingWeights, error)
+	GroupingSuggestions(ctx context.Context, obj *domain.Project, status []domain.GroupingSuggestionStatus, first *int, after *string, last *int, before *string) (*model.GroupingSuggestionConnection, error)
+	TaskAgents(ctx context.Context, obj *domain.Project) ([]*domain.TaskAgentInstance, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (domain.Node, error)
@@ -1600,6 +1747,20 @@ type SubscriptionResolver interface {
 	ProjectEvents(ctx context.Context, projectID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error)
 	RunEvents(ctx context.Context, runID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error)
 }
+type SuggestionCreatedResolver interface {
+	Project(ctx context.Context, obj *domain.SuggestionCreatedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.SuggestionCreatedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.SuggestionCreatedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.SuggestionCreatedEvent) (*domain.BuildAgent, error)
+	Suggestion(ctx context.Context, obj *domain.SuggestionCreatedEvent) (*domain.GroupingSuggestion, error)
+}
+type SuggestionResolvedResolver interface {
+	Project(ctx context.Context, obj *domain.SuggestionResolvedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.SuggestionResolvedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.SuggestionResolvedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.SuggestionResolvedEvent) (*domain.BuildAgent, error)
+	Suggestion(ctx context.Context, obj *domain.SuggestionResolvedEvent) (*domain.GroupingSuggestion, error)
+}
 type SuiteResolver interface {
 	Actions(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.ActionConnection, error)
 	ActionToolMaps(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.ActionToolMapConnection, error)
@@ -1627,6 +1788,10 @@ type TaskResolver interface {
 	Blocks(ctx context.Context, obj *domain.Task, includeResolved *bool) ([]*domain.TaskBlock, error)
 	FileImpacts(ctx context.Context, obj *domain.Task) ([]*domain.TaskFileImpact, error)
 	Conflicts(ctx context.Context, obj *domain.Task) ([]*domain.ParallelismAnalysis, error)
+}
+type TaskAgentInstanceResolver interface {
+	Project(ctx context.Context, obj *domain.TaskAgentInstance) (*domain.Project, error)
+	TaskList(ctx context.Context, obj *domain.TaskAgentInstance) (*domain.TaskList, error)
 }
 type TaskBlockResolver interface {
 	Task(ctx context.Context, obj *domain.TaskBlock) (*domain.Task, error)
@@ -1771,6 +1936,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AcceptGroupingSuggestionPayload.suggestion":
+		if e.ComplexityRoot.AcceptGroupingSuggestionPayload.Suggestion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AcceptGroupingSuggestionPayload.Suggestion(childComplexity), true
+	case "AcceptGroupingSuggestionPayload.taskList":
+		if e.ComplexityRoot.AcceptGroupingSuggestionPayload.TaskList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AcceptGroupingSuggestionPayload.TaskList(childComplexity), true
 
 	case "Action.createdAt":
 		if e.ComplexityRoot.Action.CreatedAt == nil {
@@ -3234,6 +3412,172 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FailTaskPayload.Task(childComplexity), true
 
+	case "GroupingSuggestion.breakdown":
+		if e.ComplexityRoot.GroupingSuggestion.Breakdown == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.Breakdown(childComplexity), true
+	case "GroupingSuggestion.createdAt":
+		if e.ComplexityRoot.GroupingSuggestion.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.CreatedAt(childComplexity), true
+	case "GroupingSuggestion.createdTaskList":
+		if e.ComplexityRoot.GroupingSuggestion.CreatedTaskList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.CreatedTaskList(childComplexity), true
+	case "GroupingSuggestion.expiresAt":
+		if e.ComplexityRoot.GroupingSuggestion.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.ExpiresAt(childComplexity), true
+	case "GroupingSuggestion.id":
+		if e.ComplexityRoot.GroupingSuggestion.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.GlobalID(childComplexity), true
+	case "GroupingSuggestion.groupingReason":
+		if e.ComplexityRoot.GroupingSuggestion.GroupingReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.GroupingReason(childComplexity), true
+	case "GroupingSuggestion.project":
+		if e.ComplexityRoot.GroupingSuggestion.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.Project(childComplexity), true
+	case "GroupingSuggestion.resolvedAt":
+		if e.ComplexityRoot.GroupingSuggestion.ResolvedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.ResolvedAt(childComplexity), true
+	case "GroupingSuggestion.resolvedBy":
+		if e.ComplexityRoot.GroupingSuggestion.ResolvedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.ResolvedBy(childComplexity), true
+	case "GroupingSuggestion.similarityScore":
+		if e.ComplexityRoot.GroupingSuggestion.SimilarityScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.SimilarityScore(childComplexity), true
+	case "GroupingSuggestion.status":
+		if e.ComplexityRoot.GroupingSuggestion.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.Status(childComplexity), true
+	case "GroupingSuggestion.suggestedName":
+		if e.ComplexityRoot.GroupingSuggestion.SuggestedName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.SuggestedName(childComplexity), true
+	case "GroupingSuggestion.suggestedTasks":
+		if e.ComplexityRoot.GroupingSuggestion.SuggestedTasks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.SuggestedTasks(childComplexity), true
+	case "GroupingSuggestion.taskAgent":
+		if e.ComplexityRoot.GroupingSuggestion.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.TaskAgent(childComplexity), true
+	case "GroupingSuggestion.triggerTask":
+		if e.ComplexityRoot.GroupingSuggestion.TriggerTask == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.TriggerTask(childComplexity), true
+	case "GroupingSuggestion.triggeredBy":
+		if e.ComplexityRoot.GroupingSuggestion.TriggeredBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.TriggeredBy(childComplexity), true
+
+	case "GroupingSuggestionConnection.edges":
+		if e.ComplexityRoot.GroupingSuggestionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionConnection.Edges(childComplexity), true
+	case "GroupingSuggestionConnection.nodes":
+		if e.ComplexityRoot.GroupingSuggestionConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionConnection.Nodes(childComplexity), true
+	case "GroupingSuggestionConnection.pageInfo":
+		if e.ComplexityRoot.GroupingSuggestionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionConnection.PageInfo(childComplexity), true
+	case "GroupingSuggestionConnection.totalCount":
+		if e.ComplexityRoot.GroupingSuggestionConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionConnection.TotalCount(childComplexity), true
+
+	case "GroupingSuggestionEdge.cursor":
+		if e.ComplexityRoot.GroupingSuggestionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionEdge.Cursor(childComplexity), true
+	case "GroupingSuggestionEdge.node":
+		if e.ComplexityRoot.GroupingSuggestionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionEdge.Node(childComplexity), true
+
+	case "GroupingWeights.category":
+		if e.ComplexityRoot.GroupingWeights.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingWeights.Category(childComplexity), true
+	case "GroupingWeights.component":
+		if e.ComplexityRoot.GroupingWeights.Component == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingWeights.Component(childComplexity), true
+	case "GroupingWeights.dependency":
+		if e.ComplexityRoot.GroupingWeights.Dependency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingWeights.Dependency(childComplexity), true
+	case "GroupingWeights.descriptionSimilarity":
+		if e.ComplexityRoot.GroupingWeights.DescriptionSimilarity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingWeights.DescriptionSimilarity(childComplexity), true
+	case "GroupingWeights.fileOverlap":
+		if e.ComplexityRoot.GroupingWeights.FileOverlap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingWeights.FileOverlap(childComplexity), true
+
 	case "HeartbeatPayload.agent":
 		if e.ComplexityRoot.HeartbeatPayload.Agent == nil {
 			break
@@ -3677,6 +4021,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ModelEdge.Node(childComplexity), true
 
+	case "Mutation.acceptGroupingSuggestion":
+		if e.ComplexityRoot.Mutation.AcceptGroupingSuggestion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_acceptGroupingSuggestion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AcceptGroupingSuggestion(childComplexity, args["input"].(domain.AcceptGroupingSuggestionInput)), true
 	case "Mutation.addActionToolMapping":
 		if e.ComplexityRoot.Mutation.AddActionToolMapping == nil {
 			break
@@ -4117,6 +4472,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PauseExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
+	case "Mutation.pauseTaskAgent":
+		if e.ComplexityRoot.Mutation.PauseTaskAgent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pauseTaskAgent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PauseTaskAgent(childComplexity, args["input"].(domain.TaskAgentActionInput)), true
 	case "Mutation.recordTestResult":
 		if e.ComplexityRoot.Mutation.RecordTestResult == nil {
 			break
@@ -4128,6 +4494,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RecordTestResult(childComplexity, args["input"].(domain.RecordTestResultInput)), true
+	case "Mutation.registerTaskAgent":
+		if e.ComplexityRoot.Mutation.RegisterTaskAgent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_registerTaskAgent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RegisterTaskAgent(childComplexity, args["input"].(domain.RegisterTaskAgentInput)), true
+	case "Mutation.rejectGroupingSuggestion":
+		if e.ComplexityRoot.Mutation.RejectGroupingSuggestion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rejectGroupingSuggestion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RejectGroupingSuggestion(childComplexity, args["input"].(domain.RejectGroupingSuggestionInput)), true
 	case "Mutation.removeActionToolMapping":
 		if e.ComplexityRoot.Mutation.RemoveActionToolMapping == nil {
 			break
@@ -4183,6 +4571,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResumeExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
+	case "Mutation.resumeTaskAgent":
+		if e.ComplexityRoot.Mutation.ResumeTaskAgent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resumeTaskAgent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResumeTaskAgent(childComplexity, args["input"].(domain.TaskAgentActionInput)), true
 	case "Mutation.retryExecutionRun":
 		if e.ComplexityRoot.Mutation.RetryExecutionRun == nil {
 			break
@@ -4205,6 +4604,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeAPIToken(childComplexity, args["input"].(domain.RevokeAPITokenInput)), true
+	case "Mutation.setGroupingWeights":
+		if e.ComplexityRoot.Mutation.SetGroupingWeights == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setGroupingWeights_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetGroupingWeights(childComplexity, args["input"].(domain.SetGroupingWeightsInput)), true
 	case "Mutation.startExecutionRun":
 		if e.ComplexityRoot.Mutation.StartExecutionRun == nil {
 			break
@@ -4216,6 +4626,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StartExecutionRun(childComplexity, args["input"].(domain.StartExecutionRunInput)), true
+	case "Mutation.suggestGroupings":
+		if e.ComplexityRoot.Mutation.SuggestGroupings == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_suggestGroupings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SuggestGroupings(childComplexity, args["input"].(domain.SuggestGroupingsInput)), true
+	case "Mutation.taskAgentHeartbeat":
+		if e.ComplexityRoot.Mutation.TaskAgentHeartbeat == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_taskAgentHeartbeat_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TaskAgentHeartbeat(childComplexity, args["input"].(domain.TaskAgentHeartbeatInput)), true
+	case "Mutation.terminateTaskAgent":
+		if e.ComplexityRoot.Mutation.TerminateTaskAgent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_terminateTaskAgent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TerminateTaskAgent(childComplexity, args["input"].(domain.TaskAgentActionInput)), true
 	case "Mutation.transitionTask":
 		if e.ComplexityRoot.Mutation.TransitionTask == nil {
 			break
@@ -4475,6 +4918,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Project.GlobalID(childComplexity), true
+	case "Project.groupingSuggestions":
+		if e.ComplexityRoot.Project.GroupingSuggestions == nil {
+			break
+		}
+
+		args, err := ec.field_Project_groupingSuggestions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Project.GroupingSuggestions(childComplexity, args["status"].([]domain.GroupingSuggestionStatus), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Project.groupingWeights":
+		if e.ComplexityRoot.Project.GroupingWeights == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.GroupingWeights(childComplexity), true
 	case "Project.ideas":
 		if e.ComplexityRoot.Project.Ideas == nil {
 			break
@@ -4510,6 +4970,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Project.Status(childComplexity), true
+	case "Project.taskAgents":
+		if e.ComplexityRoot.Project.TaskAgents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.TaskAgents(childComplexity), true
 	case "Project.taskLists":
 		if e.ComplexityRoot.Project.TaskLists == nil {
 			break
@@ -4756,6 +5222,20 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RecordTestResultPayload.TestResult(childComplexity), true
+
+	case "RegisterTaskAgentPayload.taskAgent":
+		if e.ComplexityRoot.RegisterTaskAgentPayload.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegisterTaskAgentPayload.TaskAgent(childComplexity), true
+
+	case "RejectGroupingSuggestionPayload.suggestion":
+		if e.ComplexityRoot.RejectGroupingSuggestionPayload.Suggestion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RejectGroupingSuggestionPayload.Suggestion(childComplexity), true
 
 	case "RemoveActionToolMappingPayload.actionToolMap":
 		if e.ComplexityRoot.RemoveActionToolMappingPayload.ActionToolMap == nil {
@@ -5129,6 +5609,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RunStarted.Type(childComplexity), true
 
+	case "SetGroupingWeightsPayload.weights":
+		if e.ComplexityRoot.SetGroupingWeightsPayload.Weights == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetGroupingWeightsPayload.Weights(childComplexity), true
+
 	case "StartExecutionRunPayload.run":
 		if e.ComplexityRoot.StartExecutionRunPayload.Run == nil {
 			break
@@ -5158,6 +5645,117 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.RunEvents(childComplexity, args["runId"].(string), args["after"].(*string), args["types"].([]domain.ExecutionEventType)), true
+
+	case "SuggestGroupingsPayload.suggestions":
+		if e.ComplexityRoot.SuggestGroupingsPayload.Suggestions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestGroupingsPayload.Suggestions(childComplexity), true
+
+	case "SuggestionCreated.agent":
+		if e.ComplexityRoot.SuggestionCreated.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Agent(childComplexity), true
+	case "SuggestionCreated.cursor":
+		if e.ComplexityRoot.SuggestionCreated.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Cursor(childComplexity), true
+	case "SuggestionCreated.occurredAt":
+		if e.ComplexityRoot.SuggestionCreated.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.OccurredAt(childComplexity), true
+	case "SuggestionCreated.project":
+		if e.ComplexityRoot.SuggestionCreated.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Project(childComplexity), true
+	case "SuggestionCreated.run":
+		if e.ComplexityRoot.SuggestionCreated.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Run(childComplexity), true
+	case "SuggestionCreated.suggestion":
+		if e.ComplexityRoot.SuggestionCreated.Suggestion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Suggestion(childComplexity), true
+	case "SuggestionCreated.task":
+		if e.ComplexityRoot.SuggestionCreated.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Task(childComplexity), true
+	case "SuggestionCreated.type":
+		if e.ComplexityRoot.SuggestionCreated.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Type(childComplexity), true
+
+	case "SuggestionResolved.agent":
+		if e.ComplexityRoot.SuggestionResolved.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Agent(childComplexity), true
+	case "SuggestionResolved.cursor":
+		if e.ComplexityRoot.SuggestionResolved.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Cursor(childComplexity), true
+	case "SuggestionResolved.occurredAt":
+		if e.ComplexityRoot.SuggestionResolved.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.OccurredAt(childComplexity), true
+	case "SuggestionResolved.project":
+		if e.ComplexityRoot.SuggestionResolved.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Project(childComplexity), true
+	case "SuggestionResolved.run":
+		if e.ComplexityRoot.SuggestionResolved.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Run(childComplexity), true
+	case "SuggestionResolved.status":
+		if e.ComplexityRoot.SuggestionResolved.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Status(childComplexity), true
+	case "SuggestionResolved.suggestion":
+		if e.ComplexityRoot.SuggestionResolved.Suggestion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Suggestion(childComplexity), true
+	case "SuggestionResolved.task":
+		if e.ComplexityRoot.SuggestionResolved.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Task(childComplexity), true
+	case "SuggestionResolved.type":
+		if e.ComplexityRoot.SuggestionResolved.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Type(childComplexity), true
 
 	case "Suite.actionToolMaps":
 		if e.ComplexityRoot.Suite.ActionToolMaps == nil {
@@ -5535,6 +6133,117 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Task.Version(childComplexity), true
+
+	case "TaskAgentActionPayload.taskAgent":
+		if e.ComplexityRoot.TaskAgentActionPayload.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentActionPayload.TaskAgent(childComplexity), true
+
+	case "TaskAgentHeartbeatPayload.directive":
+		if e.ComplexityRoot.TaskAgentHeartbeatPayload.Directive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentHeartbeatPayload.Directive(childComplexity), true
+	case "TaskAgentHeartbeatPayload.taskAgent":
+		if e.ComplexityRoot.TaskAgentHeartbeatPayload.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentHeartbeatPayload.TaskAgent(childComplexity), true
+
+	case "TaskAgentInstance.createdAt":
+		if e.ComplexityRoot.TaskAgentInstance.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.CreatedAt(childComplexity), true
+	case "TaskAgentInstance.errorCount":
+		if e.ComplexityRoot.TaskAgentInstance.ErrorCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.ErrorCount(childComplexity), true
+	case "TaskAgentInstance.id":
+		if e.ComplexityRoot.TaskAgentInstance.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.GlobalID(childComplexity), true
+	case "TaskAgentInstance.hasTelegramBotToken":
+		if e.ComplexityRoot.TaskAgentInstance.HasTelegramBotToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.HasTelegramBotToken(childComplexity), true
+	case "TaskAgentInstance.isEvaluationQueue":
+		if e.ComplexityRoot.TaskAgentInstance.IsEvaluationQueue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.IsEvaluationQueue(childComplexity), true
+	case "TaskAgentInstance.lastError":
+		if e.ComplexityRoot.TaskAgentInstance.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.LastError(childComplexity), true
+	case "TaskAgentInstance.lastHeartbeatAt":
+		if e.ComplexityRoot.TaskAgentInstance.LastHeartbeatAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.LastHeartbeatAt(childComplexity), true
+	case "TaskAgentInstance.project":
+		if e.ComplexityRoot.TaskAgentInstance.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.Project(childComplexity), true
+	case "TaskAgentInstance.status":
+		if e.ComplexityRoot.TaskAgentInstance.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.Status(childComplexity), true
+	case "TaskAgentInstance.suggestionsMade":
+		if e.ComplexityRoot.TaskAgentInstance.SuggestionsMade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.SuggestionsMade(childComplexity), true
+	case "TaskAgentInstance.taskList":
+		if e.ComplexityRoot.TaskAgentInstance.TaskList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.TaskList(childComplexity), true
+	case "TaskAgentInstance.tasksProcessed":
+		if e.ComplexityRoot.TaskAgentInstance.TasksProcessed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.TasksProcessed(childComplexity), true
+	case "TaskAgentInstance.telegramChannelId":
+		if e.ComplexityRoot.TaskAgentInstance.TelegramChannelID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.TelegramChannelID(childComplexity), true
+	case "TaskAgentInstance.terminatedAt":
+		if e.ComplexityRoot.TaskAgentInstance.TerminatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.TerminatedAt(childComplexity), true
+	case "TaskAgentInstance.updatedAt":
+		if e.ComplexityRoot.TaskAgentInstance.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.UpdatedAt(childComplexity), true
 
 	case "TaskBlock.blockType":
 		if e.ComplexityRoot.TaskBlock.BlockType == nil {
@@ -7343,6 +8052,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAcceptGroupingSuggestionInput,
 		ec.unmarshalInputAddActionToolMappingInput,
 		ec.unmarshalInputAddParameterMappingInput,
 		ec.unmarshalInputAddTaskRelationshipInput,
@@ -7386,13 +8096,19 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputParameterInput,
 		ec.unmarshalInputProjectFilter,
 		ec.unmarshalInputRecordTestResultInput,
+		ec.unmarshalInputRegisterTaskAgentInput,
+		ec.unmarshalInputRejectGroupingSuggestionInput,
 		ec.unmarshalInputRemoveActionToolMappingInput,
 		ec.unmarshalInputRemoveParameterMappingInput,
 		ec.unmarshalInputRemoveTaskRelationshipInput,
 		ec.unmarshalInputResolveTaskBlockInput,
 		ec.unmarshalInputRevokeApiTokenInput,
 		ec.unmarshalInputRunActionInput,
+		ec.unmarshalInputSetGroupingWeightsInput,
 		ec.unmarshalInputStartExecutionRunInput,
+		ec.unmarshalInputSuggestGroupingsInput,
+		ec.unmarshalInputTaskAgentActionInput,
+		ec.unmarshalInputTaskAgentHeartbeatInput,
 		ec.unmarshalInputTaskFilter,
 		ec.unmarshalInputTaskOrder,
 		ec.unmarshalInputTransitionTaskInput,
@@ -7490,7 +8206,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
+//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/grouping.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -7553,6 +8269,7 @@ type Mutation {
 	{Name: "schema/catalog.graphqls", Input: sourceData("schema/catalog.graphqls"), BuiltIn: false},
 	{Name: "schema/events.graphqls", Input: sourceData("schema/events.graphqls"), BuiltIn: false},
 	{Name: "schema/execution.graphqls", Input: sourceData("schema/execution.graphqls"), BuiltIn: false},
+	{Name: "schema/grouping.graphqls", Input: sourceData("schema/grouping.graphqls"), BuiltIn: false},
 	{Name: "schema/planning.graphqls", Input: sourceData("schema/planning.graphqls"), BuiltIn: false},
 	{Name: "schema/projects.graphqls", Input: sourceData("schema/projects.graphqls"), BuiltIn: false},
 	{Name: "schema/tasklists.graphqls", Input: sourceData("schema/tasklists.graphqls"), BuiltIn: false},
@@ -7564,6 +8281,16 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AcceptGroupingSuggestionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "suggestion":
+		return ec.fieldContext_AcceptGroupingSuggestionPayload_suggestion(ctx, field)
+	case "taskList":
+		return ec.fieldContext_AcceptGroupingSuggestionPayload_taskList(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AcceptGroupingSuggestionPayload", field.Name)
+}
 
 func (ec *executionContext) childFields_Action(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -8353,6 +9080,84 @@ func (ec *executionContext) childFields_FailTaskPayload(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type FailTaskPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_GroupingSuggestion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_GroupingSuggestion_id(ctx, field)
+	case "project":
+		return ec.fieldContext_GroupingSuggestion_project(ctx, field)
+	case "status":
+		return ec.fieldContext_GroupingSuggestion_status(ctx, field)
+	case "suggestedName":
+		return ec.fieldContext_GroupingSuggestion_suggestedName(ctx, field)
+	case "suggestedTasks":
+		return ec.fieldContext_GroupingSuggestion_suggestedTasks(ctx, field)
+	case "groupingReason":
+		return ec.fieldContext_GroupingSuggestion_groupingReason(ctx, field)
+	case "similarityScore":
+		return ec.fieldContext_GroupingSuggestion_similarityScore(ctx, field)
+	case "breakdown":
+		return ec.fieldContext_GroupingSuggestion_breakdown(ctx, field)
+	case "triggeredBy":
+		return ec.fieldContext_GroupingSuggestion_triggeredBy(ctx, field)
+	case "triggerTask":
+		return ec.fieldContext_GroupingSuggestion_triggerTask(ctx, field)
+	case "createdTaskList":
+		return ec.fieldContext_GroupingSuggestion_createdTaskList(ctx, field)
+	case "taskAgent":
+		return ec.fieldContext_GroupingSuggestion_taskAgent(ctx, field)
+	case "resolvedBy":
+		return ec.fieldContext_GroupingSuggestion_resolvedBy(ctx, field)
+	case "resolvedAt":
+		return ec.fieldContext_GroupingSuggestion_resolvedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_GroupingSuggestion_expiresAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_GroupingSuggestion_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupingSuggestion", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupingSuggestionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_GroupingSuggestionConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_GroupingSuggestionConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_GroupingSuggestionConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_GroupingSuggestionConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupingSuggestionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupingSuggestionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_GroupingSuggestionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_GroupingSuggestionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupingSuggestionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupingWeights(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "fileOverlap":
+		return ec.fieldContext_GroupingWeights_fileOverlap(ctx, field)
+	case "dependency":
+		return ec.fieldContext_GroupingWeights_dependency(ctx, field)
+	case "category":
+		return ec.fieldContext_GroupingWeights_category(ctx, field)
+	case "descriptionSimilarity":
+		return ec.fieldContext_GroupingWeights_descriptionSimilarity(ctx, field)
+	case "component":
+		return ec.fieldContext_GroupingWeights_component(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupingWeights", field.Name)
+}
+
 func (ec *executionContext) childFields_HeartbeatPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "agent":
@@ -8677,6 +9482,12 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_events(ctx, field)
 	case "eventCursor":
 		return ec.fieldContext_Project_eventCursor(ctx, field)
+	case "groupingWeights":
+		return ec.fieldContext_Project_groupingWeights(ctx, field)
+	case "groupingSuggestions":
+		return ec.fieldContext_Project_groupingSuggestions(ctx, field)
+	case "taskAgents":
+		return ec.fieldContext_Project_taskAgents(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
 }
@@ -8711,6 +9522,22 @@ func (ec *executionContext) childFields_RecordTestResultPayload(ctx context.Cont
 		return ec.fieldContext_RecordTestResultPayload_testResult(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RecordTestResultPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RegisterTaskAgentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskAgent":
+		return ec.fieldContext_RegisterTaskAgentPayload_taskAgent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RegisterTaskAgentPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RejectGroupingSuggestionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "suggestion":
+		return ec.fieldContext_RejectGroupingSuggestionPayload_suggestion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RejectGroupingSuggestionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RemoveActionToolMappingPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8771,12 +9598,28 @@ func (ec *executionContext) childFields_RunActionPayload(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type RunActionPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_SetGroupingWeightsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "weights":
+		return ec.fieldContext_SetGroupingWeightsPayload_weights(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetGroupingWeightsPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_StartExecutionRunPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "run":
 		return ec.fieldContext_StartExecutionRunPayload_run(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StartExecutionRunPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_SuggestGroupingsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "suggestions":
+		return ec.fieldContext_SuggestGroupingsPayload_suggestions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuggestGroupingsPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Suite(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8917,6 +9760,60 @@ func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.
 		return ec.fieldContext_Task_conflicts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Task", field.Name)
+}
+
+func (ec *executionContext) childFields_TaskAgentActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskAgent":
+		return ec.fieldContext_TaskAgentActionPayload_taskAgent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskAgentActionPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_TaskAgentHeartbeatPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskAgent":
+		return ec.fieldContext_TaskAgentHeartbeatPayload_taskAgent(ctx, field)
+	case "directive":
+		return ec.fieldContext_TaskAgentHeartbeatPayload_directive(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskAgentHeartbeatPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_TaskAgentInstance(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TaskAgentInstance_id(ctx, field)
+	case "project":
+		return ec.fieldContext_TaskAgentInstance_project(ctx, field)
+	case "taskList":
+		return ec.fieldContext_TaskAgentInstance_taskList(ctx, field)
+	case "isEvaluationQueue":
+		return ec.fieldContext_TaskAgentInstance_isEvaluationQueue(ctx, field)
+	case "telegramChannelId":
+		return ec.fieldContext_TaskAgentInstance_telegramChannelId(ctx, field)
+	case "hasTelegramBotToken":
+		return ec.fieldContext_TaskAgentInstance_hasTelegramBotToken(ctx, field)
+	case "status":
+		return ec.fieldContext_TaskAgentInstance_status(ctx, field)
+	case "lastHeartbeatAt":
+		return ec.fieldContext_TaskAgentInstance_lastHeartbeatAt(ctx, field)
+	case "errorCount":
+		return ec.fieldContext_TaskAgentInstance_errorCount(ctx, field)
+	case "lastError":
+		return ec.fieldContext_TaskAgentInstance_lastError(ctx, field)
+	case "tasksProcessed":
+		return ec.fieldContext_TaskAgentInstance_tasksProcessed(ctx, field)
+	case "suggestionsMade":
+		return ec.fieldContext_TaskAgentInstance_suggestionsMade(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_TaskAgentInstance_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_TaskAgentInstance_updatedAt(ctx, field)
+	case "terminatedAt":
+		return ec.fieldContext_TaskAgentInstance_terminatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskAgentInstance", field.Name)
 }
 
 func (ec *executionContext) childFields_TaskBlock(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9937,6 +10834,20 @@ func (ec *executionContext) field_Model_examples_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_acceptGroupingSuggestion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.AcceptGroupingSuggestionInput, error) {
+			return ec.unmarshalNAcceptGroupingSuggestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAcceptGroupingSuggestionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addActionToolMapping_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10497,12 +11408,54 @@ func (ec *executionContext) field_Mutation_pauseExecutionRun_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_pauseTaskAgent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+			return ec.unmarshalNTaskAgentActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_recordTestResult_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.RecordTestResultInput, error) {
 			return ec.unmarshalNRecordTestResultInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordTestResultInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_registerTaskAgent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RegisterTaskAgentInput, error) {
+			return ec.unmarshalNRegisterTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRegisterTaskAgentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rejectGroupingSuggestion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RejectGroupingSuggestionInput, error) {
+			return ec.unmarshalNRejectGroupingSuggestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRejectGroupingSuggestionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -10581,6 +11534,20 @@ func (ec *executionContext) field_Mutation_resumeExecutionRun_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_resumeTaskAgent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+			return ec.unmarshalNTaskAgentActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_retryExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10609,12 +11576,68 @@ func (ec *executionContext) field_Mutation_revokeApiToken_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setGroupingWeights_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.SetGroupingWeightsInput, error) {
+			return ec.unmarshalNSetGroupingWeightsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetGroupingWeightsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_startExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.StartExecutionRunInput, error) {
 			return ec.unmarshalNStartExecutionRunInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartExecutionRunInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_suggestGroupings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.SuggestGroupingsInput, error) {
+			return ec.unmarshalNSuggestGroupingsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuggestGroupingsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_taskAgentHeartbeat_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.TaskAgentHeartbeatInput, error) {
+			return ec.unmarshalNTaskAgentHeartbeatInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentHeartbeatInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_terminateTaskAgent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+			return ec.unmarshalNTaskAgentActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -10744,6 +11767,52 @@ func (ec *executionContext) field_Project_events_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["types"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Project_groupingSuggestions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]domain.GroupingSuggestionStatus, error) {
+			return ec.unmarshalOGroupingSuggestionStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatusᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -11604,6 +12673,70 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AcceptGroupingSuggestionPayload_suggestion(ctx context.Context, field graphql.CollectedField, obj *model.AcceptGroupingSuggestionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AcceptGroupingSuggestionPayload_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Suggestion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AcceptGroupingSuggestionPayload_suggestion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AcceptGroupingSuggestionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AcceptGroupingSuggestionPayload_taskList(ctx context.Context, field graphql.CollectedField, obj *model.AcceptGroupingSuggestionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AcceptGroupingSuggestionPayload_taskList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskList, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskList) graphql.Marshaler {
+			return ec.marshalNTaskList2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AcceptGroupingSuggestionPayload_taskList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AcceptGroupingSuggestionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskList(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _Action_id(ctx context.Context, field graphql.CollectedField, obj *domain.Action) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -17920,6 +19053,717 @@ func (ec *executionContext) fieldContext_FailTaskPayload_execution(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _GroupingSuggestion_id(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_project(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GroupingSuggestion().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_status(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.GroupingSuggestionStatus) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type GroupingSuggestionStatus does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_suggestedName(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_suggestedName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuggestedName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_suggestedName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_suggestedTasks(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_suggestedTasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GroupingSuggestion().SuggestedTasks(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_suggestedTasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_groupingReason(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_groupingReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GroupingReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_groupingReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_similarityScore(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_similarityScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SimilarityScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_similarityScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_breakdown(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_breakdown(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Breakdown(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.GroupingWeights) graphql.Marshaler {
+			return ec.marshalNGroupingWeights2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingWeights(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_breakdown(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingWeights(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_triggeredBy(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_triggeredBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TriggeredBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.GroupingTrigger) graphql.Marshaler {
+			return ec.marshalNGroupingTrigger2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingTrigger(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_triggeredBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type GroupingTrigger does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_triggerTask(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_triggerTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GroupingSuggestion().TriggerTask(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_triggerTask(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_createdTaskList(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_createdTaskList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GroupingSuggestion().CreatedTaskList(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskList) graphql.Marshaler {
+			return ec.marshalOTaskList2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskList(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_createdTaskList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskList(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_taskAgent(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GroupingSuggestion().TaskAgent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalOTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_resolvedBy(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_resolvedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_resolvedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_resolvedAt(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_resolvedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_resolvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_expiresAt(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.GroupingSuggestionEdge) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestion2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestionConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingWeights_fileOverlap(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingWeights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingWeights_fileOverlap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FileOverlap, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingWeights_fileOverlap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingWeights_dependency(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingWeights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingWeights_dependency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dependency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingWeights_dependency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingWeights_category(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingWeights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingWeights_category(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Category, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingWeights_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingWeights_descriptionSimilarity(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingWeights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingWeights_descriptionSimilarity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DescriptionSimilarity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingWeights_descriptionSimilarity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingWeights_component(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingWeights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingWeights_component(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Component, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingWeights_component(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _HeartbeatPayload_agent(ctx context.Context, field graphql.CollectedField, obj *model.HeartbeatPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21448,6 +23292,402 @@ func (ec *executionContext) fieldContext_Mutation_retryExecutionRun(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setGroupingWeights(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setGroupingWeights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetGroupingWeights(ctx, fc.Args["input"].(domain.SetGroupingWeightsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SetGroupingWeightsPayload) graphql.Marshaler {
+			return ec.marshalNSetGroupingWeightsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSetGroupingWeightsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setGroupingWeights(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetGroupingWeightsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setGroupingWeights_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_suggestGroupings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_suggestGroupings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SuggestGroupings(ctx, fc.Args["input"].(domain.SuggestGroupingsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SuggestGroupingsPayload) graphql.Marshaler {
+			return ec.marshalNSuggestGroupingsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSuggestGroupingsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_suggestGroupings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuggestGroupingsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_suggestGroupings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_acceptGroupingSuggestion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_acceptGroupingSuggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AcceptGroupingSuggestion(ctx, fc.Args["input"].(domain.AcceptGroupingSuggestionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AcceptGroupingSuggestionPayload) graphql.Marshaler {
+			return ec.marshalNAcceptGroupingSuggestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAcceptGroupingSuggestionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_acceptGroupingSuggestion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AcceptGroupingSuggestionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_acceptGroupingSuggestion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rejectGroupingSuggestion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rejectGroupingSuggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RejectGroupingSuggestion(ctx, fc.Args["input"].(domain.RejectGroupingSuggestionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RejectGroupingSuggestionPayload) graphql.Marshaler {
+			return ec.marshalNRejectGroupingSuggestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRejectGroupingSuggestionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rejectGroupingSuggestion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RejectGroupingSuggestionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rejectGroupingSuggestion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_registerTaskAgent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_registerTaskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RegisterTaskAgent(ctx, fc.Args["input"].(domain.RegisterTaskAgentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RegisterTaskAgentPayload) graphql.Marshaler {
+			return ec.marshalNRegisterTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRegisterTaskAgentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_registerTaskAgent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegisterTaskAgentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_registerTaskAgent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_taskAgentHeartbeat(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_taskAgentHeartbeat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TaskAgentHeartbeat(ctx, fc.Args["input"].(domain.TaskAgentHeartbeatInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskAgentHeartbeatPayload) graphql.Marshaler {
+			return ec.marshalNTaskAgentHeartbeatPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentHeartbeatPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_taskAgentHeartbeat(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentHeartbeatPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_taskAgentHeartbeat_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_pauseTaskAgent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pauseTaskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PauseTaskAgent(ctx, fc.Args["input"].(domain.TaskAgentActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskAgentActionPayload) graphql.Marshaler {
+			return ec.marshalNTaskAgentActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pauseTaskAgent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pauseTaskAgent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resumeTaskAgent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resumeTaskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResumeTaskAgent(ctx, fc.Args["input"].(domain.TaskAgentActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskAgentActionPayload) graphql.Marshaler {
+			return ec.marshalNTaskAgentActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resumeTaskAgent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resumeTaskAgent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_terminateTaskAgent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_terminateTaskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TerminateTaskAgent(ctx, fc.Args["input"].(domain.TaskAgentActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskAgentActionPayload) graphql.Marshaler {
+			return ec.marshalNTaskAgentActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentActionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_terminateTaskAgent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentActionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_terminateTaskAgent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createProject(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23352,6 +25592,114 @@ func (ec *executionContext) fieldContext_Project_eventCursor(_ context.Context, 
 	return graphql.NewScalarFieldContext("Project", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Project_groupingWeights(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_groupingWeights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Project().GroupingWeights(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingWeights) graphql.Marshaler {
+			return ec.marshalNGroupingWeights2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingWeights(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_groupingWeights(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingWeights(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Project_groupingSuggestions(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_groupingSuggestions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Project().GroupingSuggestions(ctx, obj, fc.Args["status"].([]domain.GroupingSuggestionStatus), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupingSuggestionConnection) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_groupingSuggestions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Project_groupingSuggestions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Project_taskAgents(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_taskAgents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Project().TaskAgents(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstanceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_taskAgents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ProjectConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24277,6 +26625,70 @@ func (ec *executionContext) fieldContext_RecordTestResultPayload_testResult(_ co
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TaskTestResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RegisterTaskAgentPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.RegisterTaskAgentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegisterTaskAgentPayload_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegisterTaskAgentPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RegisterTaskAgentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RejectGroupingSuggestionPayload_suggestion(ctx context.Context, field graphql.CollectedField, obj *model.RejectGroupingSuggestionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RejectGroupingSuggestionPayload_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Suggestion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RejectGroupingSuggestionPayload_suggestion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RejectGroupingSuggestionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
 		},
 	}
 	return fc, nil
@@ -25950,6 +28362,38 @@ func (ec *executionContext) fieldContext_RunStarted_reason(_ context.Context, fi
 	return graphql.NewScalarFieldContext("RunStarted", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _SetGroupingWeightsPayload_weights(ctx context.Context, field graphql.CollectedField, obj *model.SetGroupingWeightsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetGroupingWeightsPayload_weights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Weights, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingWeights) graphql.Marshaler {
+			return ec.marshalNGroupingWeights2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingWeights(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetGroupingWeightsPayload_weights(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetGroupingWeightsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingWeights(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _StartExecutionRunPayload_run(ctx context.Context, field graphql.CollectedField, obj *model.StartExecutionRunPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26068,6 +28512,519 @@ func (ec *executionContext) fieldContext_Subscription_runEvents(ctx context.Cont
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SuggestGroupingsPayload_suggestions(ctx context.Context, field graphql.CollectedField, obj *model.SuggestGroupingsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestGroupingsPayload_suggestions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Suggestions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestion2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestGroupingsPayload_suggestions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestGroupingsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionCreated_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionCreated", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionCreated_type(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionCreated", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionCreated_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionCreated", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionCreated_project(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionCreated().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionCreated_task(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionCreated().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionCreated_run(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionCreated().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionCreated_agent(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionCreated().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionCreated_suggestion(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionCreated().Suggestion(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalOGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_suggestion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionResolved", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionResolved_type(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionResolved", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionResolved_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionResolved", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionResolved_project(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionResolved().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionResolved",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_task(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionResolved().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionResolved",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_run(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionResolved().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionResolved",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_agent(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionResolved().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionResolved",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_suggestion(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionResolved().Suggestion(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalOGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_suggestion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionResolved",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_status(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.GroupingSuggestionStatus) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionResolved", field, false, false, errors.New("field of type GroupingSuggestionStatus does not have child fields"))
 }
 
 func (ec *executionContext) _Suite_id(ctx context.Context, field graphql.CollectedField, obj *domain.Suite) (ret graphql.Marshaler) {
@@ -27660,6 +30617,456 @@ func (ec *executionContext) fieldContext_Task_conflicts(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TaskAgentActionPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.TaskAgentActionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentActionPayload_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentActionPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskAgentActionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskAgentHeartbeatPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.TaskAgentHeartbeatPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentHeartbeatPayload_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentHeartbeatPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskAgentHeartbeatPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskAgentHeartbeatPayload_directive(ctx context.Context, field graphql.CollectedField, obj *model.TaskAgentHeartbeatPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentHeartbeatPayload_directive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Directive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.AgentDirective) graphql.Marshaler {
+			return ec.marshalNAgentDirective2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentDirective(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentHeartbeatPayload_directive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentHeartbeatPayload", field, false, false, errors.New("field of type AgentDirective does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_id(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_project(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskAgentInstance().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskAgentInstance",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskAgentInstance_taskList(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_taskList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskAgentInstance().TaskList(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskList) graphql.Marshaler {
+			return ec.marshalOTaskList2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskList(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_taskList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskAgentInstance",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskList(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskAgentInstance_isEvaluationQueue(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_isEvaluationQueue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsEvaluationQueue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_isEvaluationQueue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_telegramChannelId(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_telegramChannelId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TelegramChannelID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_telegramChannelId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_hasTelegramBotToken(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_hasTelegramBotToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasTelegramBotToken(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_hasTelegramBotToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_status(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.TaskAgentStatus) graphql.Marshaler {
+			return ec.marshalNTaskAgentStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type TaskAgentStatus does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_lastHeartbeatAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_lastHeartbeatAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastHeartbeatAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_lastHeartbeatAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_errorCount(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_errorCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_errorCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_lastError(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_tasksProcessed(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_tasksProcessed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksProcessed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_tasksProcessed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_suggestionsMade(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_suggestionsMade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuggestionsMade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_suggestionsMade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_terminatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_terminatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TerminatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_terminatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _TaskBlock_id(ctx context.Context, field graphql.CollectedField, obj *domain.TaskBlock) (ret graphql.Marshaler) {
@@ -36315,6 +39722,50 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAcceptGroupingSuggestionInput(ctx context.Context, obj any) (domain.AcceptGroupingSuggestionInput, error) {
+	var it domain.AcceptGroupingSuggestionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "name", "taskIds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "taskIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskIds"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskIDs = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAddActionToolMappingInput(ctx context.Context, obj any) (domain.AddActionToolMappingInput, error) {
 	var it domain.AddActionToolMappingInput
 	if obj == nil {
@@ -38431,6 +41882,101 @@ func (ec *executionContext) unmarshalInputRecordTestResultInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRegisterTaskAgentInput(ctx context.Context, obj any) (domain.RegisterTaskAgentInput, error) {
+	var it domain.RegisterTaskAgentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"projectId", "taskListId", "isEvaluationQueue", "telegramChannelId", "telegramBotToken"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "taskListId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskListId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskListID = data
+		case "isEvaluationQueue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isEvaluationQueue"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsEvaluationQueue = data
+		case "telegramChannelId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("telegramChannelId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TelegramChannelID = data
+		case "telegramBotToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("telegramBotToken"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TelegramBotToken = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRejectGroupingSuggestionInput(ctx context.Context, obj any) (domain.RejectGroupingSuggestionInput, error) {
+	var it domain.RejectGroupingSuggestionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRemoveActionToolMappingInput(ctx context.Context, obj any) (model.RemoveActionToolMappingInput, error) {
 	var it model.RemoveActionToolMappingInput
 	if obj == nil {
@@ -38625,6 +42171,71 @@ func (ec *executionContext) unmarshalInputRunActionInput(ctx context.Context, ob
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSetGroupingWeightsInput(ctx context.Context, obj any) (domain.SetGroupingWeightsInput, error) {
+	var it domain.SetGroupingWeightsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"projectId", "fileOverlap", "dependency", "category", "descriptionSimilarity", "component"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "fileOverlap":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fileOverlap"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FileOverlap = data
+		case "dependency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dependency"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Dependency = data
+		case "category":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Category = data
+		case "descriptionSimilarity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionSimilarity"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionSimilarity = data
+		case "component":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("component"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Component = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputStartExecutionRunInput(ctx context.Context, obj any) (domain.StartExecutionRunInput, error) {
 	var it domain.StartExecutionRunInput
 	if obj == nil {
@@ -38657,6 +42268,131 @@ func (ec *executionContext) unmarshalInputStartExecutionRunInput(ctx context.Con
 				return it, err
 			}
 			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSuggestGroupingsInput(ctx context.Context, obj any) (domain.SuggestGroupingsInput, error) {
+	var it domain.SuggestGroupingsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"projectId", "minScore", "taskAgentId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "minScore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minScore"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinScore = data
+		case "taskAgentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskAgentId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskAgentID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputTaskAgentActionInput(ctx context.Context, obj any) (domain.TaskAgentActionInput, error) {
+	var it domain.TaskAgentActionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputTaskAgentHeartbeatInput(ctx context.Context, obj any) (domain.TaskAgentHeartbeatInput, error) {
+	var it domain.TaskAgentHeartbeatInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "tasksProcessed", "error"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "tasksProcessed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tasksProcessed"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TasksProcessed = data
+		case "error":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("error"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Error = data
 		}
 	}
 	return it, nil
@@ -39151,6 +42887,16 @@ func (ec *executionContext) _ExecutionEvent(ctx context.Context, sel ast.Selecti
 			return graphql.Null
 		}
 		return ec._TaskClaimed(ctx, sel, obj)
+	case *domain.SuggestionResolvedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SuggestionResolved(ctx, sel, obj)
+	case *domain.SuggestionCreatedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SuggestionCreated(ctx, sel, obj)
 	case *domain.RunStartedEvent:
 		if obj == nil {
 			return graphql.Null
@@ -39284,6 +43030,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._TaskBlock(ctx, sel, obj)
+	case *domain.TaskAgentInstance:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TaskAgentInstance(ctx, sel, obj)
 	case *domain.Task:
 		if obj == nil {
 			return graphql.Null
@@ -39324,6 +43075,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._HeartbeatRecord(ctx, sel, obj)
+	case *domain.GroupingSuggestion:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._GroupingSuggestion(ctx, sel, obj)
 	case *domain.ExecutionRun:
 		if obj == nil {
 			return graphql.Null
@@ -39381,6 +43137,49 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var acceptGroupingSuggestionPayloadImplementors = []string{"AcceptGroupingSuggestionPayload"}
+
+func (ec *executionContext) _AcceptGroupingSuggestionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AcceptGroupingSuggestionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, acceptGroupingSuggestionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AcceptGroupingSuggestionPayload")
+		case "suggestion":
+			out.Values[i] = ec._AcceptGroupingSuggestionPayload_suggestion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "taskList":
+			out.Values[i] = ec._AcceptGroupingSuggestionPayload_taskList(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var actionImplementors = []string{"Action", "Node"}
 
@@ -44251,6 +48050,471 @@ func (ec *executionContext) _FailTaskPayload(ctx context.Context, sel ast.Select
 	return out
 }
 
+var groupingSuggestionImplementors = []string{"GroupingSuggestion", "Node"}
+
+func (ec *executionContext) _GroupingSuggestion(ctx context.Context, sel ast.SelectionSet, obj *domain.GroupingSuggestion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupingSuggestionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupingSuggestion")
+		case "id":
+			out.Values[i] = ec._GroupingSuggestion_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestion_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._GroupingSuggestion_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "suggestedName":
+			out.Values[i] = ec._GroupingSuggestion_suggestedName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "suggestedTasks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestion_suggestedTasks(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "groupingReason":
+			out.Values[i] = ec._GroupingSuggestion_groupingReason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "similarityScore":
+			out.Values[i] = ec._GroupingSuggestion_similarityScore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "breakdown":
+			out.Values[i] = ec._GroupingSuggestion_breakdown(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "triggeredBy":
+			out.Values[i] = ec._GroupingSuggestion_triggeredBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "triggerTask":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestion_triggerTask(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdTaskList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestion_createdTaskList(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskAgent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestion_taskAgent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "resolvedBy":
+			out.Values[i] = ec._GroupingSuggestion_resolvedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resolvedAt":
+			out.Values[i] = ec._GroupingSuggestion_resolvedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._GroupingSuggestion_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._GroupingSuggestion_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var groupingSuggestionConnectionImplementors = []string{"GroupingSuggestionConnection"}
+
+func (ec *executionContext) _GroupingSuggestionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.GroupingSuggestionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupingSuggestionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupingSuggestionConnection")
+		case "edges":
+			out.Values[i] = ec._GroupingSuggestionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._GroupingSuggestionConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._GroupingSuggestionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestionConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var groupingSuggestionEdgeImplementors = []string{"GroupingSuggestionEdge"}
+
+func (ec *executionContext) _GroupingSuggestionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.GroupingSuggestionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupingSuggestionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupingSuggestionEdge")
+		case "cursor":
+			out.Values[i] = ec._GroupingSuggestionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._GroupingSuggestionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var groupingWeightsImplementors = []string{"GroupingWeights"}
+
+func (ec *executionContext) _GroupingWeights(ctx context.Context, sel ast.SelectionSet, obj *domain.GroupingWeights) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupingWeightsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupingWeights")
+		case "fileOverlap":
+			out.Values[i] = ec._GroupingWeights_fileOverlap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dependency":
+			out.Values[i] = ec._GroupingWeights_dependency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "category":
+			out.Values[i] = ec._GroupingWeights_category(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "descriptionSimilarity":
+			out.Values[i] = ec._GroupingWeights_descriptionSimilarity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "component":
+			out.Values[i] = ec._GroupingWeights_component(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var heartbeatPayloadImplementors = []string{"HeartbeatPayload"}
 
 func (ec *executionContext) _HeartbeatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.HeartbeatPayload) graphql.Marshaler {
@@ -45893,6 +50157,69 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setGroupingWeights":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setGroupingWeights(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "suggestGroupings":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_suggestGroupings(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "acceptGroupingSuggestion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_acceptGroupingSuggestion(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectGroupingSuggestion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rejectGroupingSuggestion(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "registerTaskAgent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_registerTaskAgent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "taskAgentHeartbeat":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_taskAgentHeartbeat(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pauseTaskAgent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pauseTaskAgent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resumeTaskAgent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resumeTaskAgent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "terminateTaskAgent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_terminateTaskAgent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createProject":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createProject(ctx, field)
@@ -46941,6 +51268,120 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "groupingWeights":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Project_groupingWeights(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "groupingSuggestions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Project_groupingSuggestions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskAgents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Project_taskAgents(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -47490,6 +51931,82 @@ func (ec *executionContext) _RecordTestResultPayload(ctx context.Context, sel as
 			out.Values[i] = graphql.MarshalString("RecordTestResultPayload")
 		case "testResult":
 			out.Values[i] = ec._RecordTestResultPayload_testResult(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var registerTaskAgentPayloadImplementors = []string{"RegisterTaskAgentPayload"}
+
+func (ec *executionContext) _RegisterTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RegisterTaskAgentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, registerTaskAgentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RegisterTaskAgentPayload")
+		case "taskAgent":
+			out.Values[i] = ec._RegisterTaskAgentPayload_taskAgent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rejectGroupingSuggestionPayloadImplementors = []string{"RejectGroupingSuggestionPayload"}
+
+func (ec *executionContext) _RejectGroupingSuggestionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RejectGroupingSuggestionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rejectGroupingSuggestionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RejectGroupingSuggestionPayload")
+		case "suggestion":
+			out.Values[i] = ec._RejectGroupingSuggestionPayload_suggestion(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -49002,6 +53519,44 @@ func (ec *executionContext) _RunStarted(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var setGroupingWeightsPayloadImplementors = []string{"SetGroupingWeightsPayload"}
+
+func (ec *executionContext) _SetGroupingWeightsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetGroupingWeightsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setGroupingWeightsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetGroupingWeightsPayload")
+		case "weights":
+			out.Values[i] = ec._SetGroupingWeightsPayload_weights(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var startExecutionRunPayloadImplementors = []string{"StartExecutionRunPayload"}
 
 func (ec *executionContext) _StartExecutionRunPayload(ctx context.Context, sel ast.SelectionSet, obj *model.StartExecutionRunPayload) graphql.Marshaler {
@@ -49060,6 +53615,525 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
+}
+
+var suggestGroupingsPayloadImplementors = []string{"SuggestGroupingsPayload"}
+
+func (ec *executionContext) _SuggestGroupingsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SuggestGroupingsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestGroupingsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestGroupingsPayload")
+		case "suggestions":
+			out.Values[i] = ec._SuggestGroupingsPayload_suggestions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionCreatedImplementors = []string{"SuggestionCreated", "ExecutionEvent"}
+
+func (ec *executionContext) _SuggestionCreated(ctx context.Context, sel ast.SelectionSet, obj *domain.SuggestionCreatedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionCreatedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionCreated")
+		case "cursor":
+			out.Values[i] = ec._SuggestionCreated_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._SuggestionCreated_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._SuggestionCreated_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionCreated_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionCreated_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionCreated_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionCreated_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "suggestion":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionCreated_suggestion(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionResolvedImplementors = []string{"SuggestionResolved", "ExecutionEvent"}
+
+func (ec *executionContext) _SuggestionResolved(ctx context.Context, sel ast.SelectionSet, obj *domain.SuggestionResolvedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionResolvedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionResolved")
+		case "cursor":
+			out.Values[i] = ec._SuggestionResolved_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._SuggestionResolved_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._SuggestionResolved_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionResolved_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionResolved_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionResolved_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionResolved_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "suggestion":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionResolved_suggestion(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._SuggestionResolved_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var suiteImplementors = []string{"Suite", "Node"}
@@ -50255,6 +55329,261 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var taskAgentActionPayloadImplementors = []string{"TaskAgentActionPayload"}
+
+func (ec *executionContext) _TaskAgentActionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TaskAgentActionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskAgentActionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskAgentActionPayload")
+		case "taskAgent":
+			out.Values[i] = ec._TaskAgentActionPayload_taskAgent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var taskAgentHeartbeatPayloadImplementors = []string{"TaskAgentHeartbeatPayload"}
+
+func (ec *executionContext) _TaskAgentHeartbeatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TaskAgentHeartbeatPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskAgentHeartbeatPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskAgentHeartbeatPayload")
+		case "taskAgent":
+			out.Values[i] = ec._TaskAgentHeartbeatPayload_taskAgent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "directive":
+			out.Values[i] = ec._TaskAgentHeartbeatPayload_directive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var taskAgentInstanceImplementors = []string{"TaskAgentInstance", "Node"}
+
+func (ec *executionContext) _TaskAgentInstance(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskAgentInstance) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskAgentInstanceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskAgentInstance")
+		case "id":
+			out.Values[i] = ec._TaskAgentInstance_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskAgentInstance_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskAgentInstance_taskList(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "isEvaluationQueue":
+			out.Values[i] = ec._TaskAgentInstance_isEvaluationQueue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "telegramChannelId":
+			out.Values[i] = ec._TaskAgentInstance_telegramChannelId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hasTelegramBotToken":
+			out.Values[i] = ec._TaskAgentInstance_hasTelegramBotToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._TaskAgentInstance_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastHeartbeatAt":
+			out.Values[i] = ec._TaskAgentInstance_lastHeartbeatAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "errorCount":
+			out.Values[i] = ec._TaskAgentInstance_errorCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastError":
+			out.Values[i] = ec._TaskAgentInstance_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tasksProcessed":
+			out.Values[i] = ec._TaskAgentInstance_tasksProcessed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "suggestionsMade":
+			out.Values[i] = ec._TaskAgentInstance_suggestionsMade(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._TaskAgentInstance_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._TaskAgentInstance_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "terminatedAt":
+			out.Values[i] = ec._TaskAgentInstance_terminatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -56063,6 +61392,21 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) unmarshalNAcceptGroupingSuggestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAcceptGroupingSuggestionInput(ctx context.Context, v any) (domain.AcceptGroupingSuggestionInput, error) {
+	res, err := ec.unmarshalInputAcceptGroupingSuggestionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAcceptGroupingSuggestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAcceptGroupingSuggestionPayload(ctx context.Context, sel ast.SelectionSet, v *model.AcceptGroupingSuggestionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AcceptGroupingSuggestionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAction2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Action) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -57358,6 +62702,116 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
+func (ec *executionContext) marshalNGroupingSuggestion2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.GroupingSuggestion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx context.Context, sel ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GroupingSuggestion(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGroupingSuggestionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionConnection(ctx context.Context, sel ast.SelectionSet, v *model.GroupingSuggestionConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GroupingSuggestionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGroupingSuggestionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.GroupingSuggestionEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGroupingSuggestionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGroupingSuggestionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionEdge(ctx context.Context, sel ast.SelectionSet, v *model.GroupingSuggestionEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GroupingSuggestionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx context.Context, v any) (domain.GroupingSuggestionStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.GroupingSuggestionStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx context.Context, sel ast.SelectionSet, v domain.GroupingSuggestionStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNGroupingTrigger2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingTrigger(ctx context.Context, v any) (domain.GroupingTrigger, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.GroupingTrigger(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGroupingTrigger2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingTrigger(ctx context.Context, sel ast.SelectionSet, v domain.GroupingTrigger) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNGroupingWeights2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingWeights(ctx context.Context, sel ast.SelectionSet, v domain.GroupingWeights) graphql.Marshaler {
+	return ec._GroupingWeights(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNGroupingWeights2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingWeights(ctx context.Context, sel ast.SelectionSet, v *domain.GroupingWeights) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GroupingWeights(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNHeartbeatInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐHeartbeatInput(ctx context.Context, v any) (domain.HeartbeatInput, error) {
 	res, err := ec.unmarshalInputHeartbeatInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -58036,6 +63490,36 @@ func (ec *executionContext) marshalNRecordTestResultPayload2ᚖgithubᚗcomᚋta
 	return ec._RecordTestResultPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRegisterTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRegisterTaskAgentInput(ctx context.Context, v any) (domain.RegisterTaskAgentInput, error) {
+	res, err := ec.unmarshalInputRegisterTaskAgentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRegisterTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRegisterTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, v *model.RegisterTaskAgentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RegisterTaskAgentPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRejectGroupingSuggestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRejectGroupingSuggestionInput(ctx context.Context, v any) (domain.RejectGroupingSuggestionInput, error) {
+	res, err := ec.unmarshalInputRejectGroupingSuggestionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRejectGroupingSuggestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRejectGroupingSuggestionPayload(ctx context.Context, sel ast.SelectionSet, v *model.RejectGroupingSuggestionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RejectGroupingSuggestionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRelationshipType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRelationshipType(ctx context.Context, v any) (domain.RelationshipType, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := domain.RelationshipType(tmp)
@@ -58211,6 +63695,21 @@ func (ec *executionContext) marshalNRunTrigger2githubᚗcomᚋtaskgraphᚋtaskgr
 	return res
 }
 
+func (ec *executionContext) unmarshalNSetGroupingWeightsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetGroupingWeightsInput(ctx context.Context, v any) (domain.SetGroupingWeightsInput, error) {
+	res, err := ec.unmarshalInputSetGroupingWeightsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetGroupingWeightsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSetGroupingWeightsPayload(ctx context.Context, sel ast.SelectionSet, v *model.SetGroupingWeightsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SetGroupingWeightsPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNStartExecutionRunInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartExecutionRunInput(ctx context.Context, v any) (domain.StartExecutionRunInput, error) {
 	res, err := ec.unmarshalInputStartExecutionRunInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -58269,6 +63768,21 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNSuggestGroupingsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuggestGroupingsInput(ctx context.Context, v any) (domain.SuggestGroupingsInput, error) {
+	res, err := ec.unmarshalInputSuggestGroupingsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSuggestGroupingsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSuggestGroupingsPayload(ctx context.Context, sel ast.SelectionSet, v *model.SuggestGroupingsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SuggestGroupingsPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSuite2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuiteᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Suite) graphql.Marshaler {
@@ -58357,6 +63871,79 @@ func (ec *executionContext) marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._Task(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTaskAgentActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+	res, err := ec.unmarshalInputTaskAgentActionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTaskAgentActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentActionPayload(ctx context.Context, sel ast.SelectionSet, v *model.TaskAgentActionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TaskAgentActionPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTaskAgentHeartbeatInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentHeartbeatInput(ctx context.Context, v any) (domain.TaskAgentHeartbeatInput, error) {
+	res, err := ec.unmarshalInputTaskAgentHeartbeatInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTaskAgentHeartbeatPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentHeartbeatPayload(ctx context.Context, sel ast.SelectionSet, v *model.TaskAgentHeartbeatPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TaskAgentHeartbeatPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTaskAgentInstance2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstanceᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.TaskAgentInstance) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx context.Context, sel ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TaskAgentInstance(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTaskAgentStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentStatus(ctx context.Context, v any) (domain.TaskAgentStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.TaskAgentStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTaskAgentStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentStatus(ctx context.Context, sel ast.SelectionSet, v domain.TaskAgentStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNTaskBlock2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskBlockᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.TaskBlock) graphql.Marshaler {
@@ -59621,6 +65208,49 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
+func (ec *executionContext) marshalOGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx context.Context, sel ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GroupingSuggestion(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOGroupingSuggestionStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatusᚄ(ctx context.Context, v any) ([]domain.GroupingSuggestionStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.GroupingSuggestionStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOGroupingSuggestionStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.GroupingSuggestionStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -60053,6 +65683,13 @@ func (ec *executionContext) marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._Task(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx context.Context, sel ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TaskAgentInstance(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOTaskCategory2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskCategoryᚄ(ctx context.Context, v any) ([]domain.TaskCategory, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/catalog"
+	"github.com/taskgraph/taskgraph/internal/grouping"
 	"github.com/taskgraph/taskgraph/internal/service"
 )
 
@@ -16,11 +17,12 @@ import (
 type Resolver struct {
 	Svc       *service.Service // the core: projects, tasks, lists, plans, runs, events
 	Catalog   *catalog.Service
+	Grouping  *grouping.Service
 	GlobalIDs *app.Nodes // node() and nodes() over every domain's kinds
 }
 
 // Schema builds the executable schema over the domains' use-cases.
-func Schema(svc *service.Service, cat *catalog.Service) graphql.ExecutableSchema {
-	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat,
-		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf)}})
+func Schema(svc *service.Service, cat *catalog.Service, grp *grouping.Service) graphql.ExecutableSchema {
+	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat, Grouping: grp,
+		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf, grp.NodeOf)}})
 }

@@ -62,6 +62,8 @@ type serverOptions struct {
 	events       events.Options         // the event broker's (zero: defaults)
 	websocket    server.WebsocketConfig // the websocket transport's (zero: defaults)
 	args         []string               // more serve flags
+	// noGroupingBackground: suggestions only from suggestGroupings.
+	noGroupingBackground bool
 }
 
 // startServerWith runs serve against dbURL until stop is called or the test
@@ -81,10 +83,11 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 	readyc := make(chan ready, 1)
 	done := make(chan error, 1)
 	hooks := &testHooks{
-		onListen:     func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
-		loaderTiming: o.loaderTiming,
-		events:       o.events,
-		websocket:    o.websocket,
+		onListen:             func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
+		loaderTiming:         o.loaderTiming,
+		events:               o.events,
+		websocket:            o.websocket,
+		noGroupingBackground: o.noGroupingBackground,
 	}
 	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json"}, o.args...)
 	go func() { done <- runServe(ctx, args, s.Stdout, io.Discard, hooks) }()

@@ -18,6 +18,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/catalog"
 	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/export"
+	"github.com/taskgraph/taskgraph/internal/grouping"
 	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
@@ -33,6 +34,8 @@ type testHooks struct {
 	wrapHandler func(http.Handler) http.Handler
 	events      events.Options         // non-zero fields replace the defaults
 	websocket   server.WebsocketConfig // non-zero fields replace the defaults
+	// noGroupingBackground keeps suggestions to suggestGroupings only.
+	noGroupingBackground bool
 }
 
 // runServe opens and migrates the database, makes sure an admin can log in, and
@@ -88,6 +91,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	svc := service.New(db, opts)
 	cat := catalog.New(db, app.NewRunner(db, broker), catalog.Options{LoggerFrom: server.LoggerFrom,
 		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes})
+	grpOpts := grouping.Options{Logger: log, HeartbeatInterval: cfg.heartbeatInterval, MissedHeartbeats: cfg.missedHeartbeats}
+	grp := grouping.New(db, app.NewRunner(db, broker), svc, grpOpts)
+	// The background grouping works on a pool of its own, so that its
+	// statements never count in a request's (db.Statements()).
+	bgDB, err := store.Open(ctx, cfg.database)
+	if err != nil {
+		return err
+	}
+	defer bgDB.Close()
+	grpBackground := grouping.New(bgDB, app.NewRunner(bgDB, broker), svc, grpOpts)
 	token, err := svc.Accounts.BootstrapAdmin(ctx, cfg.adminToken)
 	if err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
@@ -100,7 +113,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	handler := server.New(server.Config{
-		Schema:           graph.Schema(svc, cat),
+		Schema:           graph.Schema(svc, cat, grp),
 		Authenticate:     svc.Accounts.Authenticate,
 		Ready:            db.Ping,
 		Logger:           log,
@@ -126,6 +139,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	}
 	go svc.RunScoreRefresher(ctx, time.Minute)
 	go svc.Runs.RunHeartbeatSweep(ctx)
+	bgDone := make(chan struct{})
+	go func() {
+		defer close(bgDone)
+		if hooks == nil || !hooks.noGroupingBackground {
+			grpBackground.RunBackground(ctx)
+		}
+	}()
+	defer func() { <-bgDone }() // before bgDB closes
 	return server.Serve(ctx, ln, handler, log)
 }
 

@@ -7,6 +7,11 @@ import (
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
+type AcceptGroupingSuggestionPayload struct {
+	Suggestion *domain.GroupingSuggestion `json:"suggestion"`
+	TaskList   *domain.TaskList           `json:"taskList"`
+}
+
 type AddActionToolMappingPayload struct {
 	Mapping *domain.ActionToolMapping `json:"mapping"`
 	// The map at its new version.
@@ -222,6 +227,14 @@ type RecordTestResultPayload struct {
 	TestResult *domain.TaskTestResult `json:"testResult"`
 }
 
+type RegisterTaskAgentPayload struct {
+	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
+}
+
+type RejectGroupingSuggestionPayload struct {
+	Suggestion *domain.GroupingSuggestion `json:"suggestion"`
+}
+
 type RemoveActionToolMappingInput struct {
 	ID string `json:"id"`
 }
@@ -261,6 +274,10 @@ type RunActionPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
 }
 
+type SetGroupingWeightsPayload struct {
+	Weights *domain.GroupingWeights `json:"weights"`
+}
+
 type StartExecutionRunPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
 }
@@ -270,6 +287,19 @@ type StartExecutionRunPayload struct {
 // connection_init payload: {"Authorization": "Bearer <token>"}).
 // Other domains extend it.
 type Subscription struct {
+}
+
+type SuggestGroupingsPayload struct {
+	Suggestions []*domain.GroupingSuggestion `json:"suggestions"`
+}
+
+type TaskAgentActionPayload struct {
+	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
+}
+
+type TaskAgentHeartbeatPayload struct {
+	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
+	Directive domain.AgentDirective     `json:"directive"`
 }
 
 type TransitionTaskPayload struct {

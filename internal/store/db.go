@@ -266,6 +266,7 @@ type Q struct {
 	Events   EventQueries    // events.go: the event log
 	Catalog  CatalogQueries  // catalog.go, catalog_maps.go: suites, actions, MCP servers, tools and the maps between them
 	Examples ExampleQueries  // examples.go: models, trace sessions and examples
+	Grouping GroupingQueries // grouping.go: grouping weights, suggestions, task agents, grouping cursors
 }
 
 // The query groups: each is Q seen through one aggregate.
@@ -293,6 +294,7 @@ func (q *Q) bind() {
 	q.Users, q.Projects, q.Tasks, q.Lists = UserQueries{q}, ProjectQueries{q}, TaskQueries{q}, ListQueries{q}
 	q.Planning, q.Runs, q.Events, q.Catalog = PlanningQueries{q}, RunQueries{q}, EventQueries{q}, CatalogQueries{q}
 	q.Examples = ExampleQueries{q}
+	q.Grouping = GroupingQueries{q}
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {
