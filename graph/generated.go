@@ -237,6 +237,10 @@ type ComplexityRoot struct {
 		TaskList func(childComplexity int) int
 	}
 
+	AdvanceIdeaPayload struct {
+		Idea func(childComplexity int) int
+	}
+
 	AgentHeartbeat struct {
 		Agent           func(childComplexity int) int
 		CPUPercent      func(childComplexity int) int
@@ -679,6 +683,7 @@ type ComplexityRoot struct {
 		AddParameterMapping      func(childComplexity int, input domain.AddParameterMappingInput) int
 		AddTaskRelationship      func(childComplexity int, input domain.AddTaskRelationshipInput) int
 		AddTasksToList           func(childComplexity int, input domain.AddTasksToListInput) int
+		AdvanceIdea              func(childComplexity int, input domain.AdvanceIdeaInput) int
 		AppendExecutionLog       func(childComplexity int, input domain.AppendExecutionLogInput) int
 		CancelExecutionRun       func(childComplexity int, input domain.RunActionInput) int
 		ClaimExample             func(childComplexity int, input domain.ClaimExampleInput) int
@@ -1647,6 +1652,7 @@ type MutationResolver interface {
 	PauseTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error)
 	ResumeTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error)
 	TerminateTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error)
+	AdvanceIdea(ctx context.Context, input domain.AdvanceIdeaInput) (*model.AdvanceIdeaPayload, error)
 	CreateProject(ctx context.Context, input domain.CreateProjectInput) (*model.CreateProjectPayload, error)
 	UpdateProject(ctx context.Context, input domain.UpdateProjectInput) (*model.UpdateProjectPayload, error)
 	CreateIdea(ctx context.Context, input domain.CreateIdeaInput) (*model.CreateIdeaPayload, error)
@@ -2445,6 +2451,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AddTasksToListPayload.TaskList(childComplexity), true
+
+	case "AdvanceIdeaPayload.idea":
+		if e.ComplexityRoot.AdvanceIdeaPayload.Idea == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AdvanceIdeaPayload.Idea(childComplexity), true
 
 	case "AgentHeartbeat.agent":
 		if e.ComplexityRoot.AgentHeartbeat.Agent == nil {
@@ -4076,6 +4089,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddTasksToList(childComplexity, args["input"].(domain.AddTasksToListInput)), true
+	case "Mutation.advanceIdea":
+		if e.ComplexityRoot.Mutation.AdvanceIdea == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_advanceIdea_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AdvanceIdea(childComplexity, args["input"].(domain.AdvanceIdeaInput)), true
 	case "Mutation.appendExecutionLog":
 		if e.ComplexityRoot.Mutation.AppendExecutionLog == nil {
 			break
@@ -8057,6 +8081,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAddParameterMappingInput,
 		ec.unmarshalInputAddTaskRelationshipInput,
 		ec.unmarshalInputAddTasksToListInput,
+		ec.unmarshalInputAdvanceIdeaInput,
 		ec.unmarshalInputAppendExecutionLogInput,
 		ec.unmarshalInputClaimExampleInput,
 		ec.unmarshalInputClaimTaskInput,
@@ -8206,7 +8231,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/grouping.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
+//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/grouping.graphqls" "schema/ideas.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -8270,6 +8295,7 @@ type Mutation {
 	{Name: "schema/events.graphqls", Input: sourceData("schema/events.graphqls"), BuiltIn: false},
 	{Name: "schema/execution.graphqls", Input: sourceData("schema/execution.graphqls"), BuiltIn: false},
 	{Name: "schema/grouping.graphqls", Input: sourceData("schema/grouping.graphqls"), BuiltIn: false},
+	{Name: "schema/ideas.graphqls", Input: sourceData("schema/ideas.graphqls"), BuiltIn: false},
 	{Name: "schema/planning.graphqls", Input: sourceData("schema/planning.graphqls"), BuiltIn: false},
 	{Name: "schema/projects.graphqls", Input: sourceData("schema/projects.graphqls"), BuiltIn: false},
 	{Name: "schema/tasklists.graphqls", Input: sourceData("schema/tasklists.graphqls"), BuiltIn: false},
@@ -8562,6 +8588,14 @@ func (ec *executionContext) childFields_AddTasksToListPayload(ctx context.Contex
 		return ec.fieldContext_AddTasksToListPayload_items(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AddTasksToListPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_AdvanceIdeaPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "idea":
+		return ec.fieldContext_AdvanceIdeaPayload_idea(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AdvanceIdeaPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10896,6 +10930,20 @@ func (ec *executionContext) field_Mutation_addTasksToList_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.AddTasksToListInput, error) {
 			return ec.unmarshalNAddTasksToListInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddTasksToListInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_advanceIdea_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.AdvanceIdeaInput, error) {
+			return ec.unmarshalNAdvanceIdeaInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAdvanceIdeaInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14934,6 +14982,38 @@ func (ec *executionContext) fieldContext_AddTasksToListPayload_items(_ context.C
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TaskListItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AdvanceIdeaPayload_idea(ctx context.Context, field graphql.CollectedField, obj *model.AdvanceIdeaPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AdvanceIdeaPayload_idea(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Idea, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Idea) graphql.Marshaler {
+			return ec.marshalNIdea2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdea(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AdvanceIdeaPayload_idea(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AdvanceIdeaPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Idea(ctx, field)
 		},
 	}
 	return fc, nil
@@ -20354,15 +20434,15 @@ func (ec *executionContext) _Idea_lifecycleStage(ctx context.Context, field grap
 			return obj.LifecycleStage, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v domain.IdeaStage) graphql.Marshaler {
+			return ec.marshalNIdeaStage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Idea_lifecycleStage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Idea", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Idea", field, false, false, errors.New("field of type IdeaStage does not have child fields"))
 }
 
 func (ec *executionContext) _Idea_project(ctx context.Context, field graphql.CollectedField, obj *domain.Idea) (ret graphql.Marshaler) {
@@ -23682,6 +23762,50 @@ func (ec *executionContext) fieldContext_Mutation_terminateTaskAgent(ctx context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_terminateTaskAgent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_advanceIdea(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_advanceIdea(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AdvanceIdea(ctx, fc.Args["input"].(domain.AdvanceIdeaInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AdvanceIdeaPayload) graphql.Marshaler {
+			return ec.marshalNAdvanceIdeaPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAdvanceIdeaPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_advanceIdea(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AdvanceIdeaPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_advanceIdea_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -39949,6 +40073,43 @@ func (ec *executionContext) unmarshalInputAddTasksToListInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAdvanceIdeaInput(ctx context.Context, obj any) (domain.AdvanceIdeaInput, error) {
+	var it domain.AdvanceIdeaInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "to"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalNIdeaStage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAppendExecutionLogInput(ctx context.Context, obj any) (domain.AppendExecutionLogInput, error) {
 	var it domain.AppendExecutionLogInput
 	if obj == nil {
@@ -40414,7 +40575,7 @@ func (ec *executionContext) unmarshalInputCreateIdeaInput(ctx context.Context, o
 			it.Description = data
 		case "lifecycleStage":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lifecycleStage"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOIdeaStage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -44857,6 +45018,44 @@ func (ec *executionContext) _AddTasksToListPayload(ctx context.Context, sel ast.
 			}
 		case "items":
 			out.Values[i] = ec._AddTasksToListPayload_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var advanceIdeaPayloadImplementors = []string{"AdvanceIdeaPayload"}
+
+func (ec *executionContext) _AdvanceIdeaPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AdvanceIdeaPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, advanceIdeaPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AdvanceIdeaPayload")
+		case "idea":
+			out.Values[i] = ec._AdvanceIdeaPayload_idea(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -50216,6 +50415,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "terminateTaskAgent":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_terminateTaskAgent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "advanceIdea":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_advanceIdea(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -61787,6 +61993,21 @@ func (ec *executionContext) marshalNAddTasksToListPayload2ᚖgithubᚗcomᚋtask
 	return ec._AddTasksToListPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAdvanceIdeaInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAdvanceIdeaInput(ctx context.Context, v any) (domain.AdvanceIdeaInput, error) {
+	res, err := ec.unmarshalInputAdvanceIdeaInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAdvanceIdeaPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAdvanceIdeaPayload(ctx context.Context, sel ast.SelectionSet, v *model.AdvanceIdeaPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AdvanceIdeaPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNAgentDirective2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentDirective(ctx context.Context, v any) (domain.AgentDirective, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := domain.AgentDirective(tmp)
@@ -62994,6 +63215,23 @@ func (ec *executionContext) marshalNIdeaEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 		return graphql.Null
 	}
 	return ec._IdeaEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIdeaStage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx context.Context, v any) (domain.IdeaStage, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.IdeaStage(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIdeaStage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx context.Context, sel ast.SelectionSet, v domain.IdeaStage) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) unmarshalNImpactSource2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐImpactSource(ctx context.Context, v any) (domain.ImpactSource, error) {
@@ -65309,6 +65547,25 @@ func (ec *executionContext) marshalOIdea2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._Idea(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOIdeaStage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx context.Context, v any) (*domain.IdeaStage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.IdeaStage(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOIdeaStage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx context.Context, sel ast.SelectionSet, v *domain.IdeaStage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
 }
 
 func (ec *executionContext) unmarshalOImpactSource2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐImpactSource(ctx context.Context, v any) (*domain.ImpactSource, error) {

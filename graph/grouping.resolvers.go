@@ -179,10 +179,3 @@ type (
 	suggestionResolvedResolver struct{ *Resolver }
 	taskAgentInstanceResolver  struct{ *Resolver }
 )
-
-func taskAgentPayload(a *domain.TaskAgentInstance, err error) (*model.TaskAgentActionPayload, error) {
-	if err != nil {
-		return nil, err
-	}
-	return &model.TaskAgentActionPayload{TaskAgent: a}, nil
-}

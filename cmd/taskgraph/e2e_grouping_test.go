@@ -365,3 +365,28 @@ func TestGroupingStatements(t *testing.T) {
 		t.Logf("groupingSuggestions { suggestedTasks { fileImpacts } }: %d statements", one)
 	})
 }
+
+// TestGroupingIdeaStages: the idea lifecycle (advanceIdea).
+func TestGroupingIdeaStages(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *testServer) {
+		project := s.createProject(t, s.AdminToken, "ideas")
+		d := s.query(t, s.AdminToken, `mutation($p: ID!) { createIdea(input: {projectId: $p, name: "Lander", slug: "lander"}) { idea { id lifecycleStage } } }`, M{"p": project})
+		id := d.S("createIdea.idea.id")
+		require.Equal(t, "SPARK", d.S("createIdea.idea.lifecycleStage"))
+		advance := func(to string) gqlResponse {
+			return s.do(t, s.AdminToken, `mutation($id: ID!, $to: IdeaStage!) { advanceIdea(input: {id: $id, to: $to}) { idea { lifecycleStage } } }`, M{"id": id, "to": to})
+		}
+		require.Empty(t, advance("CLARIFY").Errors)
+		require.Empty(t, advance("PLANNED").Errors, "forward by several stages")
+		r := advance("RESEARCH")
+		require.Equal(t, "INVALID_TRANSITION", r.code())
+		require.Equal(t, "PLANNED", r.ext("from"))
+		require.Equal(t, "INVALID_TRANSITION", advance("PLANNED").code())
+		require.Empty(t, advance("ARCHIVED").Errors)
+		require.Equal(t, "INVALID_TRANSITION", advance("SHIPPED").code())
+		d = s.query(t, s.AdminToken, `query($id: ID!) { node(id: $id) { ... on Idea { lifecycleStage } } }`, M{"id": id})
+		require.Equal(t, "ARCHIVED", d.S("node.lifecycleStage"))
+		_, tok := s.member(t, "outsider")
+		require.Equal(t, "NOT_FOUND", s.do(t, tok, `mutation($id: ID!) { advanceIdea(input: {id: $id, to: SHIPPED}) { idea { id } } }`, M{"id": id}).code())
+	})
+}

@@ -33,6 +33,10 @@ type AddTasksToListPayload struct {
 	Items    []*domain.TaskListItem `json:"items"`
 }
 
+type AdvanceIdeaPayload struct {
+	Idea *domain.Idea `json:"idea"`
+}
+
 type AppendExecutionLogPayload struct {
 	Execution *domain.TaskExecution `json:"execution"`
 }

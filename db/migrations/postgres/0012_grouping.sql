@@ -1,6 +1,6 @@
 -- Taskgraph schema, part 12: auto-grouping suggestions, the grouping weights
 -- of each project, task agent instances, the progress of the background
--- grouping over each project's event log.
+-- grouping over each project's event log; idea stages as an enum.
 --
 -- Same tables, columns and constraint names in both dialects.
 
@@ -108,6 +108,11 @@ ALTER TABLE events ADD CONSTRAINT events_type_check
                         'TASK_STATUS_CHANGED', 'TASK_CLAIMED', 'AGENT_HEARTBEAT', 'AGENT_TERMINATED',
                         'LOG_APPENDED', 'TEST_RESULT_RECORDED', 'QUESTION_ASKED', 'QUESTION_ANSWERED',
                         'SUGGESTION_CREATED', 'SUGGESTION_RESOLVED'));
+
+-- Idea stages become an enum: known stages upper-cased, anything else SPARK.
+UPDATE ideas SET lifecycle_stage = CASE
+    WHEN UPPER(lifecycle_stage) IN ('SPARK', 'CLARIFY', 'RESEARCH', 'SPECIFY', 'PLANNED', 'BUILDING', 'SHIPPED', 'ARCHIVED')
+    THEN UPPER(lifecycle_stage) ELSE 'SPARK' END;
 
 -- +goose Down
 

@@ -1,6 +1,6 @@
 -- Taskgraph schema, part 12: auto-grouping suggestions, the grouping weights
 -- of each project, task agent instances, the progress of the background
--- grouping over each project's event log.
+-- grouping over each project's event log; idea stages as an enum.
 --
 -- Same tables, columns and constraint names in both dialects.
 
@@ -126,6 +126,11 @@ SELECT project_id, seq, run_id, task_id, agent_id, type, payload, occurred_at FR
 DROP TABLE events;
 ALTER TABLE events_0012 RENAME TO events;
 CREATE INDEX events_run_id_seq_idx ON events (run_id, seq) WHERE run_id IS NOT NULL;
+
+-- Idea stages become an enum: known stages upper-cased, anything else SPARK.
+UPDATE ideas SET lifecycle_stage = CASE
+    WHEN UPPER(lifecycle_stage) IN ('SPARK', 'CLARIFY', 'RESEARCH', 'SPECIFY', 'PLANNED', 'BUILDING', 'SHIPPED', 'ARCHIVED')
+    THEN UPPER(lifecycle_stage) ELSE 'SPARK' END;
 
 -- +goose Down
 
