@@ -91,21 +91,23 @@ func (s *Service) model(ctx context.Context, tx *app.Tx, projectID string) (*clu
 	return cluster.NewModel(items, ls, toCriteria(w)), byID, nil
 }
 
-// suggest clusters the project's candidates and writes a PENDING suggestion
-// for each group (that keep accepts) whose task set has none yet.
-func (s *Service) suggest(ctx context.Context, tx *app.Tx, projectID string, minScore float64, trigger domain.GroupingTrigger,
-	triggerTask *string, agentID *string, keep func(g cluster.Group) bool) ([]*domain.GroupingSuggestion, error) {
-	m, _, err := s.model(ctx, tx, projectID)
-	if err != nil {
-		return nil, err
-	}
+// attribution says what made a group's suggestion (its trigger and trigger
+// task), or false to leave the group out.
+type attribution func(g cluster.Group) (domain.GroupingTrigger, *string, bool)
+
+// suggest clusters the project's candidates once and writes a PENDING
+// suggestion for each group that attribute keeps and whose task set has none
+// yet.
+func (s *Service) suggest(ctx context.Context, tx *app.Tx, m *cluster.Model, projectID string, minScore float64,
+	agentID *string, attribute attribution) ([]*domain.GroupingSuggestion, error) {
 	now, err := dbNow(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
 	var out []*domain.GroupingSuggestion
 	for _, g := range m.Cluster(minScore) {
-		if keep != nil && !keep(g) {
+		trigger, triggerTask, ok := attribute(g)
+		if !ok {
 			continue
 		}
 		key := setKey(g.Members)
@@ -185,8 +187,13 @@ func (s *Service) SuggestGroupings(ctx context.Context, in domain.SuggestGroupin
 		if err := tx.Tasks.LockProjectGraph(ctx, pr.ID); err != nil {
 			return err
 		}
-		var err error
-		out, err = s.suggest(ctx, tx, pr.ID, minScore, domain.TriggerManual, nil, agentID, nil)
+		m, _, err := s.model(ctx, tx, pr.ID)
+		if err != nil {
+			return err
+		}
+		out, err = s.suggest(ctx, tx, m, pr.ID, minScore, agentID, func(cluster.Group) (domain.GroupingTrigger, *string, bool) {
+			return domain.TriggerManual, nil, true
+		})
 		return err
 	})
 	if out == nil {

@@ -107,7 +107,7 @@ func (s *Service) handleProject(ctx context.Context, projectID string) (int, err
 // minScore) that contain a newly created candidate (TASK_CREATED) or both
 // ends of a new dependency between candidates (DEPENDENCY_CHANGED).
 func (s *Service) handle(ctx context.Context, tx *app.Tx, projectID string, evs []*domain.Event, links []*domain.TaskRelationship) (int, error) {
-	_, candidates, err := s.model(ctx, tx, projectID)
+	m, candidates, err := s.model(ctx, tx, projectID)
 	if err != nil {
 		return 0, err
 	}
@@ -128,33 +128,20 @@ func (s *Service) handle(ctx context.Context, tx *app.Tx, projectID string, evs 
 	if len(createdOrder) == 0 && len(linked) == 0 {
 		return 0, nil
 	}
-	made := 0
-	// Each group is suggested once, attributed to the first trigger it
+	// One clustering; each group is attributed to the first trigger it
 	// holds: new dependencies (the more specific reason) before new tasks.
-	groups := map[string]bool{}
-	write := func(trigger domain.GroupingTrigger, task string, keep func(g cluster.Group) bool) error {
-		out, err := s.suggest(ctx, tx, projectID, domain.DefaultMinScore, trigger, &task, nil, func(g cluster.Group) bool {
-			k := setKey(g.Members)
-			if groups[k] || !keep(g) {
-				return false
+	out, err := s.suggest(ctx, tx, m, projectID, domain.DefaultMinScore, nil, func(g cluster.Group) (domain.GroupingTrigger, *string, bool) {
+		for _, l := range linked {
+			if slices.Contains(g.Members, l[0]) && slices.Contains(g.Members, l[1]) {
+				return domain.TriggerDependencyChanged, &l[0], true
 			}
-			groups[k] = true
-			return true
-		})
-		made += len(out)
-		return err
-	}
-	for _, l := range linked {
-		if err := write(domain.TriggerDependencyChanged, l[0], func(g cluster.Group) bool {
-			return slices.Contains(g.Members, l[0]) && slices.Contains(g.Members, l[1])
-		}); err != nil {
-			return made, err
 		}
-	}
-	for _, id := range createdOrder {
-		if err := write(domain.TriggerTaskCreated, id, func(g cluster.Group) bool { return slices.Contains(g.Members, id) }); err != nil {
-			return made, err
+		for _, id := range createdOrder {
+			if slices.Contains(g.Members, id) {
+				return domain.TriggerTaskCreated, &id, true
+			}
 		}
-	}
-	return made, nil
+		return "", nil, false
+	})
+	return len(out), err
 }
