@@ -775,6 +775,10 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	PauseTaskAgentPayload struct {
+		TaskAgent func(childComplexity int) int
+	}
+
 	PlanConflict struct {
 		FilePath   func(childComplexity int) int
 		Operations func(childComplexity int) int
@@ -870,6 +874,10 @@ type ComplexityRoot struct {
 	ResolveTaskBlockPayload struct {
 		Block func(childComplexity int) int
 		Task  func(childComplexity int) int
+	}
+
+	ResumeTaskAgentPayload struct {
+		TaskAgent func(childComplexity int) int
 	}
 
 	RevokeApiTokenPayload struct {
@@ -1055,10 +1063,6 @@ type ComplexityRoot struct {
 		UITests             func(childComplexity int) int
 		UpdatedAt           func(childComplexity int) int
 		Version             func(childComplexity int) int
-	}
-
-	TaskAgentActionPayload struct {
-		TaskAgent func(childComplexity int) int
 	}
 
 	TaskAgentHeartbeatPayload struct {
@@ -1310,6 +1314,10 @@ type ComplexityRoot struct {
 		Run           func(childComplexity int) int
 		Task          func(childComplexity int) int
 		Type          func(childComplexity int) int
+	}
+
+	TerminateTaskAgentPayload struct {
+		TaskAgent func(childComplexity int) int
 	}
 
 	TestResultRecorded struct {
@@ -1649,9 +1657,9 @@ type MutationResolver interface {
 	RejectGroupingSuggestion(ctx context.Context, input domain.RejectGroupingSuggestionInput) (*model.RejectGroupingSuggestionPayload, error)
 	RegisterTaskAgent(ctx context.Context, input domain.RegisterTaskAgentInput) (*model.RegisterTaskAgentPayload, error)
 	TaskAgentHeartbeat(ctx context.Context, input domain.TaskAgentHeartbeatInput) (*model.TaskAgentHeartbeatPayload, error)
-	PauseTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error)
-	ResumeTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error)
-	TerminateTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error)
+	PauseTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.PauseTaskAgentPayload, error)
+	ResumeTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.ResumeTaskAgentPayload, error)
+	TerminateTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TerminateTaskAgentPayload, error)
 	AdvanceIdea(ctx context.Context, input domain.AdvanceIdeaInput) (*model.AdvanceIdeaPayload, error)
 	CreateProject(ctx context.Context, input domain.CreateProjectInput) (*model.CreateProjectPayload, error)
 	UpdateProject(ctx context.Context, input domain.UpdateProjectInput) (*model.UpdateProjectPayload, error)
@@ -4852,6 +4860,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ParallelismAnalysisEdge.Node(childComplexity), true
 
+	case "PauseTaskAgentPayload.taskAgent":
+		if e.ComplexityRoot.PauseTaskAgentPayload.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PauseTaskAgentPayload.TaskAgent(childComplexity), true
+
 	case "PlanConflict.filePath":
 		if e.ComplexityRoot.PlanConflict.FilePath == nil {
 			break
@@ -5318,6 +5333,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResolveTaskBlockPayload.Task(childComplexity), true
+
+	case "ResumeTaskAgentPayload.taskAgent":
+		if e.ComplexityRoot.ResumeTaskAgentPayload.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResumeTaskAgentPayload.TaskAgent(childComplexity), true
 
 	case "RevokeApiTokenPayload.apiToken":
 		if e.ComplexityRoot.RevokeApiTokenPayload.APIToken == nil {
@@ -6157,13 +6179,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Task.Version(childComplexity), true
-
-	case "TaskAgentActionPayload.taskAgent":
-		if e.ComplexityRoot.TaskAgentActionPayload.TaskAgent == nil {
-			break
-		}
-
-		return e.ComplexityRoot.TaskAgentActionPayload.TaskAgent(childComplexity), true
 
 	case "TaskAgentHeartbeatPayload.directive":
 		if e.ComplexityRoot.TaskAgentHeartbeatPayload.Directive == nil {
@@ -7300,6 +7315,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskUpdated.Type(childComplexity), true
 
+	case "TerminateTaskAgentPayload.taskAgent":
+		if e.ComplexityRoot.TerminateTaskAgentPayload.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TerminateTaskAgentPayload.TaskAgent(childComplexity), true
+
 	case "TestResultRecorded.agent":
 		if e.ComplexityRoot.TestResultRecorded.Agent == nil {
 			break
@@ -8119,6 +8141,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputHeartbeatInput,
 		ec.unmarshalInputImportMcpToolsInput,
 		ec.unmarshalInputParameterInput,
+		ec.unmarshalInputPauseTaskAgentInput,
 		ec.unmarshalInputProjectFilter,
 		ec.unmarshalInputRecordTestResultInput,
 		ec.unmarshalInputRegisterTaskAgentInput,
@@ -8127,15 +8150,16 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRemoveParameterMappingInput,
 		ec.unmarshalInputRemoveTaskRelationshipInput,
 		ec.unmarshalInputResolveTaskBlockInput,
+		ec.unmarshalInputResumeTaskAgentInput,
 		ec.unmarshalInputRevokeApiTokenInput,
 		ec.unmarshalInputRunActionInput,
 		ec.unmarshalInputSetGroupingWeightsInput,
 		ec.unmarshalInputStartExecutionRunInput,
 		ec.unmarshalInputSuggestGroupingsInput,
-		ec.unmarshalInputTaskAgentActionInput,
 		ec.unmarshalInputTaskAgentHeartbeatInput,
 		ec.unmarshalInputTaskFilter,
 		ec.unmarshalInputTaskOrder,
+		ec.unmarshalInputTerminateTaskAgentInput,
 		ec.unmarshalInputTransitionTaskInput,
 		ec.unmarshalInputUpdateProjectInput,
 		ec.unmarshalInputUpdateTaskInput,
@@ -9458,6 +9482,14 @@ func (ec *executionContext) childFields_ParallelismAnalysisEdge(ctx context.Cont
 	return nil, fmt.Errorf("no field named %q was found under type ParallelismAnalysisEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_PauseTaskAgentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskAgent":
+		return ec.fieldContext_PauseTaskAgentPayload_taskAgent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PauseTaskAgentPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_PlanConflict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "taskA":
@@ -9614,6 +9646,14 @@ func (ec *executionContext) childFields_ResolveTaskBlockPayload(ctx context.Cont
 		return ec.fieldContext_ResolveTaskBlockPayload_task(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResolveTaskBlockPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ResumeTaskAgentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskAgent":
+		return ec.fieldContext_ResumeTaskAgentPayload_taskAgent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResumeTaskAgentPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RevokeApiTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9794,14 +9834,6 @@ func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.
 		return ec.fieldContext_Task_conflicts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Task", field.Name)
-}
-
-func (ec *executionContext) childFields_TaskAgentActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "taskAgent":
-		return ec.fieldContext_TaskAgentActionPayload_taskAgent(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type TaskAgentActionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_TaskAgentHeartbeatPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10208,6 +10240,14 @@ func (ec *executionContext) childFields_TaskTestResult(ctx context.Context, fiel
 		return ec.fieldContext_TaskTestResult_executedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskTestResult", field.Name)
+}
+
+func (ec *executionContext) childFields_TerminateTaskAgentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskAgent":
+		return ec.fieldContext_TerminateTaskAgentPayload_taskAgent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TerminateTaskAgentPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Tool(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11461,7 +11501,7 @@ func (ec *executionContext) field_Mutation_pauseTaskAgent_args(ctx context.Conte
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
-			return ec.unmarshalNTaskAgentActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
+			return ec.unmarshalNPauseTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11587,7 +11627,7 @@ func (ec *executionContext) field_Mutation_resumeTaskAgent_args(ctx context.Cont
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
-			return ec.unmarshalNTaskAgentActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
+			return ec.unmarshalNResumeTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11685,7 +11725,7 @@ func (ec *executionContext) field_Mutation_terminateTaskAgent_args(ctx context.C
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
-			return ec.unmarshalNTaskAgentActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
+			return ec.unmarshalNTerminateTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -23649,8 +23689,8 @@ func (ec *executionContext) _Mutation_pauseTaskAgent(ctx context.Context, field 
 			return ec.Resolvers.Mutation().PauseTaskAgent(ctx, fc.Args["input"].(domain.TaskAgentActionInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskAgentActionPayload) graphql.Marshaler {
-			return ec.marshalNTaskAgentActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentActionPayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PauseTaskAgentPayload) graphql.Marshaler {
+			return ec.marshalNPauseTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPauseTaskAgentPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -23663,7 +23703,7 @@ func (ec *executionContext) fieldContext_Mutation_pauseTaskAgent(ctx context.Con
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TaskAgentActionPayload(ctx, field)
+			return ec.childFields_PauseTaskAgentPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -23693,8 +23733,8 @@ func (ec *executionContext) _Mutation_resumeTaskAgent(ctx context.Context, field
 			return ec.Resolvers.Mutation().ResumeTaskAgent(ctx, fc.Args["input"].(domain.TaskAgentActionInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskAgentActionPayload) graphql.Marshaler {
-			return ec.marshalNTaskAgentActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentActionPayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ResumeTaskAgentPayload) graphql.Marshaler {
+			return ec.marshalNResumeTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐResumeTaskAgentPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -23707,7 +23747,7 @@ func (ec *executionContext) fieldContext_Mutation_resumeTaskAgent(ctx context.Co
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TaskAgentActionPayload(ctx, field)
+			return ec.childFields_ResumeTaskAgentPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -23737,8 +23777,8 @@ func (ec *executionContext) _Mutation_terminateTaskAgent(ctx context.Context, fi
 			return ec.Resolvers.Mutation().TerminateTaskAgent(ctx, fc.Args["input"].(domain.TaskAgentActionInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskAgentActionPayload) graphql.Marshaler {
-			return ec.marshalNTaskAgentActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentActionPayload(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TerminateTaskAgentPayload) graphql.Marshaler {
+			return ec.marshalNTerminateTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTerminateTaskAgentPayload(ctx, selections, v)
 		},
 		true,
 		true,
@@ -23751,7 +23791,7 @@ func (ec *executionContext) fieldContext_Mutation_terminateTaskAgent(ctx context
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TaskAgentActionPayload(ctx, field)
+			return ec.childFields_TerminateTaskAgentPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -25043,6 +25083,38 @@ func (ec *executionContext) fieldContext_ParallelismAnalysisEdge_node(_ context.
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ParallelismAnalysis(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PauseTaskAgentPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.PauseTaskAgentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PauseTaskAgentPayload_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PauseTaskAgentPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PauseTaskAgentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
 		},
 	}
 	return fc, nil
@@ -27074,6 +27146,38 @@ func (ec *executionContext) fieldContext_ResolveTaskBlockPayload_task(_ context.
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResumeTaskAgentPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.ResumeTaskAgentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResumeTaskAgentPayload_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResumeTaskAgentPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResumeTaskAgentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
 		},
 	}
 	return fc, nil
@@ -30738,38 +30842,6 @@ func (ec *executionContext) fieldContext_Task_conflicts(_ context.Context, field
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ParallelismAnalysis(ctx, field)
-		},
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _TaskAgentActionPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.TaskAgentActionPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TaskAgentActionPayload_taskAgent(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TaskAgent, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
-			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_TaskAgentActionPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "TaskAgentActionPayload",
-		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TaskAgentInstance(ctx, field)
 		},
 	}
 	return fc, nil
@@ -35538,6 +35610,38 @@ func (ec *executionContext) _TaskUpdated_changedFields(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_TaskUpdated_changedFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TaskUpdated", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TerminateTaskAgentPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.TerminateTaskAgentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TerminateTaskAgentPayload_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TerminateTaskAgentPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TerminateTaskAgentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _TestResultRecorded_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.TestResultRecordedEvent) (ret graphql.Marshaler) {
@@ -41927,6 +42031,43 @@ func (ec *executionContext) unmarshalInputParameterInput(ctx context.Context, ob
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputPauseTaskAgentInput(ctx context.Context, obj any) (domain.TaskAgentActionInput, error) {
+	var it domain.TaskAgentActionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputProjectFilter(ctx context.Context, obj any) (domain.ProjectFilter, error) {
 	var it domain.ProjectFilter
 	if obj == nil {
@@ -42265,6 +42406,43 @@ func (ec *executionContext) unmarshalInputResolveTaskBlockInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputResumeTaskAgentInput(ctx context.Context, obj any) (domain.TaskAgentActionInput, error) {
+	var it domain.TaskAgentActionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRevokeApiTokenInput(ctx context.Context, obj any) (domain.RevokeAPITokenInput, error) {
 	var it domain.RevokeAPITokenInput
 	if obj == nil {
@@ -42478,43 +42656,6 @@ func (ec *executionContext) unmarshalInputSuggestGroupingsInput(ctx context.Cont
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputTaskAgentActionInput(ctx context.Context, obj any) (domain.TaskAgentActionInput, error) {
-	var it domain.TaskAgentActionInput
-	if obj == nil {
-		return it, nil
-	}
-
-	asMap := map[string]any{}
-	for k, v := range obj.(map[string]any) {
-		asMap[k] = v
-	}
-
-	fieldsInOrder := [...]string{"id", "reason"}
-	for _, k := range fieldsInOrder {
-		v, ok := asMap[k]
-		if !ok {
-			continue
-		}
-		switch k {
-		case "id":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
-			data, err := ec.unmarshalNID2string(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.ID = data
-		case "reason":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.Reason = data
-		}
-	}
-	return it, nil
-}
-
 func (ec *executionContext) unmarshalInputTaskAgentHeartbeatInput(ctx context.Context, obj any) (domain.TaskAgentHeartbeatInput, error) {
 	var it domain.TaskAgentHeartbeatInput
 	if obj == nil {
@@ -42670,6 +42811,43 @@ func (ec *executionContext) unmarshalInputTaskOrder(ctx context.Context, obj any
 				return it, err
 			}
 			it.Direction = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputTerminateTaskAgentInput(ctx context.Context, obj any) (domain.TaskAgentActionInput, error) {
+	var it domain.TaskAgentActionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
@@ -50923,6 +51101,44 @@ func (ec *executionContext) _ParallelismAnalysisEdge(ctx context.Context, sel as
 	return out
 }
 
+var pauseTaskAgentPayloadImplementors = []string{"PauseTaskAgentPayload"}
+
+func (ec *executionContext) _PauseTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PauseTaskAgentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pauseTaskAgentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PauseTaskAgentPayload")
+		case "taskAgent":
+			out.Values[i] = ec._PauseTaskAgentPayload_taskAgent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var planConflictImplementors = []string{"PlanConflict"}
 
 func (ec *executionContext) _PlanConflict(ctx context.Context, sel ast.SelectionSet, obj *planning.Conflict) graphql.Marshaler {
@@ -52390,6 +52606,44 @@ func (ec *executionContext) _ResolveTaskBlockPayload(ctx context.Context, sel as
 			}
 		case "task":
 			out.Values[i] = ec._ResolveTaskBlockPayload_task(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var resumeTaskAgentPayloadImplementors = []string{"ResumeTaskAgentPayload"}
+
+func (ec *executionContext) _ResumeTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ResumeTaskAgentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resumeTaskAgentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResumeTaskAgentPayload")
+		case "taskAgent":
+			out.Values[i] = ec._ResumeTaskAgentPayload_taskAgent(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -55535,44 +55789,6 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-		default:
-			panic("unknown field " + strconv.Quote(field.Name))
-		}
-	}
-	out.Dispatch(ctx)
-	if out.Invalids > 0 {
-		return graphql.Null
-	}
-
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
-
-	return out
-}
-
-var taskAgentActionPayloadImplementors = []string{"TaskAgentActionPayload"}
-
-func (ec *executionContext) _TaskAgentActionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TaskAgentActionPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, taskAgentActionPayloadImplementors)
-
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
-	for i, field := range fields {
-		switch field.Name {
-		case "__typename":
-			out.Values[i] = graphql.MarshalString("TaskAgentActionPayload")
-		case "taskAgent":
-			out.Values[i] = ec._TaskAgentActionPayload_taskAgent(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -58990,6 +59206,44 @@ func (ec *executionContext) _TaskUpdated(ctx context.Context, sel ast.SelectionS
 			out.Values[i] = ec._TaskUpdated_changedFields(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var terminateTaskAgentPayloadImplementors = []string{"TerminateTaskAgentPayload"}
+
+func (ec *executionContext) _TerminateTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TerminateTaskAgentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, terminateTaskAgentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TerminateTaskAgentPayload")
+		case "taskAgent":
+			out.Values[i] = ec._TerminateTaskAgentPayload_taskAgent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -63560,6 +63814,21 @@ func (ec *executionContext) marshalNParameterType2githubᚗcomᚋtaskgraphᚋtas
 	return res
 }
 
+func (ec *executionContext) unmarshalNPauseTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+	res, err := ec.unmarshalInputPauseTaskAgentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPauseTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPauseTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, v *model.PauseTaskAgentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PauseTaskAgentPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPlanConflict2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐConflict(ctx context.Context, sel ast.SelectionSet, v planning.Conflict) graphql.Marshaler {
 	return ec._PlanConflict(ctx, sel, &v)
 }
@@ -63833,6 +64102,21 @@ func (ec *executionContext) marshalNResolveTaskBlockPayload2ᚖgithubᚗcomᚋta
 		return graphql.Null
 	}
 	return ec._ResolveTaskBlockPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNResumeTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+	res, err := ec.unmarshalInputResumeTaskAgentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNResumeTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐResumeTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, v *model.ResumeTaskAgentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ResumeTaskAgentPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRevokeApiTokenInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRevokeAPITokenInput(ctx context.Context, v any) (domain.RevokeAPITokenInput, error) {
@@ -64109,21 +64393,6 @@ func (ec *executionContext) marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._Task(ctx, sel, v)
-}
-
-func (ec *executionContext) unmarshalNTaskAgentActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
-	res, err := ec.unmarshalInputTaskAgentActionInput(ctx, v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNTaskAgentActionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentActionPayload(ctx context.Context, sel ast.SelectionSet, v *model.TaskAgentActionPayload) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._TaskAgentActionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTaskAgentHeartbeatInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentHeartbeatInput(ctx context.Context, v any) (domain.TaskAgentHeartbeatInput, error) {
@@ -64645,6 +64914,21 @@ func (ec *executionContext) marshalNTemplateScope2githubᚗcomᚋtaskgraphᚋtas
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNTerminateTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+	res, err := ec.unmarshalInputTerminateTaskAgentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTerminateTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTerminateTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, v *model.TerminateTaskAgentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TerminateTaskAgentPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTestLevel2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTestLevel(ctx context.Context, v any) (domain.TestLevel, error) {

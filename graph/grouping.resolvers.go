@@ -80,16 +80,28 @@ func (r *mutationResolver) TaskAgentHeartbeat(ctx context.Context, input domain.
 	return &model.TaskAgentHeartbeatPayload{TaskAgent: a, Directive: d}, nil
 }
 
-func (r *mutationResolver) PauseTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error) {
-	return taskAgentPayload(r.Grouping.PauseTaskAgent(ctx, input))
+func (r *mutationResolver) PauseTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.PauseTaskAgentPayload, error) {
+	a, err := r.Grouping.PauseTaskAgent(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return &model.PauseTaskAgentPayload{TaskAgent: a}, nil
 }
 
-func (r *mutationResolver) ResumeTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error) {
-	return taskAgentPayload(r.Grouping.ResumeTaskAgent(ctx, input))
+func (r *mutationResolver) ResumeTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.ResumeTaskAgentPayload, error) {
+	a, err := r.Grouping.ResumeTaskAgent(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return &model.ResumeTaskAgentPayload{TaskAgent: a}, nil
 }
 
-func (r *mutationResolver) TerminateTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TaskAgentActionPayload, error) {
-	return taskAgentPayload(r.Grouping.TerminateTaskAgent(ctx, input))
+func (r *mutationResolver) TerminateTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TerminateTaskAgentPayload, error) {
+	a, err := r.Grouping.TerminateTaskAgent(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return &model.TerminateTaskAgentPayload{TaskAgent: a}, nil
 }
 
 func (r *projectResolver) GroupingWeights(ctx context.Context, obj *domain.Project) (*domain.GroupingWeights, error) {

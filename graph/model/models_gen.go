@@ -224,6 +224,10 @@ type ImportMcpToolsPayload struct {
 type Mutation struct {
 }
 
+type PauseTaskAgentPayload struct {
+	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
+}
+
 type Query struct {
 }
 
@@ -270,6 +274,10 @@ type ResolveTaskBlockPayload struct {
 	Task  *domain.Task      `json:"task"`
 }
 
+type ResumeTaskAgentPayload struct {
+	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
+}
+
 type RevokeAPITokenPayload struct {
 	APIToken *domain.APIToken `json:"apiToken"`
 }
@@ -297,13 +305,13 @@ type SuggestGroupingsPayload struct {
 	Suggestions []*domain.GroupingSuggestion `json:"suggestions"`
 }
 
-type TaskAgentActionPayload struct {
-	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
-}
-
 type TaskAgentHeartbeatPayload struct {
 	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
 	Directive domain.AgentDirective     `json:"directive"`
+}
+
+type TerminateTaskAgentPayload struct {
+	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
 }
 
 type TransitionTaskPayload struct {
