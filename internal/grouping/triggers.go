@@ -17,7 +17,7 @@ import (
 //
 // Triggers are read from the database, not from the process that committed
 // them: a project's TASK_CREATED events (the core records them with the
-// task) and its new DEPENDS_ON/BLOCKS links. A project's grouping cursor
+// task), its new DEPENDS_ON/BLOCKS links and the removal of links it has seen. A project's grouping cursor
 // says how far they were handled; a replica takes the cursor row FOR UPDATE
 // SKIP LOCKED (SQLite: its single writer), clusters, writes the suggestions
 // and advances the cursor in one transaction, so each trigger is handled
@@ -88,13 +88,20 @@ func (s *Service) handleProject(ctx context.Context, projectID string) (int, err
 		if err != nil {
 			return err
 		}
+		if err := tx.Grouping.SeeLinks(ctx, projectID, links); err != nil {
+			return err
+		}
+		removed, err := tx.Grouping.TakeRemovedLinks(ctx, projectID)
+		if err != nil {
+			return err
+		}
 		linkAt := lastLinkAt
 		if len(links) > 0 {
 			at := links[len(links)-1].CreatedAt
 			linkAt = &at
 		}
-		if len(evs) > 0 || len(links) > 0 {
-			if made, err = s.handle(ctx, tx, projectID, evs, links); err != nil {
+		if len(evs) > 0 || len(links) > 0 || len(removed) > 0 {
+			if made, err = s.handle(ctx, tx, projectID, evs, links, removed); err != nil {
 				return err
 			}
 		}
@@ -104,9 +111,10 @@ func (s *Service) handleProject(ctx context.Context, projectID string) (int, err
 }
 
 // handle makes the suggestions of the triggers: groups (at the default
-// minScore) that contain a newly created candidate (TASK_CREATED) or both
-// ends of a new dependency between candidates (DEPENDENCY_CHANGED).
-func (s *Service) handle(ctx context.Context, tx *app.Tx, projectID string, evs []*domain.Event, links []*domain.TaskRelationship) (int, error) {
+// minScore) that contain a newly created candidate (TASK_CREATED), both ends
+// of a new dependency between candidates, or an end of a removed one
+// (DEPENDENCY_CHANGED).
+func (s *Service) handle(ctx context.Context, tx *app.Tx, projectID string, evs []*domain.Event, links, removed []*domain.TaskRelationship) (int, error) {
 	m, candidates, err := s.model(ctx, tx, projectID)
 	if err != nil {
 		return 0, err
@@ -125,7 +133,15 @@ func (s *Service) handle(ctx context.Context, tx *app.Tx, projectID string, evs 
 			linked = append(linked, [2]string{r.SourceTaskID, r.TargetTaskID})
 		}
 	}
-	if len(createdOrder) == 0 && len(linked) == 0 {
+	// A removed link leaves its ends in groups of their own making: groups
+	// that hold either end.
+	var unlinked [][2]string
+	for _, r := range removed {
+		if candidates[r.SourceTaskID] != nil && candidates[r.TargetTaskID] != nil {
+			unlinked = append(unlinked, [2]string{r.SourceTaskID, r.TargetTaskID})
+		}
+	}
+	if len(createdOrder) == 0 && len(linked) == 0 && len(unlinked) == 0 {
 		return 0, nil
 	}
 	// One clustering; each group is attributed to the first trigger it
@@ -134,6 +150,13 @@ func (s *Service) handle(ctx context.Context, tx *app.Tx, projectID string, evs 
 		for _, l := range linked {
 			if slices.Contains(g.Members, l[0]) && slices.Contains(g.Members, l[1]) {
 				return domain.TriggerDependencyChanged, &l[0], true
+			}
+		}
+		for _, l := range unlinked {
+			for _, end := range l {
+				if slices.Contains(g.Members, end) {
+					return domain.TriggerDependencyChanged, &end, true
+				}
 			}
 		}
 		for _, id := range createdOrder {

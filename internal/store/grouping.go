@@ -222,6 +222,40 @@ func (q GroupingQueries) LinksCreatedAfter(ctx context.Context, projectID string
 	return out, q.selectx(ctx, &out, query, args...)
 }
 
+// SeeLinks records links as seen by the background grouping.
+func (q GroupingQueries) SeeLinks(ctx context.Context, projectID string, links []*domain.TaskRelationship) error {
+	for _, r := range links {
+		if _, err := q.exec(ctx, `INSERT INTO grouping_seen_links (relationship_id, project_id, source_task_id, target_task_id)
+			VALUES (?, ?, ?, ?) ON CONFLICT (relationship_id) DO NOTHING`, r.ID, projectID, r.SourceTaskID, r.TargetTaskID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TakeRemovedLinks returns the seen links of the project that no longer
+// exist, and forgets them.
+func (q GroupingQueries) TakeRemovedLinks(ctx context.Context, projectID string) ([]*domain.TaskRelationship, error) {
+	var rows []struct {
+		ID     string `db:"relationship_id"`
+		Source string `db:"source_task_id"`
+		Target string `db:"target_task_id"`
+	}
+	if err := q.selectx(ctx, &rows, `SELECT s.relationship_id, s.source_task_id, s.target_task_id FROM grouping_seen_links s
+		WHERE s.project_id = ? AND NOT EXISTS (SELECT 1 FROM task_relationships r WHERE r.id = s.relationship_id)
+		ORDER BY s.relationship_id`, projectID); err != nil {
+		return nil, err
+	}
+	out := make([]*domain.TaskRelationship, len(rows))
+	for i, r := range rows {
+		if _, err := q.exec(ctx, `DELETE FROM grouping_seen_links WHERE relationship_id = ?`, r.ID); err != nil {
+			return nil, err
+		}
+		out[i] = &domain.TaskRelationship{ID: r.ID, SourceTaskID: r.Source, TargetTaskID: r.Target}
+	}
+	return out, nil
+}
+
 // ProjectsWithGroupingWork lists projects with events or links their
 // grouping cursor has not reached. It is background polling, so its
 // statements are not counted in Statements().
@@ -232,6 +266,8 @@ func (d *DB) ProjectsWithGroupingWork(ctx context.Context, limit int) ([]string,
 		WHERE EXISTS (SELECT 1 FROM events e WHERE e.project_id = p.id AND e.seq > COALESCE(c.last_seq, 0))
 		   OR EXISTS (SELECT 1 FROM task_relationships r JOIN tasks t ON t.id = r.source_task_id
 		              WHERE t.project_id = p.id AND (c.last_link_at IS NULL OR r.created_at > c.last_link_at))
+		   OR EXISTS (SELECT 1 FROM grouping_seen_links s WHERE s.project_id = p.id
+		              AND NOT EXISTS (SELECT 1 FROM task_relationships r WHERE r.id = s.relationship_id))
 		ORDER BY p.id LIMIT `+strconv.Itoa(limit)))
 	return out, mapErr(err)
 }

@@ -92,6 +92,21 @@ CREATE TABLE grouping_cursors (
     updated_at      TIMESTAMP NOT NULL
 );
 
+-- The DEPENDS_ON/BLOCKS links the background grouping has seen, so that it
+-- notices their removal as well as new ones.
+CREATE TABLE grouping_seen_links (
+    relationship_id TEXT        NOT NULL PRIMARY KEY,
+    project_id      TEXT        NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+    source_task_id  TEXT        NOT NULL,
+    target_task_id  TEXT        NOT NULL
+);
+CREATE INDEX grouping_seen_links_project_idx ON grouping_seen_links (project_id);
+
+INSERT INTO grouping_seen_links (relationship_id, project_id, source_task_id, target_task_id)
+SELECT r.id, t.project_id, r.source_task_id, r.target_task_id
+FROM task_relationships r JOIN tasks t ON t.id = r.source_task_id
+WHERE r.relationship_type IN ('DEPENDS_ON', 'BLOCKS');
+
 -- Existing projects start from their current position: only later tasks and
 -- links trigger suggestions.
 INSERT INTO grouping_cursors (project_id, last_seq, last_link_at, updated_at)
@@ -134,6 +149,7 @@ UPDATE ideas SET lifecycle_stage = CASE
 
 -- +goose Down
 
+DROP TABLE grouping_seen_links;
 DROP TABLE grouping_cursors;
 DROP TABLE grouping_suggestions;
 DROP TABLE task_agent_instances;
