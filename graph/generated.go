@@ -47,6 +47,7 @@ type ResolverRoot interface {
 	Example() ExampleResolver
 	ExecutionPass() ExecutionPassResolver
 	ExecutionRun() ExecutionRunResolver
+	GroupingSuggestion() GroupingSuggestionResolver
 	HeartbeatRecord() HeartbeatRecordResolver
 	Idea() IdeaResolver
 	LogAppended() LogAppendedResolver
@@ -74,8 +75,11 @@ type ResolverRoot interface {
 	RunStarted() RunStartedResolver
 	SemanticValidationReport() SemanticValidationReportResolver
 	Subscription() SubscriptionResolver
+	SuggestionCreated() SuggestionCreatedResolver
+	SuggestionResolved() SuggestionResolvedResolver
 	Suite() SuiteResolver
 	Task() TaskResolver
+	TaskAgentInstance() TaskAgentInstanceResolver
 	TaskBlock() TaskBlockResolver
 	TaskClaimed() TaskClaimedResolver
 	TaskCreated() TaskCreatedResolver
@@ -106,6 +110,11 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AcceptGroupingSuggestionPayload struct {
+		Suggestion func(childComplexity int) int
+		TaskList   func(childComplexity int) int
+	}
+
 	Action struct {
 		CreatedAt   func(childComplexity int) int
 		Description func(childComplexity int) int
@@ -240,6 +249,10 @@ type ComplexityRoot struct {
 	AddTasksToListPayload struct {
 		Items    func(childComplexity int) int
 		TaskList func(childComplexity int) int
+	}
+
+	AdvanceIdeaPayload struct {
+		Idea func(childComplexity int) int
 	}
 
 	AgentHeartbeat struct {
@@ -588,6 +601,45 @@ type ComplexityRoot struct {
 		Execution func(childComplexity int) int
 	}
 
+	GroupingSuggestion struct {
+		Breakdown       func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		CreatedTaskList func(childComplexity int) int
+		ExpiresAt       func(childComplexity int) int
+		GlobalID        func(childComplexity int) int
+		GroupingReason  func(childComplexity int) int
+		Project         func(childComplexity int) int
+		ResolvedAt      func(childComplexity int) int
+		ResolvedBy      func(childComplexity int) int
+		SimilarityScore func(childComplexity int) int
+		Status          func(childComplexity int) int
+		SuggestedName   func(childComplexity int) int
+		SuggestedTasks  func(childComplexity int) int
+		TaskAgent       func(childComplexity int) int
+		TriggerTask     func(childComplexity int) int
+		TriggeredBy     func(childComplexity int) int
+	}
+
+	GroupingSuggestionConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	GroupingSuggestionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	GroupingWeights struct {
+		Category              func(childComplexity int) int
+		Component             func(childComplexity int) int
+		Dependency            func(childComplexity int) int
+		DescriptionSimilarity func(childComplexity int) int
+		FileOverlap           func(childComplexity int) int
+	}
+
 	HeartbeatPayload struct {
 		Agent     func(childComplexity int) int
 		Directive func(childComplexity int) int
@@ -704,10 +756,12 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AcceptGroupingSuggestion    func(childComplexity int, input domain.AcceptGroupingSuggestionInput) int
 		AddActionToolMapping        func(childComplexity int, input domain.AddActionToolMappingInput) int
 		AddParameterMapping         func(childComplexity int, input domain.AddParameterMappingInput) int
 		AddTaskRelationship         func(childComplexity int, input domain.AddTaskRelationshipInput) int
 		AddTasksToList              func(childComplexity int, input domain.AddTasksToListInput) int
+		AdvanceIdea                 func(childComplexity int, input domain.AdvanceIdeaInput) int
 		AppendExecutionLog          func(childComplexity int, input domain.AppendExecutionLogInput) int
 		CancelExecutionRun          func(childComplexity int, input domain.RunActionInput) int
 		ClaimExample                func(childComplexity int, input domain.ClaimExampleInput) int
@@ -748,22 +802,30 @@ type ComplexityRoot struct {
 		Heartbeat                   func(childComplexity int, input domain.HeartbeatInput) int
 		ImportMcpTools              func(childComplexity int, input domain.ImportMcpToolsInput) int
 		PauseExecutionRun           func(childComplexity int, input domain.RunActionInput) int
+		PauseTaskAgent              func(childComplexity int, input domain.TaskAgentActionInput) int
 		RecordConvergenceAssessment func(childComplexity int, input domain.RecordConvergenceAssessmentInput) int
 		RecordRefinement            func(childComplexity int, input domain.RecordRefinementInput) int
 		RecordTestResult            func(childComplexity int, input domain.RecordTestResultInput) int
 		RecordValidationReport      func(childComplexity int, input domain.RecordValidationReportInput) int
+		RegisterTaskAgent           func(childComplexity int, input domain.RegisterTaskAgentInput) int
+		RejectGroupingSuggestion    func(childComplexity int, input domain.RejectGroupingSuggestionInput) int
 		RemoveActionToolMapping     func(childComplexity int, input model.RemoveActionToolMappingInput) int
 		RemoveParameterMapping      func(childComplexity int, input model.RemoveParameterMappingInput) int
 		RemoveTaskRelationship      func(childComplexity int, input domain.RemoveTaskRelationshipInput) int
 		ResolveTaskBlock            func(childComplexity int, input domain.ResolveTaskBlockInput) int
 		ResumeExecutionRun          func(childComplexity int, input domain.RunActionInput) int
+		ResumeTaskAgent             func(childComplexity int, input domain.TaskAgentActionInput) int
 		RetryExecutionRun           func(childComplexity int, input domain.RunActionInput) int
 		RevokeAPIToken              func(childComplexity int, input domain.RevokeAPITokenInput) int
+		SetGroupingWeights          func(childComplexity int, input domain.SetGroupingWeightsInput) int
 		SetReasoningSteps           func(childComplexity int, input domain.SetReasoningStepsInput) int
 		SetTaskProfile              func(childComplexity int, input domain.SetTaskProfileInput) int
 		StartExecutionPass          func(childComplexity int, input domain.StartExecutionPassInput) int
 		StartExecutionRun           func(childComplexity int, input domain.StartExecutionRunInput) int
 		StartReasoningExecution     func(childComplexity int, input domain.StartReasoningExecutionInput) int
+		SuggestGroupings            func(childComplexity int, input domain.SuggestGroupingsInput) int
+		TaskAgentHeartbeat          func(childComplexity int, input domain.TaskAgentHeartbeatInput) int
+		TerminateTaskAgent          func(childComplexity int, input domain.TaskAgentActionInput) int
 		TransitionReasoningStep     func(childComplexity int, input domain.TransitionReasoningStepInput) int
 		TransitionTask              func(childComplexity int, input domain.TransitionTaskInput) int
 		UpdateProject               func(childComplexity int, input domain.UpdateProjectInput) int
@@ -831,6 +893,10 @@ type ComplexityRoot struct {
 		Type         func(childComplexity int) int
 	}
 
+	PauseTaskAgentPayload struct {
+		TaskAgent func(childComplexity int) int
+	}
+
 	PlanConflict struct {
 		FilePath   func(childComplexity int) int
 		Operations func(childComplexity int) int
@@ -845,21 +911,24 @@ type ComplexityRoot struct {
 	}
 
 	Project struct {
-		CreatedAt       func(childComplexity int) int
-		Description     func(childComplexity int) int
-		EvaluationQueue func(childComplexity int, first *int, after *string) int
-		EventCursor     func(childComplexity int) int
-		Events          func(childComplexity int, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) int
-		GlobalID        func(childComplexity int) int
-		Ideas           func(childComplexity int, first *int, after *string) int
-		Name            func(childComplexity int) int
-		Owner           func(childComplexity int) int
-		Slug            func(childComplexity int) int
-		Status          func(childComplexity int) int
-		TaskLists       func(childComplexity int, first *int, after *string) int
-		TaskTemplates   func(childComplexity int, first *int, after *string) int
-		Tasks           func(childComplexity int, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
-		UpdatedAt       func(childComplexity int) int
+		CreatedAt           func(childComplexity int) int
+		Description         func(childComplexity int) int
+		EvaluationQueue     func(childComplexity int, first *int, after *string) int
+		EventCursor         func(childComplexity int) int
+		Events              func(childComplexity int, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) int
+		GlobalID            func(childComplexity int) int
+		GroupingSuggestions func(childComplexity int, status []domain.GroupingSuggestionStatus, first *int, after *string, last *int, before *string) int
+		GroupingWeights     func(childComplexity int) int
+		Ideas               func(childComplexity int, first *int, after *string) int
+		Name                func(childComplexity int) int
+		Owner               func(childComplexity int) int
+		Slug                func(childComplexity int) int
+		Status              func(childComplexity int) int
+		TaskAgents          func(childComplexity int) int
+		TaskLists           func(childComplexity int, first *int, after *string) int
+		TaskTemplates       func(childComplexity int, first *int, after *string) int
+		Tasks               func(childComplexity int, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
+		UpdatedAt           func(childComplexity int) int
 	}
 
 	ProjectConnection struct {
@@ -1006,6 +1075,14 @@ type ComplexityRoot struct {
 		TargetStepID            func(childComplexity int) int
 	}
 
+	RegisterTaskAgentPayload struct {
+		TaskAgent func(childComplexity int) int
+	}
+
+	RejectGroupingSuggestionPayload struct {
+		Suggestion func(childComplexity int) int
+	}
+
 	RemoveActionToolMappingPayload struct {
 		ActionToolMap    func(childComplexity int) int
 		RemovedMappingID func(childComplexity int) int
@@ -1025,6 +1102,10 @@ type ComplexityRoot struct {
 	ResolveTaskBlockPayload struct {
 		Block func(childComplexity int) int
 		Task  func(childComplexity int) int
+	}
+
+	ResumeTaskAgentPayload struct {
+		TaskAgent func(childComplexity int) int
 	}
 
 	RevokeApiTokenPayload struct {
@@ -1129,6 +1210,10 @@ type ComplexityRoot struct {
 		ValidationID    func(childComplexity int) int
 	}
 
+	SetGroupingWeightsPayload struct {
+		Weights func(childComplexity int) int
+	}
+
 	SetReasoningStepsPayload struct {
 		Steps func(childComplexity int) int
 	}
@@ -1152,6 +1237,33 @@ type ComplexityRoot struct {
 	Subscription struct {
 		ProjectEvents func(childComplexity int, projectID string, after *string, types []domain.ExecutionEventType) int
 		RunEvents     func(childComplexity int, runID string, after *string, types []domain.ExecutionEventType) int
+	}
+
+	SuggestGroupingsPayload struct {
+		Suggestions func(childComplexity int) int
+	}
+
+	SuggestionCreated struct {
+		Agent      func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Run        func(childComplexity int) int
+		Suggestion func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
+	SuggestionResolved struct {
+		Agent      func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Run        func(childComplexity int) int
+		Status     func(childComplexity int) int
+		Suggestion func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Type       func(childComplexity int) int
 	}
 
 	Suite struct {
@@ -1223,6 +1335,29 @@ type ComplexityRoot struct {
 		UpdatedAt           func(childComplexity int) int
 		Validation          func(childComplexity int) int
 		Version             func(childComplexity int) int
+	}
+
+	TaskAgentHeartbeatPayload struct {
+		Directive func(childComplexity int) int
+		TaskAgent func(childComplexity int) int
+	}
+
+	TaskAgentInstance struct {
+		CreatedAt           func(childComplexity int) int
+		ErrorCount          func(childComplexity int) int
+		GlobalID            func(childComplexity int) int
+		HasTelegramBotToken func(childComplexity int) int
+		IsEvaluationQueue   func(childComplexity int) int
+		LastError           func(childComplexity int) int
+		LastHeartbeatAt     func(childComplexity int) int
+		Project             func(childComplexity int) int
+		Status              func(childComplexity int) int
+		SuggestionsMade     func(childComplexity int) int
+		TaskList            func(childComplexity int) int
+		TasksProcessed      func(childComplexity int) int
+		TelegramChannelID   func(childComplexity int) int
+		TerminatedAt        func(childComplexity int) int
+		UpdatedAt           func(childComplexity int) int
 	}
 
 	TaskBlock struct {
@@ -1469,6 +1604,10 @@ type ComplexityRoot struct {
 	TaskValidation struct {
 		Valid      func(childComplexity int) int
 		Violations func(childComplexity int) int
+	}
+
+	TerminateTaskAgentPayload struct {
+		TaskAgent func(childComplexity int) int
 	}
 
 	TestResultRecorded struct {
@@ -1801,6 +1940,15 @@ type ExecutionRunResolver interface {
 	Executions(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.TaskExecution, error)
 	Events(ctx context.Context, obj *domain.ExecutionRun, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error)
 }
+type GroupingSuggestionResolver interface {
+	Project(ctx context.Context, obj *domain.GroupingSuggestion) (*domain.Project, error)
+
+	SuggestedTasks(ctx context.Context, obj *domain.GroupingSuggestion) ([]*domain.Task, error)
+
+	TriggerTask(ctx context.Context, obj *domain.GroupingSuggestion) (*domain.Task, error)
+	CreatedTaskList(ctx context.Context, obj *domain.GroupingSuggestion) (*domain.TaskList, error)
+	TaskAgent(ctx context.Context, obj *domain.GroupingSuggestion) (*domain.TaskAgentInstance, error)
+}
 type HeartbeatRecordResolver interface {
 	Agent(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.BuildAgent, error)
 	Run(ctx context.Context, obj *domain.AgentHeartbeat) (*domain.ExecutionRun, error)
@@ -1861,6 +2009,16 @@ type MutationResolver interface {
 	ResumeExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
 	CancelExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
 	RetryExecutionRun(ctx context.Context, input domain.RunActionInput) (*model.RunActionPayload, error)
+	SetGroupingWeights(ctx context.Context, input domain.SetGroupingWeightsInput) (*model.SetGroupingWeightsPayload, error)
+	SuggestGroupings(ctx context.Context, input domain.SuggestGroupingsInput) (*model.SuggestGroupingsPayload, error)
+	AcceptGroupingSuggestion(ctx context.Context, input domain.AcceptGroupingSuggestionInput) (*model.AcceptGroupingSuggestionPayload, error)
+	RejectGroupingSuggestion(ctx context.Context, input domain.RejectGroupingSuggestionInput) (*model.RejectGroupingSuggestionPayload, error)
+	RegisterTaskAgent(ctx context.Context, input domain.RegisterTaskAgentInput) (*model.RegisterTaskAgentPayload, error)
+	TaskAgentHeartbeat(ctx context.Context, input domain.TaskAgentHeartbeatInput) (*model.TaskAgentHeartbeatPayload, error)
+	PauseTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.PauseTaskAgentPayload, error)
+	ResumeTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.ResumeTaskAgentPayload, error)
+	TerminateTaskAgent(ctx context.Context, input domain.TaskAgentActionInput) (*model.TerminateTaskAgentPayload, error)
+	AdvanceIdea(ctx context.Context, input domain.AdvanceIdeaInput) (*model.AdvanceIdeaPayload, error)
 	CreateProject(ctx context.Context, input domain.CreateProjectInput) (*model.CreateProjectPayload, error)
 	UpdateProject(ctx context.Context, input domain.UpdateProjectInput) (*model.UpdateProjectPayload, error)
 	CreateIdea(ctx context.Context, input domain.CreateIdeaInput) (*model.CreateIdeaPayload, error)
@@ -1927,6 +2085,9 @@ type ProjectResolver interface {
 	TaskTemplates(ctx context.Context, obj *domain.Project, first *int, after *string) (*model.TaskTemplateConnection, error)
 	Events(ctx context.Context, obj *domain.Project, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error)
 	EventCursor(ctx context.Context, obj *domain.Project) (string, error)
+	GroupingWeights(ctx context.Context, obj *domain.Project) (*domain.GroupingWeights, error)
+	GroupingSuggestions(ctx context.Context, obj *domain.Project, status []domain.GroupingSuggestionStatus, first *int, after *string, last *int, before *string) (*model.GroupingSuggestionConnection, error)
+	TaskAgents(ctx context.Context, obj *domain.Project) ([]*domain.TaskAgentInstance, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (domain.Node, error)
@@ -2028,6 +2189,20 @@ type SubscriptionResolver interface {
 	ProjectEvents(ctx context.Context, projectID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error)
 	RunEvents(ctx context.Context, runID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error)
 }
+type SuggestionCreatedResolver interface {
+	Project(ctx context.Context, obj *domain.SuggestionCreatedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.SuggestionCreatedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.SuggestionCreatedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.SuggestionCreatedEvent) (*domain.BuildAgent, error)
+	Suggestion(ctx context.Context, obj *domain.SuggestionCreatedEvent) (*domain.GroupingSuggestion, error)
+}
+type SuggestionResolvedResolver interface {
+	Project(ctx context.Context, obj *domain.SuggestionResolvedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.SuggestionResolvedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.SuggestionResolvedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.SuggestionResolvedEvent) (*domain.BuildAgent, error)
+	Suggestion(ctx context.Context, obj *domain.SuggestionResolvedEvent) (*domain.GroupingSuggestion, error)
+}
 type SuiteResolver interface {
 	Actions(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.ActionConnection, error)
 	ActionToolMaps(ctx context.Context, obj *domain.Suite, first *int, after *string) (*model.ActionToolMapConnection, error)
@@ -2056,6 +2231,10 @@ type TaskResolver interface {
 	FileImpacts(ctx context.Context, obj *domain.Task) ([]*domain.TaskFileImpact, error)
 	Conflicts(ctx context.Context, obj *domain.Task) ([]*domain.ParallelismAnalysis, error)
 	Validation(ctx context.Context, obj *domain.Task) (*domain.TaskValidation, error)
+}
+type TaskAgentInstanceResolver interface {
+	Project(ctx context.Context, obj *domain.TaskAgentInstance) (*domain.Project, error)
+	TaskList(ctx context.Context, obj *domain.TaskAgentInstance) (*domain.TaskList, error)
 }
 type TaskBlockResolver interface {
 	Task(ctx context.Context, obj *domain.TaskBlock) (*domain.Task, error)
@@ -2208,6 +2387,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AcceptGroupingSuggestionPayload.suggestion":
+		if e.ComplexityRoot.AcceptGroupingSuggestionPayload.Suggestion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AcceptGroupingSuggestionPayload.Suggestion(childComplexity), true
+	case "AcceptGroupingSuggestionPayload.taskList":
+		if e.ComplexityRoot.AcceptGroupingSuggestionPayload.TaskList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AcceptGroupingSuggestionPayload.TaskList(childComplexity), true
 
 	case "Action.createdAt":
 		if e.ComplexityRoot.Action.CreatedAt == nil {
@@ -2704,6 +2896,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AddTasksToListPayload.TaskList(childComplexity), true
+
+	case "AdvanceIdeaPayload.idea":
+		if e.ComplexityRoot.AdvanceIdeaPayload.Idea == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AdvanceIdeaPayload.Idea(childComplexity), true
 
 	case "AgentHeartbeat.agent":
 		if e.ComplexityRoot.AgentHeartbeat.Agent == nil {
@@ -3924,6 +4123,172 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FinishReasoningExecutionPayload.Execution(childComplexity), true
 
+	case "GroupingSuggestion.breakdown":
+		if e.ComplexityRoot.GroupingSuggestion.Breakdown == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.Breakdown(childComplexity), true
+	case "GroupingSuggestion.createdAt":
+		if e.ComplexityRoot.GroupingSuggestion.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.CreatedAt(childComplexity), true
+	case "GroupingSuggestion.createdTaskList":
+		if e.ComplexityRoot.GroupingSuggestion.CreatedTaskList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.CreatedTaskList(childComplexity), true
+	case "GroupingSuggestion.expiresAt":
+		if e.ComplexityRoot.GroupingSuggestion.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.ExpiresAt(childComplexity), true
+	case "GroupingSuggestion.id":
+		if e.ComplexityRoot.GroupingSuggestion.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.GlobalID(childComplexity), true
+	case "GroupingSuggestion.groupingReason":
+		if e.ComplexityRoot.GroupingSuggestion.GroupingReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.GroupingReason(childComplexity), true
+	case "GroupingSuggestion.project":
+		if e.ComplexityRoot.GroupingSuggestion.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.Project(childComplexity), true
+	case "GroupingSuggestion.resolvedAt":
+		if e.ComplexityRoot.GroupingSuggestion.ResolvedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.ResolvedAt(childComplexity), true
+	case "GroupingSuggestion.resolvedBy":
+		if e.ComplexityRoot.GroupingSuggestion.ResolvedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.ResolvedBy(childComplexity), true
+	case "GroupingSuggestion.similarityScore":
+		if e.ComplexityRoot.GroupingSuggestion.SimilarityScore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.SimilarityScore(childComplexity), true
+	case "GroupingSuggestion.status":
+		if e.ComplexityRoot.GroupingSuggestion.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.Status(childComplexity), true
+	case "GroupingSuggestion.suggestedName":
+		if e.ComplexityRoot.GroupingSuggestion.SuggestedName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.SuggestedName(childComplexity), true
+	case "GroupingSuggestion.suggestedTasks":
+		if e.ComplexityRoot.GroupingSuggestion.SuggestedTasks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.SuggestedTasks(childComplexity), true
+	case "GroupingSuggestion.taskAgent":
+		if e.ComplexityRoot.GroupingSuggestion.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.TaskAgent(childComplexity), true
+	case "GroupingSuggestion.triggerTask":
+		if e.ComplexityRoot.GroupingSuggestion.TriggerTask == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.TriggerTask(childComplexity), true
+	case "GroupingSuggestion.triggeredBy":
+		if e.ComplexityRoot.GroupingSuggestion.TriggeredBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestion.TriggeredBy(childComplexity), true
+
+	case "GroupingSuggestionConnection.edges":
+		if e.ComplexityRoot.GroupingSuggestionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionConnection.Edges(childComplexity), true
+	case "GroupingSuggestionConnection.nodes":
+		if e.ComplexityRoot.GroupingSuggestionConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionConnection.Nodes(childComplexity), true
+	case "GroupingSuggestionConnection.pageInfo":
+		if e.ComplexityRoot.GroupingSuggestionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionConnection.PageInfo(childComplexity), true
+	case "GroupingSuggestionConnection.totalCount":
+		if e.ComplexityRoot.GroupingSuggestionConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionConnection.TotalCount(childComplexity), true
+
+	case "GroupingSuggestionEdge.cursor":
+		if e.ComplexityRoot.GroupingSuggestionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionEdge.Cursor(childComplexity), true
+	case "GroupingSuggestionEdge.node":
+		if e.ComplexityRoot.GroupingSuggestionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingSuggestionEdge.Node(childComplexity), true
+
+	case "GroupingWeights.category":
+		if e.ComplexityRoot.GroupingWeights.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingWeights.Category(childComplexity), true
+	case "GroupingWeights.component":
+		if e.ComplexityRoot.GroupingWeights.Component == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingWeights.Component(childComplexity), true
+	case "GroupingWeights.dependency":
+		if e.ComplexityRoot.GroupingWeights.Dependency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingWeights.Dependency(childComplexity), true
+	case "GroupingWeights.descriptionSimilarity":
+		if e.ComplexityRoot.GroupingWeights.DescriptionSimilarity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingWeights.DescriptionSimilarity(childComplexity), true
+	case "GroupingWeights.fileOverlap":
+		if e.ComplexityRoot.GroupingWeights.FileOverlap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupingWeights.FileOverlap(childComplexity), true
+
 	case "HeartbeatPayload.agent":
 		if e.ComplexityRoot.HeartbeatPayload.Agent == nil {
 			break
@@ -4379,6 +4744,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ModelEdge.Node(childComplexity), true
 
+	case "Mutation.acceptGroupingSuggestion":
+		if e.ComplexityRoot.Mutation.AcceptGroupingSuggestion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_acceptGroupingSuggestion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AcceptGroupingSuggestion(childComplexity, args["input"].(domain.AcceptGroupingSuggestionInput)), true
 	case "Mutation.addActionToolMapping":
 		if e.ComplexityRoot.Mutation.AddActionToolMapping == nil {
 			break
@@ -4423,6 +4799,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddTasksToList(childComplexity, args["input"].(domain.AddTasksToListInput)), true
+	case "Mutation.advanceIdea":
+		if e.ComplexityRoot.Mutation.AdvanceIdea == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_advanceIdea_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AdvanceIdea(childComplexity, args["input"].(domain.AdvanceIdeaInput)), true
 	case "Mutation.appendExecutionLog":
 		if e.ComplexityRoot.Mutation.AppendExecutionLog == nil {
 			break
@@ -4863,6 +5250,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PauseExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
+	case "Mutation.pauseTaskAgent":
+		if e.ComplexityRoot.Mutation.PauseTaskAgent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pauseTaskAgent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PauseTaskAgent(childComplexity, args["input"].(domain.TaskAgentActionInput)), true
 	case "Mutation.recordConvergenceAssessment":
 		if e.ComplexityRoot.Mutation.RecordConvergenceAssessment == nil {
 			break
@@ -4907,6 +5305,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RecordValidationReport(childComplexity, args["input"].(domain.RecordValidationReportInput)), true
+	case "Mutation.registerTaskAgent":
+		if e.ComplexityRoot.Mutation.RegisterTaskAgent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_registerTaskAgent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RegisterTaskAgent(childComplexity, args["input"].(domain.RegisterTaskAgentInput)), true
+	case "Mutation.rejectGroupingSuggestion":
+		if e.ComplexityRoot.Mutation.RejectGroupingSuggestion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rejectGroupingSuggestion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RejectGroupingSuggestion(childComplexity, args["input"].(domain.RejectGroupingSuggestionInput)), true
 	case "Mutation.removeActionToolMapping":
 		if e.ComplexityRoot.Mutation.RemoveActionToolMapping == nil {
 			break
@@ -4962,6 +5382,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResumeExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
+	case "Mutation.resumeTaskAgent":
+		if e.ComplexityRoot.Mutation.ResumeTaskAgent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resumeTaskAgent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResumeTaskAgent(childComplexity, args["input"].(domain.TaskAgentActionInput)), true
 	case "Mutation.retryExecutionRun":
 		if e.ComplexityRoot.Mutation.RetryExecutionRun == nil {
 			break
@@ -4984,6 +5415,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeAPIToken(childComplexity, args["input"].(domain.RevokeAPITokenInput)), true
+	case "Mutation.setGroupingWeights":
+		if e.ComplexityRoot.Mutation.SetGroupingWeights == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setGroupingWeights_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetGroupingWeights(childComplexity, args["input"].(domain.SetGroupingWeightsInput)), true
 	case "Mutation.setReasoningSteps":
 		if e.ComplexityRoot.Mutation.SetReasoningSteps == nil {
 			break
@@ -5039,6 +5481,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StartReasoningExecution(childComplexity, args["input"].(domain.StartReasoningExecutionInput)), true
+	case "Mutation.suggestGroupings":
+		if e.ComplexityRoot.Mutation.SuggestGroupings == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_suggestGroupings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SuggestGroupings(childComplexity, args["input"].(domain.SuggestGroupingsInput)), true
+	case "Mutation.taskAgentHeartbeat":
+		if e.ComplexityRoot.Mutation.TaskAgentHeartbeat == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_taskAgentHeartbeat_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TaskAgentHeartbeat(childComplexity, args["input"].(domain.TaskAgentHeartbeatInput)), true
+	case "Mutation.terminateTaskAgent":
+		if e.ComplexityRoot.Mutation.TerminateTaskAgent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_terminateTaskAgent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TerminateTaskAgent(childComplexity, args["input"].(domain.TaskAgentActionInput)), true
 	case "Mutation.transitionReasoningStep":
 		if e.ComplexityRoot.Mutation.TransitionReasoningStep == nil {
 			break
@@ -5358,6 +5833,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PassStarted.Type(childComplexity), true
 
+	case "PauseTaskAgentPayload.taskAgent":
+		if e.ComplexityRoot.PauseTaskAgentPayload.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PauseTaskAgentPayload.TaskAgent(childComplexity), true
+
 	case "PlanConflict.filePath":
 		if e.ComplexityRoot.PlanConflict.FilePath == nil {
 			break
@@ -5448,6 +5930,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Project.GlobalID(childComplexity), true
+	case "Project.groupingSuggestions":
+		if e.ComplexityRoot.Project.GroupingSuggestions == nil {
+			break
+		}
+
+		args, err := ec.field_Project_groupingSuggestions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Project.GroupingSuggestions(childComplexity, args["status"].([]domain.GroupingSuggestionStatus), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Project.groupingWeights":
+		if e.ComplexityRoot.Project.GroupingWeights == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.GroupingWeights(childComplexity), true
 	case "Project.ideas":
 		if e.ComplexityRoot.Project.Ideas == nil {
 			break
@@ -5483,6 +5982,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Project.Status(childComplexity), true
+	case "Project.taskAgents":
+		if e.ComplexityRoot.Project.TaskAgents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.TaskAgents(childComplexity), true
 	case "Project.taskLists":
 		if e.ComplexityRoot.Project.TaskLists == nil {
 			break
@@ -6218,6 +6723,20 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RefinementAction.TargetStepID(childComplexity), true
 
+	case "RegisterTaskAgentPayload.taskAgent":
+		if e.ComplexityRoot.RegisterTaskAgentPayload.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegisterTaskAgentPayload.TaskAgent(childComplexity), true
+
+	case "RejectGroupingSuggestionPayload.suggestion":
+		if e.ComplexityRoot.RejectGroupingSuggestionPayload.Suggestion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RejectGroupingSuggestionPayload.Suggestion(childComplexity), true
+
 	case "RemoveActionToolMappingPayload.actionToolMap":
 		if e.ComplexityRoot.RemoveActionToolMappingPayload.ActionToolMap == nil {
 			break
@@ -6275,6 +6794,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ResolveTaskBlockPayload.Task(childComplexity), true
+
+	case "ResumeTaskAgentPayload.taskAgent":
+		if e.ComplexityRoot.ResumeTaskAgentPayload.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ResumeTaskAgentPayload.TaskAgent(childComplexity), true
 
 	case "RevokeApiTokenPayload.apiToken":
 		if e.ComplexityRoot.RevokeApiTokenPayload.APIToken == nil {
@@ -6701,6 +7227,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SemanticValidationReport.ValidationID(childComplexity), true
 
+	case "SetGroupingWeightsPayload.weights":
+		if e.ComplexityRoot.SetGroupingWeightsPayload.Weights == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetGroupingWeightsPayload.Weights(childComplexity), true
+
 	case "SetReasoningStepsPayload.steps":
 		if e.ComplexityRoot.SetReasoningStepsPayload.Steps == nil {
 			break
@@ -6758,6 +7291,117 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.RunEvents(childComplexity, args["runId"].(string), args["after"].(*string), args["types"].([]domain.ExecutionEventType)), true
+
+	case "SuggestGroupingsPayload.suggestions":
+		if e.ComplexityRoot.SuggestGroupingsPayload.Suggestions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestGroupingsPayload.Suggestions(childComplexity), true
+
+	case "SuggestionCreated.agent":
+		if e.ComplexityRoot.SuggestionCreated.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Agent(childComplexity), true
+	case "SuggestionCreated.cursor":
+		if e.ComplexityRoot.SuggestionCreated.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Cursor(childComplexity), true
+	case "SuggestionCreated.occurredAt":
+		if e.ComplexityRoot.SuggestionCreated.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.OccurredAt(childComplexity), true
+	case "SuggestionCreated.project":
+		if e.ComplexityRoot.SuggestionCreated.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Project(childComplexity), true
+	case "SuggestionCreated.run":
+		if e.ComplexityRoot.SuggestionCreated.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Run(childComplexity), true
+	case "SuggestionCreated.suggestion":
+		if e.ComplexityRoot.SuggestionCreated.Suggestion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Suggestion(childComplexity), true
+	case "SuggestionCreated.task":
+		if e.ComplexityRoot.SuggestionCreated.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Task(childComplexity), true
+	case "SuggestionCreated.type":
+		if e.ComplexityRoot.SuggestionCreated.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionCreated.Type(childComplexity), true
+
+	case "SuggestionResolved.agent":
+		if e.ComplexityRoot.SuggestionResolved.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Agent(childComplexity), true
+	case "SuggestionResolved.cursor":
+		if e.ComplexityRoot.SuggestionResolved.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Cursor(childComplexity), true
+	case "SuggestionResolved.occurredAt":
+		if e.ComplexityRoot.SuggestionResolved.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.OccurredAt(childComplexity), true
+	case "SuggestionResolved.project":
+		if e.ComplexityRoot.SuggestionResolved.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Project(childComplexity), true
+	case "SuggestionResolved.run":
+		if e.ComplexityRoot.SuggestionResolved.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Run(childComplexity), true
+	case "SuggestionResolved.status":
+		if e.ComplexityRoot.SuggestionResolved.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Status(childComplexity), true
+	case "SuggestionResolved.suggestion":
+		if e.ComplexityRoot.SuggestionResolved.Suggestion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Suggestion(childComplexity), true
+	case "SuggestionResolved.task":
+		if e.ComplexityRoot.SuggestionResolved.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Task(childComplexity), true
+	case "SuggestionResolved.type":
+		if e.ComplexityRoot.SuggestionResolved.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SuggestionResolved.Type(childComplexity), true
 
 	case "Suite.actionToolMaps":
 		if e.ComplexityRoot.Suite.ActionToolMaps == nil {
@@ -7141,6 +7785,110 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Task.Version(childComplexity), true
+
+	case "TaskAgentHeartbeatPayload.directive":
+		if e.ComplexityRoot.TaskAgentHeartbeatPayload.Directive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentHeartbeatPayload.Directive(childComplexity), true
+	case "TaskAgentHeartbeatPayload.taskAgent":
+		if e.ComplexityRoot.TaskAgentHeartbeatPayload.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentHeartbeatPayload.TaskAgent(childComplexity), true
+
+	case "TaskAgentInstance.createdAt":
+		if e.ComplexityRoot.TaskAgentInstance.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.CreatedAt(childComplexity), true
+	case "TaskAgentInstance.errorCount":
+		if e.ComplexityRoot.TaskAgentInstance.ErrorCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.ErrorCount(childComplexity), true
+	case "TaskAgentInstance.id":
+		if e.ComplexityRoot.TaskAgentInstance.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.GlobalID(childComplexity), true
+	case "TaskAgentInstance.hasTelegramBotToken":
+		if e.ComplexityRoot.TaskAgentInstance.HasTelegramBotToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.HasTelegramBotToken(childComplexity), true
+	case "TaskAgentInstance.isEvaluationQueue":
+		if e.ComplexityRoot.TaskAgentInstance.IsEvaluationQueue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.IsEvaluationQueue(childComplexity), true
+	case "TaskAgentInstance.lastError":
+		if e.ComplexityRoot.TaskAgentInstance.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.LastError(childComplexity), true
+	case "TaskAgentInstance.lastHeartbeatAt":
+		if e.ComplexityRoot.TaskAgentInstance.LastHeartbeatAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.LastHeartbeatAt(childComplexity), true
+	case "TaskAgentInstance.project":
+		if e.ComplexityRoot.TaskAgentInstance.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.Project(childComplexity), true
+	case "TaskAgentInstance.status":
+		if e.ComplexityRoot.TaskAgentInstance.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.Status(childComplexity), true
+	case "TaskAgentInstance.suggestionsMade":
+		if e.ComplexityRoot.TaskAgentInstance.SuggestionsMade == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.SuggestionsMade(childComplexity), true
+	case "TaskAgentInstance.taskList":
+		if e.ComplexityRoot.TaskAgentInstance.TaskList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.TaskList(childComplexity), true
+	case "TaskAgentInstance.tasksProcessed":
+		if e.ComplexityRoot.TaskAgentInstance.TasksProcessed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.TasksProcessed(childComplexity), true
+	case "TaskAgentInstance.telegramChannelId":
+		if e.ComplexityRoot.TaskAgentInstance.TelegramChannelID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.TelegramChannelID(childComplexity), true
+	case "TaskAgentInstance.terminatedAt":
+		if e.ComplexityRoot.TaskAgentInstance.TerminatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.TerminatedAt(childComplexity), true
+	case "TaskAgentInstance.updatedAt":
+		if e.ComplexityRoot.TaskAgentInstance.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskAgentInstance.UpdatedAt(childComplexity), true
 
 	case "TaskBlock.blockType":
 		if e.ComplexityRoot.TaskBlock.BlockType == nil {
@@ -8247,6 +8995,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskValidation.Violations(childComplexity), true
 
+	case "TerminateTaskAgentPayload.taskAgent":
+		if e.ComplexityRoot.TerminateTaskAgentPayload.TaskAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TerminateTaskAgentPayload.TaskAgent(childComplexity), true
+
 	case "TestResultRecorded.agent":
 		if e.ComplexityRoot.TestResultRecorded.Agent == nil {
 			break
@@ -9191,10 +9946,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAcceptGroupingSuggestionInput,
 		ec.unmarshalInputAddActionToolMappingInput,
 		ec.unmarshalInputAddParameterMappingInput,
 		ec.unmarshalInputAddTaskRelationshipInput,
 		ec.unmarshalInputAddTasksToListInput,
+		ec.unmarshalInputAdvanceIdeaInput,
 		ec.unmarshalInputAppendExecutionLogInput,
 		ec.unmarshalInputClaimExampleInput,
 		ec.unmarshalInputClaimTaskInput,
@@ -9236,26 +9993,34 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputHeartbeatInput,
 		ec.unmarshalInputImportMcpToolsInput,
 		ec.unmarshalInputParameterInput,
+		ec.unmarshalInputPauseTaskAgentInput,
 		ec.unmarshalInputProjectFilter,
 		ec.unmarshalInputReasoningStepInput,
 		ec.unmarshalInputRecordConvergenceAssessmentInput,
 		ec.unmarshalInputRecordRefinementInput,
 		ec.unmarshalInputRecordTestResultInput,
 		ec.unmarshalInputRecordValidationReportInput,
+		ec.unmarshalInputRegisterTaskAgentInput,
+		ec.unmarshalInputRejectGroupingSuggestionInput,
 		ec.unmarshalInputRemoveActionToolMappingInput,
 		ec.unmarshalInputRemoveParameterMappingInput,
 		ec.unmarshalInputRemoveTaskRelationshipInput,
 		ec.unmarshalInputResolveTaskBlockInput,
+		ec.unmarshalInputResumeTaskAgentInput,
 		ec.unmarshalInputRevokeApiTokenInput,
 		ec.unmarshalInputRunActionInput,
+		ec.unmarshalInputSetGroupingWeightsInput,
 		ec.unmarshalInputSetReasoningStepsInput,
 		ec.unmarshalInputSetTaskProfileInput,
 		ec.unmarshalInputStartExecutionPassInput,
 		ec.unmarshalInputStartExecutionRunInput,
 		ec.unmarshalInputStartReasoningExecutionInput,
+		ec.unmarshalInputSuggestGroupingsInput,
+		ec.unmarshalInputTaskAgentHeartbeatInput,
 		ec.unmarshalInputTaskFilter,
 		ec.unmarshalInputTaskOrder,
 		ec.unmarshalInputTaskProfileInput,
+		ec.unmarshalInputTerminateTaskAgentInput,
 		ec.unmarshalInputTransitionReasoningStepInput,
 		ec.unmarshalInputTransitionTaskInput,
 		ec.unmarshalInputUpdateProjectInput,
@@ -9354,7 +10119,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/reasoning.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls" "schema/validation.graphqls"
+//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/grouping.graphqls" "schema/ideas.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/reasoning.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls" "schema/validation.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -9417,6 +10182,8 @@ type Mutation {
 	{Name: "schema/catalog.graphqls", Input: sourceData("schema/catalog.graphqls"), BuiltIn: false},
 	{Name: "schema/events.graphqls", Input: sourceData("schema/events.graphqls"), BuiltIn: false},
 	{Name: "schema/execution.graphqls", Input: sourceData("schema/execution.graphqls"), BuiltIn: false},
+	{Name: "schema/grouping.graphqls", Input: sourceData("schema/grouping.graphqls"), BuiltIn: false},
+	{Name: "schema/ideas.graphqls", Input: sourceData("schema/ideas.graphqls"), BuiltIn: false},
 	{Name: "schema/planning.graphqls", Input: sourceData("schema/planning.graphqls"), BuiltIn: false},
 	{Name: "schema/projects.graphqls", Input: sourceData("schema/projects.graphqls"), BuiltIn: false},
 	{Name: "schema/reasoning.graphqls", Input: sourceData("schema/reasoning.graphqls"), BuiltIn: false},
@@ -9430,6 +10197,16 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_AcceptGroupingSuggestionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "suggestion":
+		return ec.fieldContext_AcceptGroupingSuggestionPayload_suggestion(ctx, field)
+	case "taskList":
+		return ec.fieldContext_AcceptGroupingSuggestionPayload_taskList(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AcceptGroupingSuggestionPayload", field.Name)
+}
 
 func (ec *executionContext) childFields_Action(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -9701,6 +10478,14 @@ func (ec *executionContext) childFields_AddTasksToListPayload(ctx context.Contex
 		return ec.fieldContext_AddTasksToListPayload_items(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AddTasksToListPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_AdvanceIdeaPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "idea":
+		return ec.fieldContext_AdvanceIdeaPayload_idea(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AdvanceIdeaPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10313,6 +11098,84 @@ func (ec *executionContext) childFields_FinishReasoningExecutionPayload(ctx cont
 	return nil, fmt.Errorf("no field named %q was found under type FinishReasoningExecutionPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_GroupingSuggestion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_GroupingSuggestion_id(ctx, field)
+	case "project":
+		return ec.fieldContext_GroupingSuggestion_project(ctx, field)
+	case "status":
+		return ec.fieldContext_GroupingSuggestion_status(ctx, field)
+	case "suggestedName":
+		return ec.fieldContext_GroupingSuggestion_suggestedName(ctx, field)
+	case "suggestedTasks":
+		return ec.fieldContext_GroupingSuggestion_suggestedTasks(ctx, field)
+	case "groupingReason":
+		return ec.fieldContext_GroupingSuggestion_groupingReason(ctx, field)
+	case "similarityScore":
+		return ec.fieldContext_GroupingSuggestion_similarityScore(ctx, field)
+	case "breakdown":
+		return ec.fieldContext_GroupingSuggestion_breakdown(ctx, field)
+	case "triggeredBy":
+		return ec.fieldContext_GroupingSuggestion_triggeredBy(ctx, field)
+	case "triggerTask":
+		return ec.fieldContext_GroupingSuggestion_triggerTask(ctx, field)
+	case "createdTaskList":
+		return ec.fieldContext_GroupingSuggestion_createdTaskList(ctx, field)
+	case "taskAgent":
+		return ec.fieldContext_GroupingSuggestion_taskAgent(ctx, field)
+	case "resolvedBy":
+		return ec.fieldContext_GroupingSuggestion_resolvedBy(ctx, field)
+	case "resolvedAt":
+		return ec.fieldContext_GroupingSuggestion_resolvedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_GroupingSuggestion_expiresAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_GroupingSuggestion_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupingSuggestion", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupingSuggestionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_GroupingSuggestionConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_GroupingSuggestionConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_GroupingSuggestionConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_GroupingSuggestionConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupingSuggestionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupingSuggestionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_GroupingSuggestionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_GroupingSuggestionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupingSuggestionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupingWeights(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "fileOverlap":
+		return ec.fieldContext_GroupingWeights_fileOverlap(ctx, field)
+	case "dependency":
+		return ec.fieldContext_GroupingWeights_dependency(ctx, field)
+	case "category":
+		return ec.fieldContext_GroupingWeights_category(ctx, field)
+	case "descriptionSimilarity":
+		return ec.fieldContext_GroupingWeights_descriptionSimilarity(ctx, field)
+	case "component":
+		return ec.fieldContext_GroupingWeights_component(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupingWeights", field.Name)
+}
+
 func (ec *executionContext) childFields_HeartbeatPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "agent":
@@ -10579,6 +11442,14 @@ func (ec *executionContext) childFields_ParallelismAnalysisEdge(ctx context.Cont
 	return nil, fmt.Errorf("no field named %q was found under type ParallelismAnalysisEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_PauseTaskAgentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskAgent":
+		return ec.fieldContext_PauseTaskAgentPayload_taskAgent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PauseTaskAgentPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_PlanConflict(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "taskA":
@@ -10637,6 +11508,12 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_events(ctx, field)
 	case "eventCursor":
 		return ec.fieldContext_Project_eventCursor(ctx, field)
+	case "groupingWeights":
+		return ec.fieldContext_Project_groupingWeights(ctx, field)
+	case "groupingSuggestions":
+		return ec.fieldContext_Project_groupingSuggestions(ctx, field)
+	case "taskAgents":
+		return ec.fieldContext_Project_taskAgents(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
 }
@@ -10839,6 +11716,22 @@ func (ec *executionContext) childFields_RefinementAction(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type RefinementAction", field.Name)
 }
 
+func (ec *executionContext) childFields_RegisterTaskAgentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskAgent":
+		return ec.fieldContext_RegisterTaskAgentPayload_taskAgent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RegisterTaskAgentPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RejectGroupingSuggestionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "suggestion":
+		return ec.fieldContext_RejectGroupingSuggestionPayload_suggestion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RejectGroupingSuggestionPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RemoveActionToolMappingPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "removedMappingId":
@@ -10879,6 +11772,14 @@ func (ec *executionContext) childFields_ResolveTaskBlockPayload(ctx context.Cont
 		return ec.fieldContext_ResolveTaskBlockPayload_task(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResolveTaskBlockPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ResumeTaskAgentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskAgent":
+		return ec.fieldContext_ResumeTaskAgentPayload_taskAgent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResumeTaskAgentPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RevokeApiTokenPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10951,6 +11852,14 @@ func (ec *executionContext) childFields_SemanticValidationReport(ctx context.Con
 	return nil, fmt.Errorf("no field named %q was found under type SemanticValidationReport", field.Name)
 }
 
+func (ec *executionContext) childFields_SetGroupingWeightsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "weights":
+		return ec.fieldContext_SetGroupingWeightsPayload_weights(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetGroupingWeightsPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_SetReasoningStepsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "steps":
@@ -10989,6 +11898,14 @@ func (ec *executionContext) childFields_StartReasoningExecutionPayload(ctx conte
 		return ec.fieldContext_StartReasoningExecutionPayload_execution(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StartReasoningExecutionPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_SuggestGroupingsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "suggestions":
+		return ec.fieldContext_SuggestGroupingsPayload_suggestions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SuggestGroupingsPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Suite(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11131,6 +12048,52 @@ func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.
 		return ec.fieldContext_Task_validation(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Task", field.Name)
+}
+
+func (ec *executionContext) childFields_TaskAgentHeartbeatPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskAgent":
+		return ec.fieldContext_TaskAgentHeartbeatPayload_taskAgent(ctx, field)
+	case "directive":
+		return ec.fieldContext_TaskAgentHeartbeatPayload_directive(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskAgentHeartbeatPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_TaskAgentInstance(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TaskAgentInstance_id(ctx, field)
+	case "project":
+		return ec.fieldContext_TaskAgentInstance_project(ctx, field)
+	case "taskList":
+		return ec.fieldContext_TaskAgentInstance_taskList(ctx, field)
+	case "isEvaluationQueue":
+		return ec.fieldContext_TaskAgentInstance_isEvaluationQueue(ctx, field)
+	case "telegramChannelId":
+		return ec.fieldContext_TaskAgentInstance_telegramChannelId(ctx, field)
+	case "hasTelegramBotToken":
+		return ec.fieldContext_TaskAgentInstance_hasTelegramBotToken(ctx, field)
+	case "status":
+		return ec.fieldContext_TaskAgentInstance_status(ctx, field)
+	case "lastHeartbeatAt":
+		return ec.fieldContext_TaskAgentInstance_lastHeartbeatAt(ctx, field)
+	case "errorCount":
+		return ec.fieldContext_TaskAgentInstance_errorCount(ctx, field)
+	case "lastError":
+		return ec.fieldContext_TaskAgentInstance_lastError(ctx, field)
+	case "tasksProcessed":
+		return ec.fieldContext_TaskAgentInstance_tasksProcessed(ctx, field)
+	case "suggestionsMade":
+		return ec.fieldContext_TaskAgentInstance_suggestionsMade(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_TaskAgentInstance_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_TaskAgentInstance_updatedAt(ctx, field)
+	case "terminatedAt":
+		return ec.fieldContext_TaskAgentInstance_terminatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskAgentInstance", field.Name)
 }
 
 func (ec *executionContext) childFields_TaskBlock(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11527,6 +12490,14 @@ func (ec *executionContext) childFields_TaskValidation(ctx context.Context, fiel
 		return ec.fieldContext_TaskValidation_violations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskValidation", field.Name)
+}
+
+func (ec *executionContext) childFields_TerminateTaskAgentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "taskAgent":
+		return ec.fieldContext_TerminateTaskAgentPayload_taskAgent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TerminateTaskAgentPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Tool(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12277,6 +13248,20 @@ func (ec *executionContext) field_Model_examples_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_acceptGroupingSuggestion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.AcceptGroupingSuggestionInput, error) {
+			return ec.unmarshalNAcceptGroupingSuggestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAcceptGroupingSuggestionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addActionToolMapping_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12325,6 +13310,20 @@ func (ec *executionContext) field_Mutation_addTasksToList_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.AddTasksToListInput, error) {
 			return ec.unmarshalNAddTasksToListInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddTasksToListInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_advanceIdea_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.AdvanceIdeaInput, error) {
+			return ec.unmarshalNAdvanceIdeaInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAdvanceIdeaInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -12893,6 +13892,20 @@ func (ec *executionContext) field_Mutation_pauseExecutionRun_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_pauseTaskAgent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+			return ec.unmarshalNPauseTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_recordConvergenceAssessment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12941,6 +13954,34 @@ func (ec *executionContext) field_Mutation_recordValidationReport_args(ctx conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.RecordValidationReportInput, error) {
 			return ec.unmarshalNRecordValidationReportInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordValidationReportInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_registerTaskAgent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RegisterTaskAgentInput, error) {
+			return ec.unmarshalNRegisterTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRegisterTaskAgentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rejectGroupingSuggestion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RejectGroupingSuggestionInput, error) {
+			return ec.unmarshalNRejectGroupingSuggestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRejectGroupingSuggestionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -13019,6 +14060,20 @@ func (ec *executionContext) field_Mutation_resumeExecutionRun_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_resumeTaskAgent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+			return ec.unmarshalNResumeTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_retryExecutionRun_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -13039,6 +14094,20 @@ func (ec *executionContext) field_Mutation_revokeApiToken_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.RevokeAPITokenInput, error) {
 			return ec.unmarshalNRevokeApiTokenInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRevokeAPITokenInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setGroupingWeights_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.SetGroupingWeightsInput, error) {
+			return ec.unmarshalNSetGroupingWeightsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetGroupingWeightsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -13109,6 +14178,48 @@ func (ec *executionContext) field_Mutation_startReasoningExecution_args(ctx cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.StartReasoningExecutionInput, error) {
 			return ec.unmarshalNStartReasoningExecutionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartReasoningExecutionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_suggestGroupings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.SuggestGroupingsInput, error) {
+			return ec.unmarshalNSuggestGroupingsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuggestGroupingsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_taskAgentHeartbeat_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.TaskAgentHeartbeatInput, error) {
+			return ec.unmarshalNTaskAgentHeartbeatInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentHeartbeatInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_terminateTaskAgent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+			return ec.unmarshalNTerminateTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -13266,6 +14377,52 @@ func (ec *executionContext) field_Project_events_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["types"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Project_groupingSuggestions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]domain.GroupingSuggestionStatus, error) {
+			return ec.unmarshalOGroupingSuggestionStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatusᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -14208,6 +15365,70 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AcceptGroupingSuggestionPayload_suggestion(ctx context.Context, field graphql.CollectedField, obj *model.AcceptGroupingSuggestionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AcceptGroupingSuggestionPayload_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Suggestion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AcceptGroupingSuggestionPayload_suggestion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AcceptGroupingSuggestionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AcceptGroupingSuggestionPayload_taskList(ctx context.Context, field graphql.CollectedField, obj *model.AcceptGroupingSuggestionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AcceptGroupingSuggestionPayload_taskList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskList, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskList) graphql.Marshaler {
+			return ec.marshalNTaskList2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AcceptGroupingSuggestionPayload_taskList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AcceptGroupingSuggestionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskList(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _Action_id(ctx context.Context, field graphql.CollectedField, obj *domain.Action) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -16405,6 +17626,38 @@ func (ec *executionContext) fieldContext_AddTasksToListPayload_items(_ context.C
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TaskListItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AdvanceIdeaPayload_idea(ctx context.Context, field graphql.CollectedField, obj *model.AdvanceIdeaPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AdvanceIdeaPayload_idea(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Idea, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Idea) graphql.Marshaler {
+			return ec.marshalNIdea2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdea(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AdvanceIdeaPayload_idea(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AdvanceIdeaPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Idea(ctx, field)
 		},
 	}
 	return fc, nil
@@ -21593,6 +22846,717 @@ func (ec *executionContext) fieldContext_FinishReasoningExecutionPayload_executi
 	return fc, nil
 }
 
+func (ec *executionContext) _GroupingSuggestion_id(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_project(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GroupingSuggestion().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_status(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.GroupingSuggestionStatus) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type GroupingSuggestionStatus does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_suggestedName(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_suggestedName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuggestedName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_suggestedName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_suggestedTasks(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_suggestedTasks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GroupingSuggestion().SuggestedTasks(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_suggestedTasks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_groupingReason(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_groupingReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GroupingReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_groupingReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_similarityScore(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_similarityScore(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SimilarityScore, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_similarityScore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_breakdown(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_breakdown(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Breakdown(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.GroupingWeights) graphql.Marshaler {
+			return ec.marshalNGroupingWeights2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingWeights(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_breakdown(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingWeights(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_triggeredBy(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_triggeredBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TriggeredBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.GroupingTrigger) graphql.Marshaler {
+			return ec.marshalNGroupingTrigger2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingTrigger(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_triggeredBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type GroupingTrigger does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_triggerTask(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_triggerTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GroupingSuggestion().TriggerTask(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_triggerTask(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_createdTaskList(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_createdTaskList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GroupingSuggestion().CreatedTaskList(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskList) graphql.Marshaler {
+			return ec.marshalOTaskList2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskList(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_createdTaskList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskList(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_taskAgent(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.GroupingSuggestion().TaskAgent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalOTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestion_resolvedBy(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_resolvedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_resolvedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_resolvedAt(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_resolvedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ResolvedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_resolvedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_expiresAt(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestion_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingSuggestion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestion_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestion_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestion", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.GroupingSuggestionEdge) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestion2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingSuggestionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestionConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingSuggestionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingSuggestionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.GroupingSuggestionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingSuggestionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingSuggestionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupingSuggestionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupingWeights_fileOverlap(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingWeights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingWeights_fileOverlap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FileOverlap, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingWeights_fileOverlap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingWeights_dependency(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingWeights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingWeights_dependency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Dependency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingWeights_dependency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingWeights_category(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingWeights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingWeights_category(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Category, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingWeights_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingWeights_descriptionSimilarity(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingWeights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingWeights_descriptionSimilarity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DescriptionSimilarity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingWeights_descriptionSimilarity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _GroupingWeights_component(ctx context.Context, field graphql.CollectedField, obj *domain.GroupingWeights) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupingWeights_component(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Component, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupingWeights_component(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupingWeights", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _HeartbeatPayload_agent(ctx context.Context, field graphql.CollectedField, obj *model.HeartbeatPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22183,15 +24147,15 @@ func (ec *executionContext) _Idea_lifecycleStage(ctx context.Context, field grap
 			return obj.LifecycleStage, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v domain.IdeaStage) graphql.Marshaler {
+			return ec.marshalNIdeaStage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Idea_lifecycleStage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Idea", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Idea", field, false, false, errors.New("field of type IdeaStage does not have child fields"))
 }
 
 func (ec *executionContext) _Idea_project(ctx context.Context, field graphql.CollectedField, obj *domain.Idea) (ret graphql.Marshaler) {
@@ -25167,6 +27131,446 @@ func (ec *executionContext) fieldContext_Mutation_retryExecutionRun(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setGroupingWeights(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setGroupingWeights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetGroupingWeights(ctx, fc.Args["input"].(domain.SetGroupingWeightsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SetGroupingWeightsPayload) graphql.Marshaler {
+			return ec.marshalNSetGroupingWeightsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSetGroupingWeightsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setGroupingWeights(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetGroupingWeightsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setGroupingWeights_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_suggestGroupings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_suggestGroupings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SuggestGroupings(ctx, fc.Args["input"].(domain.SuggestGroupingsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SuggestGroupingsPayload) graphql.Marshaler {
+			return ec.marshalNSuggestGroupingsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSuggestGroupingsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_suggestGroupings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SuggestGroupingsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_suggestGroupings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_acceptGroupingSuggestion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_acceptGroupingSuggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AcceptGroupingSuggestion(ctx, fc.Args["input"].(domain.AcceptGroupingSuggestionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AcceptGroupingSuggestionPayload) graphql.Marshaler {
+			return ec.marshalNAcceptGroupingSuggestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAcceptGroupingSuggestionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_acceptGroupingSuggestion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AcceptGroupingSuggestionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_acceptGroupingSuggestion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rejectGroupingSuggestion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rejectGroupingSuggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RejectGroupingSuggestion(ctx, fc.Args["input"].(domain.RejectGroupingSuggestionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RejectGroupingSuggestionPayload) graphql.Marshaler {
+			return ec.marshalNRejectGroupingSuggestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRejectGroupingSuggestionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rejectGroupingSuggestion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RejectGroupingSuggestionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rejectGroupingSuggestion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_registerTaskAgent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_registerTaskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RegisterTaskAgent(ctx, fc.Args["input"].(domain.RegisterTaskAgentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RegisterTaskAgentPayload) graphql.Marshaler {
+			return ec.marshalNRegisterTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRegisterTaskAgentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_registerTaskAgent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegisterTaskAgentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_registerTaskAgent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_taskAgentHeartbeat(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_taskAgentHeartbeat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TaskAgentHeartbeat(ctx, fc.Args["input"].(domain.TaskAgentHeartbeatInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TaskAgentHeartbeatPayload) graphql.Marshaler {
+			return ec.marshalNTaskAgentHeartbeatPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentHeartbeatPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_taskAgentHeartbeat(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentHeartbeatPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_taskAgentHeartbeat_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_pauseTaskAgent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pauseTaskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PauseTaskAgent(ctx, fc.Args["input"].(domain.TaskAgentActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PauseTaskAgentPayload) graphql.Marshaler {
+			return ec.marshalNPauseTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPauseTaskAgentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pauseTaskAgent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PauseTaskAgentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pauseTaskAgent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resumeTaskAgent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resumeTaskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResumeTaskAgent(ctx, fc.Args["input"].(domain.TaskAgentActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ResumeTaskAgentPayload) graphql.Marshaler {
+			return ec.marshalNResumeTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐResumeTaskAgentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resumeTaskAgent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResumeTaskAgentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resumeTaskAgent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_terminateTaskAgent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_terminateTaskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TerminateTaskAgent(ctx, fc.Args["input"].(domain.TaskAgentActionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TerminateTaskAgentPayload) graphql.Marshaler {
+			return ec.marshalNTerminateTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTerminateTaskAgentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_terminateTaskAgent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TerminateTaskAgentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_terminateTaskAgent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_advanceIdea(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_advanceIdea(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AdvanceIdea(ctx, fc.Args["input"].(domain.AdvanceIdeaInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AdvanceIdeaPayload) graphql.Marshaler {
+			return ec.marshalNAdvanceIdeaPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAdvanceIdeaPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_advanceIdea(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AdvanceIdeaPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_advanceIdea_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createProject(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -27548,6 +29952,38 @@ func (ec *executionContext) fieldContext_PassStarted_ttlRemaining(_ context.Cont
 	return graphql.NewScalarFieldContext("PassStarted", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _PauseTaskAgentPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.PauseTaskAgentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PauseTaskAgentPayload_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PauseTaskAgentPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PauseTaskAgentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PlanConflict_taskA(ctx context.Context, field graphql.CollectedField, obj *planning.Conflict) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28214,6 +30650,114 @@ func (ec *executionContext) _Project_eventCursor(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Project_eventCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Project", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Project_groupingWeights(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_groupingWeights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Project().GroupingWeights(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingWeights) graphql.Marshaler {
+			return ec.marshalNGroupingWeights2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingWeights(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_groupingWeights(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingWeights(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Project_groupingSuggestions(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_groupingSuggestions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Project().GroupingSuggestions(ctx, obj, fc.Args["status"].([]domain.GroupingSuggestionStatus), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupingSuggestionConnection) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_groupingSuggestions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Project_groupingSuggestions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Project_taskAgents(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_taskAgents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Project().TaskAgents(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstanceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_taskAgents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Project",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ProjectConnection) (ret graphql.Marshaler) {
@@ -31232,6 +33776,70 @@ func (ec *executionContext) fieldContext_RefinementAction_createdAt(_ context.Co
 	return graphql.NewScalarFieldContext("RefinementAction", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _RegisterTaskAgentPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.RegisterTaskAgentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegisterTaskAgentPayload_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegisterTaskAgentPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RegisterTaskAgentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RejectGroupingSuggestionPayload_suggestion(ctx context.Context, field graphql.CollectedField, obj *model.RejectGroupingSuggestionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RejectGroupingSuggestionPayload_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Suggestion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RejectGroupingSuggestionPayload_suggestion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RejectGroupingSuggestionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RemoveActionToolMappingPayload_removedMappingId(ctx context.Context, field graphql.CollectedField, obj *model.RemoveActionToolMappingPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31488,6 +34096,38 @@ func (ec *executionContext) fieldContext_ResolveTaskBlockPayload_task(_ context.
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResumeTaskAgentPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.ResumeTaskAgentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResumeTaskAgentPayload_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResumeTaskAgentPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResumeTaskAgentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
 		},
 	}
 	return fc, nil
@@ -33350,6 +35990,38 @@ func (ec *executionContext) fieldContext_SemanticValidationReport_createdAt(_ co
 	return graphql.NewScalarFieldContext("SemanticValidationReport", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _SetGroupingWeightsPayload_weights(ctx context.Context, field graphql.CollectedField, obj *model.SetGroupingWeightsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetGroupingWeightsPayload_weights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Weights, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingWeights) graphql.Marshaler {
+			return ec.marshalNGroupingWeights2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingWeights(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetGroupingWeightsPayload_weights(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetGroupingWeightsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingWeights(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SetReasoningStepsPayload_steps(ctx context.Context, field graphql.CollectedField, obj *model.SetReasoningStepsPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -33596,6 +36268,519 @@ func (ec *executionContext) fieldContext_Subscription_runEvents(ctx context.Cont
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SuggestGroupingsPayload_suggestions(ctx context.Context, field graphql.CollectedField, obj *model.SuggestGroupingsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestGroupingsPayload_suggestions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Suggestions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestion2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestGroupingsPayload_suggestions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestGroupingsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionCreated_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionCreated", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionCreated_type(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionCreated", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionCreated_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionCreated", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionCreated_project(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionCreated().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionCreated_task(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionCreated().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionCreated_run(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionCreated().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionCreated_agent(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionCreated().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionCreated_suggestion(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionCreatedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionCreated_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionCreated().Suggestion(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalOGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionCreated_suggestion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionCreated",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionResolved", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionResolved_type(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionResolved", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionResolved_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionResolved", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SuggestionResolved_project(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionResolved().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionResolved",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_task(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionResolved().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionResolved",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_run(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionResolved().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionResolved",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_agent(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionResolved().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionResolved",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_suggestion(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_suggestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SuggestionResolved().Suggestion(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+			return ec.marshalOGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_suggestion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SuggestionResolved",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupingSuggestion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SuggestionResolved_status(ctx context.Context, field graphql.CollectedField, obj *domain.SuggestionResolvedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SuggestionResolved_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.GroupingSuggestionStatus) graphql.Marshaler {
+			return ec.marshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SuggestionResolved_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SuggestionResolved", field, false, false, errors.New("field of type GroupingSuggestionStatus does not have child fields"))
 }
 
 func (ec *executionContext) _Suite_id(ctx context.Context, field graphql.CollectedField, obj *domain.Suite) (ret graphql.Marshaler) {
@@ -35220,6 +38405,424 @@ func (ec *executionContext) fieldContext_Task_validation(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TaskAgentHeartbeatPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.TaskAgentHeartbeatPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentHeartbeatPayload_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentHeartbeatPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskAgentHeartbeatPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskAgentHeartbeatPayload_directive(ctx context.Context, field graphql.CollectedField, obj *model.TaskAgentHeartbeatPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentHeartbeatPayload_directive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Directive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.AgentDirective) graphql.Marshaler {
+			return ec.marshalNAgentDirective2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentDirective(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentHeartbeatPayload_directive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentHeartbeatPayload", field, false, false, errors.New("field of type AgentDirective does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_id(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_project(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskAgentInstance().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskAgentInstance",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskAgentInstance_taskList(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_taskList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskAgentInstance().TaskList(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskList) graphql.Marshaler {
+			return ec.marshalOTaskList2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskList(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_taskList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskAgentInstance",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskList(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskAgentInstance_isEvaluationQueue(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_isEvaluationQueue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsEvaluationQueue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_isEvaluationQueue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_telegramChannelId(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_telegramChannelId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TelegramChannelID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_telegramChannelId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_hasTelegramBotToken(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_hasTelegramBotToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasTelegramBotToken(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_hasTelegramBotToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_status(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.TaskAgentStatus) graphql.Marshaler {
+			return ec.marshalNTaskAgentStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type TaskAgentStatus does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_lastHeartbeatAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_lastHeartbeatAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastHeartbeatAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_lastHeartbeatAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_errorCount(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_errorCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_errorCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_lastError(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_tasksProcessed(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_tasksProcessed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksProcessed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_tasksProcessed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_suggestionsMade(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_suggestionsMade(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SuggestionsMade, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_suggestionsMade(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _TaskAgentInstance_terminatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.TaskAgentInstance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskAgentInstance_terminatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TerminatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TaskAgentInstance_terminatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskAgentInstance", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _TaskBlock_id(ctx context.Context, field graphql.CollectedField, obj *domain.TaskBlock) (ret graphql.Marshaler) {
@@ -39849,6 +43452,38 @@ func (ec *executionContext) fieldContext_TaskValidation_violations(_ context.Con
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RuleViolation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TerminateTaskAgentPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.TerminateTaskAgentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TerminateTaskAgentPayload_taskAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+			return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TerminateTaskAgentPayload_taskAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TerminateTaskAgentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskAgentInstance(ctx, field)
 		},
 	}
 	return fc, nil
@@ -44853,6 +48488,50 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAcceptGroupingSuggestionInput(ctx context.Context, obj any) (domain.AcceptGroupingSuggestionInput, error) {
+	var it domain.AcceptGroupingSuggestionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "name", "taskIds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "taskIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskIds"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskIDs = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAddActionToolMappingInput(ctx context.Context, obj any) (domain.AddActionToolMappingInput, error) {
 	var it domain.AddActionToolMappingInput
 	if obj == nil {
@@ -45031,6 +48710,43 @@ func (ec *executionContext) unmarshalInputAddTasksToListInput(ctx context.Contex
 				return it, err
 			}
 			it.TaskIDs = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAdvanceIdeaInput(ctx context.Context, obj any) (domain.AdvanceIdeaInput, error) {
+	var it domain.AdvanceIdeaInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "to"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalNIdeaStage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
 		}
 	}
 	return it, nil
@@ -45552,7 +49268,7 @@ func (ec *executionContext) unmarshalInputCreateIdeaInput(ctx context.Context, o
 			it.Description = data
 		case "lifecycleStage":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lifecycleStage"))
-			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOIdeaStage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -47057,6 +50773,43 @@ func (ec *executionContext) unmarshalInputParameterInput(ctx context.Context, ob
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputPauseTaskAgentInput(ctx context.Context, obj any) (domain.TaskAgentActionInput, error) {
+	var it domain.TaskAgentActionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputProjectFilter(ctx context.Context, obj any) (domain.ProjectFilter, error) {
 	var it domain.ProjectFilter
 	if obj == nil {
@@ -47461,6 +51214,101 @@ func (ec *executionContext) unmarshalInputRecordValidationReportInput(ctx contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRegisterTaskAgentInput(ctx context.Context, obj any) (domain.RegisterTaskAgentInput, error) {
+	var it domain.RegisterTaskAgentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"projectId", "taskListId", "isEvaluationQueue", "telegramChannelId", "telegramBotToken"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "taskListId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskListId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskListID = data
+		case "isEvaluationQueue":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isEvaluationQueue"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsEvaluationQueue = data
+		case "telegramChannelId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("telegramChannelId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TelegramChannelID = data
+		case "telegramBotToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("telegramBotToken"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TelegramBotToken = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRejectGroupingSuggestionInput(ctx context.Context, obj any) (domain.RejectGroupingSuggestionInput, error) {
+	var it domain.RejectGroupingSuggestionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRemoveActionToolMappingInput(ctx context.Context, obj any) (model.RemoveActionToolMappingInput, error) {
 	var it model.RemoveActionToolMappingInput
 	if obj == nil {
@@ -47588,6 +51436,43 @@ func (ec *executionContext) unmarshalInputResolveTaskBlockInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputResumeTaskAgentInput(ctx context.Context, obj any) (domain.TaskAgentActionInput, error) {
+	var it domain.TaskAgentActionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRevokeApiTokenInput(ctx context.Context, obj any) (domain.RevokeAPITokenInput, error) {
 	var it domain.RevokeAPITokenInput
 	if obj == nil {
@@ -47650,6 +51535,71 @@ func (ec *executionContext) unmarshalInputRunActionInput(ctx context.Context, ob
 				return it, err
 			}
 			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSetGroupingWeightsInput(ctx context.Context, obj any) (domain.SetGroupingWeightsInput, error) {
+	var it domain.SetGroupingWeightsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"projectId", "fileOverlap", "dependency", "category", "descriptionSimilarity", "component"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "fileOverlap":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fileOverlap"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FileOverlap = data
+		case "dependency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dependency"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Dependency = data
+		case "category":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("category"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Category = data
+		case "descriptionSimilarity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("descriptionSimilarity"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DescriptionSimilarity = data
+		case "component":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("component"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Component = data
 		}
 	}
 	return it, nil
@@ -47945,6 +51895,94 @@ func (ec *executionContext) unmarshalInputStartReasoningExecutionInput(ctx conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSuggestGroupingsInput(ctx context.Context, obj any) (domain.SuggestGroupingsInput, error) {
+	var it domain.SuggestGroupingsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"projectId", "minScore", "taskAgentId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "minScore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minScore"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinScore = data
+		case "taskAgentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskAgentId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskAgentID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputTaskAgentHeartbeatInput(ctx context.Context, obj any) (domain.TaskAgentHeartbeatInput, error) {
+	var it domain.TaskAgentHeartbeatInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "tasksProcessed", "error"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "tasksProcessed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tasksProcessed"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TasksProcessed = data
+		case "error":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("error"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Error = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputTaskFilter(ctx context.Context, obj any) (domain.TaskFilter, error) {
 	var it domain.TaskFilter
 	if obj == nil {
@@ -48121,6 +52159,43 @@ func (ec *executionContext) unmarshalInputTaskProfileInput(ctx context.Context, 
 				return it, err
 			}
 			it.RawInference = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputTerminateTaskAgentInput(ctx context.Context, obj any) (domain.TaskAgentActionInput, error) {
+	var it domain.TaskAgentActionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
@@ -48694,6 +52769,16 @@ func (ec *executionContext) _ExecutionEvent(ctx context.Context, sel ast.Selecti
 			return graphql.Null
 		}
 		return ec._TaskClaimed(ctx, sel, obj)
+	case *domain.SuggestionResolvedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SuggestionResolved(ctx, sel, obj)
+	case *domain.SuggestionCreatedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SuggestionCreated(ctx, sel, obj)
 	case *domain.RunStartedEvent:
 		if obj == nil {
 			return graphql.Null
@@ -48862,6 +52947,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._TaskBlock(ctx, sel, obj)
+	case *domain.TaskAgentInstance:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._TaskAgentInstance(ctx, sel, obj)
 	case *domain.Task:
 		if obj == nil {
 			return graphql.Null
@@ -48922,6 +53012,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._HeartbeatRecord(ctx, sel, obj)
+	case *domain.GroupingSuggestion:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._GroupingSuggestion(ctx, sel, obj)
 	case *domain.ExecutionRun:
 		if obj == nil {
 			return graphql.Null
@@ -48984,6 +53079,49 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var acceptGroupingSuggestionPayloadImplementors = []string{"AcceptGroupingSuggestionPayload"}
+
+func (ec *executionContext) _AcceptGroupingSuggestionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AcceptGroupingSuggestionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, acceptGroupingSuggestionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AcceptGroupingSuggestionPayload")
+		case "suggestion":
+			out.Values[i] = ec._AcceptGroupingSuggestionPayload_suggestion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "taskList":
+			out.Values[i] = ec._AcceptGroupingSuggestionPayload_taskList(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var actionImplementors = []string{"Action", "Node"}
 
@@ -50661,6 +54799,44 @@ func (ec *executionContext) _AddTasksToListPayload(ctx context.Context, sel ast.
 			}
 		case "items":
 			out.Values[i] = ec._AddTasksToListPayload_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var advanceIdeaPayloadImplementors = []string{"AdvanceIdeaPayload"}
+
+func (ec *executionContext) _AdvanceIdeaPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AdvanceIdeaPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, advanceIdeaPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AdvanceIdeaPayload")
+		case "idea":
+			out.Values[i] = ec._AdvanceIdeaPayload_idea(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -54719,6 +58895,471 @@ func (ec *executionContext) _FinishReasoningExecutionPayload(ctx context.Context
 	return out
 }
 
+var groupingSuggestionImplementors = []string{"GroupingSuggestion", "Node"}
+
+func (ec *executionContext) _GroupingSuggestion(ctx context.Context, sel ast.SelectionSet, obj *domain.GroupingSuggestion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupingSuggestionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupingSuggestion")
+		case "id":
+			out.Values[i] = ec._GroupingSuggestion_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestion_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._GroupingSuggestion_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "suggestedName":
+			out.Values[i] = ec._GroupingSuggestion_suggestedName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "suggestedTasks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestion_suggestedTasks(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "groupingReason":
+			out.Values[i] = ec._GroupingSuggestion_groupingReason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "similarityScore":
+			out.Values[i] = ec._GroupingSuggestion_similarityScore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "breakdown":
+			out.Values[i] = ec._GroupingSuggestion_breakdown(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "triggeredBy":
+			out.Values[i] = ec._GroupingSuggestion_triggeredBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "triggerTask":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestion_triggerTask(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdTaskList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestion_createdTaskList(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskAgent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestion_taskAgent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "resolvedBy":
+			out.Values[i] = ec._GroupingSuggestion_resolvedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "resolvedAt":
+			out.Values[i] = ec._GroupingSuggestion_resolvedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._GroupingSuggestion_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._GroupingSuggestion_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var groupingSuggestionConnectionImplementors = []string{"GroupingSuggestionConnection"}
+
+func (ec *executionContext) _GroupingSuggestionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.GroupingSuggestionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupingSuggestionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupingSuggestionConnection")
+		case "edges":
+			out.Values[i] = ec._GroupingSuggestionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._GroupingSuggestionConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._GroupingSuggestionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._GroupingSuggestionConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var groupingSuggestionEdgeImplementors = []string{"GroupingSuggestionEdge"}
+
+func (ec *executionContext) _GroupingSuggestionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.GroupingSuggestionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupingSuggestionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupingSuggestionEdge")
+		case "cursor":
+			out.Values[i] = ec._GroupingSuggestionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._GroupingSuggestionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var groupingWeightsImplementors = []string{"GroupingWeights"}
+
+func (ec *executionContext) _GroupingWeights(ctx context.Context, sel ast.SelectionSet, obj *domain.GroupingWeights) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupingWeightsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupingWeights")
+		case "fileOverlap":
+			out.Values[i] = ec._GroupingWeights_fileOverlap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dependency":
+			out.Values[i] = ec._GroupingWeights_dependency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "category":
+			out.Values[i] = ec._GroupingWeights_category(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "descriptionSimilarity":
+			out.Values[i] = ec._GroupingWeights_descriptionSimilarity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "component":
+			out.Values[i] = ec._GroupingWeights_component(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var heartbeatPayloadImplementors = []string{"HeartbeatPayload"}
 
 func (ec *executionContext) _HeartbeatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.HeartbeatPayload) graphql.Marshaler {
@@ -56371,6 +61012,76 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setGroupingWeights":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setGroupingWeights(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "suggestGroupings":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_suggestGroupings(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "acceptGroupingSuggestion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_acceptGroupingSuggestion(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectGroupingSuggestion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rejectGroupingSuggestion(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "registerTaskAgent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_registerTaskAgent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "taskAgentHeartbeat":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_taskAgentHeartbeat(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pauseTaskAgent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pauseTaskAgent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resumeTaskAgent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resumeTaskAgent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "terminateTaskAgent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_terminateTaskAgent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "advanceIdea":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_advanceIdea(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createProject":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createProject(ctx, field)
@@ -57460,6 +62171,44 @@ func (ec *executionContext) _PassStarted(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var pauseTaskAgentPayloadImplementors = []string{"PauseTaskAgentPayload"}
+
+func (ec *executionContext) _PauseTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PauseTaskAgentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pauseTaskAgentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PauseTaskAgentPayload")
+		case "taskAgent":
+			out.Values[i] = ec._PauseTaskAgentPayload_taskAgent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var planConflictImplementors = []string{"PlanConflict"}
 
 func (ec *executionContext) _PlanConflict(ctx context.Context, sel ast.SelectionSet, obj *planning.Conflict) graphql.Marshaler {
@@ -57983,6 +62732,120 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Project_eventCursor(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "groupingWeights":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Project_groupingWeights(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "groupingSuggestions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Project_groupingSuggestions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskAgents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Project_taskAgents(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -60109,6 +64972,82 @@ func (ec *executionContext) _RefinementAction(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var registerTaskAgentPayloadImplementors = []string{"RegisterTaskAgentPayload"}
+
+func (ec *executionContext) _RegisterTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RegisterTaskAgentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, registerTaskAgentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RegisterTaskAgentPayload")
+		case "taskAgent":
+			out.Values[i] = ec._RegisterTaskAgentPayload_taskAgent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rejectGroupingSuggestionPayloadImplementors = []string{"RejectGroupingSuggestionPayload"}
+
+func (ec *executionContext) _RejectGroupingSuggestionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RejectGroupingSuggestionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rejectGroupingSuggestionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RejectGroupingSuggestionPayload")
+		case "suggestion":
+			out.Values[i] = ec._RejectGroupingSuggestionPayload_suggestion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var removeActionToolMappingPayloadImplementors = []string{"RemoveActionToolMappingPayload"}
 
 func (ec *executionContext) _RemoveActionToolMappingPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RemoveActionToolMappingPayload) graphql.Marshaler {
@@ -60262,6 +65201,44 @@ func (ec *executionContext) _ResolveTaskBlockPayload(ctx context.Context, sel as
 			}
 		case "task":
 			out.Values[i] = ec._ResolveTaskBlockPayload_task(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var resumeTaskAgentPayloadImplementors = []string{"ResumeTaskAgentPayload"}
+
+func (ec *executionContext) _ResumeTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ResumeTaskAgentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resumeTaskAgentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResumeTaskAgentPayload")
+		case "taskAgent":
+			out.Values[i] = ec._ResumeTaskAgentPayload_taskAgent(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -61885,6 +66862,44 @@ func (ec *executionContext) _SemanticValidationReport(ctx context.Context, sel a
 	return out
 }
 
+var setGroupingWeightsPayloadImplementors = []string{"SetGroupingWeightsPayload"}
+
+func (ec *executionContext) _SetGroupingWeightsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetGroupingWeightsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setGroupingWeightsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetGroupingWeightsPayload")
+		case "weights":
+			out.Values[i] = ec._SetGroupingWeightsPayload_weights(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var setReasoningStepsPayloadImplementors = []string{"SetReasoningStepsPayload"}
 
 func (ec *executionContext) _SetReasoningStepsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetReasoningStepsPayload) graphql.Marshaler {
@@ -62095,6 +67110,525 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
+}
+
+var suggestGroupingsPayloadImplementors = []string{"SuggestGroupingsPayload"}
+
+func (ec *executionContext) _SuggestGroupingsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SuggestGroupingsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestGroupingsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestGroupingsPayload")
+		case "suggestions":
+			out.Values[i] = ec._SuggestGroupingsPayload_suggestions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionCreatedImplementors = []string{"SuggestionCreated", "ExecutionEvent"}
+
+func (ec *executionContext) _SuggestionCreated(ctx context.Context, sel ast.SelectionSet, obj *domain.SuggestionCreatedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionCreatedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionCreated")
+		case "cursor":
+			out.Values[i] = ec._SuggestionCreated_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._SuggestionCreated_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._SuggestionCreated_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionCreated_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionCreated_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionCreated_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionCreated_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "suggestion":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionCreated_suggestion(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var suggestionResolvedImplementors = []string{"SuggestionResolved", "ExecutionEvent"}
+
+func (ec *executionContext) _SuggestionResolved(ctx context.Context, sel ast.SelectionSet, obj *domain.SuggestionResolvedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, suggestionResolvedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SuggestionResolved")
+		case "cursor":
+			out.Values[i] = ec._SuggestionResolved_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._SuggestionResolved_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._SuggestionResolved_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionResolved_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionResolved_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionResolved_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionResolved_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "suggestion":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SuggestionResolved_suggestion(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._SuggestionResolved_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var suiteImplementors = []string{"Suite", "Node"}
@@ -63328,6 +68862,223 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var taskAgentHeartbeatPayloadImplementors = []string{"TaskAgentHeartbeatPayload"}
+
+func (ec *executionContext) _TaskAgentHeartbeatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TaskAgentHeartbeatPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskAgentHeartbeatPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskAgentHeartbeatPayload")
+		case "taskAgent":
+			out.Values[i] = ec._TaskAgentHeartbeatPayload_taskAgent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "directive":
+			out.Values[i] = ec._TaskAgentHeartbeatPayload_directive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var taskAgentInstanceImplementors = []string{"TaskAgentInstance", "Node"}
+
+func (ec *executionContext) _TaskAgentInstance(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskAgentInstance) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskAgentInstanceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskAgentInstance")
+		case "id":
+			out.Values[i] = ec._TaskAgentInstance_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskAgentInstance_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskAgentInstance_taskList(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "isEvaluationQueue":
+			out.Values[i] = ec._TaskAgentInstance_isEvaluationQueue(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "telegramChannelId":
+			out.Values[i] = ec._TaskAgentInstance_telegramChannelId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hasTelegramBotToken":
+			out.Values[i] = ec._TaskAgentInstance_hasTelegramBotToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._TaskAgentInstance_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastHeartbeatAt":
+			out.Values[i] = ec._TaskAgentInstance_lastHeartbeatAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "errorCount":
+			out.Values[i] = ec._TaskAgentInstance_errorCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastError":
+			out.Values[i] = ec._TaskAgentInstance_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tasksProcessed":
+			out.Values[i] = ec._TaskAgentInstance_tasksProcessed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "suggestionsMade":
+			out.Values[i] = ec._TaskAgentInstance_suggestionsMade(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._TaskAgentInstance_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._TaskAgentInstance_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "terminatedAt":
+			out.Values[i] = ec._TaskAgentInstance_terminatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -66676,6 +72427,44 @@ func (ec *executionContext) _TaskValidation(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var terminateTaskAgentPayloadImplementors = []string{"TerminateTaskAgentPayload"}
+
+func (ec *executionContext) _TerminateTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TerminateTaskAgentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, terminateTaskAgentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TerminateTaskAgentPayload")
+		case "taskAgent":
+			out.Values[i] = ec._TerminateTaskAgentPayload_taskAgent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var testResultRecordedImplementors = []string{"TestResultRecorded", "ExecutionEvent"}
 
 func (ec *executionContext) _TestResultRecorded(ctx context.Context, sel ast.SelectionSet, obj *domain.TestResultRecordedEvent) graphql.Marshaler {
@@ -69727,6 +75516,21 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) unmarshalNAcceptGroupingSuggestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAcceptGroupingSuggestionInput(ctx context.Context, v any) (domain.AcceptGroupingSuggestionInput, error) {
+	res, err := ec.unmarshalInputAcceptGroupingSuggestionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAcceptGroupingSuggestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAcceptGroupingSuggestionPayload(ctx context.Context, sel ast.SelectionSet, v *model.AcceptGroupingSuggestionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AcceptGroupingSuggestionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAction2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐActionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Action) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -70105,6 +75909,21 @@ func (ec *executionContext) marshalNAddTasksToListPayload2ᚖgithubᚗcomᚋtask
 		return graphql.Null
 	}
 	return ec._AddTasksToListPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAdvanceIdeaInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAdvanceIdeaInput(ctx context.Context, v any) (domain.AdvanceIdeaInput, error) {
+	res, err := ec.unmarshalInputAdvanceIdeaInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAdvanceIdeaPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAdvanceIdeaPayload(ctx context.Context, sel ast.SelectionSet, v *model.AdvanceIdeaPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AdvanceIdeaPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNAgentDirective2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentDirective(ctx context.Context, v any) (domain.AgentDirective, error) {
@@ -71152,6 +76971,116 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
+func (ec *executionContext) marshalNGroupingSuggestion2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.GroupingSuggestion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx context.Context, sel ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GroupingSuggestion(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGroupingSuggestionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionConnection(ctx context.Context, sel ast.SelectionSet, v *model.GroupingSuggestionConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GroupingSuggestionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNGroupingSuggestionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.GroupingSuggestionEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGroupingSuggestionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGroupingSuggestionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐGroupingSuggestionEdge(ctx context.Context, sel ast.SelectionSet, v *model.GroupingSuggestionEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GroupingSuggestionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx context.Context, v any) (domain.GroupingSuggestionStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.GroupingSuggestionStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx context.Context, sel ast.SelectionSet, v domain.GroupingSuggestionStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNGroupingTrigger2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingTrigger(ctx context.Context, v any) (domain.GroupingTrigger, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.GroupingTrigger(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGroupingTrigger2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingTrigger(ctx context.Context, sel ast.SelectionSet, v domain.GroupingTrigger) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNGroupingWeights2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingWeights(ctx context.Context, sel ast.SelectionSet, v domain.GroupingWeights) graphql.Marshaler {
+	return ec._GroupingWeights(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNGroupingWeights2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingWeights(ctx context.Context, sel ast.SelectionSet, v *domain.GroupingWeights) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GroupingWeights(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNHeartbeatInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐHeartbeatInput(ctx context.Context, v any) (domain.HeartbeatInput, error) {
 	res, err := ec.unmarshalInputHeartbeatInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -71334,6 +77263,23 @@ func (ec *executionContext) marshalNIdeaEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskg
 		return graphql.Null
 	}
 	return ec._IdeaEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIdeaStage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx context.Context, v any) (domain.IdeaStage, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.IdeaStage(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIdeaStage2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx context.Context, sel ast.SelectionSet, v domain.IdeaStage) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) unmarshalNImpactSource2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐImpactSource(ctx context.Context, v any) (domain.ImpactSource, error) {
@@ -71694,6 +77640,21 @@ func (ec *executionContext) marshalNParameterType2githubᚗcomᚋtaskgraphᚋtas
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNPauseTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+	res, err := ec.unmarshalInputPauseTaskAgentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPauseTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPauseTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, v *model.PauseTaskAgentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PauseTaskAgentPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPlanConflict2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐConflict(ctx context.Context, sel ast.SelectionSet, v planning.Conflict) graphql.Marshaler {
@@ -72120,6 +78081,36 @@ func (ec *executionContext) marshalNRefinementActionType2githubᚗcomᚋtaskgrap
 	return res
 }
 
+func (ec *executionContext) unmarshalNRegisterTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRegisterTaskAgentInput(ctx context.Context, v any) (domain.RegisterTaskAgentInput, error) {
+	res, err := ec.unmarshalInputRegisterTaskAgentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRegisterTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRegisterTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, v *model.RegisterTaskAgentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RegisterTaskAgentPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRejectGroupingSuggestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRejectGroupingSuggestionInput(ctx context.Context, v any) (domain.RejectGroupingSuggestionInput, error) {
+	res, err := ec.unmarshalInputRejectGroupingSuggestionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRejectGroupingSuggestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRejectGroupingSuggestionPayload(ctx context.Context, sel ast.SelectionSet, v *model.RejectGroupingSuggestionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RejectGroupingSuggestionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRelationshipType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRelationshipType(ctx context.Context, v any) (domain.RelationshipType, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := domain.RelationshipType(tmp)
@@ -72195,6 +78186,21 @@ func (ec *executionContext) marshalNResolveTaskBlockPayload2ᚖgithubᚗcomᚋta
 		return graphql.Null
 	}
 	return ec._ResolveTaskBlockPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNResumeTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+	res, err := ec.unmarshalInputResumeTaskAgentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNResumeTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐResumeTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, v *model.ResumeTaskAgentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ResumeTaskAgentPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRevokeApiTokenInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRevokeAPITokenInput(ctx context.Context, v any) (domain.RevokeAPITokenInput, error) {
@@ -72357,6 +78363,21 @@ func (ec *executionContext) marshalNSemanticValidationReport2ᚖgithubᚗcomᚋt
 	return ec._SemanticValidationReport(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSetGroupingWeightsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetGroupingWeightsInput(ctx context.Context, v any) (domain.SetGroupingWeightsInput, error) {
+	res, err := ec.unmarshalInputSetGroupingWeightsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetGroupingWeightsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSetGroupingWeightsPayload(ctx context.Context, sel ast.SelectionSet, v *model.SetGroupingWeightsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SetGroupingWeightsPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNSetReasoningStepsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetReasoningStepsInput(ctx context.Context, v any) (domain.SetReasoningStepsInput, error) {
 	res, err := ec.unmarshalInputSetReasoningStepsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -72477,6 +78498,21 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	return ret
 }
 
+func (ec *executionContext) unmarshalNSuggestGroupingsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuggestGroupingsInput(ctx context.Context, v any) (domain.SuggestGroupingsInput, error) {
+	res, err := ec.unmarshalInputSuggestGroupingsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSuggestGroupingsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSuggestGroupingsPayload(ctx context.Context, sel ast.SelectionSet, v *model.SuggestGroupingsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SuggestGroupingsPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSuite2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSuiteᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Suite) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -72563,6 +78599,64 @@ func (ec *executionContext) marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._Task(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTaskAgentHeartbeatInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentHeartbeatInput(ctx context.Context, v any) (domain.TaskAgentHeartbeatInput, error) {
+	res, err := ec.unmarshalInputTaskAgentHeartbeatInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTaskAgentHeartbeatPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskAgentHeartbeatPayload(ctx context.Context, sel ast.SelectionSet, v *model.TaskAgentHeartbeatPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TaskAgentHeartbeatPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTaskAgentInstance2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstanceᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.TaskAgentInstance) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx context.Context, sel ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TaskAgentInstance(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTaskAgentStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentStatus(ctx context.Context, v any) (domain.TaskAgentStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.TaskAgentStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTaskAgentStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentStatus(ctx context.Context, sel ast.SelectionSet, v domain.TaskAgentStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNTaskBlock2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskBlockᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.TaskBlock) graphql.Marshaler {
@@ -73092,6 +79186,21 @@ func (ec *executionContext) marshalNTemplateScope2githubᚗcomᚋtaskgraphᚋtas
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNTerminateTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentActionInput(ctx context.Context, v any) (domain.TaskAgentActionInput, error) {
+	res, err := ec.unmarshalInputTerminateTaskAgentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTerminateTaskAgentPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTerminateTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, v *model.TerminateTaskAgentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TerminateTaskAgentPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNTestLevel2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTestLevel(ctx context.Context, v any) (domain.TestLevel, error) {
@@ -74110,6 +80219,49 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
+func (ec *executionContext) marshalOGroupingSuggestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestion(ctx context.Context, sel ast.SelectionSet, v *domain.GroupingSuggestion) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GroupingSuggestion(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOGroupingSuggestionStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatusᚄ(ctx context.Context, v any) ([]domain.GroupingSuggestionStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.GroupingSuggestionStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOGroupingSuggestionStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.GroupingSuggestionStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGroupingSuggestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐGroupingSuggestionStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -74168,6 +80320,25 @@ func (ec *executionContext) marshalOIdea2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._Idea(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOIdeaStage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx context.Context, v any) (*domain.IdeaStage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.IdeaStage(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOIdeaStage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐIdeaStage(ctx context.Context, sel ast.SelectionSet, v *domain.IdeaStage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
 }
 
 func (ec *executionContext) unmarshalOImpactSource2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐImpactSource(ctx context.Context, v any) (*domain.ImpactSource, error) {
@@ -74592,6 +80763,13 @@ func (ec *executionContext) marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._Task(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTaskAgentInstance2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskAgentInstance(ctx context.Context, sel ast.SelectionSet, v *domain.TaskAgentInstance) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TaskAgentInstance(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOTaskCategory2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskCategoryᚄ(ctx context.Context, v any) ([]domain.TaskCategory, error) {

@@ -64,6 +64,8 @@ type serverOptions struct {
 	websocket    server.WebsocketConfig // the websocket transport's (zero: defaults)
 	args         []string               // more serve flags
 	logs         io.Writer              // the server's log (JSON lines); nil: discarded
+	// noGroupingBackground: suggestions only from suggestGroupings.
+	noGroupingBackground bool
 }
 
 // startServerWith runs serve against dbURL until stop is called or the test
@@ -83,11 +85,12 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 	readyc := make(chan ready, 1)
 	done := make(chan error, 1)
 	hooks := &testHooks{
-		onListen:        func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
-		loaderTiming:    o.loaderTiming,
-		events:          o.events,
-		websocket:       o.websocket,
-		onMetricsListen: func(addr net.Addr) { s.MetricsURL = "http://" + addr.String() + "/metrics" },
+		onListen:             func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
+		loaderTiming:         o.loaderTiming,
+		events:               o.events,
+		websocket:            o.websocket,
+		onMetricsListen:      func(addr net.Addr) { s.MetricsURL = "http://" + addr.String() + "/metrics" },
+		noGroupingBackground: o.noGroupingBackground,
 	}
 	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json"}, o.args...)
 	logs := o.logs

@@ -18,6 +18,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/catalog"
 	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/export"
+	"github.com/taskgraph/taskgraph/internal/grouping"
 	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/reasoning"
 	"github.com/taskgraph/taskgraph/internal/server"
@@ -37,6 +38,8 @@ type testHooks struct {
 	websocket   server.WebsocketConfig // non-zero fields replace the defaults
 	// onMetricsListen, when set, is told the --metrics-addr listener's address.
 	onMetricsListen func(addr net.Addr)
+	// noGroupingBackground keeps suggestions to suggestGroupings only.
+	noGroupingBackground bool
 }
 
 // runServe opens and migrates the database, makes sure an admin can log in, and
@@ -96,6 +99,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	cat := catalog.New(db, app.NewRunner(db, broker), catalog.Options{LoggerFrom: server.LoggerFrom,
 		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes})
 	rsn := reasoning.New(db, app.NewRunner(db, broker), reasoning.Options{})
+	grpOpts := grouping.Options{Logger: log, HeartbeatInterval: cfg.heartbeatInterval, MissedHeartbeats: cfg.missedHeartbeats}
+	grp := grouping.New(db, app.NewRunner(db, broker), svc, grpOpts)
+	// The background grouping works on a pool of its own, so that its
+	// statements never count in a request's (db.Statements()).
+	bgDB, err := store.Open(ctx, cfg.database)
+	if err != nil {
+		return err
+	}
+	defer bgDB.Close()
+	grpBackground := grouping.New(bgDB, app.NewRunner(bgDB, broker), svc, grpOpts)
 	token, err := svc.Accounts.BootstrapAdmin(ctx, cfg.adminToken)
 	if err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
@@ -108,7 +121,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	serverConfig := server.Config{
-		Schema:           graph.Schema(&graph.Resolver{Svc: svc, Catalog: cat, Rules: val, Reasoning: rsn}),
+		Schema:           graph.Schema(&graph.Resolver{Svc: svc, Catalog: cat, Rules: val, Reasoning: rsn, Grouping: grp}),
 		Authenticate:     svc.Accounts.Authenticate,
 		TokensLive:       svc.Accounts.LiveTokens,
 		Ready:            db.Ping,
@@ -156,6 +169,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	}
 	go svc.RunScoreRefresher(ctx, time.Minute)
 	go svc.Runs.RunHeartbeatSweep(ctx)
+	bgDone := make(chan struct{})
+	go func() {
+		defer close(bgDone)
+		if hooks == nil || !hooks.noGroupingBackground {
+			grpBackground.RunBackground(ctx)
+		}
+	}()
+	defer func() { <-bgDone }() // before bgDB closes
 	err = server.Serve(ctx, ln, handler, log)
 	if metricsDone != nil {
 		if merr := <-metricsDone; err == nil && merr != nil {

@@ -7,6 +7,11 @@ import (
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
+type AcceptGroupingSuggestionPayload struct {
+	Suggestion *domain.GroupingSuggestion `json:"suggestion"`
+	TaskList   *domain.TaskList           `json:"taskList"`
+}
+
 type AddActionToolMappingPayload struct {
 	Mapping *domain.ActionToolMapping `json:"mapping"`
 	// The map at its new version.
@@ -26,6 +31,10 @@ type AddTaskRelationshipPayload struct {
 type AddTasksToListPayload struct {
 	TaskList *domain.TaskList       `json:"taskList"`
 	Items    []*domain.TaskListItem `json:"items"`
+}
+
+type AdvanceIdeaPayload struct {
+	Idea *domain.Idea `json:"idea"`
 }
 
 type AppendExecutionLogPayload struct {
@@ -231,6 +240,10 @@ type ImportMcpToolsPayload struct {
 type Mutation struct {
 }
 
+type PauseTaskAgentPayload struct {
+	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
+}
+
 type Query struct {
 }
 
@@ -249,6 +262,14 @@ type RecordTestResultPayload struct {
 
 type RecordValidationReportPayload struct {
 	Report *domain.SemanticValidationReport `json:"report"`
+}
+
+type RegisterTaskAgentPayload struct {
+	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
+}
+
+type RejectGroupingSuggestionPayload struct {
+	Suggestion *domain.GroupingSuggestion `json:"suggestion"`
 }
 
 type RemoveActionToolMappingInput struct {
@@ -282,12 +303,20 @@ type ResolveTaskBlockPayload struct {
 	Task  *domain.Task      `json:"task"`
 }
 
+type ResumeTaskAgentPayload struct {
+	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
+}
+
 type RevokeAPITokenPayload struct {
 	APIToken *domain.APIToken `json:"apiToken"`
 }
 
 type RunActionPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
+}
+
+type SetGroupingWeightsPayload struct {
+	Weights *domain.GroupingWeights `json:"weights"`
 }
 
 type SetReasoningStepsPayload struct {
@@ -315,6 +344,19 @@ type StartReasoningExecutionPayload struct {
 // connection_init payload: {"Authorization": "Bearer <token>"}).
 // Other domains extend it.
 type Subscription struct {
+}
+
+type SuggestGroupingsPayload struct {
+	Suggestions []*domain.GroupingSuggestion `json:"suggestions"`
+}
+
+type TaskAgentHeartbeatPayload struct {
+	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
+	Directive domain.AgentDirective     `json:"directive"`
+}
+
+type TerminateTaskAgentPayload struct {
+	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
 }
 
 type TransitionReasoningStepPayload struct {

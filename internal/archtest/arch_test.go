@@ -11,12 +11,12 @@ const module = "github.com/taskgraph/taskgraph/"
 
 // kernel are the packages every use-case package may import.
 var kernel = []string{"internal/domain", "internal/store", "internal/events", "internal/auth", "internal/loader",
-	"internal/app", "internal/planning", "internal/files"}
+	"internal/app", "internal/planning", "internal/files", "internal/grouping/cluster"}
 
 // useCases are the packages that hold a domain's use-cases: the core
 // (internal/service) and one package per self-contained domain. A new domain
 // is added here and to docs/architecture.md.
-var useCases = []string{"internal/service", "internal/catalog", "internal/validation", "internal/reasoning"}
+var useCases = []string{"internal/service", "internal/catalog", "internal/validation", "internal/reasoning", "internal/grouping"}
 
 // allowed says which of the module's packages each package may import
 // (production code; tests may import more).
@@ -32,23 +32,24 @@ func allowed(pkg string) ([]string, bool) {
 		return deps, true
 	}
 	rooms := map[string][]string{
-		"db":                {},
-		"internal/domain":   {},
-		"internal/loader":   {},
-		"internal/files":    {},
-		"internal/client":   {},
-		"internal/testdb":   {},
-		"internal/archtest": {},
-		"internal/planning": {"internal/domain"},
-		"internal/auth":     {"internal/domain"},
-		"internal/store":    {"internal/domain", "db"},
-		"internal/events":   {"internal/domain", "internal/store"},
-		"internal/app":      {"internal/domain", "internal/store", "internal/events", "internal/auth", "internal/loader"},
-		"internal/server":   {"internal/domain", "internal/auth", "internal/ui"},
-		"internal/ui":       {},
-		"internal/export":   {"internal/domain", "internal/catalog"},
-		"graph/model":       {"internal/domain"},
-		"graph":             append([]string{"graph/model", "internal/domain", "internal/app", "internal/planning"}, useCases...),
+		"db":                        {},
+		"internal/domain":           {},
+		"internal/loader":           {},
+		"internal/files":            {},
+		"internal/client":           {},
+		"internal/testdb":           {},
+		"internal/archtest":         {},
+		"internal/planning":         {"internal/domain"},
+		"internal/grouping/cluster": {},
+		"internal/auth":             {"internal/domain"},
+		"internal/store":            {"internal/domain", "db"},
+		"internal/events":           {"internal/domain", "internal/store"},
+		"internal/app":              {"internal/domain", "internal/store", "internal/events", "internal/auth", "internal/loader"},
+		"internal/server":           {"internal/domain", "internal/auth", "internal/ui"},
+		"internal/ui":               {},
+		"internal/export":           {"internal/domain", "internal/catalog"},
+		"graph/model":               {"internal/domain"},
+		"graph":                     append([]string{"graph/model", "internal/domain", "internal/app", "internal/planning"}, useCases...),
 	}
 	deps, ok := rooms[pkg]
 	return deps, ok

@@ -46,7 +46,7 @@ type Idea struct {
 	ProjectID      string    `db:"project_id"`
 	Name           string    `db:"name"`
 	Description    string    `db:"description"`
-	LifecycleStage string    `db:"lifecycle_stage"`
+	LifecycleStage IdeaStage `db:"lifecycle_stage"`
 	CreatedAt      time.Time `db:"created_at"`
 	UpdatedAt      time.Time `db:"updated_at"`
 }

@@ -48,7 +48,7 @@ type CreateIdeaInput struct {
 	Name           string
 	Slug           string
 	Description    *string
-	LifecycleStage *string
+	LifecycleStage *IdeaStage
 }
 
 // FileImpactInput declares a task's effect on one file.

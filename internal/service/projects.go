@@ -215,12 +215,11 @@ func (s *Projects) CreateIdea(ctx context.Context, in domain.CreateIdeaInput) (*
 	if err != nil {
 		return nil, err
 	}
-	stage, err := domain.CheckText("lifecycleStage", deref(in.LifecycleStage), 64, false)
-	if err != nil {
-		return nil, err
-	}
-	if stage == "" {
-		stage = "spark"
+	stage := domain.IdeaSpark
+	if in.LifecycleStage != nil {
+		if stage = *in.LifecycleStage; !stage.Valid() {
+			return nil, domain.InputError("lifecycleStage", "unknown stage %q", stage)
+		}
 	}
 	now := s.now()
 	idea := &domain.Idea{ID: app.NewID(), Slug: in.Slug, ProjectID: project.ID, Name: name, Description: desc,

@@ -39,16 +39,21 @@ func (s *Lists) CreateTaskList(ctx context.Context, in domain.CreateTaskListInpu
 	l := &domain.TaskList{ID: app.NewID(), Name: name, Description: desc, ProjectID: project.ID, UserID: p.UserID,
 		Status: domain.ListDraft, MaxParallelAgents: maxAgents, AutoExecute: deref(in.AutoExecute),
 		CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(tx *app.Tx) error {
-		if err := tx.Lists.InsertTaskList(ctx, l); err != nil {
-			return err
-		}
-		return s.addToList(ctx, tx, p, l.ID, tasks)
-	})
+	err = s.tx(ctx, func(tx *app.Tx) error { return s.CreateTaskListTx(ctx, tx, p, l, tasks) })
 	if err != nil {
 		return nil, err
 	}
 	return s.load(ctx).lists.Get(ctx, l.ID)
+}
+
+// CreateTaskListTx inserts list l and moves tasks into it, in order, inside
+// the caller's transaction: other domains (accepting a grouping suggestion)
+// create lists through it, so whatever list creation checks applies to them.
+func (s *Lists) CreateTaskListTx(ctx context.Context, tx *app.Tx, p *auth.Principal, l *domain.TaskList, tasks []*domain.Task) error {
+	if err := tx.Lists.InsertTaskList(ctx, l); err != nil {
+		return err
+	}
+	return s.addToList(ctx, tx, p, l.ID, tasks)
 }
 
 // tasksForList decodes task ids, each once, all visible and in the project.

@@ -279,6 +279,7 @@ type Q struct {
 
 	Validation ValidationQueries // validation.go: validation rules
 	Reasoning  ReasoningQueries  // reasoning.go: reasoning executions, passes, assessments, reports, refinements, steps
+	Grouping   GroupingQueries   // grouping.go: grouping weights, suggestions, task agents, grouping cursors
 }
 
 // The query groups: each is Q seen through one aggregate.
@@ -311,6 +312,7 @@ func (q *Q) bind() {
 	q.Examples = ExampleQueries{q}
 	q.Validation = ValidationQueries{q}
 	q.Reasoning = ReasoningQueries{q}
+	q.Grouping = GroupingQueries{q}
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {
