@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/catalog"
+	"github.com/taskgraph/taskgraph/internal/questions"
 	"github.com/taskgraph/taskgraph/internal/service"
 )
 
@@ -14,13 +15,14 @@ import (
 
 // Resolver is the root of all resolvers: one field per domain's use-cases.
 type Resolver struct {
-	Svc       *service.Service // the core: projects, tasks, lists, plans, runs, events
-	Catalog   *catalog.Service
-	GlobalIDs *app.Nodes // node() and nodes() over every domain's kinds
+	Svc         *service.Service // the core: projects, tasks, lists, plans, runs, events
+	Catalog     *catalog.Service
+	QuestionSvc *questions.Service // questions put to people (field name: resolvers have Questions methods)
+	GlobalIDs   *app.Nodes         // node() and nodes() over every domain's kinds
 }
 
 // Schema builds the executable schema over the domains' use-cases.
-func Schema(svc *service.Service, cat *catalog.Service) graphql.ExecutableSchema {
-	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat,
-		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf)}})
+func Schema(svc *service.Service, cat *catalog.Service, qs *questions.Service) graphql.ExecutableSchema {
+	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat, QuestionSvc: qs,
+		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf, qs.NodeOf)}})
 }

@@ -24,6 +24,7 @@ type serveConfig struct {
 	dataDir           string
 	maxUploadBytes    int64
 	allowedOrigins    []string
+	questionSweep     time.Duration
 }
 
 const defaultDatabase = "sqlite:data/taskgraph.db"
@@ -58,6 +59,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"largest uploaded file, e.g. 100MiB, 2GB or 1048576 bytes (env TASKGRAPH_MAX_UPLOAD_SIZE)")
 	origins := fs.String("allowed-origins", os.Getenv("TASKGRAPH_ALLOWED_ORIGINS"),
 		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
+	fs.DurationVar(&c.questionSweep, "question-sweep-interval", envDuration("TASKGRAPH_QUESTION_SWEEP_INTERVAL", time.Second),
+		"how often expired questions are looked for (env TASKGRAPH_QUESTION_SWEEP_INTERVAL)")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
 	}
@@ -81,6 +84,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	switch {
 	case c.heartbeatInterval <= 0:
 		return c, fmt.Errorf("--heartbeat-interval must be positive")
+	case c.questionSweep <= 0:
+		return c, fmt.Errorf("--question-sweep-interval must be positive")
 	case c.missedHeartbeats < 1:
 		return c, fmt.Errorf("--missed-heartbeats must be at least 1")
 	case c.maxAttempts < 1:

@@ -86,7 +86,10 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 		events:       o.events,
 		websocket:    o.websocket,
 	}
-	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json"}, o.args...)
+	// The question expiry sweep would add its statements to those the
+	// statement-count tests measure: it waits an hour unless a test asks.
+	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json",
+		"--question-sweep-interval", "1h"}, o.args...)
 	go func() { done <- runServe(ctx, args, s.Stdout, io.Discard, hooks) }()
 	select {
 	case r := <-readyc:

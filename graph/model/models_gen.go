@@ -28,8 +28,16 @@ type AddTasksToListPayload struct {
 	Items    []*domain.TaskListItem `json:"items"`
 }
 
+type AnswerQuestionPayload struct {
+	Question *domain.Question `json:"question"`
+}
+
 type AppendExecutionLogPayload struct {
 	Execution *domain.TaskExecution `json:"execution"`
+}
+
+type AskQuestionPayload struct {
+	Question *domain.Question `json:"question"`
 }
 
 type ClaimExamplePayload struct {
@@ -259,6 +267,10 @@ type RevokeAPITokenPayload struct {
 
 type RunActionPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
+}
+
+type SkipQuestionPayload struct {
+	Question *domain.Question `json:"question"`
 }
 
 type StartExecutionRunPayload struct {

@@ -53,6 +53,7 @@ type Service struct {
 	heartbeat   time.Duration
 	missed      int
 	maxAttempts int
+	runEndHooks []RunEndHook // agent_calls.go: other domains' work when a run ends
 }
 
 // New returns a Service over db.
