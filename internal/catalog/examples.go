@@ -8,13 +8,13 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
-	"github.com/taskgraph/taskgraph/internal/storage"
+	"github.com/taskgraph/taskgraph/internal/files"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // Training data: models, trace sessions with their uploaded input events, and
 // examples with their messages. Files live in the data directory
-// (internal/storage); rows record where.
+// (internal/files); rows record where.
 
 // DefaultMaxUploadBytes bounds one uploaded file unless configured otherwise.
 const DefaultMaxUploadBytes int64 = 100 << 20
@@ -87,14 +87,14 @@ func (s *Service) CreateTraceSession(ctx context.Context, in domain.CreateTraceS
 // uploadError turns what went wrong with an uploaded file into the API's error
 // on the input field that carried it.
 func (s *Service) uploadError(field string, err error) error {
-	var le *storage.LineError
+	var le *files.LineError
 	switch {
 	case errors.As(err, &le):
 		return &domain.Error{Code: domain.CodeBadUserInput, Field: field,
 			Message: fmt.Sprintf("line %d: %s", le.Line, le.Err), Details: map[string]any{"line": le.Line}}
-	case errors.Is(err, storage.ErrTooLarge):
+	case errors.Is(err, files.ErrTooLarge):
 		return s.tooLarge(field)
-	case errors.Is(err, storage.ErrEmpty):
+	case errors.Is(err, files.ErrEmpty):
 		return domain.InputError(field, "the file has no lines")
 	}
 	return err
@@ -128,7 +128,7 @@ func (s *Service) UploadTraceEvents(ctx context.Context, sessionGID string, f do
 		return nil, err
 	}
 	rel := domain.SessionStoragePath(ts.ID)
-	staged, err := s.files.Stage(rel, f.Content, storage.Limits{MaxBytes: s.maxUpload, MaxLine: maxLine},
+	staged, err := s.files.Stage(rel, f.Content, files.Limits{MaxBytes: s.maxUpload, MaxLine: maxLine},
 		func(_ int, line []byte) error { return domain.CheckJSONObject(line) })
 	if err != nil {
 		return nil, s.uploadError(field, err)
@@ -434,7 +434,7 @@ func (s *Service) CompleteExample(ctx context.Context, gid string, f domain.File
 	}
 	isMapped := func(name string) bool { return mapped[name] }
 	rel := domain.ExampleStoragePath(e.ID)
-	staged, err := s.files.Stage(rel, f.Content, storage.Limits{MaxBytes: s.maxUpload, MaxLine: maxLine},
+	staged, err := s.files.Stage(rel, f.Content, files.Limits{MaxBytes: s.maxUpload, MaxLine: maxLine},
 		func(_ int, line []byte) error {
 			_, err := domain.CheckConversation(line, isMapped)
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // ImportResult says what an import did with each tool of the document.
@@ -164,12 +165,12 @@ func (s *Service) importTools(ctx context.Context, tx *app.Tx, server *domain.Mc
 		return nil, err
 	}
 	if len(paramWrites) > 0 {
-		bad, err := tx.Catalog.IncompatibleFeeds(ctx, updatedIDs)
+		feeds, err := tx.Catalog.FeedsIntoTools(ctx, updatedIDs)
 		if err != nil {
 			return nil, err
 		}
-		if len(bad) > 0 {
-			b := bad[0]
+		if i := slices.IndexFunc(feeds, func(f store.ParameterFeed) bool { return !f.ActionType.Feeds(f.ToolType) }); i >= 0 {
+			b := feeds[i]
 			return nil, &domain.Error{Code: domain.CodeConflict, Field: "toolsJson",
 				Message: fmt.Sprintf("the import makes parameter %q of tool %q %s, but action parameter %q (%s) of action %q feeds it; "+
 					"remove that parameter mapping first", b.ToolParameter, b.ToolName, b.ToolType, b.ActionParameter, b.ActionType, b.ActionName),

@@ -5,7 +5,7 @@
 //
 // Its entities and input rules are in internal/domain, its SQL in
 // internal/store (q.Catalog, q.Examples), its uploaded files in
-// internal/storage.
+// internal/files.
 package catalog
 
 import (
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/internal/app"
-	"github.com/taskgraph/taskgraph/internal/storage"
+	"github.com/taskgraph/taskgraph/internal/files"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
@@ -36,7 +36,7 @@ type Service struct {
 	run        *app.Runner
 	clock      func() time.Time
 	loggerFrom func(ctx context.Context) *slog.Logger
-	files      *storage.Dir
+	files      *files.Dir
 	maxUpload  int64
 }
 
@@ -52,7 +52,7 @@ func New(db *store.DB, run *app.Runner, opts Options) *Service {
 	if opts.DataDir == "" {
 		opts.DataDir = "data"
 	}
-	s.files = storage.New(opts.DataDir)
+	s.files = files.New(opts.DataDir)
 	if s.maxUpload <= 0 {
 		s.maxUpload = DefaultMaxUploadBytes
 	}

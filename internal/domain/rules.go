@@ -76,6 +76,9 @@ func DisplayID(projectSlug string, category TaskCategory, n int) string {
 	return fmt.Sprintf("TU-%s-%s-%03d", ProjectCode(projectSlug), category.Code(), n)
 }
 
+// SetDisplayID gives t its display id and the key that orders it naturally.
+func (t *Task) SetDisplayID(id string) { t.DisplayID, t.DisplaySort = id, DisplaySortKey(id) }
+
 // DisplaySortKey is what display ids order by: the id with its number
 // zero-padded to 10 digits, so that TU-X-TSK-999 sorts before TU-X-TSK-1000.
 func DisplaySortKey(displayID string) string {

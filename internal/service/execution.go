@@ -166,89 +166,49 @@ func (s *Runs) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, run *
 		return err
 	}
 	for _, w := range waves {
-		if w.Status == domain.WaveCompleted || w.Status == domain.WaveFailed || w.Status == domain.WaveSkipped {
+		if w.Status.Finished() {
 			continue
 		}
 		as, err := tx.Runs.AssignmentsOfWave(ctx, w.ID)
 		if err != nil {
 			return err
 		}
-		open := false
-		w.CompletedCount, w.FailedCount, w.SkippedCount = 0, 0, 0
-		for _, a := range as {
-			switch a.TaskStatus {
-			case domain.WavePending, domain.WaveInProgress:
-				open = true
-			case domain.WaveCompleted:
-				w.CompletedCount++
-			case domain.WaveFailed:
-				w.FailedCount++
-			case domain.WaveSkipped:
-				w.SkippedCount++
-			}
-		}
-		if w.Status == domain.WavePending {
+		tally := domain.TallyWave(as)
+		w.CompletedCount, w.FailedCount, w.SkippedCount = tally.Completed, tally.Failed, tally.Skipped
+		started := w.Status == domain.WavePending
+		if started {
 			w.StartedAt = &now
 			run.CurrentWave = &w.WaveNumber
-			if !open {
-				// Every task was skipped: the wave never runs.
-				w.Status, w.CompletedAt = domain.WaveSkipped, &now
-				if err := tx.Runs.UpdateWave(ctx, w); err != nil {
-					return err
-				}
-				continue
-			}
-			w.Status = domain.WaveInProgress
-			if err := tx.Runs.UpdateWave(ctx, w); err != nil {
-				return err
-			}
-			tx.Record(domain.NewWaveStarted(run, w, now))
-			break
 		}
-		// In progress.
-		if open {
-			if err := tx.Runs.UpdateWave(ctx, w); err != nil {
-				return err
+		next, holds := domain.AdvanceWave(w.Status, tally)
+		w.Status = next
+		if next.Finished() {
+			w.CompletedAt = &now
+			if !started && w.StartedAt != nil {
+				w.DurationMs = ptr(int(now.Sub(*w.StartedAt).Milliseconds()))
 			}
-			break
-		}
-		w.Status = domain.WaveCompleted
-		if w.FailedCount > 0 {
-			w.Status = domain.WaveFailed
-		}
-		w.CompletedAt = &now
-		if w.StartedAt != nil {
-			w.DurationMs = ptr(int(now.Sub(*w.StartedAt).Milliseconds()))
 		}
 		if err := tx.Runs.UpdateWave(ctx, w); err != nil {
 			return err
 		}
-		tx.Record(domain.NewWaveCompleted(run, w, now))
-	}
-	last := len(waves) == 0 || func() bool {
-		for _, w := range waves {
-			if w.Status == domain.WavePending || w.Status == domain.WaveInProgress {
-				return false
-			}
+		switch {
+		case next == domain.WaveInProgress && started:
+			tx.Record(domain.NewWaveStarted(run, w, now))
+		case next.Finished() && !started:
+			tx.Record(domain.NewWaveCompleted(run, w, now))
 		}
-		return true
-	}()
+		if holds {
+			break
+		}
+	}
+	last := !slices.ContainsFunc(waves, func(w *domain.Wave) bool { return !w.Status.Finished() })
 	if last && run.Status == domain.RunRunning {
 		as, err := tx.Runs.AssignmentsOfRun(ctx, run.ID)
 		if err != nil {
 			return err
 		}
-		var notDone []string
-		for _, a := range as {
-			if a.TaskStatus != domain.WaveCompleted {
-				notDone = append(notDone, a.TaskID)
-			}
-		}
-		run.Status, run.CompletedAt = domain.RunCompleted, &now
-		if len(notDone) > 0 {
-			run.Status = domain.RunFailed
-			run.FailureReason = ptr(fmt.Sprintf("%d of %d tasks did not complete", len(notDone), len(as)))
-		}
+		run.Status, run.FailureReason = domain.RunOutcome(as)
+		run.CompletedAt = &now
 		if run.StartedAt != nil {
 			run.DurationMs = ptr(int(now.Sub(*run.StartedAt).Milliseconds()))
 		}
@@ -343,21 +303,15 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 // claimable finds the task a claim of run would get (locked on PostgreSQL
 // inside a transaction) and its wave, or says why there is none.
 func claimable(ctx context.Context, q *store.Q, run *domain.ExecutionRun) (*domain.WaitReason, *domain.Wave, *domain.Task, error) {
-	wait := func(w domain.WaitReason) (*domain.WaitReason, *domain.Wave, *domain.Task, error) {
-		return &w, nil, nil, nil
-	}
-	switch {
-	case run.Status.Finished():
-		return wait(domain.WaitRunFinished)
-	case run.Status != domain.RunRunning || run.CurrentWave == nil:
-		return wait(domain.WaitRunNotRunning)
+	if w := domain.ClaimWait(run, 0); w != nil && *w != domain.WaitConcurrencyLimit {
+		return w, nil, nil, nil
 	}
 	live, err := q.Runs.CountLiveAgents(ctx, run.ID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if live >= run.MaxParallelAgents {
-		return wait(domain.WaitConcurrencyLimit)
+	if w := domain.ClaimWait(run, live); w != nil {
+		return w, nil, nil, nil
 	}
 	waves, err := q.Runs.WavesOfRun(ctx, run.ID)
 	if err != nil {
@@ -366,7 +320,8 @@ func claimable(ctx context.Context, q *store.Q, run *domain.ExecutionRun) (*doma
 	wave := waves[*run.CurrentWave-1]
 	t, err := q.Runs.ClaimableTask(ctx, wave.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return wait(domain.WaitNoReadyTask)
+		w := domain.WaitNoReadyTask
+		return &w, nil, nil, nil
 	} else if err != nil {
 		return nil, nil, nil, err
 	}
@@ -444,7 +399,7 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 	if err != nil {
 		return nil, err
 	}
-	if a.Status == domain.AgentTerminated || exec.Status != domain.ExecRunning {
+	if !a.Status.Live() || exec.Status != domain.ExecRunning {
 		if allowCancelled && run.Status == domain.RunCancelled {
 			return &held{agent: a, exec: exec, run: run, cancelled: true}, nil
 		}
@@ -502,14 +457,7 @@ func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain
 			return nil
 		}
 		a := h.agent
-		// Watchers hear of a heartbeat that tells them something: the
-		// agent's first, and any that moves its progress or step. The
-		// others only keep the agent alive (its row and heartbeat history);
-		// an event each would put every agent's 1 Hz pulse through the
-		// project's event sequence and into every subscriber's stream.
-		news := a.HeartbeatCount == 0 ||
-			(in.ProgressPercent != nil && *in.ProgressPercent != a.ProgressPercent) ||
-			(in.CurrentStep != nil && (a.CurrentStep == nil || *in.CurrentStep != *a.CurrentStep))
+		news := domain.HeartbeatIsNews(a, in.ProgressPercent, in.CurrentStep)
 		a.LastHeartbeatAt = h.now
 		a.HeartbeatCount++
 		if in.ProgressPercent != nil {
@@ -536,14 +484,7 @@ func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain
 		if news {
 			tx.Record(domain.NewAgentHeartbeat(h.run, hb))
 		}
-		switch h.run.Status {
-		case domain.RunPaused:
-			dir = domain.DirectivePause
-		case domain.RunCancelled:
-			dir = domain.DirectiveCancel
-		default:
-			dir = domain.DirectiveContinue
-		}
+		dir = domain.DirectiveFor(h.run.Status)
 		return nil
 	})
 	if err != nil {
@@ -578,18 +519,6 @@ func (s *Runs) AppendExecutionLog(ctx context.Context, in domain.AppendExecution
 	return exec, err
 }
 
-// declaredTests are a task's tests of a level.
-func declaredTests(t *domain.Task, level domain.TestLevel) []string {
-	switch level {
-	case domain.TestCodebase:
-		return t.CodebaseTests
-	case domain.TestAPI:
-		return t.APITests
-	default:
-		return t.UITests
-	}
-}
-
 // RecordTestResult records the outcome of one of the task's declared tests.
 func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultInput) (*domain.TaskTestResult, error) {
 	p, err := app.Caller(ctx)
@@ -602,7 +531,7 @@ func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultI
 		if err != nil {
 			return err
 		}
-		if in.TestIndex < 0 || in.TestIndex >= len(declaredTests(h.task, in.Level)) {
+		if in.TestIndex < 0 || in.TestIndex >= len(h.task.DeclaredTests(in.Level)) {
 			return domain.InputError("testIndex", "the task declares no %s test %d", in.Level, in.TestIndex)
 		}
 		dur := in.DurationMs
@@ -617,28 +546,6 @@ func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultI
 		return nil
 	})
 	return res, err
-}
-
-// testGate names the declared tests without a PASSED result (the latest
-// result of each test counts).
-func testGate(t *domain.Task, results []*domain.TaskTestResult) []string {
-	latest := map[string]domain.TestStatus{}
-	for _, r := range results {
-		latest[fmt.Sprintf("%s#%d", r.TestLevel, r.TestIndex)] = r.Status
-	}
-	var bad []string
-	for _, level := range []domain.TestLevel{domain.TestCodebase, domain.TestAPI, domain.TestUI} {
-		for i, name := range declaredTests(t, level) {
-			st, ok := latest[fmt.Sprintf("%s#%d", level, i)]
-			switch {
-			case !ok:
-				bad = append(bad, fmt.Sprintf("%s test %d %q has no result", level, i, name))
-			case st != domain.TestPassed:
-				bad = append(bad, fmt.Sprintf("%s test %d %q is %s", level, i, name, st))
-			}
-		}
-	}
-	return bad
 }
 
 // endAgent terminates an agent and ends its execution.
@@ -681,7 +588,7 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 		if err := tx.Runs.MarkImpactAccuracy(ctx, t.ID, in.FilesModified, now); err != nil {
 			return err
 		}
-		bad := testGate(t, results)
+		bad := domain.UnpassedTests(t, results)
 		outcome, st, reason := domain.StatusCompleted, domain.ExecCompleted, "every declared test passed"
 		var lastErr *string
 		if len(bad) > 0 {
@@ -739,7 +646,7 @@ func (s *Runs) releaseTask(ctx context.Context, tx *app.Tx, p *auth.Principal, r
 	e *domain.TaskExecution, retry bool, reason string, now time.Time,
 ) error {
 	t.AssignedAgentID = nil
-	if retry && e.AttemptNumber < s.maxAttempts && run.Status != domain.RunCancelled {
+	if domain.ShouldRetry(retry, e.AttemptNumber, s.maxAttempts, run.Status) {
 		if err := s.moveTask(ctx, tx, p, t, domain.StatusPending,
 			fmt.Sprintf("%s; retrying (attempt %d of %d failed)", reason, e.AttemptNumber, s.maxAttempts), now); err != nil {
 			return err
@@ -783,15 +690,6 @@ func (s *Runs) skipDependents(ctx context.Context, tx *app.Tx, p *auth.Principal
 	if err != nil {
 		return err
 	}
-	waitsOn := map[string][]string{} // task -> the tasks that wait on it
-	for _, l := range links {
-		switch l.Type {
-		case domain.RelDependsOn:
-			waitsOn[l.TargetTaskID] = append(waitsOn[l.TargetTaskID], l.SourceTaskID)
-		case domain.RelBlocks:
-			waitsOn[l.SourceTaskID] = append(waitsOn[l.SourceTaskID], l.TargetTaskID)
-		}
-	}
 	as, err := tx.Runs.AssignmentsOfRun(ctx, run.ID)
 	if err != nil {
 		return err
@@ -802,23 +700,7 @@ func (s *Runs) skipDependents(ctx context.Context, tx *app.Tx, p *auth.Principal
 			pending[a.TaskID] = true
 		}
 	}
-	seen := map[string]bool{failed.ID: true}
-	queue := []string{failed.ID}
-	var skip []string
-	for len(queue) > 0 {
-		id := queue[0]
-		queue = queue[1:]
-		for _, d := range waitsOn[id] {
-			if !seen[d] {
-				seen[d] = true
-				queue = append(queue, d)
-				if pending[d] {
-					skip = append(skip, d)
-				}
-			}
-		}
-	}
-	slices.Sort(skip)
+	skip := domain.DependentsToSkip(domain.WaitingOn(links), failed.ID, pending)
 	for _, id := range skip {
 		t, err := tx.Tasks.TaskForUpdate(ctx, id)
 		if err != nil {

@@ -1,6 +1,9 @@
-// Package service holds Taskgraph's use-cases: it authorizes the caller, applies
-// the domain rules, and makes each change in one store transaction. Resolvers call
-// it and nothing else.
+// Package service holds the use-cases of Taskgraph's core — users and tokens,
+// projects, tasks and their links, task lists and their plans, execution runs
+// and the event log — which share their rows and transactions. Each use-case
+// authorizes the caller, applies the domain's rules and makes its change in one
+// transaction (app.Runner), recording its events there. Self-contained domains
+// (internal/catalog, …) have packages of their own; see docs/architecture.md.
 package service
 
 import (

@@ -13,6 +13,14 @@ import (
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
+// maybeOne is the single row of a by-id load, nil when there is none.
+func maybeOne[T any](rows []*T, err error) (*T, error) {
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	return rows[0], nil
+}
+
 // taskRefs are the optional task-graph references of a create or update, decoded
 // and checked to lie in the task's project.
 type taskRefs struct {
@@ -22,15 +30,16 @@ type taskRefs struct {
 	supersedes *domain.Task
 }
 
-func (s *Tasks) resolveRefs(ctx context.Context, projectID string, listID, parentID, ideaID, supersedesID *string) (taskRefs, error) {
+// It reads through q: a create resolves them inside its transaction, whose
+// row locks must not wait for a pool connection of the request's loaders.
+func resolveRefs(ctx context.Context, q *store.Q, projectID string, listID, parentID, ideaID, supersedesID *string) (taskRefs, error) {
 	var r taskRefs
-	l := s.load(ctx)
 	if listID != nil {
 		id, err := domain.DecodeID(domain.KindTaskList, *listID, "taskListId")
 		if err != nil {
 			return r, err
 		}
-		if r.list, err = l.lists.Get(ctx, id); err != nil {
+		if r.list, err = maybeOne(q.Lists.TaskListsByIDs(ctx, []string{id})); err != nil {
 			return r, err
 		}
 		if r.list == nil || r.list.ProjectID != projectID {
@@ -49,7 +58,7 @@ func (s *Tasks) resolveRefs(ctx context.Context, projectID string, listID, paren
 		if err != nil {
 			return r, err
 		}
-		t, err := l.tasks.Get(ctx, id)
+		t, err := maybeOne(q.Tasks.TasksByIDs(ctx, []string{id}))
 		if err != nil {
 			return r, err
 		}
@@ -63,7 +72,7 @@ func (s *Tasks) resolveRefs(ctx context.Context, projectID string, listID, paren
 		if err != nil {
 			return r, err
 		}
-		if r.idea, err = l.ideas.Get(ctx, id); err != nil {
+		if r.idea, err = maybeOne(q.Projects.IdeasByIDs(ctx, []string{id})); err != nil {
 			return r, err
 		}
 		if r.idea == nil || r.idea.ProjectID != projectID {
@@ -167,7 +176,7 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 	if queued && in.TaskListID != nil {
 		return nil, domain.InputError("inEvaluationQueue", "a task is in the evaluation queue or in a task list, never both")
 	}
-	refs, err := s.resolveRefs(ctx, project.ID, in.TaskListID, in.ParentTaskID, in.IdeaID, in.SupersedesTaskID)
+	refs, err := resolveRefs(ctx, tx.Q, project.ID, in.TaskListID, in.ParentTaskID, in.IdeaID, in.SupersedesTaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +216,7 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 	if err != nil {
 		return nil, err
 	}
-	t.DisplayID = domain.DisplayID(project.Slug, t.Category, n)
+	t.SetDisplayID(domain.DisplayID(project.Slug, t.Category, n))
 	if err := tx.Tasks.InsertTask(ctx, t); err != nil {
 		return nil, err
 	}
@@ -325,7 +334,7 @@ func (s *Tasks) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*dom
 	if err != nil {
 		return nil, err
 	}
-	refs, err := s.resolveRefs(ctx, project.ID, in.TaskListID, in.ParentTaskID, in.IdeaID, in.SupersedesTaskID)
+	refs, err := resolveRefs(ctx, &s.db.Q, project.ID, in.TaskListID, in.ParentTaskID, in.IdeaID, in.SupersedesTaskID)
 	if err != nil {
 		return nil, err
 	}

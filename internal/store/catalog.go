@@ -308,9 +308,9 @@ func (q CatalogQueries) CountToolParametersByTools(ctx context.Context, tools []
 	return childCounts(ctx, q.Q, toolParameterPage(domain.PageArgs{}), "tp.tool_id", tools)
 }
 
-// IncompatibleFeed is a parameter mapping whose action parameter's type no
-// longer feeds its tool parameter's type.
-type IncompatibleFeed struct {
+// ParameterFeed is a group of parameter mappings from one action parameter into
+// one tool parameter, with both types.
+type ParameterFeed struct {
 	ToolName          string               `db:"tool_name"`
 	ToolParameter     string               `db:"tool_parameter"`
 	ToolType          domain.ParameterType `db:"tool_type"`
@@ -320,9 +320,10 @@ type IncompatibleFeed struct {
 	ParameterMappings int                  `db:"n"`
 }
 
-// IncompatibleFeeds lists the parameter mappings into the given tools whose
-// types do not fit (domain.ParameterType.Feeds).
-func (q CatalogQueries) IncompatibleFeeds(ctx context.Context, tools []string) ([]IncompatibleFeed, error) {
+// FeedsIntoTools lists the parameter mappings into the given tools, grouped by
+// action parameter and tool parameter, with both types; whether a type fits
+// is domain.ParameterType.Feeds.
+func (q CatalogQueries) FeedsIntoTools(ctx context.Context, tools []string) ([]ParameterFeed, error) {
 	if len(tools) == 0 {
 		return nil, nil
 	}
@@ -333,10 +334,10 @@ func (q CatalogQueries) IncompatibleFeeds(ctx context.Context, tools []string) (
 		JOIN tools t ON t.id = tp.tool_id
 		JOIN action_parameters ap ON ap.id = pm.action_parameter_id
 		JOIN actions a ON a.id = ap.action_id
-		WHERE tp.tool_id IN (?) AND ap.type <> tp.type AND NOT (ap.type = 'INTEGER' AND tp.type = 'NUMBER')
+		WHERE tp.tool_id IN (?)
 		GROUP BY t.name, tp.name, tp.type, a.name, ap.name, ap.type
 		ORDER BY t.name, tp.name, a.name, ap.name`, tools)
-	var out []IncompatibleFeed
+	var out []ParameterFeed
 	err := q.selectx(ctx, &out, query, args...)
 	return out, err
 }

@@ -61,11 +61,12 @@ func (q RunQueries) RunsByIDs(ctx context.Context, ids []string) ([]*domain.Exec
 	return byIDs[domain.ExecutionRun](ctx, q.Q, "execution_runs", ids)
 }
 
-// ActiveRunOfList is the list's PENDING, RUNNING or PAUSED run, if any.
+// ActiveRunOfList is the list's run in domain.ActiveRunStatuses, if any.
 func (q RunQueries) ActiveRunOfList(ctx context.Context, listID string) (*domain.ExecutionRun, error) {
 	var r domain.ExecutionRun
-	if err := q.get(ctx, &r, `SELECT * FROM execution_runs WHERE task_list_id = ?
-		AND status IN ('PENDING', 'RUNNING', 'PAUSED')`, listID); err != nil {
+	query, args := in(`SELECT * FROM execution_runs WHERE task_list_id = ? AND status IN (?)`,
+		listID, domain.ActiveRunStatuses)
+	if err := q.get(ctx, &r, query, args...); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -86,24 +87,31 @@ func (q RunQueries) RecountRun(ctx context.Context, runID string, now time.Time)
 		greatest = "MAX"
 	}
 	// One pass over each table (row-value assignments), in one statement.
-	_, err := q.exec(ctx, `UPDATE execution_runs SET
+	query, args := in(`UPDATE execution_runs SET
 		(tasks_total, tasks_completed, tasks_failed, tasks_skipped) = (SELECT COUNT(*),
-			COALESCE(SUM(CASE WHEN task_status = 'COMPLETED' THEN 1 ELSE 0 END), 0),
-			COALESCE(SUM(CASE WHEN task_status = 'FAILED' THEN 1 ELSE 0 END), 0),
-			COALESCE(SUM(CASE WHEN task_status = 'SKIPPED' THEN 1 ELSE 0 END), 0)
+			COALESCE(SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END), 0)
 			FROM wave_task_assignments WHERE run_id = ?),
 		tasks_blocked = (SELECT COUNT(*) FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
-			WHERE a.run_id = ? AND t.status = 'BLOCKED'),
+			WHERE a.run_id = ? AND t.status = ?),
 		(waves_total, waves_completed) = (SELECT COUNT(*),
-			COALESCE(SUM(CASE WHEN status IN ('COMPLETED', 'FAILED', 'SKIPPED') THEN 1 ELSE 0 END), 0)
+			COALESCE(SUM(CASE WHEN status IN (?) THEN 1 ELSE 0 END), 0)
 			FROM execution_waves WHERE run_id = ?),
 		(agents_spawned, agents_active) = (SELECT COUNT(*),
-			COALESCE(SUM(CASE WHEN status <> 'TERMINATED' THEN 1 ELSE 0 END), 0)
+			COALESCE(SUM(CASE WHEN status <> ? THEN 1 ELSE 0 END), 0)
 			FROM build_agents WHERE run_id = ?),
 		max_parallel_reached = `+greatest+`(max_parallel_reached,
-			(SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> 'TERMINATED')),
+			(SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> ?)),
 		updated_at = ?
-		WHERE id = ?`, runID, runID, runID, runID, runID, now, runID)
+		WHERE id = ?`,
+		domain.WaveCompleted, domain.WaveFailed, domain.WaveSkipped, runID,
+		runID, domain.StatusBlocked,
+		domain.FinishedWaveStatuses, runID,
+		domain.AgentTerminated, runID,
+		runID, domain.AgentTerminated,
+		now, runID)
+	_, err := q.exec(ctx, query, args...)
 	return err
 }
 
@@ -187,8 +195,8 @@ func (q RunQueries) ClaimableTask(ctx context.Context, waveID string) (*domain.T
 	}
 	var t domain.Task
 	if err := q.get(ctx, &t, `SELECT t.* FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
-		WHERE a.wave_id = ? AND a.task_status = 'PENDING' AND t.status = 'PENDING'
-		ORDER BY t.priority_score DESC, t.display_id LIMIT 1`+lock, waveID); err != nil {
+		WHERE a.wave_id = ? AND a.task_status = ? AND t.status = ?
+		ORDER BY t.priority_score DESC, t.display_id LIMIT 1`+lock, waveID, domain.WavePending, domain.StatusPending); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -216,7 +224,7 @@ func (q RunQueries) LiveAgentForSweep(ctx context.Context, id string) (*domain.B
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
 	var a domain.BuildAgent
-	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ? AND status <> 'TERMINATED'`+lock, id); err != nil {
+	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ? AND status <> ?`+lock, id, domain.AgentTerminated); err != nil {
 		return nil, err
 	}
 	return &a, nil
@@ -237,7 +245,7 @@ func (q RunQueries) AgentsOfRun(ctx context.Context, runID string) ([]*domain.Bu
 // CountLiveAgents counts a run's agents not terminated.
 func (q RunQueries) CountLiveAgents(ctx context.Context, runID string) (int, error) {
 	var n int
-	err := q.get(ctx, &n, `SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> 'TERMINATED'`, runID)
+	err := q.get(ctx, &n, `SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> ?`, runID, domain.AgentTerminated)
 	return n, err
 }
 
@@ -380,8 +388,8 @@ func (d *DB) SilentAgents(ctx context.Context, silence time.Duration, limit int)
 		ID   string    `db:"id"`
 		Last time.Time `db:"last_heartbeat_at"`
 	}
-	if err := sqlx.SelectContext(ctx, d.sqlx, &rows, `SELECT id, last_heartbeat_at FROM build_agents
-		WHERE status <> 'TERMINATED' ORDER BY last_heartbeat_at LIMIT `+strconv.Itoa(limit)); err != nil {
+	if err := sqlx.SelectContext(ctx, d.sqlx, &rows, d.sqlx.Rebind(`SELECT id, last_heartbeat_at FROM build_agents
+		WHERE status <> ? ORDER BY last_heartbeat_at LIMIT `+strconv.Itoa(limit)), domain.AgentTerminated); err != nil {
 		return nil, mapErr(err)
 	}
 	cutoff := now.Add(-silence)
