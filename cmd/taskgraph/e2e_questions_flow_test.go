@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +187,60 @@ func TestQuestionExpiry(t *testing.T) {
 			require.Equal(t, 1, settled[id], "question %s settled %d times", id, settled[id])
 		}
 		require.Len(t, settled, 23)
+	})
+}
+
+// TestQuestionAskCommand: `taskgraph agent --exec` runs a script that calls
+// `taskgraph ask`; the question is answered over the API and the script
+// receives the answer on stdout. A skipped question makes ask exit 3.
+func TestQuestionAskCommand(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		for _, c := range []struct {
+			name, settle, want string
+		}{
+			{"answered", "answer", "answer=yes status=0"},
+			{"skipped", "skip", "answer= status=3"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				e := newExecList(t, s, 1)
+				e.add(t, "A", nil)
+				runID := e.start(t)
+				// This test binary is the taskgraph command (see TestMain).
+				script := fmt.Sprintf(`a=$(%s=1 %q ask "Proceed with the migration?" --option yes=Yes --option no=No --blocking); `+
+					`echo "answer=$a status=$?"`, envExecMain, os.Args[0])
+				done := make(chan error, 1)
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+				defer cancel()
+				go func() {
+					done <- run(ctx, []string{"agent", "--url", s.URL, "--token", e.agent, "--run", runID, "--exec", script,
+						"--poll", "20ms", "--heartbeat", "200ms"}, io.Discard, io.Discard)
+				}()
+				var qid string
+				eventually(t, "the script asks", func() bool {
+					nodes := s.query(t, e.token, `query($p: ID!) { questions(projectId: $p) { nodes { id status questionText blocking agent { id } options { value } } } }`,
+						M{"p": e.project}).L("questions.nodes")
+					if len(nodes) == 0 {
+						return false
+					}
+					require.Equal(t, "Proceed with the migration?", nodes[0].S("questionText"))
+					require.True(t, nodes[0].B("blocking"))
+					require.False(t, nodes[0].Null("agent"))
+					require.Equal(t, []string{"yes", "no"}, nodes[0].Col("options", "value"))
+					qid = nodes[0].S("id")
+					return true
+				})
+				if c.settle == "answer" {
+					s.query(t, e.token, answerMutation, M{"in": M{"id": qid, "answer": "yes"}})
+				} else {
+					s.query(t, e.token, skipMutation, M{"in": M{"id": qid}})
+				}
+				require.NoError(t, <-done)
+				ex := s.query(t, e.token, `query($id: ID!) { executionRun(id: $id) { status executions { log } } }`,
+					M{"id": runID}).at("executionRun")
+				require.Equal(t, "COMPLETED", ex.S("status"))
+				require.Contains(t, ex.Strs("executions.0.log"), c.want)
+			})
+		}
 	})
 }
