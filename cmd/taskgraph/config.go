@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/taskgraph/taskgraph/internal/telegram"
 )
 
 // serveConfig holds the serve flags; each has an environment variable (API.md).
@@ -25,6 +27,9 @@ type serveConfig struct {
 	maxUploadBytes    int64
 	allowedOrigins    []string
 	questionSweep     time.Duration
+	telegramToken     string
+	telegramAPIURL    string
+	telegramSecret    string
 }
 
 const defaultDatabase = "sqlite:data/taskgraph.db"
@@ -61,6 +66,12 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
 	fs.DurationVar(&c.questionSweep, "question-sweep-interval", envDuration("TASKGRAPH_QUESTION_SWEEP_INTERVAL", time.Second),
 		"how often expired questions are looked for (env TASKGRAPH_QUESTION_SWEEP_INTERVAL)")
+	fs.StringVar(&c.telegramToken, "telegram-bot-token", os.Getenv("TASKGRAPH_TELEGRAM_BOT_TOKEN"),
+		"Telegram bot token: send questions to Telegram chats (env TASKGRAPH_TELEGRAM_BOT_TOKEN)")
+	fs.StringVar(&c.telegramAPIURL, "telegram-api-url", envOr("TASKGRAPH_TELEGRAM_API_URL", telegram.DefaultAPIURL),
+		"Telegram Bot API base URL (env TASKGRAPH_TELEGRAM_API_URL)")
+	fs.StringVar(&c.telegramSecret, "telegram-webhook-secret", os.Getenv("TASKGRAPH_TELEGRAM_WEBHOOK_SECRET"),
+		"take Telegram updates at POST /telegram/webhook with this secret-token header instead of long polling (env TASKGRAPH_TELEGRAM_WEBHOOK_SECRET)")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
+	"github.com/taskgraph/taskgraph/internal/telegram"
 )
 
 // testHooks lets end-to-end tests observe the real serve path.
@@ -90,6 +91,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	cat := catalog.New(db, app.NewRunner(db, broker), catalog.Options{LoggerFrom: server.LoggerFrom,
 		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes})
 	qs := questions.New(db, app.NewRunner(db, broker), svc, questions.Options{Logger: log, SweepInterval: cfg.questionSweep})
+	var tg *telegram.Bot
+	if cfg.telegramToken != "" {
+		if tg, err = telegram.New(db, qs, telegram.Options{Token: cfg.telegramToken, APIURL: cfg.telegramAPIURL,
+			WebhookSecret: cfg.telegramSecret, Logger: log}); err != nil {
+			return err
+		}
+	}
 	token, err := svc.Accounts.BootstrapAdmin(ctx, cfg.adminToken)
 	if err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
@@ -99,6 +107,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 			"Send it as the header  Authorization: Bearer <token>\n", token)
 	}
 
+	var webhook http.Handler
+	if tg != nil && cfg.telegramSecret != "" {
+		webhook = tg.WebhookHandler()
+	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	handler := server.New(server.Config{
@@ -112,6 +124,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		Introspection:    !cfg.production,
 		FieldSuggestions: !cfg.production,
 		Export:           export.Handler(cat, server.LoggerFrom),
+		Telegram:         webhook,
 		MaxUploadBytes:   cfg.maxUploadBytes,
 		Websocket:        wsConfig,
 	})
@@ -129,6 +142,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	go svc.RunScoreRefresher(ctx, time.Minute)
 	go svc.Runs.RunHeartbeatSweep(ctx)
 	go qs.RunExpirySweep(ctx)
+	if tg != nil {
+		go tg.Run(ctx)
+	}
 	return server.Serve(ctx, ln, handler, log)
 }
 

@@ -46,6 +46,7 @@ func allowed(pkg string) ([]string, bool) {
 		"internal/app":      {"internal/domain", "internal/store", "internal/events", "internal/auth", "internal/loader"},
 		"internal/server":   {"internal/domain", "internal/auth"},
 		"internal/export":   {"internal/domain", "internal/catalog"},
+		"internal/telegram": {"internal/domain", "internal/store", "internal/auth", "internal/questions"},
 		"graph/model":       {"internal/domain"},
 		"graph":             append([]string{"graph/model", "internal/domain", "internal/app", "internal/planning"}, useCases...),
 	}

@@ -201,8 +201,16 @@ func (s *Service) AnswerQuestion(ctx context.Context, in domain.AnswerQuestionIn
 	return s.answer(ctx, p, in)
 }
 
-// answer is AnswerQuestion for principal p (the chat integration answers
-// for the user behind a chat).
+// AnswerAs is AnswerQuestion for principal p: the chat integration answers
+// for the user behind a chat, under the same rules.
+func (s *Service) AnswerAs(ctx context.Context, p *auth.Principal, in domain.AnswerQuestionInput) (*domain.Question, error) {
+	if p.Role == domain.RoleAgent {
+		return nil, domain.Forbidden("agent tokens cannot answer or skip questions")
+	}
+	return s.answer(ctx, p, in)
+}
+
+// answer answers for principal p.
 func (s *Service) answer(ctx context.Context, p *auth.Principal, in domain.AnswerQuestionInput) (*domain.Question, error) {
 	if (in.ID == nil) == (in.CallbackData == nil) {
 		return nil, domain.InputError("id", "give exactly one of id and callbackData")

@@ -10,6 +10,7 @@
 //	       GET /graphql -> body limit -> authenticate -> gqlgen
 //	       (GET with Upgrade: origin check -> websocket, auth on connection_init)
 //	       GET /export/examples.jsonl -> authenticate -> Config.Export
+//	       POST /telegram/webhook -> body limit -> Config.Telegram (secret-token header)
 //	       GET / (playground), /healthz, /readyz, /metrics
 //
 // and inside gqlgen, in this order: metrics, authentication check, introspection
@@ -66,6 +67,10 @@ type Config struct {
 	// Export, when set, serves GET /export/examples.jsonl to authenticated
 	// callers (the handler maps its own errors; see internal/export).
 	Export http.Handler
+	// Telegram, when set, serves POST /telegram/webhook: updates from the
+	// Bot API, authenticated by their secret-token header (the handler's
+	// own check), not by a bearer token.
+	Telegram http.Handler
 	// Websocket configures subscriptions' transport.
 	Websocket WebsocketConfig
 
@@ -120,6 +125,7 @@ const (
 	routeReadyz     = "/readyz"
 	routeMetrics    = "/metrics"
 	routeExport     = "/export/examples.jsonl"
+	routeTelegram   = "/telegram/webhook"
 	routeOther      = "other"
 )
 
@@ -147,6 +153,9 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(gql)))))
 	if cfg.Export != nil {
 		mux.Handle("GET /export/examples.jsonl", s.route(routeExport, s.authenticate(s.requirePrincipal(cfg.Export))))
+	}
+	if cfg.Telegram != nil {
+		mux.Handle("POST /telegram/webhook", s.route(routeTelegram, s.limitBody(cfg.Telegram)))
 	}
 	page, assets := playgroundHandler()
 	mux.Handle("GET /{$}", s.route(routePlayground, page))

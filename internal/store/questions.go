@@ -191,3 +191,54 @@ func (q QuestionQueries) WaveHeldByQuestions(ctx context.Context, waveID string,
 // question in the status given as its parameter (PENDING) holds the task back
 // from claims.
 const notHeldByQuestion = ` AND NOT EXISTS (SELECT 1 FROM questions qu WHERE qu.task_id = t.id AND qu.status = ? AND qu.blocking)`
+
+// QuestionByCallbackData loads a question by its callbackData.
+func (q QuestionQueries) QuestionByCallbackData(ctx context.Context, data string) (*domain.Question, error) {
+	var out domain.Question
+	if err := q.get(ctx, &out, `SELECT * FROM questions WHERE callback_data = ?`, data); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ChatOfQuestion is the chat a question is sent to: its task list's
+// telegram_chat_id, else its project owner's. ErrNotFound: neither has one.
+func (q QuestionQueries) ChatOfQuestion(ctx context.Context, qu *domain.Question) (string, error) {
+	var chat *string
+	err := q.get(ctx, &chat, `SELECT COALESCE(
+		(SELECT l.telegram_chat_id FROM task_lists l WHERE l.id = ? AND l.telegram_chat_id <> ''),
+		(SELECT u.telegram_chat_id FROM projects p JOIN users u ON u.id = p.owner_id WHERE p.id = ? AND u.telegram_chat_id <> ''))`,
+		qu.TaskListID, qu.ProjectID)
+	if err != nil {
+		return "", err
+	}
+	if chat == nil {
+		return "", ErrNotFound
+	}
+	return *chat, nil
+}
+
+// SetTelegramMessage records the chat message a question was sent as.
+func (q QuestionQueries) SetTelegramMessage(ctx context.Context, id, chat, messageID string) error {
+	_, err := q.exec(ctx, `UPDATE questions SET telegram_chat_id = ?, telegram_message_id = ? WHERE id = ?`, chat, messageID, id)
+	return err
+}
+
+// TelegramUser finds the user whose telegram_chat_id is chat, and whether
+// the user holds an unrevoked token of role admin. ErrNotFound: none (or
+// several: a chat is one person's).
+func (q QuestionQueries) TelegramUser(ctx context.Context, chat string, admin domain.Role) (*domain.User, bool, error) {
+	var users []*domain.User
+	if err := q.selectx(ctx, &users, `SELECT * FROM users WHERE telegram_chat_id = ? LIMIT 2`, chat); err != nil {
+		return nil, false, err
+	}
+	if len(users) != 1 {
+		return nil, false, ErrNotFound
+	}
+	var n int
+	if err := q.get(ctx, &n, `SELECT COUNT(*) FROM api_tokens WHERE user_id = ? AND role = ? AND revoked_at IS NULL`,
+		users[0].ID, admin); err != nil {
+		return nil, false, err
+	}
+	return users[0], n > 0, nil
+}
