@@ -35,6 +35,8 @@ type testHooks struct {
 	wrapHandler func(http.Handler) http.Handler
 	events      events.Options         // non-zero fields replace the defaults
 	websocket   server.WebsocketConfig // non-zero fields replace the defaults
+	// onMetricsListen, when set, is told the --metrics-addr listener's address.
+	onMetricsListen func(addr net.Addr)
 }
 
 // runServe opens and migrates the database, makes sure an admin can log in, and
@@ -113,7 +115,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	handler := server.New(server.Config{
+	serverConfig := server.Config{
 		Schema:           graph.Schema(svc, cat, qs),
 		Authenticate:     svc.Accounts.Authenticate,
 		Ready:            db.Ping,
@@ -126,8 +128,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		Export:           export.Handler(cat, server.LoggerFrom),
 		Telegram:         webhook,
 		MaxUploadBytes:   cfg.maxUploadBytes,
+		BodyReadTimeout:  cfg.bodyReadTimeout,
 		Websocket:        wsConfig,
-	})
+		MetricsToken:     cfg.metricsToken,
+		SeparateMetrics:  cfg.metricsAddr != "",
+	}
+	handler := server.New(serverConfig)
 	if hooks != nil && hooks.wrapHandler != nil {
 		handler = hooks.wrapHandler(handler)
 	}
@@ -136,6 +142,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		return err
 	}
 	fmt.Fprintf(stdout, "Taskgraph on http://%s (playground at /, GraphQL at /graphql, database %s)\n", ln.Addr(), db.Dialect())
+	// Metrics on a listen address of their own (an internal interface),
+	// not on the public one.
+	var metricsDone chan error
+	if cfg.metricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.metricsAddr)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		fmt.Fprintf(stdout, "Metrics on http://%s/metrics\n", mln.Addr())
+		if hooks != nil && hooks.onMetricsListen != nil {
+			hooks.onMetricsListen(mln.Addr())
+		}
+		metricsDone = make(chan error, 1)
+		go func() { metricsDone <- server.Serve(ctx, mln, server.MetricsHandler(serverConfig), log) }()
+	}
 	if hooks != nil && hooks.onListen != nil {
 		hooks.onListen(ln.Addr(), db)
 	}
@@ -145,7 +167,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if tg != nil {
 		go tg.Run(ctx)
 	}
-	return server.Serve(ctx, ln, handler, log)
+	err = server.Serve(ctx, ln, handler, log)
+	if metricsDone != nil {
+		if merr := <-metricsDone; err == nil && merr != nil {
+			err = fmt.Errorf("metrics: %w", merr)
+		}
+	}
+	return err
 }
 
 func newLogger(format string, w io.Writer) *slog.Logger {

@@ -138,7 +138,7 @@ func (s *Service) importTools(ctx context.Context, tx *app.Tx, server *domain.Mc
 		updatedIDs = append(updatedIDs, cur.ID)
 		res.Updated = append(res.Updated, cur)
 	}
-	if err := s.checkDropped(ctx, tx, paramsByID(dropped), existing); err != nil {
+	if err := checkDropped(ctx, tx, paramsByID(dropped), existing); err != nil {
 		return nil, err
 	}
 	dropIDs := make([]string, len(dropped))
@@ -195,7 +195,7 @@ func paramsByID(ps []*domain.ToolParameter) map[string]*domain.ToolParameter {
 }
 
 // checkDropped refuses to drop parameters that parameter mappings use.
-func (s *Service) checkDropped(ctx context.Context, tx *app.Tx, dropped map[string]*domain.ToolParameter, tools []*domain.Tool) error {
+func checkDropped(ctx context.Context, tx *app.Tx, dropped map[string]*domain.ToolParameter, tools []*domain.Tool) error {
 	if len(dropped) == 0 {
 		return nil
 	}

@@ -71,8 +71,7 @@ func (s *Service) notified(tx *app.Tx, q *domain.Question) {
 
 // now is the database clock, as stored.
 func now(ctx context.Context, q *store.Q) (time.Time, error) {
-	t, err := q.Tasks.Now(ctx)
-	return t.UTC().Truncate(time.Microsecond), err
+	return q.Now(ctx)
 }
 
 // AskQuestion asks a question about an agent's task, a task or a task list.

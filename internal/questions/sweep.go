@@ -63,6 +63,18 @@ func (s *Service) expire(ctx context.Context, id string) (bool, error) {
 	done := false
 	err := s.run.InTx(ctx, func(tx *app.Tx) error {
 		done = false
+		// Lock order: a FAIL_TASK question's run first (as every path that
+		// locks a run and then its questions: cancel, completion), then
+		// the question.
+		seen, err := tx.Questions.QuestionsByIDs(ctx, []string{id})
+		if err != nil || len(seen) == 0 || seen[0].Status != domain.QuestionPending {
+			return err
+		}
+		if seen[0].TimeoutAction == domain.TimeoutFailTask && seen[0].TaskID != nil {
+			if _, err := s.core.Runs.LockRunOfTask(ctx, tx, *seen[0].TaskID); err != nil {
+				return err
+			}
+		}
 		q, err := tx.Questions.PendingQuestionForSweep(ctx, id, domain.QuestionPending)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // settled meanwhile, or another sweeper has it

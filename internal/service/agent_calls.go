@@ -53,28 +53,60 @@ func (s *Runs) runEnded(ctx context.Context, tx *app.Tx, run *domain.ExecutionRu
 	return nil
 }
 
+// LockRunOfTask locks, inside tx, the run a task is being worked in: the run
+// of its live agent, else its list's active run; nil when there is none.
+// Callers that then lock other rows keep the lock order (run, agent, task).
+func (s *Runs) LockRunOfTask(ctx context.Context, tx *app.Tx, taskID string) (*domain.ExecutionRun, error) {
+	t, err := one(tx.Tasks.TasksByIDs(ctx, []string{taskID}))
+	if err != nil {
+		return nil, err
+	}
+	if t.AssignedAgentID != nil {
+		a, err := one(tx.Runs.AgentsByIDs(ctx, []string{*t.AssignedAgentID}))
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		if err == nil && a.Status.Live() {
+			return tx.Runs.RunForUpdate(ctx, a.RunID)
+		}
+	}
+	if t.TaskListID == nil {
+		return nil, nil
+	}
+	r, err := tx.Runs.ActiveRunOfList(ctx, *t.TaskListID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return tx.Runs.RunForUpdate(ctx, r.ID)
+}
+
 // FailTaskFromOutside fails a task as the engine, for reason, at now: its
 // live agent, if any, is terminated (later calls get LEASE_LOST) and its
 // execution FAILED; in a run, the task's assignment fails and the run's wave
 // barrier moves as when an agent fails for good. A task that is neither held
-// by an agent nor PENDING keeps its status; failed reports whether it moved.
+// by a live agent nor PENDING keeps its status; failed reports whether it
+// moved. Lock order: run (LockRunOfTask; the caller may have taken it
+// already), agent, task.
 func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID, reason string, now time.Time) (failed bool, err error) {
+	run, err := s.LockRunOfTask(ctx, tx, taskID)
+	if err != nil {
+		return false, err
+	}
 	t0, err := one(tx.Tasks.TasksByIDs(ctx, []string{taskID}))
 	if err != nil {
 		return false, err
 	}
-	// Lock order: agent, run, task (as agent calls and the sweep).
-	if t0.AssignedAgentID != nil {
+	if run != nil {
+		tx.ActFor(run.ID)
+	}
+	if run != nil && t0.AssignedAgentID != nil {
 		a, err := tx.Runs.AgentForUpdate(ctx, *t0.AssignedAgentID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return false, err
 		}
-		if err == nil && a.Status != domain.AgentTerminated {
-			run, err := tx.Runs.RunForUpdate(ctx, a.RunID)
-			if err != nil {
-				return false, err
-			}
-			tx.ActFor(run.ID)
+		if err == nil && a.Status.Live() && a.RunID == run.ID {
 			exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
 			if err != nil {
 				return false, err
@@ -89,18 +121,6 @@ func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID, reas
 				}
 				tx.Record(domain.NewAgentTerminated(run, exec, reason, now))
 				return true, s.releaseTask(ctx, tx, engine, run, t, exec, false, reason, now)
-			}
-		}
-	}
-	var run *domain.ExecutionRun
-	if t0.TaskListID != nil {
-		r, err := tx.Runs.ActiveRunOfList(ctx, *t0.TaskListID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return false, err
-		}
-		if r != nil {
-			if run, err = tx.Runs.RunForUpdate(ctx, r.ID); err != nil {
-				return false, err
 			}
 		}
 	}
@@ -119,9 +139,6 @@ func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID, reas
 		}
 		for _, a := range as {
 			inRun = inRun || (a.TaskID == taskID && a.TaskStatus == domain.WavePending)
-		}
-		if inRun {
-			tx.ActFor(run.ID)
 		}
 	}
 	t.AssignedAgentID = nil

@@ -125,7 +125,7 @@ func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput)
 		if err := tx.Runs.UpdateRun(ctx, run); err != nil {
 			return nil, err
 		}
-		if err := tx.Runs.RecountRun(ctx, run.ID, now); err != nil {
+		if err := tx.Runs.RecountRun(ctx, run, now); err != nil {
 			return nil, err
 		}
 		tx.Record(domain.NewRunCancelled(run, in.Reason, now))

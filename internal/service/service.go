@@ -100,8 +100,8 @@ type (
 // logger is the logger of the request ctx belongs to.
 func (s *Service) logger(ctx context.Context) *slog.Logger { return s.loggerFrom(ctx) }
 
-// now is the current time as stored: UTC, microsecond precision (PostgreSQL's).
-func (s *Service) now() time.Time { return s.clock().UTC().Truncate(time.Microsecond) }
+// now is the current time as stored (app.Now).
+func (s *Service) now() time.Time { return app.Now(s.clock) }
 
 // tx runs fn in one transaction (see app.Runner.InTx).
 func (s *Service) tx(ctx context.Context, fn func(tx *app.Tx) error) error {

@@ -147,7 +147,7 @@ func (q ExampleQueries) ClaimExample(ctx context.Context, c ExampleClaim) (*doma
 	}
 	lock := ""
 	if q.db.dialect == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
+		lock = " FOR NO KEY UPDATE SKIP LOCKED"
 	}
 	cond := ""
 	for i, w := range where {

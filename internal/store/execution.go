@@ -79,9 +79,11 @@ func (q RunQueries) NextRunNumber(ctx context.Context, listID string) (int, erro
 	return n, err
 }
 
-// RecountRun makes a run's counters true to its rows; peak raises
-// max_parallel_reached to at least the given number.
-func (q RunQueries) RecountRun(ctx context.Context, runID string, now time.Time) error {
+// RecountRun makes a run's counters true to its rows (max_parallel_reached
+// only rises) and reads the whole row back into run, so the caller answers
+// with what is stored.
+func (q RunQueries) RecountRun(ctx context.Context, run *domain.ExecutionRun, now time.Time) error {
+	runID := run.ID
 	greatest := "GREATEST" // SQLite's two-argument MAX is PostgreSQL's GREATEST
 	if q.db.dialect == SQLite {
 		greatest = "MAX"
@@ -104,15 +106,14 @@ func (q RunQueries) RecountRun(ctx context.Context, runID string, now time.Time)
 		max_parallel_reached = `+greatest+`(max_parallel_reached,
 			(SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> ?)),
 		updated_at = ?
-		WHERE id = ?`,
+		WHERE id = ? RETURNING *`,
 		domain.WaveCompleted, domain.WaveFailed, domain.WaveSkipped, runID,
 		runID, domain.StatusBlocked,
 		domain.FinishedWaveStatuses, runID,
 		domain.AgentTerminated, runID,
 		runID, domain.AgentTerminated,
 		now, runID)
-	_, err := q.exec(ctx, query, args...)
-	return err
+	return q.get(ctx, run, query, args...)
 }
 
 // InsertWaves inserts waves.
@@ -192,7 +193,7 @@ func (q RunQueries) SetAssignmentStatus(ctx context.Context, runID, taskID strin
 func (q RunQueries) ClaimableTask(ctx context.Context, waveID string) (*domain.Task, error) {
 	lock := ""
 	if q.db.dialect == Postgres && q.inTx {
-		lock = " FOR UPDATE OF t SKIP LOCKED"
+		lock = " FOR NO KEY UPDATE OF t SKIP LOCKED"
 	}
 	var t domain.Task
 	if err := q.get(ctx, &t, `SELECT t.* FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
@@ -221,12 +222,8 @@ func (q RunQueries) AgentForUpdate(ctx context.Context, id string) (*domain.Buil
 // LiveAgentForSweep locks a live agent unless another transaction holds it
 // (SKIP LOCKED on PostgreSQL). ErrNotFound: terminated, gone or held.
 func (q RunQueries) LiveAgentForSweep(ctx context.Context, id string) (*domain.BuildAgent, error) {
-	lock := ""
-	if q.db.dialect == Postgres && q.inTx {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	var a domain.BuildAgent
-	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ? AND status <> ?`+lock, id, domain.AgentTerminated); err != nil {
+	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ? AND status <> ?`+q.skipLocked(), id, domain.AgentTerminated); err != nil {
 		return nil, err
 	}
 	return &a, nil
@@ -383,7 +380,7 @@ func (d *DB) SilentAgents(ctx context.Context, silence time.Duration, limit int)
 	var now time.Time
 	if d.dialect == SQLite {
 		now = time.Now().UTC()
-	} else if err := sqlx.GetContext(ctx, d.sqlx, &now, `SELECT CURRENT_TIMESTAMP`); err != nil {
+	} else if err := sqlx.GetContext(ctx, d.sqlx, &now, `SELECT clock_timestamp()`); err != nil {
 		return nil, mapErr(err)
 	}
 	var rows []struct {

@@ -53,12 +53,8 @@ func (q QuestionQueries) QuestionIDByCallbackData(ctx context.Context, data stri
 // transaction holds it (SKIP LOCKED on PostgreSQL). ErrNotFound: no longer
 // pending, or another sweeper has it.
 func (q QuestionQueries) PendingQuestionForSweep(ctx context.Context, id string, pending domain.QuestionStatus) (*domain.Question, error) {
-	lock := ""
-	if q.db.dialect == Postgres && q.inTx {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	var out domain.Question
-	if err := q.get(ctx, &out, `SELECT * FROM questions WHERE id = ? AND status = ?`+lock, id, pending); err != nil {
+	if err := q.get(ctx, &out, `SELECT * FROM questions WHERE id = ? AND status = ?`+q.skipLocked(), id, pending); err != nil {
 		return nil, err
 	}
 	return &out, nil

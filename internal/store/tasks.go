@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
@@ -260,16 +259,6 @@ func (q TaskQueries) LockProjectGraph(ctx context.Context, projectID string) err
 	}
 	_, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "task-graph:"+projectID)
 	return err
-}
-
-// Now is the database's clock.
-func (q TaskQueries) Now(ctx context.Context) (time.Time, error) {
-	if q.db.dialect == SQLite {
-		return time.Now().UTC().Truncate(time.Microsecond), nil
-	}
-	var t time.Time
-	err := q.get(ctx, &t, `SELECT CURRENT_TIMESTAMP`)
-	return t.UTC(), err
 }
 
 func deref(s *string) string {
