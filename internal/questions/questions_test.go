@@ -53,9 +53,10 @@ func TestSweepExactlyOnce(t *testing.T) {
 		require.NoError(t, err)
 		listID := list.GlobalID()
 
-		expires := time.Now().Add(time.Second)
+		var expires time.Time
 		var ids []string
 		for i := range 30 {
+			expires = time.Now().Add(time.Second) // each a second after it is asked
 			q, err := qs.AskQuestion(pctx, domain.AskQuestionInput{TaskListID: &listID, QuestionType: domain.QuestionDecision,
 				QuestionText: fmt.Sprintf("q%d", i), ExpiresAt: &expires})
 			require.NoError(t, err)
