@@ -9,6 +9,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/catalog"
 	"github.com/taskgraph/taskgraph/internal/questions"
 	"github.com/taskgraph/taskgraph/internal/service"
+	"github.com/taskgraph/taskgraph/internal/validation"
 )
 
 //go:generate go tool gqlgen generate
@@ -17,12 +18,13 @@ import (
 type Resolver struct {
 	Svc         *service.Service // the core: projects, tasks, lists, plans, runs, events
 	Catalog     *catalog.Service
-	QuestionSvc *questions.Service // questions put to people (field name: resolvers have Questions methods)
-	GlobalIDs   *app.Nodes         // node() and nodes() over every domain's kinds
+	Rules       *validation.Service // validation rules
+	QuestionSvc *questions.Service  // questions put to people (field name: resolvers have Questions methods)
+	GlobalIDs   *app.Nodes          // node() and nodes() over every domain's kinds
 }
 
 // Schema builds the executable schema over the domains' use-cases.
-func Schema(svc *service.Service, cat *catalog.Service, qs *questions.Service) graphql.ExecutableSchema {
-	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat, QuestionSvc: qs,
-		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf, qs.NodeOf)}})
+func Schema(svc *service.Service, cat *catalog.Service, rules *validation.Service, qs *questions.Service) graphql.ExecutableSchema {
+	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat, Rules: rules, QuestionSvc: qs,
+		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf, rules.NodeOf, qs.NodeOf)}})
 }

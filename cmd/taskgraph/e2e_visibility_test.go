@@ -46,7 +46,7 @@ func TestNestedFieldsKeepNodeVisibility(t *testing.T) {
 // tokenFor creates a token of role for an existing user.
 func (s *testServer) tokenFor(t testing.TB, userID, role, projectID string) (string, string) {
 	t.Helper()
-	in := M{"userId": userID, "name": role + "-" + projectID[:6], "role": role}
+	in := M{"userId": userID, "name": fmt.Sprintf("%s-%d", role, planSlugs.Add(1)), "role": role}
 	if projectID != "" {
 		in["projectId"] = projectID
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
 	"github.com/taskgraph/taskgraph/internal/telegram"
+	"github.com/taskgraph/taskgraph/internal/validation"
 )
 
 // testHooks lets end-to-end tests observe the real serve path.
@@ -89,7 +90,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if hooks != nil {
 		loaderTiming = hooks.loaderTiming
 	}
+	rules := validation.NewEngine()
+	opts.Gate = validation.NewGate(rules)
 	svc := service.New(db, opts)
+	val := validation.New(db, app.NewRunner(db, broker), svc, rules, validation.Options{})
 	cat := catalog.New(db, app.NewRunner(db, broker), catalog.Options{LoggerFrom: server.LoggerFrom,
 		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes})
 	qs := questions.New(db, app.NewRunner(db, broker), svc, questions.Options{Logger: log, SweepInterval: cfg.questionSweep})
@@ -116,8 +120,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	serverConfig := server.Config{
-		Schema:           graph.Schema(svc, cat, qs),
+		Schema:           graph.Schema(svc, cat, val, qs),
 		Authenticate:     svc.Accounts.Authenticate,
+		TokensLive:       svc.Accounts.LiveTokens,
 		Ready:            db.Ping,
 		Logger:           log,
 		Registry:         registry,

@@ -135,6 +135,10 @@ type CreateUserPayload struct {
 	User *domain.User `json:"user"`
 }
 
+type CreateValidationRulePayload struct {
+	Rule *domain.ValidationRule `json:"rule"`
+}
+
 type DeleteActionInput struct {
 	ID string `json:"id"`
 }
@@ -196,6 +200,10 @@ type DeleteTraceSessionInput struct {
 }
 
 type DeleteTraceSessionPayload struct {
+	DeletedID string `json:"deletedId"`
+}
+
+type DeleteValidationRulePayload struct {
 	DeletedID string `json:"deletedId"`
 }
 
@@ -295,6 +303,10 @@ type UpdateProjectPayload struct {
 
 type UpdateTaskPayload struct {
 	Task *domain.Task `json:"task"`
+}
+
+type UpdateValidationRulePayload struct {
+	Rule *domain.ValidationRule `json:"rule"`
 }
 
 type UploadTraceEventsInput struct {

@@ -16,7 +16,7 @@ var kernel = []string{"internal/domain", "internal/store", "internal/events", "i
 // useCases are the packages that hold a domain's use-cases: the core
 // (internal/service) and one package per self-contained domain. A new domain
 // is added here and to docs/architecture.md.
-var useCases = []string{"internal/service", "internal/catalog", "internal/questions"}
+var useCases = []string{"internal/service", "internal/catalog", "internal/validation", "internal/questions"}
 
 // allowed says which of the module's packages each package may import
 // (production code; tests may import more).

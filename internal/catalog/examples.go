@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/taskgraph/taskgraph/internal/app"
+	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/files"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -203,10 +204,14 @@ func withField(err error, field string) error {
 
 // lockExampleFor re-reads an example under its lock and checks that it may
 // move to `to`.
-func lockExampleFor(ctx context.Context, tx *app.Tx, id string, to domain.ExampleStatus) (*domain.Example, error) {
+func lockExampleFor(ctx context.Context, tx *app.Tx, p *auth.Principal, id string, to domain.ExampleStatus) (*domain.Example, error) {
 	e, err := tx.Examples.ExampleForUpdate(ctx, id)
 	if err != nil {
 		return nil, app.NotFound(err, "example")
+	}
+	// A claimed example is finished by its claimer (or an admin) only.
+	if e.Status == domain.ExampleProcessing && !p.IsAdmin() && (e.ClaimedByID == nil || *e.ClaimedByID != p.UserID) {
+		return nil, &domain.Error{Code: domain.CodeLeaseLost, Field: "id", Message: "the example is claimed by another user"}
 	}
 	if err := domain.CheckExampleTransition(e.Status, to); err != nil {
 		return nil, withField(err, "id")
@@ -222,7 +227,8 @@ func lockExampleFor(ctx context.Context, tx *app.Tx, id string, to domain.Exampl
 // refused file is kept.
 func (s *Service) CompleteExample(ctx context.Context, gid string, f domain.File) (*domain.Example, error) {
 	const field = "messages"
-	if _, err := catalogWriter(ctx); err != nil {
+	p, err := catalogWriter(ctx)
+	if err != nil {
 		return nil, err
 	}
 	e, err := entity(ctx, s.cat(ctx).examples, domain.KindExample, gid, "id", "example")
@@ -256,7 +262,7 @@ func (s *Service) CompleteExample(ctx context.Context, gid string, f domain.File
 	defer staged.Discard()
 	var out *domain.Example
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		cur, err := lockExampleFor(ctx, tx, e.ID, domain.ExampleCompleted)
+		cur, err := lockExampleFor(ctx, tx, p, e.ID, domain.ExampleCompleted)
 		if err != nil {
 			return err
 		}
@@ -267,9 +273,7 @@ func (s *Service) CompleteExample(ctx context.Context, gid string, f domain.File
 		if err := tx.Examples.UpdateExampleState(ctx, cur); err != nil {
 			return err
 		}
-		if err := staged.Commit(); err != nil {
-			return err
-		}
+		tx.AfterCommit(func() { s.commitFile(ctx, staged) })
 		out = cur
 		return nil
 	})
@@ -278,7 +282,8 @@ func (s *Service) CompleteExample(ctx context.Context, gid string, f domain.File
 
 // FailExample marks a PENDING or PROCESSING example FAILED with a reason.
 func (s *Service) FailExample(ctx context.Context, in domain.FailExampleInput) (*domain.Example, error) {
-	if _, err := catalogWriter(ctx); err != nil {
+	p, err := catalogWriter(ctx)
+	if err != nil {
 		return nil, err
 	}
 	e, err := entity(ctx, s.cat(ctx).examples, domain.KindExample, in.ID, "id", "example")
@@ -291,7 +296,7 @@ func (s *Service) FailExample(ctx context.Context, in domain.FailExampleInput) (
 	}
 	var out *domain.Example
 	err = s.tx(ctx, func(tx *app.Tx) error {
-		cur, err := lockExampleFor(ctx, tx, e.ID, domain.ExampleFailed)
+		cur, err := lockExampleFor(ctx, tx, p, e.ID, domain.ExampleFailed)
 		if err != nil {
 			return err
 		}

@@ -144,10 +144,9 @@ func (s *Service) UploadTraceEvents(ctx context.Context, sessionGID string, f do
 		if err := tx.Examples.SetTraceUpload(ctx, cur); err != nil {
 			return err
 		}
-		// Last, so that a failure before it leaves the old file (if any) in place.
-		if err := staged.Commit(); err != nil {
-			return err
-		}
+		// The file takes its place once the row that describes it has
+		// committed: a failed commit leaves the old file (if any) in place.
+		tx.AfterCommit(func() { s.commitFile(ctx, staged) })
 		out = cur
 		return nil
 	})
@@ -192,6 +191,14 @@ func (s *Service) DeleteTraceSession(ctx context.Context, gid string) (string, e
 
 // removeFile deletes a stored file after its row is gone; a failure leaves an
 // orphan file, which is logged, not an error of the request.
+// commitFile moves a staged upload into place after its row committed; a
+// failure there is the disk's and can only be logged.
+func (s *Service) commitFile(ctx context.Context, staged *files.Staged) {
+	if err := staged.Commit(); err != nil {
+		s.logger(ctx).ErrorContext(ctx, "moving an upload into place after its commit failed", "err", err)
+	}
+}
+
 func (s *Service) removeFile(ctx context.Context, rel string) {
 	if err := s.files.Remove(rel); err != nil {
 		s.logger(ctx).ErrorContext(ctx, "removing a stored file failed", "path", rel, "err", err)

@@ -48,6 +48,22 @@ func CheckTransition(from, to TaskStatus, engine bool) error {
 		Details: map[string]any{"from": string(from), "to": string(to)}}
 }
 
+// CheckManualTransition is CheckTransition for a person's move of a task that
+// may be planned in a run: while the task's place in an unfinished run is still
+// open (pending or running), only the run moves it — its agent's calls, the
+// sweep, cancel — so that no run waits forever on a task moved by hand.
+func CheckManualTransition(from, to TaskStatus, runNumber int, heldByRun bool) error {
+	if err := CheckTransition(from, to, false); err != nil {
+		return err
+	}
+	if heldByRun {
+		return &Error{Code: CodeInvalidTransition, Field: "to",
+			Message: fmt.Sprintf("the task is in execution run %d, which moves it through its agents; cancel the run to move it by hand", runNumber),
+			Details: map[string]any{"from": string(from), "to": string(to)}}
+	}
+	return nil
+}
+
 func containsStatus(list []TaskStatus, s TaskStatus) bool {
 	for _, x := range list {
 		if x == s {

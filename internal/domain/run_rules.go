@@ -17,6 +17,10 @@ var ActiveRunStatuses = []RunStatus{RunPending, RunRunning, RunPaused}
 // one, that is over.
 var FinishedWaveStatuses = []WaveStatus{WaveCompleted, WaveFailed, WaveSkipped}
 
+// OpenWaveStatuses are the statuses of a task's place in a wave that is not
+// over: the run still owns the task.
+var OpenWaveStatuses = []WaveStatus{WavePending, WaveInProgress}
+
 // Finished reports whether a wave, or a task's place in one, is over.
 func (s WaveStatus) Finished() bool { return slices.Contains(FinishedWaveStatuses, s) }
 
@@ -247,4 +251,22 @@ func DependentsToSkip(waitingOn map[string][]string, failed string, pending map[
 	}
 	slices.Sort(skip)
 	return skip
+}
+
+// ImpactAccuracy splits a task's declared file impacts by whether the agent
+// reported touching their file: a declared impact was accurate when its path
+// is among filesModified.
+func ImpactAccuracy(impacts []*TaskFileImpact, filesModified []string) (accurate, inaccurate []string) {
+	touched := make(map[string]bool, len(filesModified))
+	for _, f := range filesModified {
+		touched[f] = true
+	}
+	for _, fi := range impacts {
+		if touched[fi.FilePath] {
+			accurate = append(accurate, fi.ID)
+		} else {
+			inaccurate = append(inaccurate, fi.ID)
+		}
+	}
+	return accurate, inaccurate
 }

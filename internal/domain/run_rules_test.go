@@ -161,3 +161,26 @@ func TestDependentsToSkip(t *testing.T) {
 		"transitive dependents that are still pending; f is not pending, e does not wait")
 	require.Empty(t, DependentsToSkip(waiting, "d", pending))
 }
+
+func TestCheckManualTransition(t *testing.T) {
+	require.NoError(t, CheckManualTransition(StatusPending, StatusBlocked, 0, false))
+	err := CheckManualTransition(StatusPending, StatusBlocked, 2, true)
+	require.Error(t, err)
+	e, _ := AsError(err)
+	require.Equal(t, CodeInvalidTransition, e.Code)
+	require.Contains(t, e.Message, "execution run 2")
+	e, _ = AsError(CheckManualTransition(StatusCompleted, StatusPending, 2, true))
+	require.Equal(t, "a COMPLETED task is final", e.Message, "the lifecycle speaks first")
+	e, _ = AsError(CheckManualTransition(StatusInProgress, StatusPending, 0, false))
+	require.Contains(t, e.Message, "only the execution engine")
+}
+
+func TestImpactAccuracy(t *testing.T) {
+	impacts := []*TaskFileImpact{{ID: "1", FilePath: "a.go"}, {ID: "2", FilePath: "b.go"}, {ID: "3", FilePath: "a.go"}}
+	accurate, inaccurate := ImpactAccuracy(impacts, []string{"a.go", "c.go"})
+	require.Equal(t, []string{"1", "3"}, accurate)
+	require.Equal(t, []string{"2"}, inaccurate)
+	accurate, inaccurate = ImpactAccuracy(impacts, nil)
+	require.Empty(t, accurate)
+	require.Len(t, inaccurate, 3)
+}

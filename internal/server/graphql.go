@@ -46,6 +46,7 @@ func (s *server) graphQLHandler() http.Handler {
 	srv.Use(observeGraphQL{m: s.metrics})
 	// Before persisted queries: anonymous clients must not fill the APQ cache.
 	srv.Use(requireAuth{present: s.presentError})
+	srv.Use(tokenStillLive{s: s.sockets})
 	if oc := s.cfg.OperationContext; oc != nil {
 		srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 			return next(oc(ctx))

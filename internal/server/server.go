@@ -56,6 +56,10 @@ type Config struct {
 	// token and an error only when it cannot decide (database down). Nil: no
 	// token authenticates.
 	Authenticate func(ctx context.Context, token string) (*auth.Principal, error)
+	// TokensLive reports which of the given API token ids still authenticate
+	// (not revoked, user not deleted); open websockets are checked with it.
+	// Nil: websockets keep the token they opened with.
+	TokensLive func(ctx context.Context, tokenIDs []string) (map[string]bool, error)
 	// Ready is the readiness probe (database ping). Nil: always ready.
 	Ready  func(ctx context.Context) error
 	Logger *slog.Logger // nil: slog.Default()
@@ -152,6 +156,7 @@ type server struct {
 	cfg     Config
 	log     *slog.Logger
 	metrics *metrics
+	sockets *sockets // open websockets under the revocation watch
 }
 
 // Route labels: the path label of taskgraph_http_requests_total. Unmatched
@@ -180,6 +185,7 @@ func New(cfg Config) http.Handler {
 		metrics: newMetrics(cfg.Registry, cfg.DBStats),
 	}
 	s.metrics.operations.max = cfg.MaxOperationLabels
+	s.sockets = newSockets(cfg.TokensLive, cfg.Websocket.TokenCheckInterval, cfg.Logger)
 
 	gql := s.graphQLHandler()
 

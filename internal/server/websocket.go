@@ -56,6 +56,9 @@ type WebsocketConfig struct {
 	// peer's answering close frame before its TCP connection is closed
 	// anyway (a peer that answers ends it at once).
 	CloseLinger time.Duration
+	// TokenCheckInterval: how often the tokens of open connections are
+	// checked; a connection whose token was revoked is closed with 4403.
+	TokenCheckInterval time.Duration
 }
 
 // Websocket defaults.
@@ -93,6 +96,9 @@ func (c WebsocketConfig) withDefaults() WebsocketConfig {
 	}
 	if c.CloseLinger <= 0 {
 		c.CloseLinger = DefaultCloseLinger
+	}
+	if c.TokenCheckInterval <= 0 {
+		c.TokenCheckInterval = DefaultTokenCheckInterval
 	}
 	return c
 }
@@ -163,6 +169,7 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 			"cross-origin websocket refused: the origin is not in the server's --allowed-origins")
 		return
 	}
+	r = r.WithContext(context.WithValue(r.Context(), socketRefKey{}, &socketRef{}))
 	sd, _ := r.Context().Value(shutdownKey{}).(*shutdown)
 	if sd == nil {
 		t.inner.Do(w, r, exec) // not under Serve (tests): the handler serves the socket
@@ -248,7 +255,8 @@ func (s *server) websocketInit(ctx context.Context, payload transport.InitPayloa
 		token = strings.TrimSpace(payload.GetString("token"))
 	}
 	if token == "" {
-		if auth.FromContext(ctx) != nil && authErrorFrom(ctx) == nil {
+		if p := auth.FromContext(ctx); p != nil && authErrorFrom(ctx) == nil {
+			s.watchSocket(ctx, p)
 			return ctx, nil, nil // the upgrade request carried a valid header
 		}
 		return refuse(ctx, CloseForbidden, "Forbidden: no token in connection_init")
@@ -261,7 +269,16 @@ func (s *server) websocketInit(ctx context.Context, payload transport.InitPayloa
 	if auth.FromContext(authed) == nil || auth.FromContext(authed) == auth.FromContext(ctx) {
 		return refuse(ctx, CloseForbidden, "Forbidden: invalid token")
 	}
+	s.watchSocket(authed, auth.FromContext(authed))
 	return authed, nil, nil
+}
+
+// watchSocket puts the connection of ctx under the revocation watch of its
+// token (revocation.go).
+func (s *server) watchSocket(ctx context.Context, p *auth.Principal) {
+	if ref := socketRefFrom(ctx); ref != nil {
+		s.sockets.add(ref.conn, p.TokenID)
+	}
 }
 
 // refuse makes connection_init fail: the connection closes with code and
@@ -335,6 +352,9 @@ func (g *gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts t
 		c.types = clientMessages[""]
 	}
 	g.metrics.websocketConnections.Inc()
+	if ref := socketRefFrom(r.Context()); ref != nil {
+		ref.conn = c
+	}
 	c.start()
 	return c, nil
 }
@@ -356,11 +376,12 @@ type wsConn struct {
 	mu        sync.Mutex
 	active    map[string]struct{} // ids of running operations
 	inited    bool
-	closing   bool // our close frame is sent
-	peerGone  bool // the peer closed, or the connection broke
-	reading   bool // NextReader is reading for gqlgen
-	draining  bool // gqlgen is done reading: drain reads for the peer's close frame
-	counted   bool // the gauges were decremented
+	closing   bool   // our close frame is sent
+	peerGone  bool   // the peer closed, or the connection broke
+	reading   bool   // NextReader is reading for gqlgen
+	draining  bool   // gqlgen is done reading: drain reads for the peer's close frame
+	counted   bool   // the gauges were decremented
+	released  func() // run once the connection is released (revocation watch)
 	initTimer *time.Timer
 	pingTimer *time.Timer
 	linger    *time.Timer
@@ -718,7 +739,17 @@ func (c *wsConn) release() {
 		return
 	}
 	c.counted = true
+	if c.released != nil {
+		go c.released() // it takes the watch's lock, which may be held while closing c
+	}
 	c.metrics.websocketConnections.Dec()
 	c.metrics.subscriptions.Sub(float64(len(c.active)))
 	clear(c.active)
+}
+
+// onRelease sets what runs once the connection is released.
+func (c *wsConn) onRelease(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.released = f
 }

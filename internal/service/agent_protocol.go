@@ -17,6 +17,21 @@ func leaseLost(reason string) error {
 	return &domain.Error{Code: domain.CodeLeaseLost, Field: "agentId", Message: "the agent no longer holds its task: " + reason}
 }
 
+// claimer is what an agent records of the caller that claimed it: the API
+// token (the principal without one, the bootstrap admin, by its user).
+func claimer(p *auth.Principal) string {
+	if p.TokenID != "" {
+		return domain.GlobalID(domain.KindAPIToken, p.TokenID)
+	}
+	return app.Actor(p)
+}
+
+// heldBy reports whether p may speak for agent a: only the token that
+// claimed it, or an admin.
+func heldBy(a *domain.BuildAgent, p *auth.Principal) bool {
+	return p.IsAdmin() || (a.ClaimedBy != nil && *a.ClaimedBy == claimer(p))
+}
+
 // held is an agent call's context: the agent (locked), its execution, run
 // and (holdReport, holdSettle) task.
 type held struct {
@@ -89,6 +104,9 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 	exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
 	if err != nil {
 		return nil, err
+	}
+	if !heldBy(a, p) {
+		return nil, leaseLost("the agent was claimed with another token")
 	}
 	if !a.Status.Live() || exec.Status != domain.ExecRunning {
 		if allowCancelled && run.Status == domain.RunCancelled {
@@ -257,6 +275,17 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := domain.CheckEffortMinutes("actualEffortMinutes", in.ActualEffortMinutes); err != nil {
+		return nil, nil, err
+	}
+	files, err := domain.CheckList("filesModified", in.FilesModified, domain.MaxReportedFiles, domain.MaxPathLength)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := domain.CheckList("gitCommits", in.GitCommits, domain.MaxReportedFiles, domain.MaxPathLength); err != nil {
+		return nil, nil, err
+	}
+	in.FilesModified = files
 	var h *held
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
@@ -276,7 +305,12 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 		if err != nil {
 			return err
 		}
-		if err := tx.Runs.MarkImpactAccuracy(ctx, t.ID, in.FilesModified, now); err != nil {
+		impacts, err := tx.Tasks.FileImpactsOfTasks(ctx, []string{t.ID})
+		if err != nil {
+			return err
+		}
+		accurate, inaccurate := domain.ImpactAccuracy(impacts, in.FilesModified)
+		if err := tx.Runs.MarkImpactAccuracy(ctx, accurate, inaccurate, now); err != nil {
 			return err
 		}
 		bad := domain.UnpassedTests(t, results)

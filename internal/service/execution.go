@@ -101,6 +101,9 @@ func (s *Runs) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, list
 	if err != nil {
 		return nil, err
 	}
+	if err := s.gateRun(ctx, tx, pd.tasks, only); err != nil {
+		return nil, err
+	}
 	plan := planning.Compute(pd.input)
 	now := s.now()
 	run := &domain.ExecutionRun{ID: app.NewID(), TaskListID: l.ID, ProjectID: l.ProjectID, RunNumber: number,

@@ -34,6 +34,9 @@ type Options struct {
 	HeartbeatInterval time.Duration
 	MissedHeartbeats  int
 	MaxAttempts       int
+	// Gate checks tasks entering PENDING and runs starting (gate.go); nil:
+	// no checks.
+	Gate Gate
 }
 
 // Service is the core's use-cases, one group per field; what the groups
@@ -57,12 +60,14 @@ type Service struct {
 	missed      int
 	maxAttempts int
 	runEndHooks []RunEndHook // agent_calls.go: other domains' work when a run ends
+	gate        Gate
 }
 
 // New returns a Service over db.
 func New(db *store.DB, opts Options) *Service {
 	s := &Service{db: db, run: app.NewRunner(db, opts.Events), clock: opts.Clock, log: opts.Logger, loggerFrom: opts.LoggerFrom,
-		events: opts.Events, heartbeat: opts.HeartbeatInterval, missed: opts.MissedHeartbeats, maxAttempts: opts.MaxAttempts}
+		events: opts.Events, heartbeat: opts.HeartbeatInterval, missed: opts.MissedHeartbeats, maxAttempts: opts.MaxAttempts,
+		gate: opts.Gate}
 	if s.heartbeat <= 0 {
 		s.heartbeat = DefaultHeartbeatInterval
 	}

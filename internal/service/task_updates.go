@@ -54,8 +54,8 @@ func (s *Tasks) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*dom
 	if deref(in.InEvaluationQueue) && in.TaskListID != nil {
 		return nil, domain.InputError("inEvaluationQueue", "a task is in the evaluation queue or in a task list, never both")
 	}
-	if in.ActualEffortMinutes != nil && *in.ActualEffortMinutes < 0 {
-		return nil, domain.InputError("actualEffortMinutes", "actualEffortMinutes must not be negative")
+	if err := domain.CheckEffortMinutes("actualEffortMinutes", in.ActualEffortMinutes); err != nil {
+		return nil, err
 	}
 	if in.Category != nil && !in.Category.Valid() {
 		return nil, domain.InputError("category", "unknown category %q", *in.Category)

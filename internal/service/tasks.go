@@ -226,6 +226,9 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 		return nil, err
 	}
 	if refs.list != nil {
+		if err := s.gatePending(ctx, tx, t); err != nil {
+			return nil, err
+		}
 		if err := s.appendToList(ctx, tx, refs.list.ID, []string{t.ID}, now); err != nil {
 			return nil, err
 		}

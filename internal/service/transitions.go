@@ -2,11 +2,13 @@ package service
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // TransitionTask moves a task along its lifecycle, recording the change.
@@ -32,8 +34,13 @@ func (s *Tasks) TransitionTask(ctx context.Context, in domain.TransitionTaskInpu
 			return err
 		}
 		now := s.now()
-		// A move the lifecycle forbids is INVALID_TRANSITION whatever the list says.
-		if err := domain.CheckTransition(t.Status, in.To, false); err != nil {
+		// A move the lifecycle forbids, or of a task its run still owns, is
+		// INVALID_TRANSITION whatever the list says.
+		run, err := tx.Runs.OpenRunOfTask(ctx, t.ID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := domain.CheckManualTransition(t.Status, in.To, runNumber(run), run != nil); err != nil {
 			return err
 		}
 		if in.To == domain.StatusEvaluating && t.TaskListID != nil {
@@ -73,6 +80,11 @@ func (s *Tasks) transition(ctx context.Context, tx *app.Tx, p *auth.Principal, t
 	if from == domain.StatusEvaluating {
 		t.Queue = nil
 	}
+	if to == domain.StatusPending && !engine {
+		if err := s.gatePending(ctx, tx, t); err != nil {
+			return nil, err
+		}
+	}
 	runID := tx.Run()
 	change := &domain.TaskStateChange{ID: app.NewID(), TaskID: t.ID, ExecutionRunID: runID, FromStatus: &from, ToStatus: to,
 		ChangedBy: ptr(app.Actor(p)), ChangedAt: now}
@@ -98,4 +110,11 @@ func (s *Tasks) transition(ctx context.Context, tx *app.Tx, p *auth.Principal, t
 		}
 	}
 	return change, nil
+}
+
+func runNumber(r *domain.ExecutionRun) int {
+	if r == nil {
+		return 0
+	}
+	return r.RunNumber
 }

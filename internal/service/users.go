@@ -34,6 +34,12 @@ func (s *Accounts) Authenticate(ctx context.Context, token string) (*auth.Princi
 	return &auth.Principal{UserID: t.UserID, TokenID: t.ID, Role: t.Role, ProjectID: t.ProjectID}, nil
 }
 
+// LiveTokens reports which of the given token ids still authenticate; the
+// server closes websockets opened with any other.
+func (s *Accounts) LiveTokens(ctx context.Context, tokenIDs []string) (map[string]bool, error) {
+	return s.db.Users.LiveTokenIDs(ctx, tokenIDs)
+}
+
 // BootstrapAdmin makes sure an admin can log in. With adminToken set, that exact
 // string authenticates as the bootstrap admin (created if missing). Without it, on
 // a database with no users, it creates the admin and returns a new token to print

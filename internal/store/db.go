@@ -267,16 +267,18 @@ type Q struct {
 	db   *DB
 	inTx bool
 
-	Users     UserQueries     // users.go: users and API tokens
-	Projects  ProjectQueries  // projects.go: projects and ideas
-	Tasks     TaskQueries     // tasks.go, relationships.go, history.go: tasks, links, impacts, history, blocks, templates
-	Lists     ListQueries     // tasklists.go: task lists and their items
-	Planning  PlanningQueries // planning.go, parallelism.go: plan input and parallelism analysis
-	Runs      RunQueries      // execution.go, heartbeats.go: runs, waves, agents, executions, test results
-	Events    EventQueries    // events.go: the event log
-	Catalog   CatalogQueries  // catalog.go, catalog_maps.go: suites, actions, MCP servers, tools and the maps between them
-	Examples  ExampleQueries  // examples.go: models, trace sessions and examples
-	Questions QuestionQueries // questions.go: questions put to people
+	Users    UserQueries     // users.go: users and API tokens
+	Projects ProjectQueries  // projects.go: projects and ideas
+	Tasks    TaskQueries     // tasks.go, relationships.go, history.go: tasks, links, impacts, history, blocks, templates
+	Lists    ListQueries     // tasklists.go: task lists and their items
+	Planning PlanningQueries // planning.go, parallelism.go: plan input and parallelism analysis
+	Runs     RunQueries      // execution.go, heartbeats.go: runs, waves, agents, executions, test results
+	Events   EventQueries    // events.go: the event log
+	Catalog  CatalogQueries  // catalog.go, catalog_maps.go: suites, actions, MCP servers, tools and the maps between them
+	Examples ExampleQueries  // examples.go: models, trace sessions and examples
+
+	Validation ValidationQueries // validation.go: validation rules
+	Questions  QuestionQueries   // questions.go: questions put to people
 }
 
 // The query groups: each is Q seen through one aggregate.
@@ -290,7 +292,9 @@ type (
 	EventQueries    struct{ *Q }
 	CatalogQueries  struct{ *Q }
 	ExampleQueries  struct{ *Q }
-	QuestionQueries struct{ *Q }
+
+	ValidationQueries struct{ *Q }
+	QuestionQueries   struct{ *Q }
 )
 
 // newQ returns a Q over ext.
@@ -305,6 +309,7 @@ func (q *Q) bind() {
 	q.Users, q.Projects, q.Tasks, q.Lists = UserQueries{q}, ProjectQueries{q}, TaskQueries{q}, ListQueries{q}
 	q.Planning, q.Runs, q.Events, q.Catalog = PlanningQueries{q}, RunQueries{q}, EventQueries{q}, CatalogQueries{q}
 	q.Examples = ExampleQueries{q}
+	q.Validation = ValidationQueries{q}
 	q.Questions = QuestionQueries{q}
 }
 

@@ -72,6 +72,19 @@ func (q RunQueries) ActiveRunOfList(ctx context.Context, listID string) (*domain
 	return &r, nil
 }
 
+// OpenRunOfTask is the unfinished run in which the task's place is still open
+// (its assignment PENDING or IN_PROGRESS), if any.
+func (q RunQueries) OpenRunOfTask(ctx context.Context, taskID string) (*domain.ExecutionRun, error) {
+	var r domain.ExecutionRun
+	query, args := in(`SELECT r.* FROM execution_runs r JOIN wave_task_assignments a ON a.run_id = r.id
+		WHERE a.task_id = ? AND r.status IN (?) AND a.task_status IN (?) LIMIT 1`,
+		taskID, domain.ActiveRunStatuses, domain.OpenWaveStatuses)
+	if err := q.get(ctx, &r, query, args...); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
 // NextRunNumber is the number of a list's next run.
 func (q RunQueries) NextRunNumber(ctx context.Context, listID string) (int, error) {
 	var n int
@@ -350,20 +363,22 @@ func (q RunQueries) TestResultsOfExecution(ctx context.Context, executionID stri
 	return out, err
 }
 
-// MarkImpactAccuracy sets was_accurate of a task's file impacts: true for
-// those whose path is in touched.
-func (q RunQueries) MarkImpactAccuracy(ctx context.Context, taskID string, touched []string, now time.Time) error {
-	if _, err := q.exec(ctx, `UPDATE task_file_impacts SET was_accurate = ?, validated_at = ? WHERE task_id = ?`,
-		false, now, taskID); err != nil {
-		return err
+// MarkImpactAccuracy stamps file impacts (a task's, at most a few hundred)
+// as accurate or not, with the time they were validated.
+func (q RunQueries) MarkImpactAccuracy(ctx context.Context, accurate, inaccurate []string, now time.Time) error {
+	for _, set := range []struct {
+		ids []string
+		was bool
+	}{{accurate, true}, {inaccurate, false}} {
+		if len(set.ids) == 0 {
+			continue
+		}
+		query, args := in(`UPDATE task_file_impacts SET was_accurate = ?, validated_at = ? WHERE id IN (?)`, set.was, now, set.ids)
+		if _, err := q.exec(ctx, query, args...); err != nil {
+			return err
+		}
 	}
-	if len(touched) == 0 {
-		return nil
-	}
-	query, args := in(`UPDATE task_file_impacts SET was_accurate = ? WHERE task_id = ? AND file_path IN (?)`,
-		true, taskID, touched)
-	_, err := q.exec(ctx, query, args...)
-	return err
+	return nil
 }
 
 // SetAssignedAgent records which agent holds a task.

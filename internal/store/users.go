@@ -55,6 +55,24 @@ func (q UserQueries) APITokenByHash(ctx context.Context, hash string) (*domain.A
 	return &t, nil
 }
 
+// LiveTokenIDs returns which of ids are tokens that still authenticate: not
+// revoked (a deleted user's tokens are deleted with it).
+func (q UserQueries) LiveTokenIDs(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	query, args := in(`SELECT id FROM api_tokens WHERE id IN (?) AND revoked_at IS NULL`, ids)
+	var live []string
+	if err := q.selectx(ctx, &live, query, args...); err != nil {
+		return nil, err
+	}
+	for _, id := range live {
+		out[id] = true
+	}
+	return out, nil
+}
+
 // APITokensByIDs loads tokens by id.
 func (q UserQueries) APITokensByIDs(ctx context.Context, ids []string) ([]*domain.APIToken, error) {
 	return byIDs[domain.APIToken](ctx, q.Q, "api_tokens", ids)
