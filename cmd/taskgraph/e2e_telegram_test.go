@@ -257,8 +257,12 @@ func TestTelegram(t *testing.T) {
 		q2 := ask("Roll back?")
 		var q2Message string
 		eventually(t, "the second question is sent", func() bool {
-			q2Message = s.query(t, member, `query($id: ID!) { question(id: $id) { telegramMessageId } }`, M{"id": q2.S("id")}).S("question.telegramMessageId")
-			return q2Message != ""
+			d := s.query(t, member, `query($id: ID!) { question(id: $id) { telegramMessageId } }`, M{"id": q2.S("id")})
+			if d.Null("question.telegramMessageId") {
+				return false
+			}
+			q2Message = d.S("question.telegramMessageId")
+			return true
 		})
 		s.query(t, member, skipMutation, M{"in": M{"id": q2.S("id"), "reason": "not needed"}})
 		eventually(t, "the message shows the skip", edited(q2Message, "Skipped: not needed"))
@@ -267,8 +271,12 @@ func TestTelegram(t *testing.T) {
 			"expiresAt": time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)}}).at("askQuestion.question")
 		var q4Message string
 		eventually(t, "the expiring question is sent", func() bool {
-			q4Message = s.query(t, member, `query($id: ID!) { question(id: $id) { telegramMessageId } }`, M{"id": q4.S("id")}).S("question.telegramMessageId")
-			return q4Message != ""
+			d := s.query(t, member, `query($id: ID!) { question(id: $id) { telegramMessageId } }`, M{"id": q4.S("id")})
+			if d.Null("question.telegramMessageId") {
+				return false
+			}
+			q4Message = d.S("question.telegramMessageId")
+			return true
 		})
 		eventually(t, "the message shows the expiry", edited(q4Message, "Expired unanswered"))
 		n := 0
