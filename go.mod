@@ -7,6 +7,7 @@ tool github.com/99designs/gqlgen
 require (
 	cel.dev/cel-go v0.33.2
 	github.com/99designs/gqlgen v0.17.95
+	github.com/go-telegram/bot v1.19.0
 	github.com/google/uuid v1.6.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/jmoiron/sqlx v1.4.0

@@ -61,6 +61,11 @@ type ResolverRoot interface {
 	PlannedWave() PlannedWaveResolver
 	Project() ProjectResolver
 	Query() QueryResolver
+	Question() QuestionResolver
+	QuestionAnswered() QuestionAnsweredResolver
+	QuestionAsked() QuestionAskedResolver
+	QuestionExpired() QuestionExpiredResolver
+	QuestionSkipped() QuestionSkippedResolver
 	ReasoningExecution() ReasoningExecutionResolver
 	ReasoningFinished() ReasoningFinishedResolver
 	ReasoningStarted() ReasoningStartedResolver
@@ -281,6 +286,10 @@ type ComplexityRoot struct {
 		Type              func(childComplexity int) int
 	}
 
+	AnswerQuestionPayload struct {
+		Question func(childComplexity int) int
+	}
+
 	ApiToken struct {
 		CreatedAt  func(childComplexity int) int
 		GlobalID   func(childComplexity int) int
@@ -294,6 +303,10 @@ type ComplexityRoot struct {
 
 	AppendExecutionLogPayload struct {
 		Execution func(childComplexity int) int
+	}
+
+	AskQuestionPayload struct {
+		Question func(childComplexity int) int
 	}
 
 	BuildAgent struct {
@@ -315,6 +328,7 @@ type ComplexityRoot struct {
 		Task              func(childComplexity int) int
 		TerminatedAt      func(childComplexity int) int
 		TerminationReason func(childComplexity int) int
+		WaitingOn         func(childComplexity int) int
 		WorkingDirectory  func(childComplexity int) int
 	}
 
@@ -570,6 +584,7 @@ type ComplexityRoot struct {
 		MaxParallelAgents  func(childComplexity int) int
 		MaxParallelReached func(childComplexity int) int
 		Project            func(childComplexity int) int
+		Questions          func(childComplexity int) int
 		RetryOf            func(childComplexity int) int
 		RunNumber          func(childComplexity int) int
 		StartedAt          func(childComplexity int) int
@@ -762,7 +777,9 @@ type ComplexityRoot struct {
 		AddTaskRelationship         func(childComplexity int, input domain.AddTaskRelationshipInput) int
 		AddTasksToList              func(childComplexity int, input domain.AddTasksToListInput) int
 		AdvanceIdea                 func(childComplexity int, input domain.AdvanceIdeaInput) int
+		AnswerQuestion              func(childComplexity int, input domain.AnswerQuestionInput) int
 		AppendExecutionLog          func(childComplexity int, input domain.AppendExecutionLogInput) int
+		AskQuestion                 func(childComplexity int, input domain.AskQuestionInput) int
 		CancelExecutionRun          func(childComplexity int, input domain.RunActionInput) int
 		ClaimExample                func(childComplexity int, input domain.ClaimExampleInput) int
 		ClaimTask                   func(childComplexity int, input domain.ClaimTaskInput) int
@@ -820,6 +837,7 @@ type ComplexityRoot struct {
 		SetGroupingWeights          func(childComplexity int, input domain.SetGroupingWeightsInput) int
 		SetReasoningSteps           func(childComplexity int, input domain.SetReasoningStepsInput) int
 		SetTaskProfile              func(childComplexity int, input domain.SetTaskProfileInput) int
+		SkipQuestion                func(childComplexity int, input domain.SkipQuestionInput) int
 		StartExecutionPass          func(childComplexity int, input domain.StartExecutionPassInput) int
 		StartExecutionRun           func(childComplexity int, input domain.StartExecutionRunInput) int
 		StartReasoningExecution     func(childComplexity int, input domain.StartReasoningExecutionInput) int
@@ -911,24 +929,25 @@ type ComplexityRoot struct {
 	}
 
 	Project struct {
-		CreatedAt           func(childComplexity int) int
-		Description         func(childComplexity int) int
-		EvaluationQueue     func(childComplexity int, first *int, after *string) int
-		EventCursor         func(childComplexity int) int
-		Events              func(childComplexity int, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) int
-		GlobalID            func(childComplexity int) int
-		GroupingSuggestions func(childComplexity int, status []domain.GroupingSuggestionStatus, first *int, after *string, last *int, before *string) int
-		GroupingWeights     func(childComplexity int) int
-		Ideas               func(childComplexity int, first *int, after *string) int
-		Name                func(childComplexity int) int
-		Owner               func(childComplexity int) int
-		Slug                func(childComplexity int) int
-		Status              func(childComplexity int) int
-		TaskAgents          func(childComplexity int) int
-		TaskLists           func(childComplexity int, first *int, after *string) int
-		TaskTemplates       func(childComplexity int, first *int, after *string) int
-		Tasks               func(childComplexity int, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
-		UpdatedAt           func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		Description          func(childComplexity int) int
+		EvaluationQueue      func(childComplexity int, first *int, after *string) int
+		EventCursor          func(childComplexity int) int
+		Events               func(childComplexity int, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) int
+		GlobalID             func(childComplexity int) int
+		GroupingSuggestions  func(childComplexity int, status []domain.GroupingSuggestionStatus, first *int, after *string, last *int, before *string) int
+		GroupingWeights      func(childComplexity int) int
+		Ideas                func(childComplexity int, first *int, after *string) int
+		Name                 func(childComplexity int) int
+		Owner                func(childComplexity int) int
+		PendingQuestionCount func(childComplexity int) int
+		Slug                 func(childComplexity int) int
+		Status               func(childComplexity int) int
+		TaskAgents           func(childComplexity int) int
+		TaskLists            func(childComplexity int, first *int, after *string) int
+		TaskTemplates        func(childComplexity int, first *int, after *string) int
+		Tasks                func(childComplexity int, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
+		UpdatedAt            func(childComplexity int) int
 	}
 
 	ProjectConnection struct {
@@ -952,6 +971,8 @@ type ComplexityRoot struct {
 		Nodes               func(childComplexity int, ids []string) int
 		Project             func(childComplexity int, id *string, slug *string) int
 		Projects            func(childComplexity int, first *int, after *string, filter *domain.ProjectFilter) int
+		Question            func(childComplexity int, id string) int
+		Questions           func(childComplexity int, projectID string, filter *domain.QuestionsFilterInput, first *int, after *string, last *int, before *string) int
 		ReasoningExecution  func(childComplexity int, id string) int
 		ReasoningExecutions func(childComplexity int, projectID string, status []domain.ReasoningStatus, first *int, after *string) int
 		Suites              func(childComplexity int, first *int, after *string) int
@@ -962,6 +983,97 @@ type ComplexityRoot struct {
 		ValidationRules     func(childComplexity int, projectID *string, first *int, after *string) int
 		Viewer              func(childComplexity int) int
 		WavePlan            func(childComplexity int, taskListID string) int
+	}
+
+	Question struct {
+		Agent             func(childComplexity int) int
+		Answer            func(childComplexity int) int
+		AnsweredAt        func(childComplexity int) int
+		AnsweredBy        func(childComplexity int) int
+		AnsweredByTimeout func(childComplexity int) int
+		Blocking          func(childComplexity int) int
+		CallbackData      func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		DefaultAnswer     func(childComplexity int) int
+		ExpiresAt         func(childComplexity int) int
+		GlobalID          func(childComplexity int) int
+		Options           func(childComplexity int) int
+		Priority          func(childComplexity int) int
+		Project           func(childComplexity int) int
+		QuestionText      func(childComplexity int) int
+		QuestionType      func(childComplexity int) int
+		Run               func(childComplexity int) int
+		Status            func(childComplexity int) int
+		Task              func(childComplexity int) int
+		TaskList          func(childComplexity int) int
+		TelegramMessageID func(childComplexity int) int
+		TimeoutAction     func(childComplexity int) int
+	}
+
+	QuestionAnswered struct {
+		Agent      func(childComplexity int) int
+		Answer     func(childComplexity int) int
+		ByTimeout  func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Question   func(childComplexity int) int
+		Run        func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
+	QuestionAsked struct {
+		Agent      func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Question   func(childComplexity int) int
+		Run        func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
+	QuestionConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	QuestionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	QuestionExpired struct {
+		Agent         func(childComplexity int) int
+		Cursor        func(childComplexity int) int
+		OccurredAt    func(childComplexity int) int
+		Project       func(childComplexity int) int
+		Question      func(childComplexity int) int
+		Run           func(childComplexity int) int
+		Task          func(childComplexity int) int
+		TimeoutAction func(childComplexity int) int
+		Type          func(childComplexity int) int
+	}
+
+	QuestionOption struct {
+		Description func(childComplexity int) int
+		Label       func(childComplexity int) int
+		Value       func(childComplexity int) int
+	}
+
+	QuestionSkipped struct {
+		Agent      func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Question   func(childComplexity int) int
+		Reason     func(childComplexity int) int
+		Run        func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Type       func(childComplexity int) int
 	}
 
 	ReasoningExecution struct {
@@ -1222,6 +1334,10 @@ type ComplexityRoot struct {
 		Profile func(childComplexity int) int
 	}
 
+	SkipQuestionPayload struct {
+		Question func(childComplexity int) int
+	}
+
 	StartExecutionPassPayload struct {
 		Pass func(childComplexity int) int
 	}
@@ -1322,6 +1438,7 @@ type ComplexityRoot struct {
 		Priority            func(childComplexity int) int
 		PriorityScore       func(childComplexity int) int
 		Project             func(childComplexity int) int
+		Questions           func(childComplexity int) int
 		Relationships       func(childComplexity int, direction *domain.RelationshipDirection, types []domain.RelationshipType) int
 		RiskLevel           func(childComplexity int) int
 		StartedAt           func(childComplexity int) int
@@ -1454,6 +1571,7 @@ type ComplexityRoot struct {
 		Owner               func(childComplexity int) int
 		ParallelismAnalysis func(childComplexity int, first *int, after *string, last *int, before *string, includeInvalidated *bool) int
 		Project             func(childComplexity int) int
+		Questions           func(childComplexity int) int
 		Runs                func(childComplexity int) int
 		StartedAt           func(childComplexity int) int
 		Status              func(childComplexity int) int
@@ -1894,6 +2012,7 @@ type BuildAgentResolver interface {
 
 	Execution(ctx context.Context, obj *domain.BuildAgent) (*domain.TaskExecution, error)
 	Heartbeats(ctx context.Context, obj *domain.BuildAgent, first *int, after *string, last *int, before *string) (*model.HeartbeatRecordConnection, error)
+	WaitingOn(ctx context.Context, obj *domain.BuildAgent) (*domain.Question, error)
 }
 type ConvergenceAssessedResolver interface {
 	Project(ctx context.Context, obj *domain.ConvergenceAssessedEvent) (*domain.Project, error)
@@ -1939,6 +2058,7 @@ type ExecutionRunResolver interface {
 	Agents(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.BuildAgent, error)
 	Executions(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.TaskExecution, error)
 	Events(ctx context.Context, obj *domain.ExecutionRun, first *int, after *string, last *int, before *string, types []domain.ExecutionEventType) (*model.ExecutionEventConnection, error)
+	Questions(ctx context.Context, obj *domain.ExecutionRun) ([]*domain.Question, error)
 }
 type GroupingSuggestionResolver interface {
 	Project(ctx context.Context, obj *domain.GroupingSuggestion) (*domain.Project, error)
@@ -2022,6 +2142,9 @@ type MutationResolver interface {
 	CreateProject(ctx context.Context, input domain.CreateProjectInput) (*model.CreateProjectPayload, error)
 	UpdateProject(ctx context.Context, input domain.UpdateProjectInput) (*model.UpdateProjectPayload, error)
 	CreateIdea(ctx context.Context, input domain.CreateIdeaInput) (*model.CreateIdeaPayload, error)
+	AskQuestion(ctx context.Context, input domain.AskQuestionInput) (*model.AskQuestionPayload, error)
+	AnswerQuestion(ctx context.Context, input domain.AnswerQuestionInput) (*model.AnswerQuestionPayload, error)
+	SkipQuestion(ctx context.Context, input domain.SkipQuestionInput) (*model.SkipQuestionPayload, error)
 	StartReasoningExecution(ctx context.Context, input domain.StartReasoningExecutionInput) (*model.StartReasoningExecutionPayload, error)
 	SetTaskProfile(ctx context.Context, input domain.SetTaskProfileInput) (*model.SetTaskProfilePayload, error)
 	StartExecutionPass(ctx context.Context, input domain.StartExecutionPassInput) (*model.StartExecutionPassPayload, error)
@@ -2088,6 +2211,7 @@ type ProjectResolver interface {
 	GroupingWeights(ctx context.Context, obj *domain.Project) (*domain.GroupingWeights, error)
 	GroupingSuggestions(ctx context.Context, obj *domain.Project, status []domain.GroupingSuggestionStatus, first *int, after *string, last *int, before *string) (*model.GroupingSuggestionConnection, error)
 	TaskAgents(ctx context.Context, obj *domain.Project) ([]*domain.TaskAgentInstance, error)
+	PendingQuestionCount(ctx context.Context, obj *domain.Project) (int, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (domain.Node, error)
@@ -2101,6 +2225,8 @@ type QueryResolver interface {
 	WavePlan(ctx context.Context, taskListID string) (*planning.Plan, error)
 	Projects(ctx context.Context, first *int, after *string, filter *domain.ProjectFilter) (*model.ProjectConnection, error)
 	Project(ctx context.Context, id *string, slug *string) (*domain.Project, error)
+	Question(ctx context.Context, id string) (*domain.Question, error)
+	Questions(ctx context.Context, projectID string, filter *domain.QuestionsFilterInput, first *int, after *string, last *int, before *string) (*model.QuestionConnection, error)
 	ReasoningExecution(ctx context.Context, id string) (*domain.ReasoningExecution, error)
 	ReasoningExecutions(ctx context.Context, projectID string, status []domain.ReasoningStatus, first *int, after *string) (*model.ReasoningExecutionConnection, error)
 	TaskList(ctx context.Context, id string) (*domain.TaskList, error)
@@ -2108,6 +2234,45 @@ type QueryResolver interface {
 	Task(ctx context.Context, id *string, displayID *string) (*domain.Task, error)
 	Tasks(ctx context.Context, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) (*model.TaskConnection, error)
 	ValidationRules(ctx context.Context, projectID *string, first *int, after *string) (*model.ValidationRuleConnection, error)
+}
+type QuestionResolver interface {
+	Project(ctx context.Context, obj *domain.Question) (*domain.Project, error)
+	TaskList(ctx context.Context, obj *domain.Question) (*domain.TaskList, error)
+	Task(ctx context.Context, obj *domain.Question) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.Question) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.Question) (*domain.BuildAgent, error)
+
+	Options(ctx context.Context, obj *domain.Question) ([]*domain.QuestionOption, error)
+
+	AnsweredBy(ctx context.Context, obj *domain.Question) (*domain.User, error)
+}
+type QuestionAnsweredResolver interface {
+	Project(ctx context.Context, obj *domain.QuestionAnsweredEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.QuestionAnsweredEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.QuestionAnsweredEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.QuestionAnsweredEvent) (*domain.BuildAgent, error)
+	Question(ctx context.Context, obj *domain.QuestionAnsweredEvent) (*domain.Question, error)
+}
+type QuestionAskedResolver interface {
+	Project(ctx context.Context, obj *domain.QuestionAskedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.QuestionAskedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.QuestionAskedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.QuestionAskedEvent) (*domain.BuildAgent, error)
+	Question(ctx context.Context, obj *domain.QuestionAskedEvent) (*domain.Question, error)
+}
+type QuestionExpiredResolver interface {
+	Project(ctx context.Context, obj *domain.QuestionExpiredEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.QuestionExpiredEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.QuestionExpiredEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.QuestionExpiredEvent) (*domain.BuildAgent, error)
+	Question(ctx context.Context, obj *domain.QuestionExpiredEvent) (*domain.Question, error)
+}
+type QuestionSkippedResolver interface {
+	Project(ctx context.Context, obj *domain.QuestionSkippedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.QuestionSkippedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.QuestionSkippedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.QuestionSkippedEvent) (*domain.BuildAgent, error)
+	Question(ctx context.Context, obj *domain.QuestionSkippedEvent) (*domain.Question, error)
 }
 type ReasoningExecutionResolver interface {
 	Project(ctx context.Context, obj *domain.ReasoningExecution) (*domain.Project, error)
@@ -2230,6 +2395,7 @@ type TaskResolver interface {
 	Blocks(ctx context.Context, obj *domain.Task, includeResolved *bool) ([]*domain.TaskBlock, error)
 	FileImpacts(ctx context.Context, obj *domain.Task) ([]*domain.TaskFileImpact, error)
 	Conflicts(ctx context.Context, obj *domain.Task) ([]*domain.ParallelismAnalysis, error)
+	Questions(ctx context.Context, obj *domain.Task) ([]*domain.Question, error)
 	Validation(ctx context.Context, obj *domain.Task) (*domain.TaskValidation, error)
 }
 type TaskAgentInstanceResolver interface {
@@ -2274,6 +2440,7 @@ type TaskListResolver interface {
 	Tasks(ctx context.Context, obj *domain.TaskList, first *int, after *string) (*model.TaskConnection, error)
 	Runs(ctx context.Context, obj *domain.TaskList) ([]*domain.ExecutionRun, error)
 	ParallelismAnalysis(ctx context.Context, obj *domain.TaskList, first *int, after *string, last *int, before *string, includeInvalidated *bool) (*model.ParallelismAnalysisConnection, error)
+	Questions(ctx context.Context, obj *domain.TaskList) ([]*domain.Question, error)
 }
 type TaskListItemResolver interface {
 	Task(ctx context.Context, obj *domain.TaskListItem) (*domain.Task, error)
@@ -3026,6 +3193,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AgentTerminated.Type(childComplexity), true
 
+	case "AnswerQuestionPayload.question":
+		if e.ComplexityRoot.AnswerQuestionPayload.Question == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AnswerQuestionPayload.Question(childComplexity), true
+
 	case "ApiToken.createdAt":
 		if e.ComplexityRoot.ApiToken.CreatedAt == nil {
 			break
@@ -3081,6 +3255,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AppendExecutionLogPayload.Execution(childComplexity), true
+
+	case "AskQuestionPayload.question":
+		if e.ComplexityRoot.AskQuestionPayload.Question == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AskQuestionPayload.Question(childComplexity), true
 
 	case "BuildAgent.cpuPercent":
 		if e.ComplexityRoot.BuildAgent.CPUPercent == nil {
@@ -3195,6 +3376,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BuildAgent.TerminationReason(childComplexity), true
+	case "BuildAgent.waitingOn":
+		if e.ComplexityRoot.BuildAgent.WaitingOn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BuildAgent.WaitingOn(childComplexity), true
 	case "BuildAgent.workingDirectory":
 		if e.ComplexityRoot.BuildAgent.WorkingDirectory == nil {
 			break
@@ -3999,6 +4186,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ExecutionRun.Project(childComplexity), true
+	case "ExecutionRun.questions":
+		if e.ComplexityRoot.ExecutionRun.Questions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExecutionRun.Questions(childComplexity), true
 	case "ExecutionRun.retryOf":
 		if e.ComplexityRoot.ExecutionRun.RetryOf == nil {
 			break
@@ -4810,6 +5003,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AdvanceIdea(childComplexity, args["input"].(domain.AdvanceIdeaInput)), true
+	case "Mutation.answerQuestion":
+		if e.ComplexityRoot.Mutation.AnswerQuestion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_answerQuestion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnswerQuestion(childComplexity, args["input"].(domain.AnswerQuestionInput)), true
 	case "Mutation.appendExecutionLog":
 		if e.ComplexityRoot.Mutation.AppendExecutionLog == nil {
 			break
@@ -4821,6 +5025,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AppendExecutionLog(childComplexity, args["input"].(domain.AppendExecutionLogInput)), true
+	case "Mutation.askQuestion":
+		if e.ComplexityRoot.Mutation.AskQuestion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_askQuestion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AskQuestion(childComplexity, args["input"].(domain.AskQuestionInput)), true
 	case "Mutation.cancelExecutionRun":
 		if e.ComplexityRoot.Mutation.CancelExecutionRun == nil {
 			break
@@ -5448,6 +5663,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetTaskProfile(childComplexity, args["input"].(domain.SetTaskProfileInput)), true
+	case "Mutation.skipQuestion":
+		if e.ComplexityRoot.Mutation.SkipQuestion == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_skipQuestion_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SkipQuestion(childComplexity, args["input"].(domain.SkipQuestionInput)), true
 	case "Mutation.startExecutionPass":
 		if e.ComplexityRoot.Mutation.StartExecutionPass == nil {
 			break
@@ -5970,6 +6196,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Project.Owner(childComplexity), true
+	case "Project.pendingQuestionCount":
+		if e.ComplexityRoot.Project.PendingQuestionCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Project.PendingQuestionCount(childComplexity), true
 	case "Project.slug":
 		if e.ComplexityRoot.Project.Slug == nil {
 			break
@@ -6155,6 +6387,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Projects(childComplexity, args["first"].(*int), args["after"].(*string), args["filter"].(*domain.ProjectFilter)), true
+	case "Query.question":
+		if e.ComplexityRoot.Query.Question == nil {
+			break
+		}
+
+		args, err := ec.field_Query_question_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Question(childComplexity, args["id"].(string)), true
+	case "Query.questions":
+		if e.ComplexityRoot.Query.Questions == nil {
+			break
+		}
+
+		args, err := ec.field_Query_questions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Questions(childComplexity, args["projectId"].(string), args["filter"].(*domain.QuestionsFilterInput), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.reasoningExecution":
 		if e.ComplexityRoot.Query.ReasoningExecution == nil {
 			break
@@ -6260,6 +6514,416 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.WavePlan(childComplexity, args["taskListId"].(string)), true
+
+	case "Question.agent":
+		if e.ComplexityRoot.Question.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.Agent(childComplexity), true
+	case "Question.answer":
+		if e.ComplexityRoot.Question.Answer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.Answer(childComplexity), true
+	case "Question.answeredAt":
+		if e.ComplexityRoot.Question.AnsweredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.AnsweredAt(childComplexity), true
+	case "Question.answeredBy":
+		if e.ComplexityRoot.Question.AnsweredBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.AnsweredBy(childComplexity), true
+	case "Question.answeredByTimeout":
+		if e.ComplexityRoot.Question.AnsweredByTimeout == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.AnsweredByTimeout(childComplexity), true
+	case "Question.blocking":
+		if e.ComplexityRoot.Question.Blocking == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.Blocking(childComplexity), true
+	case "Question.callbackData":
+		if e.ComplexityRoot.Question.CallbackData == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.CallbackData(childComplexity), true
+	case "Question.createdAt":
+		if e.ComplexityRoot.Question.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.CreatedAt(childComplexity), true
+	case "Question.defaultAnswer":
+		if e.ComplexityRoot.Question.DefaultAnswer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.DefaultAnswer(childComplexity), true
+	case "Question.expiresAt":
+		if e.ComplexityRoot.Question.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.ExpiresAt(childComplexity), true
+	case "Question.id":
+		if e.ComplexityRoot.Question.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.GlobalID(childComplexity), true
+	case "Question.options":
+		if e.ComplexityRoot.Question.Options == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.Options(childComplexity), true
+	case "Question.priority":
+		if e.ComplexityRoot.Question.Priority == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.Priority(childComplexity), true
+	case "Question.project":
+		if e.ComplexityRoot.Question.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.Project(childComplexity), true
+	case "Question.questionText":
+		if e.ComplexityRoot.Question.QuestionText == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.QuestionText(childComplexity), true
+	case "Question.questionType":
+		if e.ComplexityRoot.Question.QuestionType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.QuestionType(childComplexity), true
+	case "Question.run":
+		if e.ComplexityRoot.Question.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.Run(childComplexity), true
+	case "Question.status":
+		if e.ComplexityRoot.Question.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.Status(childComplexity), true
+	case "Question.task":
+		if e.ComplexityRoot.Question.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.Task(childComplexity), true
+	case "Question.taskList":
+		if e.ComplexityRoot.Question.TaskList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.TaskList(childComplexity), true
+	case "Question.telegramMessageId":
+		if e.ComplexityRoot.Question.TelegramMessageID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.TelegramMessageID(childComplexity), true
+	case "Question.timeoutAction":
+		if e.ComplexityRoot.Question.TimeoutAction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Question.TimeoutAction(childComplexity), true
+
+	case "QuestionAnswered.agent":
+		if e.ComplexityRoot.QuestionAnswered.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAnswered.Agent(childComplexity), true
+	case "QuestionAnswered.answer":
+		if e.ComplexityRoot.QuestionAnswered.Answer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAnswered.Answer(childComplexity), true
+	case "QuestionAnswered.byTimeout":
+		if e.ComplexityRoot.QuestionAnswered.ByTimeout == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAnswered.ByTimeout(childComplexity), true
+	case "QuestionAnswered.cursor":
+		if e.ComplexityRoot.QuestionAnswered.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAnswered.Cursor(childComplexity), true
+	case "QuestionAnswered.occurredAt":
+		if e.ComplexityRoot.QuestionAnswered.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAnswered.OccurredAt(childComplexity), true
+	case "QuestionAnswered.project":
+		if e.ComplexityRoot.QuestionAnswered.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAnswered.Project(childComplexity), true
+	case "QuestionAnswered.question":
+		if e.ComplexityRoot.QuestionAnswered.Question == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAnswered.Question(childComplexity), true
+	case "QuestionAnswered.run":
+		if e.ComplexityRoot.QuestionAnswered.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAnswered.Run(childComplexity), true
+	case "QuestionAnswered.task":
+		if e.ComplexityRoot.QuestionAnswered.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAnswered.Task(childComplexity), true
+	case "QuestionAnswered.type":
+		if e.ComplexityRoot.QuestionAnswered.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAnswered.Type(childComplexity), true
+
+	case "QuestionAsked.agent":
+		if e.ComplexityRoot.QuestionAsked.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAsked.Agent(childComplexity), true
+	case "QuestionAsked.cursor":
+		if e.ComplexityRoot.QuestionAsked.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAsked.Cursor(childComplexity), true
+	case "QuestionAsked.occurredAt":
+		if e.ComplexityRoot.QuestionAsked.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAsked.OccurredAt(childComplexity), true
+	case "QuestionAsked.project":
+		if e.ComplexityRoot.QuestionAsked.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAsked.Project(childComplexity), true
+	case "QuestionAsked.question":
+		if e.ComplexityRoot.QuestionAsked.Question == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAsked.Question(childComplexity), true
+	case "QuestionAsked.run":
+		if e.ComplexityRoot.QuestionAsked.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAsked.Run(childComplexity), true
+	case "QuestionAsked.task":
+		if e.ComplexityRoot.QuestionAsked.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAsked.Task(childComplexity), true
+	case "QuestionAsked.type":
+		if e.ComplexityRoot.QuestionAsked.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionAsked.Type(childComplexity), true
+
+	case "QuestionConnection.edges":
+		if e.ComplexityRoot.QuestionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionConnection.Edges(childComplexity), true
+	case "QuestionConnection.nodes":
+		if e.ComplexityRoot.QuestionConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionConnection.Nodes(childComplexity), true
+	case "QuestionConnection.pageInfo":
+		if e.ComplexityRoot.QuestionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionConnection.PageInfo(childComplexity), true
+	case "QuestionConnection.totalCount":
+		if e.ComplexityRoot.QuestionConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionConnection.TotalCount(childComplexity), true
+
+	case "QuestionEdge.cursor":
+		if e.ComplexityRoot.QuestionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionEdge.Cursor(childComplexity), true
+	case "QuestionEdge.node":
+		if e.ComplexityRoot.QuestionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionEdge.Node(childComplexity), true
+
+	case "QuestionExpired.agent":
+		if e.ComplexityRoot.QuestionExpired.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionExpired.Agent(childComplexity), true
+	case "QuestionExpired.cursor":
+		if e.ComplexityRoot.QuestionExpired.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionExpired.Cursor(childComplexity), true
+	case "QuestionExpired.occurredAt":
+		if e.ComplexityRoot.QuestionExpired.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionExpired.OccurredAt(childComplexity), true
+	case "QuestionExpired.project":
+		if e.ComplexityRoot.QuestionExpired.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionExpired.Project(childComplexity), true
+	case "QuestionExpired.question":
+		if e.ComplexityRoot.QuestionExpired.Question == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionExpired.Question(childComplexity), true
+	case "QuestionExpired.run":
+		if e.ComplexityRoot.QuestionExpired.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionExpired.Run(childComplexity), true
+	case "QuestionExpired.task":
+		if e.ComplexityRoot.QuestionExpired.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionExpired.Task(childComplexity), true
+	case "QuestionExpired.timeoutAction":
+		if e.ComplexityRoot.QuestionExpired.TimeoutAction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionExpired.TimeoutAction(childComplexity), true
+	case "QuestionExpired.type":
+		if e.ComplexityRoot.QuestionExpired.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionExpired.Type(childComplexity), true
+
+	case "QuestionOption.description":
+		if e.ComplexityRoot.QuestionOption.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionOption.Description(childComplexity), true
+	case "QuestionOption.label":
+		if e.ComplexityRoot.QuestionOption.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionOption.Label(childComplexity), true
+	case "QuestionOption.value":
+		if e.ComplexityRoot.QuestionOption.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionOption.Value(childComplexity), true
+
+	case "QuestionSkipped.agent":
+		if e.ComplexityRoot.QuestionSkipped.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionSkipped.Agent(childComplexity), true
+	case "QuestionSkipped.cursor":
+		if e.ComplexityRoot.QuestionSkipped.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionSkipped.Cursor(childComplexity), true
+	case "QuestionSkipped.occurredAt":
+		if e.ComplexityRoot.QuestionSkipped.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionSkipped.OccurredAt(childComplexity), true
+	case "QuestionSkipped.project":
+		if e.ComplexityRoot.QuestionSkipped.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionSkipped.Project(childComplexity), true
+	case "QuestionSkipped.question":
+		if e.ComplexityRoot.QuestionSkipped.Question == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionSkipped.Question(childComplexity), true
+	case "QuestionSkipped.reason":
+		if e.ComplexityRoot.QuestionSkipped.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionSkipped.Reason(childComplexity), true
+	case "QuestionSkipped.run":
+		if e.ComplexityRoot.QuestionSkipped.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionSkipped.Run(childComplexity), true
+	case "QuestionSkipped.task":
+		if e.ComplexityRoot.QuestionSkipped.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionSkipped.Task(childComplexity), true
+	case "QuestionSkipped.type":
+		if e.ComplexityRoot.QuestionSkipped.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuestionSkipped.Type(childComplexity), true
 
 	case "ReasoningExecution.coherenceThreshold":
 		if e.ComplexityRoot.ReasoningExecution.CoherenceThreshold == nil {
@@ -7248,6 +7912,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SetTaskProfilePayload.Profile(childComplexity), true
 
+	case "SkipQuestionPayload.question":
+		if e.ComplexityRoot.SkipQuestionPayload.Question == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SkipQuestionPayload.Question(childComplexity), true
+
 	case "StartExecutionPassPayload.pass":
 		if e.ComplexityRoot.StartExecutionPassPayload.Pass == nil {
 			break
@@ -7702,6 +8373,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Task.Project(childComplexity), true
+	case "Task.questions":
+		if e.ComplexityRoot.Task.Questions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.Questions(childComplexity), true
 	case "Task.relationships":
 		if e.ComplexityRoot.Task.Relationships == nil {
 			break
@@ -8344,6 +9021,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TaskList.Project(childComplexity), true
+	case "TaskList.questions":
+		if e.ComplexityRoot.TaskList.Questions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskList.Questions(childComplexity), true
 	case "TaskList.runs":
 		if e.ComplexityRoot.TaskList.Runs == nil {
 			break
@@ -9952,7 +10635,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAddTaskRelationshipInput,
 		ec.unmarshalInputAddTasksToListInput,
 		ec.unmarshalInputAdvanceIdeaInput,
+		ec.unmarshalInputAnswerQuestionInput,
 		ec.unmarshalInputAppendExecutionLogInput,
+		ec.unmarshalInputAskQuestionInput,
 		ec.unmarshalInputClaimExampleInput,
 		ec.unmarshalInputClaimTaskInput,
 		ec.unmarshalInputCompleteExampleInput,
@@ -9995,6 +10680,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputParameterInput,
 		ec.unmarshalInputPauseTaskAgentInput,
 		ec.unmarshalInputProjectFilter,
+		ec.unmarshalInputQuestionFilter,
+		ec.unmarshalInputQuestionOptionInput,
 		ec.unmarshalInputReasoningStepInput,
 		ec.unmarshalInputRecordConvergenceAssessmentInput,
 		ec.unmarshalInputRecordRefinementInput,
@@ -10012,6 +10699,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSetGroupingWeightsInput,
 		ec.unmarshalInputSetReasoningStepsInput,
 		ec.unmarshalInputSetTaskProfileInput,
+		ec.unmarshalInputSkipQuestionInput,
 		ec.unmarshalInputStartExecutionPassInput,
 		ec.unmarshalInputStartExecutionRunInput,
 		ec.unmarshalInputStartReasoningExecutionInput,
@@ -10119,7 +10807,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/grouping.graphqls" "schema/ideas.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/reasoning.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls" "schema/validation.graphqls"
+//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/grouping.graphqls" "schema/ideas.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/questions.graphqls" "schema/reasoning.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls" "schema/validation.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -10186,6 +10874,7 @@ type Mutation {
 	{Name: "schema/ideas.graphqls", Input: sourceData("schema/ideas.graphqls"), BuiltIn: false},
 	{Name: "schema/planning.graphqls", Input: sourceData("schema/planning.graphqls"), BuiltIn: false},
 	{Name: "schema/projects.graphqls", Input: sourceData("schema/projects.graphqls"), BuiltIn: false},
+	{Name: "schema/questions.graphqls", Input: sourceData("schema/questions.graphqls"), BuiltIn: false},
 	{Name: "schema/reasoning.graphqls", Input: sourceData("schema/reasoning.graphqls"), BuiltIn: false},
 	{Name: "schema/tasklists.graphqls", Input: sourceData("schema/tasklists.graphqls"), BuiltIn: false},
 	{Name: "schema/tasks.graphqls", Input: sourceData("schema/tasks.graphqls"), BuiltIn: false},
@@ -10488,6 +11177,14 @@ func (ec *executionContext) childFields_AdvanceIdeaPayload(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type AdvanceIdeaPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_AnswerQuestionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "question":
+		return ec.fieldContext_AnswerQuestionPayload_question(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AnswerQuestionPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_ApiToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -10516,6 +11213,14 @@ func (ec *executionContext) childFields_AppendExecutionLogPayload(ctx context.Co
 		return ec.fieldContext_AppendExecutionLogPayload_execution(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AppendExecutionLogPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_AskQuestionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "question":
+		return ec.fieldContext_AskQuestionPayload_question(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AskQuestionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_BuildAgent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10558,6 +11263,8 @@ func (ec *executionContext) childFields_BuildAgent(ctx context.Context, field gr
 		return ec.fieldContext_BuildAgent_execution(ctx, field)
 	case "heartbeats":
 		return ec.fieldContext_BuildAgent_heartbeats(ctx, field)
+	case "waitingOn":
+		return ec.fieldContext_BuildAgent_waitingOn(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BuildAgent", field.Name)
 }
@@ -11068,6 +11775,8 @@ func (ec *executionContext) childFields_ExecutionRun(ctx context.Context, field 
 		return ec.fieldContext_ExecutionRun_executions(ctx, field)
 	case "events":
 		return ec.fieldContext_ExecutionRun_events(ctx, field)
+	case "questions":
+		return ec.fieldContext_ExecutionRun_questions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ExecutionRun", field.Name)
 }
@@ -11514,6 +12223,8 @@ func (ec *executionContext) childFields_Project(ctx context.Context, field graph
 		return ec.fieldContext_Project_groupingSuggestions(ctx, field)
 	case "taskAgents":
 		return ec.fieldContext_Project_taskAgents(ctx, field)
+	case "pendingQuestionCount":
+		return ec.fieldContext_Project_pendingQuestionCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Project", field.Name)
 }
@@ -11540,6 +12251,92 @@ func (ec *executionContext) childFields_ProjectEdge(ctx context.Context, field g
 		return ec.fieldContext_ProjectEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProjectEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Question(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Question_id(ctx, field)
+	case "project":
+		return ec.fieldContext_Question_project(ctx, field)
+	case "taskList":
+		return ec.fieldContext_Question_taskList(ctx, field)
+	case "task":
+		return ec.fieldContext_Question_task(ctx, field)
+	case "run":
+		return ec.fieldContext_Question_run(ctx, field)
+	case "agent":
+		return ec.fieldContext_Question_agent(ctx, field)
+	case "questionType":
+		return ec.fieldContext_Question_questionType(ctx, field)
+	case "priority":
+		return ec.fieldContext_Question_priority(ctx, field)
+	case "questionText":
+		return ec.fieldContext_Question_questionText(ctx, field)
+	case "options":
+		return ec.fieldContext_Question_options(ctx, field)
+	case "defaultAnswer":
+		return ec.fieldContext_Question_defaultAnswer(ctx, field)
+	case "blocking":
+		return ec.fieldContext_Question_blocking(ctx, field)
+	case "callbackData":
+		return ec.fieldContext_Question_callbackData(ctx, field)
+	case "telegramMessageId":
+		return ec.fieldContext_Question_telegramMessageId(ctx, field)
+	case "status":
+		return ec.fieldContext_Question_status(ctx, field)
+	case "answer":
+		return ec.fieldContext_Question_answer(ctx, field)
+	case "answeredAt":
+		return ec.fieldContext_Question_answeredAt(ctx, field)
+	case "answeredBy":
+		return ec.fieldContext_Question_answeredBy(ctx, field)
+	case "answeredByTimeout":
+		return ec.fieldContext_Question_answeredByTimeout(ctx, field)
+	case "timeoutAction":
+		return ec.fieldContext_Question_timeoutAction(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Question_expiresAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Question_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Question", field.Name)
+}
+
+func (ec *executionContext) childFields_QuestionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_QuestionConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_QuestionConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_QuestionConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_QuestionConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QuestionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_QuestionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_QuestionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_QuestionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QuestionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_QuestionOption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "value":
+		return ec.fieldContext_QuestionOption_value(ctx, field)
+	case "label":
+		return ec.fieldContext_QuestionOption_label(ctx, field)
+	case "description":
+		return ec.fieldContext_QuestionOption_description(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QuestionOption", field.Name)
 }
 
 func (ec *executionContext) childFields_ReasoningExecution(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11876,6 +12673,14 @@ func (ec *executionContext) childFields_SetTaskProfilePayload(ctx context.Contex
 	return nil, fmt.Errorf("no field named %q was found under type SetTaskProfilePayload", field.Name)
 }
 
+func (ec *executionContext) childFields_SkipQuestionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "question":
+		return ec.fieldContext_SkipQuestionPayload_question(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SkipQuestionPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_StartExecutionPassPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "pass":
@@ -12044,6 +12849,8 @@ func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.
 		return ec.fieldContext_Task_fileImpacts(ctx, field)
 	case "conflicts":
 		return ec.fieldContext_Task_conflicts(ctx, field)
+	case "questions":
+		return ec.fieldContext_Task_questions(ctx, field)
 	case "validation":
 		return ec.fieldContext_Task_validation(ctx, field)
 	}
@@ -12250,6 +13057,8 @@ func (ec *executionContext) childFields_TaskList(ctx context.Context, field grap
 		return ec.fieldContext_TaskList_runs(ctx, field)
 	case "parallelismAnalysis":
 		return ec.fieldContext_TaskList_parallelismAnalysis(ctx, field)
+	case "questions":
+		return ec.fieldContext_TaskList_questions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TaskList", field.Name)
 }
@@ -13332,12 +14141,40 @@ func (ec *executionContext) field_Mutation_advanceIdea_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_answerQuestion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.AnswerQuestionInput, error) {
+			return ec.unmarshalNAnswerQuestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAnswerQuestionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_appendExecutionLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.AppendExecutionLogInput, error) {
 			return ec.unmarshalNAppendExecutionLogInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAppendExecutionLogInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_askQuestion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.AskQuestionInput, error) {
+			return ec.unmarshalNAskQuestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAskQuestionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14144,6 +14981,20 @@ func (ec *executionContext) field_Mutation_setTaskProfile_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_skipQuestion_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.SkipQuestionInput, error) {
+			return ec.unmarshalNSkipQuestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSkipQuestionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_startExecutionPass_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14725,6 +15576,74 @@ func (ec *executionContext) field_Query_projects_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["filter"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_question_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_questions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*domain.QuestionsFilterInput, error) {
+			return ec.unmarshalOQuestionFilter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionsFilterInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg5
 	return args, nil
 }
 
@@ -18195,6 +19114,38 @@ func (ec *executionContext) fieldContext_AgentTerminated_attemptNumber(_ context
 	return graphql.NewScalarFieldContext("AgentTerminated", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _AnswerQuestionPayload_question(ctx context.Context, field graphql.CollectedField, obj *model.AnswerQuestionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AnswerQuestionPayload_question(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Question, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AnswerQuestionPayload_question(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AnswerQuestionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ApiToken_id(ctx context.Context, field graphql.CollectedField, obj *domain.APIToken) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18424,6 +19375,38 @@ func (ec *executionContext) fieldContext_AppendExecutionLogPayload_execution(_ c
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TaskExecution(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AskQuestionPayload_question(ctx context.Context, field graphql.CollectedField, obj *model.AskQuestionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AskQuestionPayload_question(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Question, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AskQuestionPayload_question(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AskQuestionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
 		},
 	}
 	return fc, nil
@@ -18910,6 +19893,38 @@ func (ec *executionContext) fieldContext_BuildAgent_heartbeats(ctx context.Conte
 	if fc.Args, err = ec.field_BuildAgent_heartbeats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BuildAgent_waitingOn(ctx context.Context, field graphql.CollectedField, obj *domain.BuildAgent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BuildAgent_waitingOn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BuildAgent().WaitingOn(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+			return ec.marshalOQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BuildAgent_waitingOn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BuildAgent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -22714,6 +23729,38 @@ func (ec *executionContext) fieldContext_ExecutionRun_events(ctx context.Context
 	if fc.Args, err = ec.field_ExecutionRun_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExecutionRun_questions(ctx context.Context, field graphql.CollectedField, obj *domain.ExecutionRun) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExecutionRun_questions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ExecutionRun().Questions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExecutionRun_questions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExecutionRun",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -27703,6 +28750,138 @@ func (ec *executionContext) fieldContext_Mutation_createIdea(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_askQuestion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_askQuestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AskQuestion(ctx, fc.Args["input"].(domain.AskQuestionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AskQuestionPayload) graphql.Marshaler {
+			return ec.marshalNAskQuestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAskQuestionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_askQuestion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AskQuestionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_askQuestion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_answerQuestion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_answerQuestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnswerQuestion(ctx, fc.Args["input"].(domain.AnswerQuestionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AnswerQuestionPayload) graphql.Marshaler {
+			return ec.marshalNAnswerQuestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAnswerQuestionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_answerQuestion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AnswerQuestionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_answerQuestion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_skipQuestion(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_skipQuestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SkipQuestion(ctx, fc.Args["input"].(domain.SkipQuestionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SkipQuestionPayload) graphql.Marshaler {
+			return ec.marshalNSkipQuestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSkipQuestionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_skipQuestion(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SkipQuestionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_skipQuestion_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_startReasoningExecution(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -30760,6 +31939,29 @@ func (ec *executionContext) fieldContext_Project_taskAgents(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Project_pendingQuestionCount(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Project_pendingQuestionCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Project().PendingQuestionCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Project_pendingQuestionCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Project", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _ProjectConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ProjectConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31406,6 +32608,94 @@ func (ec *executionContext) fieldContext_Query_project(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_question(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_question(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Question(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+			return ec.marshalOQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_question(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_question_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_questions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_questions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Questions(ctx, fc.Args["projectId"].(string), fc.Args["filter"].(*domain.QuestionsFilterInput), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.QuestionConnection) graphql.Marshaler {
+			return ec.marshalNQuestionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQuestionConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_questions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QuestionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_questions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_reasoningExecution(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31788,6 +33078,1826 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Question_id(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Question_project(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Question().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Question",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Question_taskList(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_taskList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Question().TaskList(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskList) graphql.Marshaler {
+			return ec.marshalOTaskList2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskList(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Question_taskList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Question",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskList(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Question_task(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Question().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Question_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Question",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Question_run(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Question().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Question_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Question",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Question_agent(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Question().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Question_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Question",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Question_questionType(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_questionType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QuestionType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.QuestionType) graphql.Marshaler {
+			return ec.marshalNQuestionType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_questionType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type QuestionType does not have child fields"))
+}
+
+func (ec *executionContext) _Question_priority(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_priority(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Priority, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.QuestionPriority) graphql.Marshaler {
+			return ec.marshalNQuestionPriority2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionPriority(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_priority(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type QuestionPriority does not have child fields"))
+}
+
+func (ec *executionContext) _Question_questionText(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_questionText(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QuestionText, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_questionText(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Question_options(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_options(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Question().Options(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.QuestionOption) graphql.Marshaler {
+			return ec.marshalNQuestionOption2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionOptionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_options(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Question",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QuestionOption(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Question_defaultAnswer(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_defaultAnswer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefaultAnswer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Question_defaultAnswer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Question_blocking(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_blocking(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Blocking, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_blocking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Question_callbackData(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_callbackData(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CallbackData, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_callbackData(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Question_telegramMessageId(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_telegramMessageId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TelegramMessageID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Question_telegramMessageId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Question_status(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.QuestionStatus) graphql.Marshaler {
+			return ec.marshalNQuestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type QuestionStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Question_answer(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_answer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Answer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Question_answer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Question_answeredAt(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_answeredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnsweredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Question_answeredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Question_answeredBy(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_answeredBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Question().AnsweredBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Question_answeredBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Question",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Question_answeredByTimeout(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_answeredByTimeout(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AnsweredByTimeout, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_answeredByTimeout(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Question_timeoutAction(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_timeoutAction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeoutAction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.QuestionTimeoutAction) graphql.Marshaler {
+			return ec.marshalNQuestionTimeoutAction2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionTimeoutAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_timeoutAction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type QuestionTimeoutAction does not have child fields"))
+}
+
+func (ec *executionContext) _Question_expiresAt(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Question_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Question_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Question) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Question_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Question_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Question", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionAnswered_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAnsweredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAnswered_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAnswered_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionAnswered", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionAnswered_type(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAnsweredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAnswered_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAnswered_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionAnswered", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionAnswered_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAnsweredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAnswered_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAnswered_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionAnswered", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionAnswered_project(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAnsweredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAnswered_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionAnswered().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAnswered_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionAnswered",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionAnswered_task(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAnsweredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAnswered_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionAnswered().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAnswered_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionAnswered",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionAnswered_run(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAnsweredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAnswered_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionAnswered().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAnswered_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionAnswered",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionAnswered_agent(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAnsweredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAnswered_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionAnswered().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAnswered_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionAnswered",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionAnswered_question(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAnsweredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAnswered_question(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionAnswered().Question(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAnswered_question(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionAnswered",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionAnswered_answer(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAnsweredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAnswered_answer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Answer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAnswered_answer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionAnswered", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionAnswered_byTimeout(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAnsweredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAnswered_byTimeout(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByTimeout, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAnswered_byTimeout(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionAnswered", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionAsked_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAskedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAsked_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAsked_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionAsked", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionAsked_type(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAskedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAsked_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAsked_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionAsked", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionAsked_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAskedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAsked_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAsked_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionAsked", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionAsked_project(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAskedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAsked_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionAsked().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAsked_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionAsked",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionAsked_task(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAskedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAsked_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionAsked().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAsked_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionAsked",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionAsked_run(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAskedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAsked_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionAsked().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAsked_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionAsked",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionAsked_agent(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAskedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAsked_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionAsked().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAsked_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionAsked",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionAsked_question(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionAskedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionAsked_question(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionAsked().Question(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionAsked_question(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionAsked",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.QuestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.QuestionEdge) graphql.Marshaler {
+			return ec.marshalNQuestionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQuestionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QuestionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.QuestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.QuestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.QuestionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.QuestionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.QuestionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionExpired_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionExpiredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionExpired_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionExpired_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionExpired", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionExpired_type(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionExpiredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionExpired_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionExpired_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionExpired", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionExpired_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionExpiredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionExpired_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionExpired_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionExpired", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionExpired_project(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionExpiredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionExpired_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionExpired().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionExpired_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionExpired",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionExpired_task(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionExpiredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionExpired_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionExpired().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionExpired_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionExpired",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionExpired_run(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionExpiredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionExpired_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionExpired().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionExpired_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionExpired",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionExpired_agent(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionExpiredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionExpired_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionExpired().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionExpired_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionExpired",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionExpired_question(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionExpiredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionExpired_question(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionExpired().Question(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionExpired_question(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionExpired",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionExpired_timeoutAction(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionExpiredEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionExpired_timeoutAction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeoutAction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.QuestionTimeoutAction) graphql.Marshaler {
+			return ec.marshalNQuestionTimeoutAction2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionTimeoutAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionExpired_timeoutAction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionExpired", field, false, false, errors.New("field of type QuestionTimeoutAction does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionOption_value(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionOption_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionOption_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionOption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionOption_label(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionOption_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionOption_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionOption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionOption_description(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionOption_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionOption_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionOption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionSkipped_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionSkippedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionSkipped_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionSkipped_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionSkipped", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionSkipped_type(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionSkippedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionSkipped_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionSkipped_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionSkipped", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionSkipped_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionSkippedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionSkipped_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionSkipped_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionSkipped", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QuestionSkipped_project(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionSkippedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionSkipped_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionSkipped().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionSkipped_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionSkipped",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionSkipped_task(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionSkippedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionSkipped_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionSkipped().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionSkipped_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionSkipped",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionSkipped_run(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionSkippedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionSkipped_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionSkipped().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionSkipped_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionSkipped",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionSkipped_agent(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionSkippedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionSkipped_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionSkipped().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionSkipped_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionSkipped",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionSkipped_question(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionSkippedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionSkipped_question(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QuestionSkipped().Question(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionSkipped_question(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuestionSkipped",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuestionSkipped_reason(ctx context.Context, field graphql.CollectedField, obj *domain.QuestionSkippedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuestionSkipped_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuestionSkipped_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuestionSkipped", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ReasoningExecution_id(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
@@ -36086,6 +39196,38 @@ func (ec *executionContext) fieldContext_SetTaskProfilePayload_profile(_ context
 	return fc, nil
 }
 
+func (ec *executionContext) _SkipQuestionPayload_question(ctx context.Context, field graphql.CollectedField, obj *model.SkipQuestionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SkipQuestionPayload_question(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Question, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SkipQuestionPayload_question(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SkipQuestionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _StartExecutionPassPayload_pass(ctx context.Context, field graphql.CollectedField, obj *model.StartExecutionPassPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -38370,6 +41512,38 @@ func (ec *executionContext) fieldContext_Task_conflicts(_ context.Context, field
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ParallelismAnalysis(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Task_questions(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_questions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Task().Questions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_questions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Task",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
 		},
 	}
 	return fc, nil
@@ -40920,6 +44094,38 @@ func (ec *executionContext) fieldContext_TaskList_parallelismAnalysis(ctx contex
 	if fc.Args, err = ec.field_TaskList_parallelismAnalysis_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TaskList_questions(ctx context.Context, field graphql.CollectedField, obj *domain.TaskList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskList_questions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TaskList().Questions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Question) graphql.Marshaler {
+			return ec.marshalNQuestion2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskList_questions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Question(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -48752,6 +51958,50 @@ func (ec *executionContext) unmarshalInputAdvanceIdeaInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAnswerQuestionInput(ctx context.Context, obj any) (domain.AnswerQuestionInput, error) {
+	var it domain.AnswerQuestionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "callbackData", "answer"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "callbackData":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("callbackData"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CallbackData = data
+		case "answer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("answer"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Answer = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAppendExecutionLogInput(ctx context.Context, obj any) (domain.AppendExecutionLogInput, error) {
 	var it domain.AppendExecutionLogInput
 	if obj == nil {
@@ -48784,6 +52034,106 @@ func (ec *executionContext) unmarshalInputAppendExecutionLogInput(ctx context.Co
 				return it, err
 			}
 			it.Lines = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAskQuestionInput(ctx context.Context, obj any) (domain.AskQuestionInput, error) {
+	var it domain.AskQuestionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"agentId", "taskId", "taskListId", "questionType", "priority", "questionText", "options", "defaultAnswer", "blocking", "timeoutAction", "expiresAt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "agentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentID = data
+		case "taskId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskID = data
+		case "taskListId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskListId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskListID = data
+		case "questionType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("questionType"))
+			data, err := ec.unmarshalNQuestionType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QuestionType = data
+		case "priority":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priority"))
+			data, err := ec.unmarshalOQuestionPriority2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionPriority(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Priority = data
+		case "questionText":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("questionText"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QuestionText = data
+		case "options":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("options"))
+			data, err := ec.unmarshalOQuestionOptionInput2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionOptionInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Options = data
+		case "defaultAnswer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultAnswer"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultAnswer = data
+		case "blocking":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("blocking"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Blocking = data
+		case "timeoutAction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeoutAction"))
+			data, err := ec.unmarshalOQuestionTimeoutAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionTimeoutAction(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeoutAction = data
+		case "expiresAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresAt = data
 		}
 	}
 	return it, nil
@@ -50847,6 +54197,115 @@ func (ec *executionContext) unmarshalInputProjectFilter(ctx context.Context, obj
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputQuestionFilter(ctx context.Context, obj any) (domain.QuestionsFilterInput, error) {
+	var it domain.QuestionsFilterInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "priority", "questionType", "taskListId", "runId", "taskId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOQuestionStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "priority":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priority"))
+			data, err := ec.unmarshalOQuestionPriority2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionPriorityᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Priority = data
+		case "questionType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("questionType"))
+			data, err := ec.unmarshalOQuestionType2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QuestionType = data
+		case "taskListId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskListId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskListID = data
+		case "runId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("runId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RunID = data
+		case "taskId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputQuestionOptionInput(ctx context.Context, obj any) (domain.QuestionOptionInput, error) {
+	var it domain.QuestionOptionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"value", "label", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "value":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("value"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Value = data
+		case "label":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("label"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Label = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputReasoningStepInput(ctx context.Context, obj any) (domain.ReasoningStepInput, error) {
 	var it domain.ReasoningStepInput
 	if obj == nil {
@@ -51709,6 +55168,43 @@ func (ec *executionContext) unmarshalInputSetTaskProfileInput(ctx context.Contex
 				return it, err
 			}
 			it.RawInference = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSkipQuestionInput(ctx context.Context, obj any) (domain.SkipQuestionInput, error) {
+	var it domain.SkipQuestionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "reason"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		}
 	}
 	return it, nil
@@ -52819,6 +56315,26 @@ func (ec *executionContext) _ExecutionEvent(ctx context.Context, sel ast.Selecti
 			return graphql.Null
 		}
 		return ec._ReasoningFinished(ctx, sel, obj)
+	case *domain.QuestionSkippedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._QuestionSkipped(ctx, sel, obj)
+	case *domain.QuestionExpiredEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._QuestionExpired(ctx, sel, obj)
+	case *domain.QuestionAskedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._QuestionAsked(ctx, sel, obj)
+	case *domain.QuestionAnsweredEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._QuestionAnswered(ctx, sel, obj)
 	case *domain.PassStartedEvent:
 		if obj == nil {
 			return graphql.Null
@@ -52982,6 +56498,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._ReasoningExecution(ctx, sel, obj)
+	case *domain.Question:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Question(ctx, sel, obj)
 	case *domain.Project:
 		if obj == nil {
 			return graphql.Null
@@ -55291,6 +58812,44 @@ func (ec *executionContext) _AgentTerminated(ctx context.Context, sel ast.Select
 	return out
 }
 
+var answerQuestionPayloadImplementors = []string{"AnswerQuestionPayload"}
+
+func (ec *executionContext) _AnswerQuestionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AnswerQuestionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, answerQuestionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AnswerQuestionPayload")
+		case "question":
+			out.Values[i] = ec._AnswerQuestionPayload_question(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var apiTokenImplementors = []string{"ApiToken", "Node"}
 
 func (ec *executionContext) _ApiToken(ctx context.Context, sel ast.SelectionSet, obj *domain.APIToken) graphql.Marshaler {
@@ -55444,6 +59003,44 @@ func (ec *executionContext) _AppendExecutionLogPayload(ctx context.Context, sel 
 			out.Values[i] = graphql.MarshalString("AppendExecutionLogPayload")
 		case "execution":
 			out.Values[i] = ec._AppendExecutionLogPayload_execution(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var askQuestionPayloadImplementors = []string{"AskQuestionPayload"}
+
+func (ec *executionContext) _AskQuestionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AskQuestionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, askQuestionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AskQuestionPayload")
+		case "question":
+			out.Values[i] = ec._AskQuestionPayload_question(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -55680,6 +59277,44 @@ func (ec *executionContext) _BuildAgent(ctx context.Context, sel ast.SelectionSe
 				}()
 				res = ec._BuildAgent_heartbeats(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "waitingOn":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BuildAgent_waitingOn(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -58755,6 +62390,44 @@ func (ec *executionContext) _ExecutionRun(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "questions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ExecutionRun_questions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -61103,6 +64776,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "askQuestion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_askQuestion(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "answerQuestion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_answerQuestion(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "skipQuestion":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_skipQuestion(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "startReasoningExecution":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_startReasoningExecution(ctx, field)
@@ -62874,6 +66568,44 @@ func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pendingQuestionCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Project_pendingQuestionCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -63286,6 +67018,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "question":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_question(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "questions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_questions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "reasoningExecution":
 			field := field
 
@@ -63451,6 +67227,1529 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___schema(ctx, field)
 			})
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var questionImplementors = []string{"Question", "Node"}
+
+func (ec *executionContext) _Question(ctx context.Context, sel ast.SelectionSet, obj *domain.Question) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, questionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Question")
+		case "id":
+			out.Values[i] = ec._Question_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Question_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Question_taskList(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Question_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Question_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Question_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "questionType":
+			out.Values[i] = ec._Question_questionType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "priority":
+			out.Values[i] = ec._Question_priority(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "questionText":
+			out.Values[i] = ec._Question_questionText(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "options":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Question_options(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "defaultAnswer":
+			out.Values[i] = ec._Question_defaultAnswer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blocking":
+			out.Values[i] = ec._Question_blocking(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "callbackData":
+			out.Values[i] = ec._Question_callbackData(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "telegramMessageId":
+			out.Values[i] = ec._Question_telegramMessageId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Question_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "answer":
+			out.Values[i] = ec._Question_answer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "answeredAt":
+			out.Values[i] = ec._Question_answeredAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "answeredBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Question_answeredBy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "answeredByTimeout":
+			out.Values[i] = ec._Question_answeredByTimeout(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "timeoutAction":
+			out.Values[i] = ec._Question_timeoutAction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._Question_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Question_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var questionAnsweredImplementors = []string{"QuestionAnswered", "ExecutionEvent"}
+
+func (ec *executionContext) _QuestionAnswered(ctx context.Context, sel ast.SelectionSet, obj *domain.QuestionAnsweredEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, questionAnsweredImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuestionAnswered")
+		case "cursor":
+			out.Values[i] = ec._QuestionAnswered_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._QuestionAnswered_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._QuestionAnswered_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionAnswered_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionAnswered_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionAnswered_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionAnswered_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "question":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionAnswered_question(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "answer":
+			out.Values[i] = ec._QuestionAnswered_answer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "byTimeout":
+			out.Values[i] = ec._QuestionAnswered_byTimeout(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var questionAskedImplementors = []string{"QuestionAsked", "ExecutionEvent"}
+
+func (ec *executionContext) _QuestionAsked(ctx context.Context, sel ast.SelectionSet, obj *domain.QuestionAskedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, questionAskedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuestionAsked")
+		case "cursor":
+			out.Values[i] = ec._QuestionAsked_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._QuestionAsked_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._QuestionAsked_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionAsked_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionAsked_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionAsked_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionAsked_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "question":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionAsked_question(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var questionConnectionImplementors = []string{"QuestionConnection"}
+
+func (ec *executionContext) _QuestionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.QuestionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, questionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuestionConnection")
+		case "edges":
+			out.Values[i] = ec._QuestionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._QuestionConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._QuestionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var questionEdgeImplementors = []string{"QuestionEdge"}
+
+func (ec *executionContext) _QuestionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.QuestionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, questionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuestionEdge")
+		case "cursor":
+			out.Values[i] = ec._QuestionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._QuestionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var questionExpiredImplementors = []string{"QuestionExpired", "ExecutionEvent"}
+
+func (ec *executionContext) _QuestionExpired(ctx context.Context, sel ast.SelectionSet, obj *domain.QuestionExpiredEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, questionExpiredImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuestionExpired")
+		case "cursor":
+			out.Values[i] = ec._QuestionExpired_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._QuestionExpired_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._QuestionExpired_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionExpired_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionExpired_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionExpired_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionExpired_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "question":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionExpired_question(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "timeoutAction":
+			out.Values[i] = ec._QuestionExpired_timeoutAction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var questionOptionImplementors = []string{"QuestionOption"}
+
+func (ec *executionContext) _QuestionOption(ctx context.Context, sel ast.SelectionSet, obj *domain.QuestionOption) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, questionOptionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuestionOption")
+		case "value":
+			out.Values[i] = ec._QuestionOption_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._QuestionOption_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._QuestionOption_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var questionSkippedImplementors = []string{"QuestionSkipped", "ExecutionEvent"}
+
+func (ec *executionContext) _QuestionSkipped(ctx context.Context, sel ast.SelectionSet, obj *domain.QuestionSkippedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, questionSkippedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuestionSkipped")
+		case "cursor":
+			out.Values[i] = ec._QuestionSkipped_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._QuestionSkipped_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._QuestionSkipped_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionSkipped_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionSkipped_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionSkipped_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionSkipped_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "question":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QuestionSkipped_question(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "reason":
+			out.Values[i] = ec._QuestionSkipped_reason(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -66976,6 +72275,44 @@ func (ec *executionContext) _SetTaskProfilePayload(ctx context.Context, sel ast.
 	return out
 }
 
+var skipQuestionPayloadImplementors = []string{"SkipQuestionPayload"}
+
+func (ec *executionContext) _SkipQuestionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SkipQuestionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, skipQuestionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SkipQuestionPayload")
+		case "question":
+			out.Values[i] = ec._SkipQuestionPayload_question(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var startExecutionPassPayloadImplementors = []string{"StartExecutionPassPayload"}
 
 func (ec *executionContext) _StartExecutionPassPayload(ctx context.Context, sel ast.SelectionSet, obj *model.StartExecutionPassPayload) graphql.Marshaler {
@@ -68824,6 +74161,44 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "questions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Task_questions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "validation":
 			field := field
 
@@ -70535,6 +75910,44 @@ func (ec *executionContext) _TaskList(ctx context.Context, sel ast.SelectionSet,
 					}
 				}()
 				res = ec._TaskList_parallelismAnalysis(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "questions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TaskList_questions(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -75960,6 +81373,21 @@ func (ec *executionContext) marshalNAgentStatus2githubᚗcomᚋtaskgraphᚋtaskg
 	return res
 }
 
+func (ec *executionContext) unmarshalNAnswerQuestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAnswerQuestionInput(ctx context.Context, v any) (domain.AnswerQuestionInput, error) {
+	res, err := ec.unmarshalInputAnswerQuestionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAnswerQuestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAnswerQuestionPayload(ctx context.Context, sel ast.SelectionSet, v *model.AnswerQuestionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AnswerQuestionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNApiToken2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAPITokenᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.APIToken) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -76016,6 +81444,21 @@ func (ec *executionContext) marshalNArtifactType2githubᚗcomᚋtaskgraphᚋtask
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNAskQuestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAskQuestionInput(ctx context.Context, v any) (domain.AskQuestionInput, error) {
+	res, err := ec.unmarshalInputAskQuestionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAskQuestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAskQuestionPayload(ctx context.Context, sel ast.SelectionSet, v *model.AskQuestionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AskQuestionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNBlockType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBlockType(ctx context.Context, v any) (domain.BlockType, error) {
@@ -77810,6 +83253,167 @@ func (ec *executionContext) marshalNProvider2githubᚗcomᚋtaskgraphᚋtaskgrap
 	return res
 }
 
+func (ec *executionContext) marshalNQuestion2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Question) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx context.Context, sel ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Question(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNQuestionConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQuestionConnection(ctx context.Context, sel ast.SelectionSet, v *model.QuestionConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._QuestionConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNQuestionEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQuestionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.QuestionEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQuestionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQuestionEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNQuestionEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQuestionEdge(ctx context.Context, sel ast.SelectionSet, v *model.QuestionEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._QuestionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNQuestionOption2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.QuestionOption) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQuestionOption2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionOption(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNQuestionOption2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionOption(ctx context.Context, sel ast.SelectionSet, v *domain.QuestionOption) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._QuestionOption(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNQuestionOptionInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionOptionInput(ctx context.Context, v any) (*domain.QuestionOptionInput, error) {
+	res, err := ec.unmarshalInputQuestionOptionInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNQuestionPriority2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionPriority(ctx context.Context, v any) (domain.QuestionPriority, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.QuestionPriority(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNQuestionPriority2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionPriority(ctx context.Context, sel ast.SelectionSet, v domain.QuestionPriority) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNQuestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionStatus(ctx context.Context, v any) (domain.QuestionStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.QuestionStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNQuestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionStatus(ctx context.Context, sel ast.SelectionSet, v domain.QuestionStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNQuestionTimeoutAction2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionTimeoutAction(ctx context.Context, v any) (domain.QuestionTimeoutAction, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.QuestionTimeoutAction(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNQuestionTimeoutAction2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionTimeoutAction(ctx context.Context, sel ast.SelectionSet, v domain.QuestionTimeoutAction) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNQuestionType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionType(ctx context.Context, v any) (domain.QuestionType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.QuestionType(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNQuestionType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionType(ctx context.Context, sel ast.SelectionSet, v domain.QuestionType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNReasoningExecution2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecutionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ReasoningExecution) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -78406,6 +84010,21 @@ func (ec *executionContext) marshalNSetTaskProfilePayload2ᚖgithubᚗcomᚋtask
 		return graphql.Null
 	}
 	return ec._SetTaskProfilePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSkipQuestionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSkipQuestionInput(ctx context.Context, v any) (domain.SkipQuestionInput, error) {
+	res, err := ec.unmarshalInputSkipQuestionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSkipQuestionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSkipQuestionPayload(ctx context.Context, sel ast.SelectionSet, v *model.SkipQuestionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SkipQuestionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNStartExecutionPassInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐStartExecutionPassInput(ctx context.Context, v any) (domain.StartExecutionPassInput, error) {
@@ -80560,6 +86179,184 @@ func (ec *executionContext) marshalOProjectStatus2ᚖgithubᚗcomᚋtaskgraphᚋ
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) marshalOQuestion2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestion(ctx context.Context, sel ast.SelectionSet, v *domain.Question) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Question(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOQuestionFilter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionsFilterInput(ctx context.Context, v any) (*domain.QuestionsFilterInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputQuestionFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOQuestionOptionInput2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionOptionInputᚄ(ctx context.Context, v any) ([]*domain.QuestionOptionInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*domain.QuestionOptionInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNQuestionOptionInput2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionOptionInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOQuestionPriority2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionPriorityᚄ(ctx context.Context, v any) ([]domain.QuestionPriority, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.QuestionPriority, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNQuestionPriority2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionPriority(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOQuestionPriority2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionPriorityᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.QuestionPriority) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQuestionPriority2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionPriority(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOQuestionPriority2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionPriority(ctx context.Context, v any) (*domain.QuestionPriority, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.QuestionPriority(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOQuestionPriority2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionPriority(ctx context.Context, sel ast.SelectionSet, v *domain.QuestionPriority) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
+}
+
+func (ec *executionContext) unmarshalOQuestionStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionStatusᚄ(ctx context.Context, v any) ([]domain.QuestionStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.QuestionStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNQuestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOQuestionStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.QuestionStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQuestionStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOQuestionTimeoutAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionTimeoutAction(ctx context.Context, v any) (*domain.QuestionTimeoutAction, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.QuestionTimeoutAction(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOQuestionTimeoutAction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionTimeoutAction(ctx context.Context, sel ast.SelectionSet, v *domain.QuestionTimeoutAction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
+}
+
+func (ec *executionContext) unmarshalOQuestionType2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionTypeᚄ(ctx context.Context, v any) ([]domain.QuestionType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.QuestionType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNQuestionType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOQuestionType2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.QuestionType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQuestionType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx context.Context, sel ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {

@@ -8,6 +8,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/catalog"
 	"github.com/taskgraph/taskgraph/internal/grouping"
+	"github.com/taskgraph/taskgraph/internal/questions"
 	"github.com/taskgraph/taskgraph/internal/reasoning"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/validation"
@@ -17,17 +18,19 @@ import (
 
 // Resolver is the root of all resolvers: one field per domain's use-cases.
 type Resolver struct {
-	Svc       *service.Service // the core: projects, tasks, lists, plans, runs, events
-	Catalog   *catalog.Service
-	Rules     *validation.Service // validation rules
-	Reasoning *reasoning.Service  // reasoning records: multi-pass executions
-	Grouping  *grouping.Service   // grouping suggestions and task agents
-	GlobalIDs *app.Nodes          // node() and nodes() over every domain's kinds
+	Svc         *service.Service // the core: projects, tasks, lists, plans, runs, events
+	Catalog     *catalog.Service
+	Rules       *validation.Service // validation rules
+	Reasoning   *reasoning.Service  // reasoning records: multi-pass executions
+	Grouping    *grouping.Service   // grouping suggestions and task agents
+	QuestionSvc *questions.Service  // questions put to people (field name: resolvers have Questions methods)
+	GlobalIDs   *app.Nodes          // node() and nodes() over every domain's kinds
 }
 
 // Schema builds the executable schema over r's domains, and node() over
 // each domain's kinds.
 func Schema(r *Resolver) graphql.ExecutableSchema {
-	r.GlobalIDs = app.NewNodes(r.Svc.NodeOf, r.Catalog.NodeOf, r.Rules.NodeOf, r.Reasoning.NodeOf, r.Grouping.NodeOf)
+	r.GlobalIDs = app.NewNodes(r.Svc.NodeOf, r.Catalog.NodeOf, r.Rules.NodeOf, r.Reasoning.NodeOf, r.Grouping.NodeOf,
+		r.QuestionSvc.NodeOf)
 	return NewExecutableSchema(Config{Resolvers: r})
 }

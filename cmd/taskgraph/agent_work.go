@@ -247,7 +247,9 @@ func (w *agentWork) runCommand(ctx context.Context) error {
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", w.cfg.command)
 	cmd.Env = append(os.Environ(), "TASKGRAPH_TASK_ID="+w.task.ID, "TASKGRAPH_TASK_DISPLAY_ID="+w.task.DisplayID,
-		"TASKGRAPH_TASK_TITLE="+w.task.Title, "TASKGRAPH_TASK_FILE="+file, "TASKGRAPH_AGENT_ID="+w.agentID)
+		"TASKGRAPH_TASK_TITLE="+w.task.Title, "TASKGRAPH_TASK_FILE="+file, "TASKGRAPH_AGENT_ID="+w.agentID,
+		// For commands that call the server as the agent (taskgraph ask).
+		"TASKGRAPH_URL="+w.cfg.url, "TASKGRAPH_TOKEN="+w.cfg.token)
 	setProcessGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.WaitDelay = 5 * time.Second

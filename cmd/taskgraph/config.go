@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/taskgraph/taskgraph/internal/telegram"
 )
 
 // serveConfig holds the serve flags; each has an environment variable (API.md).
@@ -25,6 +27,10 @@ type serveConfig struct {
 	maxUploadBytes    int64
 	maxResponseBytes  int64
 	allowedOrigins    []string
+	questionSweep     time.Duration
+	telegramToken     string
+	telegramAPIURL    string
+	telegramSecret    string
 	bodyReadTimeout   time.Duration
 	metricsAddr       string
 	metricsToken      string
@@ -64,6 +70,14 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"largest JSON data of one response or subscription event; larger ones answer LIMIT_EXCEEDED (env TASKGRAPH_MAX_RESPONSE_SIZE)")
 	origins := fs.String("allowed-origins", os.Getenv("TASKGRAPH_ALLOWED_ORIGINS"),
 		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
+	fs.DurationVar(&c.questionSweep, "question-sweep-interval", envDuration("TASKGRAPH_QUESTION_SWEEP_INTERVAL", time.Second),
+		"how often expired questions are looked for (env TASKGRAPH_QUESTION_SWEEP_INTERVAL)")
+	fs.StringVar(&c.telegramToken, "telegram-bot-token", os.Getenv("TASKGRAPH_TELEGRAM_BOT_TOKEN"),
+		"Telegram bot token: send questions to Telegram chats (env TASKGRAPH_TELEGRAM_BOT_TOKEN)")
+	fs.StringVar(&c.telegramAPIURL, "telegram-api-url", envOr("TASKGRAPH_TELEGRAM_API_URL", telegram.DefaultAPIURL),
+		"Telegram Bot API base URL (env TASKGRAPH_TELEGRAM_API_URL)")
+	fs.StringVar(&c.telegramSecret, "telegram-webhook-secret", os.Getenv("TASKGRAPH_TELEGRAM_WEBHOOK_SECRET"),
+		"take Telegram updates at POST /telegram/webhook with this secret-token header instead of long polling (env TASKGRAPH_TELEGRAM_WEBHOOK_SECRET)")
 	fs.DurationVar(&c.bodyReadTimeout, "body-read-timeout", envDuration("TASKGRAPH_BODY_READ_TIMEOUT", 30*time.Second),
 		"time a client has to send a request body; uploads get 1s more per 64KiB (env TASKGRAPH_BODY_READ_TIMEOUT)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", os.Getenv("TASKGRAPH_METRICS_ADDR"),
@@ -96,6 +110,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	switch {
 	case c.heartbeatInterval <= 0:
 		return c, fmt.Errorf("--heartbeat-interval must be positive")
+	case c.questionSweep <= 0:
+		return c, fmt.Errorf("--question-sweep-interval must be positive")
 	case c.missedHeartbeats < 1:
 		return c, fmt.Errorf("--missed-heartbeats must be at least 1")
 	case c.maxAttempts < 1:

@@ -82,6 +82,13 @@ func seedVisible(t *testing.T, s *testServer, tok, agentTok, project string) {
 		M{"in": M{"agentId": agent, "lines": []string{"hello"}}})
 	s.query(t, agentTok, `mutation($in: RecordTestResultInput!) { recordTestResult(input: $in) { testResult { id } } }`,
 		M{"in": M{"agentId": agent, "level": "CODEBASE", "testIndex": 0, "testName": "go test", "status": "PASSED"}})
+	// Questions: one the agent asks, answered by the owner; one about the list.
+	q := s.query(t, agentTok, `mutation($in: AskQuestionInput!) { askQuestion(input: $in) { question { id } } }`,
+		M{"in": M{"agentId": agent, "questionType": "DECISION", "questionText": "go?"}}).S("askQuestion.question.id")
+	s.query(t, tok, `mutation($in: AnswerQuestionInput!) { answerQuestion(input: $in) { question { id } } }`,
+		M{"in": M{"id": q, "answer": "yes"}})
+	s.query(t, tok, `mutation($in: AskQuestionInput!) { askQuestion(input: $in) { question { id } } }`,
+		M{"in": M{"taskListId": list, "questionType": "APPROVAL", "questionText": "ok?"}})
 }
 
 // walker explores the schema's Node-returning fields from what a token reaches.

@@ -7,6 +7,7 @@
 //	taskgraph watch            print a project's events as they happen
 //	taskgraph agent            the reference build agent: claim and execute a run's tasks
 //	taskgraph demo             create and start a demo run to watch and work
+//	taskgraph ask              ask a question for the agent running a command, print the answer
 //	taskgraph schema           print the GraphQL schema (SDL)
 package main
 
@@ -24,6 +25,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		var ec *exitCode
+		if errors.As(err, &ec) {
+			fmt.Fprintln(os.Stderr, "taskgraph:", err)
+			os.Exit(ec.code)
+		}
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(os.Stderr, "taskgraph:", err)
 		}
@@ -42,6 +48,7 @@ Usage:
   taskgraph watch --project SLUG       print a project's events live (see taskgraph watch -h)
   taskgraph agent --run ID --exec CMD  execute a run's tasks as build agents (see taskgraph agent -h)
   taskgraph demo                       create and start a demo run (see taskgraph demo -h)
+  taskgraph ask "TEXT" [--option V]…   ask people a question for the agent of a --exec command; print the answer
   taskgraph schema                     print the GraphQL schema
 `
 
@@ -65,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runAgent(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args[1:], stdout, stderr)
+	case "ask":
+		return runAsk(ctx, args[1:], stdout, stderr)
 	case "schema":
 		return runSchema(stdout)
 	case "help", "-h", "--help":

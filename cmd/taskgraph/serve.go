@@ -20,10 +20,12 @@ import (
 	"github.com/taskgraph/taskgraph/internal/export"
 	"github.com/taskgraph/taskgraph/internal/grouping"
 	"github.com/taskgraph/taskgraph/internal/loader"
+	"github.com/taskgraph/taskgraph/internal/questions"
 	"github.com/taskgraph/taskgraph/internal/reasoning"
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
+	"github.com/taskgraph/taskgraph/internal/telegram"
 	"github.com/taskgraph/taskgraph/internal/validation"
 )
 
@@ -109,6 +111,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	}
 	defer bgDB.Close()
 	grpBackground := grouping.New(bgDB, app.NewRunner(bgDB, broker), svc, grpOpts)
+	qs := questions.New(db, app.NewRunner(db, broker), svc, questions.Options{Logger: log, SweepInterval: cfg.questionSweep})
+	var tg *telegram.Bot
+	if cfg.telegramToken != "" {
+		if tg, err = telegram.New(db, qs, telegram.Options{Token: cfg.telegramToken, APIURL: cfg.telegramAPIURL,
+			WebhookSecret: cfg.telegramSecret, Logger: log}); err != nil {
+			return err
+		}
+	}
 	token, err := svc.Accounts.BootstrapAdmin(ctx, cfg.adminToken)
 	if err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
@@ -118,10 +128,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 			"Send it as the header  Authorization: Bearer <token>\n", token)
 	}
 
+	var webhook http.Handler
+	if tg != nil && cfg.telegramSecret != "" {
+		webhook = tg.WebhookHandler()
+	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	serverConfig := server.Config{
-		Schema:           graph.Schema(&graph.Resolver{Svc: svc, Catalog: cat, Rules: val, Reasoning: rsn, Grouping: grp}),
+		Schema: graph.Schema(&graph.Resolver{Svc: svc, Catalog: cat, Rules: val, Reasoning: rsn, Grouping: grp,
+			QuestionSvc: qs}),
 		Authenticate:     svc.Accounts.Authenticate,
 		TokensLive:       svc.Accounts.LiveTokens,
 		Ready:            db.Ping,
@@ -132,6 +147,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		Introspection:    !cfg.production,
 		FieldSuggestions: !cfg.production,
 		Export:           export.Handler(cat, server.LoggerFrom),
+		Telegram:         webhook,
 		MaxUploadBytes:   cfg.maxUploadBytes,
 		MaxResponseBytes: int(cfg.maxResponseBytes),
 		BodyReadTimeout:  cfg.bodyReadTimeout,
@@ -177,6 +193,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		}
 	}()
 	defer func() { <-bgDone }() // before bgDB closes
+	go qs.RunExpirySweep(ctx)
+	if tg != nil {
+		go tg.Run(ctx)
+	}
 	err = server.Serve(ctx, ln, handler, log)
 	if metricsDone != nil {
 		if merr := <-metricsDone; err == nil && merr != nil {

@@ -38,6 +38,10 @@ const watchQuery = `subscription($project: ID!, $after: String, $types: [Executi
     ... on AgentTerminated { terminationReason attemptNumber }
     ... on LogAppended { lines firstLine }
     ... on TestResultRecorded { level testIndex testName testStatus durationMs }
+    ... on QuestionAsked { question { questionText } }
+    ... on QuestionAnswered { question { questionText } answer byTimeout }
+    ... on QuestionExpired { question { questionText } timeoutAction }
+    ... on QuestionSkipped { question { questionText } reason }
   }
 }`
 
@@ -242,6 +246,12 @@ type watchEvent struct {
 	TestIndex         int      `json:"testIndex"`
 	TestName          *string  `json:"testName"`
 	TestStatus        string   `json:"testStatus"`
+	Question          *struct {
+		QuestionText string `json:"questionText"`
+	} `json:"question"`
+	Answer        string `json:"answer"`
+	ByTimeout     bool   `json:"byTimeout"`
+	TimeoutAction string `json:"timeoutAction"`
 }
 
 // watchLogLines is how many lines of a LOG_APPENDED event watch shows.
@@ -353,6 +363,21 @@ func (e *watchEvent) detail() string {
 		}
 		add(" %s", e.TestStatus)
 		took()
+	case "QUESTION_ASKED", "QUESTION_ANSWERED", "QUESTION_EXPIRED", "QUESTION_SKIPPED":
+		if e.Question != nil {
+			add("%q", e.Question.QuestionText)
+		}
+		switch e.Type {
+		case "QUESTION_ANSWERED":
+			add(": %q", e.Answer)
+			if e.ByTimeout {
+				add(" (by timeout)")
+			}
+		case "QUESTION_EXPIRED":
+			add(": %s", e.TimeoutAction)
+		case "QUESTION_SKIPPED":
+			reason(e.Reason)
+		}
 	}
 	return b.String()
 }

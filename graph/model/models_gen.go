@@ -37,8 +37,16 @@ type AdvanceIdeaPayload struct {
 	Idea *domain.Idea `json:"idea"`
 }
 
+type AnswerQuestionPayload struct {
+	Question *domain.Question `json:"question"`
+}
+
 type AppendExecutionLogPayload struct {
 	Execution *domain.TaskExecution `json:"execution"`
+}
+
+type AskQuestionPayload struct {
+	Question *domain.Question `json:"question"`
 }
 
 type ClaimExamplePayload struct {
@@ -325,6 +333,10 @@ type SetReasoningStepsPayload struct {
 
 type SetTaskProfilePayload struct {
 	Profile *domain.TaskProfile `json:"profile"`
+}
+
+type SkipQuestionPayload struct {
+	Question *domain.Question `json:"question"`
 }
 
 type StartExecutionPassPayload struct {

@@ -16,7 +16,8 @@ var kernel = []string{"internal/domain", "internal/store", "internal/events", "i
 // useCases are the packages that hold a domain's use-cases: the core
 // (internal/service) and one package per self-contained domain. A new domain
 // is added here and to docs/architecture.md.
-var useCases = []string{"internal/service", "internal/catalog", "internal/validation", "internal/reasoning", "internal/grouping"}
+var useCases = []string{"internal/service", "internal/catalog", "internal/validation", "internal/reasoning", "internal/grouping",
+	"internal/questions"}
 
 // allowed says which of the module's packages each package may import
 // (production code; tests may import more).
@@ -48,6 +49,7 @@ func allowed(pkg string) ([]string, bool) {
 		"internal/server":           {"internal/domain", "internal/auth", "internal/ui"},
 		"internal/ui":               {},
 		"internal/export":           {"internal/domain", "internal/catalog"},
+		"internal/telegram":         {"internal/domain", "internal/store", "internal/auth", "internal/questions"},
 		"graph/model":               {"internal/domain"},
 		"graph":                     append([]string{"graph/model", "internal/domain", "internal/app", "internal/planning"}, useCases...),
 	}

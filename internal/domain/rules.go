@@ -21,6 +21,8 @@ var transitions = map[TaskStatus][]TaskStatus{
 // engineTransitions are moves only the execution engine makes.
 var engineTransitions = map[TaskStatus][]TaskStatus{
 	StatusInProgress: {StatusPending, StatusFailed},
+	// A PENDING task fails when a question about it times out with FAIL_TASK.
+	StatusPending: {StatusFailed},
 }
 
 // CheckTransition returns INVALID_TRANSITION unless from -> to is allowed; engine

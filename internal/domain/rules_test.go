@@ -35,6 +35,7 @@ func TestCheckTransition(t *testing.T) {
 	}
 	engineOnly := map[move]bool{
 		{domain.StatusInProgress, domain.StatusPending}: true,
+		{domain.StatusPending, domain.StatusFailed}:     true,
 		{domain.StatusInProgress, domain.StatusFailed}:  true,
 	}
 	allowedCount := map[bool]int{}
@@ -68,7 +69,7 @@ func TestCheckTransition(t *testing.T) {
 		}
 	}
 	require.Equal(t, 12, allowedCount[false])
-	require.Equal(t, 14, allowedCount[true])
+	require.Equal(t, 15, allowedCount[true])
 }
 
 func TestCheckTransitionDoesNotMutateTable(t *testing.T) {

@@ -223,6 +223,9 @@ func newRunKind(t ExecutionEventType) ExecutionEvent {
 	case EventTestResultRecorded:
 		return &TestResultRecordedEvent{}
 	}
+	if k := newQuestionKind(t); k != nil {
+		return k
+	}
 	return newReasoningKind(t)
 }
 

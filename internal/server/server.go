@@ -12,6 +12,7 @@
 //	       GET /graphql -> body limit -> authenticate -> error codes, statuses -> parameters -> gqlgen
 //	       (GET with Upgrade: origin check -> websocket, auth on connection_init)
 //	       GET /export/examples.jsonl -> authenticate -> Config.Export
+//	       POST /telegram/webhook -> body limit -> Config.Telegram (secret-token header)
 //	       GET / (playground), /ui/ (dashboard), /healthz, /readyz,
 //	       /metrics (unless SeparateMetrics; behind MetricsToken when set)
 //
@@ -89,6 +90,10 @@ type Config struct {
 	// Export, when set, serves GET /export/examples.jsonl to authenticated
 	// callers (the handler maps its own errors; see internal/export).
 	Export http.Handler
+	// Telegram, when set, serves POST /telegram/webhook: updates from the
+	// Bot API, authenticated by their secret-token header (the handler's
+	// own check), not by a bearer token.
+	Telegram http.Handler
 	// Websocket configures subscriptions' transport.
 	Websocket WebsocketConfig
 
@@ -174,6 +179,7 @@ const (
 	routeReadyz     = "/readyz"
 	routeMetrics    = "/metrics"
 	routeExport     = "/export/examples.jsonl"
+	routeTelegram   = "/telegram/webhook"
 	routeOther      = "other"
 )
 
@@ -203,6 +209,9 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(checkParams(gql))))))
 	if cfg.Export != nil {
 		mux.Handle("GET /export/examples.jsonl", s.route(routeExport, s.authenticate(s.requirePrincipal(cfg.Export))))
+	}
+	if cfg.Telegram != nil {
+		mux.Handle("POST /telegram/webhook", s.route(routeTelegram, s.limitBody(cfg.Telegram)))
 	}
 	page, assets := playgroundHandler()
 	mux.Handle("GET /{$}", s.route(routePlayground, page))

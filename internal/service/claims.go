@@ -107,6 +107,13 @@ func claimable(ctx context.Context, q *store.Q, run *domain.ExecutionRun) (*doma
 	t, err := q.Runs.ClaimableTask(ctx, wave.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		w := domain.WaitNoReadyTask
+		// Tasks that blocking questions hold back are the only ones left?
+		if held, err := q.Questions.WaveHeldByQuestions(ctx, wave.ID, domain.WavePending, domain.StatusPending,
+			domain.QuestionPending); err != nil {
+			return nil, nil, nil, err
+		} else if held {
+			w = domain.WaitOnQuestion
+		}
 		return &w, nil, nil, nil
 	} else if err != nil {
 		return nil, nil, nil, err

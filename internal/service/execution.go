@@ -217,6 +217,9 @@ func (s *Runs) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, run *
 		} else {
 			tx.Record(domain.NewRunCompleted(run, now))
 		}
+		if err := s.runEnded(ctx, tx, run, now); err != nil {
+			return err
+		}
 	}
 	run.UpdatedAt = now
 	if err := tx.Runs.UpdateRun(ctx, run); err != nil {

@@ -138,7 +138,7 @@ func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput)
 			return nil, err
 		}
 		tx.Record(domain.NewRunCancelled(run, in.Reason, now))
-		return run, nil
+		return run, s.runEnded(ctx, tx, run, now)
 	})
 }
 

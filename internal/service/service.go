@@ -59,6 +59,7 @@ type Service struct {
 	heartbeat   time.Duration
 	missed      int
 	maxAttempts int
+	runEndHooks []RunEndHook // agent_calls.go: other domains' work when a run ends
 	gate        Gate
 }
 

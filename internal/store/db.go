@@ -280,6 +280,7 @@ type Q struct {
 	Validation ValidationQueries // validation.go: validation rules
 	Reasoning  ReasoningQueries  // reasoning.go: reasoning executions, passes, assessments, reports, refinements, steps
 	Grouping   GroupingQueries   // grouping.go: grouping weights, suggestions, task agents, grouping cursors
+	Questions  QuestionQueries   // questions.go: questions put to people
 }
 
 // The query groups: each is Q seen through one aggregate.
@@ -296,6 +297,7 @@ type (
 
 	ValidationQueries struct{ *Q }
 	ReasoningQueries  struct{ *Q }
+	QuestionQueries   struct{ *Q }
 )
 
 // newQ returns a Q over ext.
@@ -313,6 +315,7 @@ func (q *Q) bind() {
 	q.Validation = ValidationQueries{q}
 	q.Reasoning = ReasoningQueries{q}
 	q.Grouping = GroupingQueries{q}
+	q.Questions = QuestionQueries{q}
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {

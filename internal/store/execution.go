@@ -201,7 +201,8 @@ func (q RunQueries) SetAssignmentStatus(ctx context.Context, runID, taskID strin
 
 // ClaimableTask picks the PENDING task of a wave with the highest priority
 // score (ties by display id) and locks it; on PostgreSQL a task another
-// claimer holds locked is passed over (SKIP LOCKED). ErrNotFound: none.
+// claimer holds locked is passed over (SKIP LOCKED), and so is a task that a
+// PENDING blocking question holds back. ErrNotFound: none.
 func (q RunQueries) ClaimableTask(ctx context.Context, waveID string) (*domain.Task, error) {
 	lock := ""
 	if q.db.dialect == Postgres && q.inTx {
@@ -209,8 +210,9 @@ func (q RunQueries) ClaimableTask(ctx context.Context, waveID string) (*domain.T
 	}
 	var t domain.Task
 	if err := q.get(ctx, &t, `SELECT t.* FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
-		WHERE a.wave_id = ? AND a.task_status = ? AND t.status = ?
-		ORDER BY t.priority_score DESC, t.display_id LIMIT 1`+lock, waveID, domain.WavePending, domain.StatusPending); err != nil {
+		WHERE a.wave_id = ? AND a.task_status = ? AND t.status = ?`+notHeldByQuestion+`
+		ORDER BY t.priority_score DESC, t.display_id LIMIT 1`+lock, waveID, domain.WavePending, domain.StatusPending,
+		domain.QuestionPending); err != nil {
 		return nil, err
 	}
 	return &t, nil
