@@ -161,7 +161,7 @@ func (t tokenStillLive) MutateOperationContext(ctx context.Context, _ *graphql.O
 		return nil
 	}
 	if ref := socketRefFrom(ctx); ref != nil && ref.conn != nil {
-		go ref.conn.closeWith(CloseForbidden, "Forbidden: the token was revoked")
+		ref.conn.closeAfterOperation(CloseForbidden, "Forbidden: the token was revoked")
 	}
 	e := gqlerror.Errorf("the token was revoked")
 	e.Extensions = map[string]any{"code": string(domain.CodeUnauthenticated)}

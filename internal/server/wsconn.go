@@ -29,18 +29,19 @@ type wsConn struct {
 	req     context.Context // ends only when the server shuts down
 	types   map[string]bool
 
-	mu        sync.Mutex
-	active    map[string]struct{} // ids of running operations
-	inited    bool
-	closing   bool   // our close frame is sent
-	peerGone  bool   // the peer closed, or the connection broke
-	reading   bool   // NextReader is reading for gqlgen
-	draining  bool   // gqlgen is done reading: drain reads for the peer's close frame
-	counted   bool   // the gauges were decremented
-	released  func() // run once the connection is released (revocation watch)
-	initTimer *time.Timer
-	pingTimer *time.Timer
-	linger    *time.Timer
+	mu         sync.Mutex
+	active     map[string]struct{} // ids of running operations
+	inited     bool
+	closing    bool          // our close frame is sent
+	peerGone   bool          // the peer closed, or the connection broke
+	reading    bool          // NextReader is reading for gqlgen
+	draining   bool          // gqlgen is done reading: drain reads for the peer's close frame
+	counted    bool          // the gauges were decremented
+	released   func()        // run once the connection is released (revocation watch)
+	closeAfter *closeRequest // a close owed once the current operation is answered
+	initTimer  *time.Timer
+	pingTimer  *time.Timer
+	linger     *time.Timer
 }
 
 func (c *wsConn) start() {
@@ -189,7 +190,32 @@ func (c *wsConn) WriteJSON(v any) error {
 	buf := messageBuffers.Get().(*[]byte)
 	defer messageBuffers.Put(buf)
 	*buf = m.appendJSON((*buf)[:0])
-	return c.write(*buf)
+	err := c.write(*buf)
+	if m.typ == "complete" || m.typ == "error" {
+		c.mu.Lock()
+		pending := c.closeAfter
+		c.closeAfter = nil
+		c.mu.Unlock()
+		if pending != nil {
+			c.closeWith(pending.code, pending.reason)
+		}
+	}
+	return err
+}
+
+// closeAfterOperation closes the connection with code once the operation in
+// progress has been answered (its complete or error is written), so that the
+// client reads why before the close.
+func (c *wsConn) closeAfterOperation(code int, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeAfter = &closeRequest{code: code, reason: reason}
+}
+
+// closeRequest is a close the connection owes once an operation is answered.
+type closeRequest struct {
+	code   int
+	reason string
 }
 
 func (c *wsConn) write(b []byte) error {
