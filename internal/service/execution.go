@@ -105,10 +105,7 @@ func (s *Runs) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, list
 		return nil, err
 	}
 	plan := planning.Compute(pd.input)
-	now, err := tx.Now(ctx) // execution keeps the database's time, as agents and the sweep do
-	if err != nil {
-		return nil, err
-	}
+	now := s.now()
 	run := &domain.ExecutionRun{ID: app.NewID(), TaskListID: l.ID, ProjectID: l.ProjectID, RunNumber: number,
 		Status: domain.RunRunning, TriggeredBy: trigger, TriggeredReason: reason, RetryOfRunID: retryOf,
 		MaxParallelAgents: l.MaxParallelAgents, StartedAt: &now, CreatedBy: ptr(app.Actor(p)), CreatedAt: now, UpdatedAt: now}

@@ -49,10 +49,7 @@ func (s *Runs) PauseExecutionRun(ctx context.Context, in domain.RunActionInput) 
 		if !run.Status.Allows(domain.ActionPause) {
 			return nil, runConflict(run, "pause")
 		}
-		now, err := tx.Now(ctx)
-		if err != nil {
-			return nil, err
-		}
+		now := s.now()
 		run.Status, run.UpdatedAt = domain.RunPaused, now
 		if err := tx.Runs.UpdateRun(ctx, run); err != nil {
 			return nil, err
@@ -69,10 +66,7 @@ func (s *Runs) ResumeExecutionRun(ctx context.Context, in domain.RunActionInput)
 			return nil, runConflict(run, "resume")
 		}
 		p, _ := app.Caller(ctx)
-		now, err := tx.Now(ctx)
-		if err != nil {
-			return nil, err
-		}
+		now := s.now()
 		run.Status = domain.RunRunning
 		tx.Record(domain.NewRunResumed(run, in.Reason, now))
 		// Work may have finished while paused: the barrier runs again.
@@ -92,10 +86,7 @@ func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput)
 			return nil, runConflict(run, "cancel")
 		}
 		p, _ := app.Caller(ctx)
-		now, err := tx.Now(ctx)
-		if err != nil {
-			return nil, err
-		}
+		now := s.now()
 		run.Status = domain.RunCancelled
 		agents, err := tx.Runs.AgentsOfRun(ctx, run.ID)
 		if err != nil {
@@ -150,10 +141,7 @@ func (s *Runs) RetryExecutionRun(ctx context.Context, in domain.RunActionInput) 
 			return nil, runConflict(run, "retry")
 		}
 		p, _ := app.Caller(ctx)
-		now, err := tx.Now(ctx)
-		if err != nil {
-			return nil, err
-		}
+		now := s.now()
 		as, err := tx.Runs.AssignmentsOfRun(ctx, run.ID)
 		if err != nil {
 			return nil, err
