@@ -7,6 +7,8 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/catalog"
+	"github.com/taskgraph/taskgraph/internal/queue"
+	"github.com/taskgraph/taskgraph/internal/routing"
 	"github.com/taskgraph/taskgraph/internal/service"
 )
 
@@ -16,11 +18,13 @@ import (
 type Resolver struct {
 	Svc       *service.Service // the core: projects, tasks, lists, plans, runs, events
 	Catalog   *catalog.Service
-	GlobalIDs *app.Nodes // node() and nodes() over every domain's kinds
+	Routing   *routing.Service // routers, planners, workers and their messages
+	Queue     *queue.Service   // the function queue
+	GlobalIDs *app.Nodes       // node() and nodes() over every domain's kinds
 }
 
 // Schema builds the executable schema over the domains' use-cases.
-func Schema(svc *service.Service, cat *catalog.Service) graphql.ExecutableSchema {
-	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat,
-		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf)}})
+func Schema(svc *service.Service, cat *catalog.Service, rt *routing.Service, qu *queue.Service) graphql.ExecutableSchema {
+	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat, Routing: rt, Queue: qu,
+		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf, rt.NodeOf, qu.NodeOf)}})
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/taskgraph/taskgraph/internal/events"
 	"github.com/taskgraph/taskgraph/internal/export"
 	"github.com/taskgraph/taskgraph/internal/loader"
+	"github.com/taskgraph/taskgraph/internal/queue"
+	"github.com/taskgraph/taskgraph/internal/routing"
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -88,6 +90,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	svc := service.New(db, opts)
 	cat := catalog.New(db, app.NewRunner(db, broker), catalog.Options{LoggerFrom: server.LoggerFrom,
 		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes})
+	rt := routing.New(db, app.NewRunner(db, broker), routing.Options{})
+	qu := queue.New(db, app.NewRunner(db, broker), queue.Options{SweepInterval: cfg.queueSweep, Logger: log})
 	token, err := svc.Accounts.BootstrapAdmin(ctx, cfg.adminToken)
 	if err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
@@ -100,7 +104,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	handler := server.New(server.Config{
-		Schema:           graph.Schema(svc, cat),
+		Schema:           graph.Schema(svc, cat, rt, qu),
 		Authenticate:     svc.Accounts.Authenticate,
 		Ready:            db.Ping,
 		Logger:           log,
@@ -126,6 +130,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	}
 	go svc.RunScoreRefresher(ctx, time.Minute)
 	go svc.Runs.RunHeartbeatSweep(ctx)
+	go qu.RunSweep(ctx)
 	return server.Serve(ctx, ln, handler, log)
 }
 

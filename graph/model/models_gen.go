@@ -7,16 +7,27 @@ import (
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
+type QueueEntity interface {
+}
+
 type AddActionToolMappingPayload struct {
 	Mapping *domain.ActionToolMapping `json:"mapping"`
 	// The map at its new version.
 	ActionToolMap *domain.ActionToolMap `json:"actionToolMap"`
 }
 
+type AddAgentMessagePayload struct {
+	Message *domain.AgentMessage `json:"message"`
+}
+
 type AddParameterMappingPayload struct {
 	ParameterMapping *domain.ActionToolParameterMapping `json:"parameterMapping"`
 	// The map at its new version.
 	ActionToolMap *domain.ActionToolMap `json:"actionToolMap"`
+}
+
+type AddRouterMessagePayload struct {
+	Message *domain.RouterMessage `json:"message"`
 }
 
 type AddTaskRelationshipPayload struct {
@@ -32,9 +43,22 @@ type AppendExecutionLogPayload struct {
 	Execution *domain.TaskExecution `json:"execution"`
 }
 
+type CancelQueueItemPayload struct {
+	Item *domain.QueueItem `json:"item"`
+}
+
 type ClaimExamplePayload struct {
 	// Null when no PENDING example matches.
 	Example *domain.Example `json:"example,omitempty"`
+}
+
+type ClaimQueueItemsPayload struct {
+	// Empty when nothing is due.
+	Items []*domain.QueueItem `json:"items"`
+}
+
+type ClearAgentMessagesPayload struct {
+	Deleted int `json:"deleted"`
 }
 
 type CompleteExampleInput struct {
@@ -48,6 +72,10 @@ type CompleteExampleInput struct {
 
 type CompleteExamplePayload struct {
 	Example *domain.Example `json:"example"`
+}
+
+type CompleteQueueItemPayload struct {
+	Item *domain.QueueItem `json:"item"`
 }
 
 type CompleteTaskPayload struct {
@@ -85,8 +113,16 @@ type CreateModelPayload struct {
 	Model *domain.Model `json:"model"`
 }
 
+type CreatePlannerPayload struct {
+	Planner *domain.Planner `json:"planner"`
+}
+
 type CreateProjectPayload struct {
 	Project *domain.Project `json:"project"`
+}
+
+type CreateRouterPayload struct {
+	Router *domain.Router `json:"router"`
 }
 
 type CreateSuitePayload struct {
@@ -125,6 +161,10 @@ type CreateTraceSessionPayload struct {
 
 type CreateUserPayload struct {
 	User *domain.User `json:"user"`
+}
+
+type CreateWorkerPayload struct {
+	Worker *domain.Worker `json:"worker"`
 }
 
 type DeleteActionInput struct {
@@ -191,8 +231,22 @@ type DeleteTraceSessionPayload struct {
 	DeletedID string `json:"deletedId"`
 }
 
+type EnqueueFunctionPayload struct {
+	Item *domain.QueueItem `json:"item"`
+	// True when an item holding the uniqueKey was returned and nothing was added.
+	Deduplicated bool `json:"deduplicated"`
+}
+
+type ExtendQueueLeasePayload struct {
+	Item *domain.QueueItem `json:"item"`
+}
+
 type FailExamplePayload struct {
 	Example *domain.Example `json:"example"`
+}
+
+type FailQueueItemPayload struct {
+	Item *domain.QueueItem `json:"item"`
 }
 
 type FailTaskPayload struct {
@@ -212,6 +266,10 @@ type ImportMcpToolsPayload struct {
 	Unchanged []*domain.Tool `json:"unchanged"`
 }
 
+type LinkPlannerPayload struct {
+	Link *domain.RouterPlannerLink `json:"link"`
+}
+
 type Mutation struct {
 }
 
@@ -220,6 +278,10 @@ type Query struct {
 
 type RecordTestResultPayload struct {
 	TestResult *domain.TaskTestResult `json:"testResult"`
+}
+
+type RegisterQueueFunctionPayload struct {
+	Function *domain.QueueFunction `json:"function"`
 }
 
 type RemoveActionToolMappingInput struct {
@@ -261,6 +323,10 @@ type RunActionPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
 }
 
+type SetRouterStatusPayload struct {
+	Router *domain.Router `json:"router"`
+}
+
 type StartExecutionRunPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
 }
@@ -277,12 +343,20 @@ type TransitionTaskPayload struct {
 	StateChange *domain.TaskStateChange `json:"stateChange"`
 }
 
+type UpdatePlannerPayload struct {
+	Planner *domain.Planner `json:"planner"`
+}
+
 type UpdateProjectPayload struct {
 	Project *domain.Project `json:"project"`
 }
 
 type UpdateTaskPayload struct {
 	Task *domain.Task `json:"task"`
+}
+
+type UpdateWorkerPayload struct {
+	Worker *domain.Worker `json:"worker"`
 }
 
 type UploadTraceEventsInput struct {

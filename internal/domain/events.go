@@ -177,7 +177,11 @@ func DecodeEvent(e *Event) (ExecutionEvent, error) {
 		}
 		return &TaskStatusChanged{Event: *e, From: p.From, To: p.To, Reason: p.Reason}, nil
 	}
-	if ev := newRunKind(e.Type); ev != nil {
+	ev := newRunKind(e.Type)
+	if ev == nil {
+		ev = newRoutingKind(e.Type) // routing_events.go
+	}
+	if ev != nil {
 		*ev.Record() = *e
 		if err := decode(ev); err != nil {
 			return nil, err

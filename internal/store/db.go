@@ -266,6 +266,8 @@ type Q struct {
 	Events   EventQueries    // events.go: the event log
 	Catalog  CatalogQueries  // catalog.go: suites, actions, MCP servers, tools and the maps between them
 	Examples ExampleQueries  // examples.go: models, trace sessions and examples
+	Routing  RoutingQueries  // routing.go: routers, planners, workers, their messages and links
+	Queue    QueueQueries    // queue.go: the function queue
 }
 
 // The query groups: each is Q seen through one aggregate.
@@ -279,6 +281,8 @@ type (
 	EventQueries    struct{ *Q }
 	CatalogQueries  struct{ *Q }
 	ExampleQueries  struct{ *Q }
+	RoutingQueries  struct{ *Q }
+	QueueQueries    struct{ *Q }
 )
 
 // newQ returns a Q over ext.
@@ -293,6 +297,7 @@ func (q *Q) bind() {
 	q.Users, q.Projects, q.Tasks, q.Lists = UserQueries{q}, ProjectQueries{q}, TaskQueries{q}, ListQueries{q}
 	q.Planning, q.Runs, q.Events, q.Catalog = PlanningQueries{q}, RunQueries{q}, EventQueries{q}, CatalogQueries{q}
 	q.Examples = ExampleQueries{q}
+	q.Routing, q.Queue = RoutingQueries{q}, QueueQueries{q}
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {
