@@ -30,7 +30,7 @@ func newQueueFixture(t *testing.T, s *testServer) *queueFixture {
 	t.Helper()
 	n := queueSlugs.Add(1)
 	_, token := s.member(t, fmt.Sprintf("qowner%04d", n))
-	f := &queueFixture{s: s, token: token, project: s.createProject(t, token, fmt.Sprintf("queue-%04d", n)), functions: map[string]bool{}}
+	f := &queueFixture{s: s, token: token, project: s.createProject(t, token, fmt.Sprintf("q%05d-queue", n)), functions: map[string]bool{}}
 	f.planner = s.query(t, token, `mutation($p: ID!) { createPlanner(input: {projectId: $p, userQuestion: "why?", model: "m"}) { planner { id } } }`,
 		M{"p": f.project}).S("createPlanner.planner.id")
 	f.worker = s.query(t, token, `mutation($p: ID!) { createWorker(input: {plannerId: $p, taskDescription: "do it"}) { worker { id } } }`,

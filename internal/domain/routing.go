@@ -316,15 +316,18 @@ func CheckFilePathMap(field string, j JSON) (JSON, error) {
 	if bytes.Equal(bytes.TrimSpace(j), []byte("null")) {
 		return JSON(`{}`), nil
 	}
-	var m map[string]string
+	var raw map[string]any
 	dec := json.NewDecoder(bytes.NewReader(j))
-	if err := dec.Decode(&m); err != nil || m == nil {
+	if err := dec.Decode(&raw); err != nil || raw == nil {
 		return nil, InputError(field, "%s must be a JSON object of string keys to string file paths", field)
 	}
-	for k := range m {
-		if k == "" {
-			return nil, InputError(field, "%s has an empty key", field)
+	m := make(map[string]string, len(raw))
+	for k, v := range raw {
+		s, ok := v.(string)
+		if k == "" || !ok {
+			return nil, InputError(field, "%s must map non-empty keys to string file paths (key %q)", field, k)
 		}
+		m[k] = s
 	}
 	b, _ := json.Marshal(m)
 	return JSON(b), nil
