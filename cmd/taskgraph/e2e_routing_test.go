@@ -319,7 +319,9 @@ type plannerEvent struct {
 func plannerEvents(t *testing.T, s *testServer, token, project string) []plannerEvent {
 	t.Helper()
 	var d struct {
-		Project struct{ Events struct{ Nodes []plannerEvent } }
+		Project struct {
+			Events struct{ Nodes []plannerEvent }
+		}
 	}
 	s.mustDo(t, token, `query($id: ID!) { project(id: $id) { events(first: 100, types: [PLANNER_STATUS_CHANGED]) {
 		nodes { ... on PlannerStatusChanged { from to reason planner { id } } } } } }`, M{"id": project}, &d)
