@@ -422,5 +422,6 @@ func TestQueueWorkerCommand(t *testing.T) {
 		require.Len(t, f.item(t, bad).L("errors"), 2)
 		cancel()
 		require.NoError(t, <-errc)
+		require.NotContains(t, strings.Join(out.lines(), "\n"), "event stream:", "the worker's subscription never failed")
 	})
 }

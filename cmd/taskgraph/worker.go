@@ -38,7 +38,7 @@ const (
 	workerEventsQuery      = `subscription($project: ID!, $types: [ExecutionEventType!]) {
 		projectEvents(projectId: $project, types: $types) { cursor type
 			... on QueueItemEnqueued { functionName scheduledAt }
-			... on QueueItemFailed { functionName willRetry scheduledAt } } }`
+			... on QueueItemFailed { functionName willRetry retryAt: scheduledAt } } }`
 	// maxCapture bounds what the worker keeps of CMD's stdout and stderr.
 	maxCapture = 1 << 20
 	// maxReportedError bounds the error message sent for a failure.
@@ -239,7 +239,8 @@ func (w *queueWorker) listenOnce(ctx context.Context, projectID string, want map
 				Type         string
 				FunctionName string
 				WillRetry    bool
-				ScheduledAt  *time.Time
+				ScheduledAt  *time.Time // of an enqueued item
+				RetryAt      *time.Time // of a failed one
 			}
 		}
 		if err := json.Unmarshal(r.Data, &d); err != nil {
@@ -248,6 +249,9 @@ func (w *queueWorker) listenOnce(ctx context.Context, projectID string, want map
 		e := d.ProjectEvents
 		if !want[e.FunctionName] || (e.Type == "QUEUE_ITEM_FAILED" && !e.WillRetry) {
 			continue
+		}
+		if e.RetryAt != nil {
+			e.ScheduledAt = e.RetryAt
 		}
 		if e.ScheduledAt != nil {
 			if due := time.Until(*e.ScheduledAt); due > 0 {
