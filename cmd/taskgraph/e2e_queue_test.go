@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -153,9 +155,9 @@ func TestQueueClaimsExactlyOnce(t *testing.T) {
 		s := startServer(t, url)
 		servers := []*testServer{s}
 		if strings.HasPrefix(url, "postgres") {
-			s2 := startServer(t, url)
-			s2.AdminToken = s.AdminToken
-			servers = append(servers, s2)
+			// A second replica in a process of its own, on the same database.
+			replica := startChildServer(t, "127.0.0.1:0", url, s.AdminToken)
+			servers = append(servers, &testServer{URL: "http://" + replica.addr, AdminToken: s.AdminToken})
 		}
 		f := newQueueFixture(t, s)
 		f.function(t, "once", 3, 60)
@@ -423,5 +425,68 @@ func TestQueueWorkerCommand(t *testing.T) {
 		cancel()
 		require.NoError(t, <-errc)
 		require.NotContains(t, strings.Join(out.lines(), "\n"), "event stream:", "the worker's subscription never failed")
+	})
+}
+
+// TestQueueWorkerSurvivesRestart: the reference worker runs 100 items with
+// --parallel 4 while its server is SIGKILLed and restarted on the same
+// database and address; every item completes, none is lost or run twice (a
+// claim whose answer was lost in the crash runs once its lease expired).
+func TestQueueWorkerSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	testdb.Run(t, func(t *testing.T, dbURL string) {
+		admin := "admin-" + strings.ReplaceAll(t.Name(), "/", "-")
+		first := startChildServer(t, "127.0.0.1:0", dbURL, admin)
+		s := &testServer{URL: "http://" + first.addr, AdminToken: admin}
+		f := newQueueFixture(t, s)
+		// A claim committed just before the crash whose answer never reached
+		// the worker is recovered when its lease expires: 5s here.
+		f.function(t, "restart", 3, 5)
+		const n = 100
+		for i := range n {
+			f.enqueue(t, "restart", M{"payload": M{"i": i}})
+		}
+		ran := t.TempDir() + "/ran"
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var out syncBuffer
+		errc := make(chan error, 1)
+		go func() {
+			errc <- run(ctx, []string{"worker", "--function", "restart", "--parallel", "4", "--url", s.URL, "--token", f.token,
+				"--project", f.project, "--poll", "200ms",
+				"--exec", `sleep 0.02; echo "$TASKGRAPH_QUEUE_ITEM_ID $TASKGRAPH_ATTEMPT" >> ` + ran + `; cat`}, &out, &out)
+		}()
+		countDone := func(srv *testServer) int {
+			var d struct{ QueueItems struct{ TotalCount int } }
+			if err := srv.call(http.DefaultClient, f.token, `query($p: ID!) { queueItems(projectId: $p, filter: {status: [COMPLETED]}) { totalCount } }`,
+				M{"p": f.project}, &d); err != nil {
+				return -1
+			}
+			return d.QueueItems.TotalCount
+		}
+		eventually(t, "a quarter of the items done", func() bool { return countDone(s) >= n/4 })
+		first.kill(t)
+		time.Sleep(300 * time.Millisecond) // the worker's calls fail meanwhile
+		second := startChildServer(t, first.addr, dbURL, admin)
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("completed: %d; worker output:\n%s", countDone(s), strings.Join(out.lines(), "\n"))
+			}
+		})
+		eventually(t, "every item completed after the restart", func() bool { return countDone(s) == n })
+		cancel()
+		require.NoError(t, <-errc)
+		second.stop(t)
+
+		raw, err := os.ReadFile(ran)
+		require.NoError(t, err)
+		runs := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			runs[strings.Fields(line)[0]]++
+		}
+		require.Len(t, runs, n, "every item ran")
+		for id, k := range runs {
+			require.Equal(t, 1, k, "item %s ran %d times", id, k)
+		}
 	})
 }
