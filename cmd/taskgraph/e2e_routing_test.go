@@ -327,3 +327,31 @@ func plannerEvents(t *testing.T, s *testServer, token, project string) []planner
 		nodes { ... on PlannerStatusChanged { from to reason planner { id } } } } } }`, M{"id": project}, &d)
 	return d.Project.Events.Nodes
 }
+
+// TestRoutingNestedStatements: a deep routing query costs the same number of
+// SQL statements for 2 routers as for 6 (statements grow with depth, not rows).
+func TestRoutingNestedStatements(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		const deep = `query($p: ID!) { routers(projectId: $p, first: 20) { totalCount nodes { id project { id }
+			messages(first: 5) { totalCount nodes { id planners { id workers { id messages { totalCount } } } } }
+			planners { relationshipType message { id } planner { id routers { router { id } } messages { totalCount } } } } } }`
+		count := func(routers int) int64 {
+			f := newRoutingFixture(t, s)
+			for i := 1; i < routers; i++ {
+				s.query(t, f.token, `mutation($p: ID!) { createRouter(input: {projectId: $p, model: "m"}) { router { id } } }`, M{"p": f.project})
+			}
+			ids := s.query(t, f.token, `query($p: ID!) { routers(projectId: $p) { nodes { id } } }`, M{"p": f.project}).Col("routers.nodes", "id")
+			for _, r := range ids {
+				msg := s.query(t, f.token, `mutation($r: ID!) { addRouterMessage(input: {routerId: $r, role: USER, content: "c"}) { message { id } } }`,
+					M{"r": r}).S("addRouterMessage.message.id")
+				pl := f.planner(t, M{"routerId": r, "messageId": msg}).S("id")
+				f.worker(t, pl, nil)
+			}
+			before := s.DB.Statements()
+			s.query(t, f.token, deep, M{"p": f.project})
+			return s.DB.Statements() - before
+		}
+		require.Equal(t, count(2), count(6))
+	})
+}

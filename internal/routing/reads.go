@@ -90,7 +90,7 @@ func entry[T any](ctx context.Context, s *Service, kind domain.Kind, gid string,
 		}
 		return nil, err
 	}
-	v, err := get(s.load(ctx)).Load(ctx, id)
+	v, err := get(s.load(ctx)).Get(ctx, id) // an entry point: nothing to batch with
 	if err != nil {
 		return nil, err
 	}
@@ -204,17 +204,20 @@ func (s *Service) MessagePlanners(ctx context.Context, messageID string) ([]*dom
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*domain.Planner, 0, len(links))
+	ids := make([]string, 0, len(links))
 	seen := map[string]bool{}
 	for _, l := range links {
-		if seen[l.PlannerID] {
-			continue
+		if !seen[l.PlannerID] {
+			seen[l.PlannerID] = true
+			ids = append(ids, l.PlannerID)
 		}
-		seen[l.PlannerID] = true
-		pl, err := s.load(ctx).planners.Load(ctx, l.PlannerID)
-		if err != nil {
-			return nil, err
-		}
+	}
+	got, err := s.load(ctx).planners.LoadMany(ctx, ids) // one batch for all of them
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*domain.Planner, 0, len(got))
+	for _, pl := range got {
 		if pl != nil {
 			out = append(out, pl)
 		}
