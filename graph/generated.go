@@ -962,16 +962,16 @@ type ComplexityRoot struct {
 	}
 
 	QueueItemCancelled struct {
-		Agent        func(childComplexity int) int
-		Cursor       func(childComplexity int) int
-		From         func(childComplexity int) int
-		FunctionName func(childComplexity int) int
-		Item         func(childComplexity int) int
-		OccurredAt   func(childComplexity int) int
-		Project      func(childComplexity int) int
-		Run          func(childComplexity int) int
-		Task         func(childComplexity int) int
-		Type         func(childComplexity int) int
+		Agent          func(childComplexity int) int
+		Cursor         func(childComplexity int) int
+		FunctionName   func(childComplexity int) int
+		Item           func(childComplexity int) int
+		OccurredAt     func(childComplexity int) int
+		PreviousStatus func(childComplexity int) int
+		Project        func(childComplexity int) int
+		Run            func(childComplexity int) int
+		Task           func(childComplexity int) int
+		Type           func(childComplexity int) int
 	}
 
 	QueueItemClaimed struct {
@@ -6077,12 +6077,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.QueueItemCancelled.Cursor(childComplexity), true
-	case "QueueItemCancelled.from":
-		if e.ComplexityRoot.QueueItemCancelled.From == nil {
-			break
-		}
-
-		return e.ComplexityRoot.QueueItemCancelled.From(childComplexity), true
 	case "QueueItemCancelled.functionName":
 		if e.ComplexityRoot.QueueItemCancelled.FunctionName == nil {
 			break
@@ -6101,6 +6095,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.QueueItemCancelled.OccurredAt(childComplexity), true
+	case "QueueItemCancelled.previousStatus":
+		if e.ComplexityRoot.QueueItemCancelled.PreviousStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.PreviousStatus(childComplexity), true
 	case "QueueItemCancelled.project":
 		if e.ComplexityRoot.QueueItemCancelled.Project == nil {
 			break
@@ -30999,16 +30999,16 @@ func (ec *executionContext) fieldContext_QueueItemCancelled_functionName(_ conte
 	return graphql.NewScalarFieldContext("QueueItemCancelled", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _QueueItemCancelled_from(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _QueueItemCancelled_previousStatus(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_QueueItemCancelled_from(ctx, field)
+			return ec.fieldContext_QueueItemCancelled_previousStatus(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.From, nil
+			return obj.PreviousStatus, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v domain.QueueItemStatus) graphql.Marshaler {
@@ -31018,7 +31018,7 @@ func (ec *executionContext) _QueueItemCancelled_from(ctx context.Context, field 
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_QueueItemCancelled_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_QueueItemCancelled_previousStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("QueueItemCancelled", field, false, false, errors.New("field of type QueueItemStatus does not have child fields"))
 }
 
@@ -32034,10 +32034,10 @@ func (ec *executionContext) _QueueItemEnqueued_scheduledAt(ctx context.Context, 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+			return ec.marshalOTime2timeᚐTime(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_QueueItemEnqueued_scheduledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -61103,8 +61103,8 @@ func (ec *executionContext) _QueueItemCancelled(ctx context.Context, sel ast.Sel
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "from":
-			out.Values[i] = ec._QueueItemCancelled_from(ctx, field, obj)
+		case "previousStatus":
+			out.Values[i] = ec._QueueItemCancelled_previousStatus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -61983,7 +61983,7 @@ func (ec *executionContext) _QueueItemEnqueued(ctx context.Context, sel ast.Sele
 			}
 		case "scheduledAt":
 			out.Values[i] = ec._QueueItemEnqueued_scheduledAt(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
@@ -77753,6 +77753,18 @@ func (ec *executionContext) marshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtas
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
+	return res
+}
+
+func (ec *executionContext) unmarshalOTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
+	res, err := graphql.UnmarshalTime(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalTime(v)
 	return res
 }
 

@@ -87,10 +87,10 @@ type QueueItemFailedEvent struct {
 
 // QueueItemCancelledEvent: an item was cancelled (QUEUE_ITEM_CANCELLED).
 type QueueItemCancelledEvent struct {
-	Event        `json:"-"`
-	ItemID       string          `json:"itemId"`
-	FunctionName string          `json:"functionName"`
-	From         QueueItemStatus `json:"from"`
+	Event          `json:"-"`
+	ItemID         string          `json:"itemId"`
+	FunctionName   string          `json:"functionName"`
+	PreviousStatus QueueItemStatus `json:"previousStatus"`
 }
 
 // newRoutingKind returns an empty event of a routing kind, nil for others.
@@ -177,7 +177,7 @@ func NewQueueItemFailed(i *QueueItem, willRetry bool, at time.Time) *Event {
 // NewQueueItemCancelled is the event of i cancelled from status from.
 func NewQueueItemCancelled(i *QueueItem, from QueueItemStatus, at time.Time) *Event {
 	return projectEvent(i.ProjectID, EventQueueItemCancelled, at,
-		&QueueItemCancelledEvent{ItemID: i.ID, FunctionName: i.FunctionName, From: from})
+		&QueueItemCancelledEvent{ItemID: i.ID, FunctionName: i.FunctionName, PreviousStatus: from})
 }
 
 func derefString(s *string) string {

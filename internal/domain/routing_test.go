@@ -81,3 +81,46 @@ func TestQueueItemFail(t *testing.T) {
 		require.Equal(t, want, domain.QueueBackoff(a))
 	}
 }
+
+func TestRoutingEventsRoundTrip(t *testing.T) {
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	it := &domain.QueueItem{ID: "i", ProjectID: "p", FunctionName: "f", Attempt: 2, MaxAttempts: 3, Status: domain.QueueInProgress}
+	it.Fail("boom", true, now)
+	pl := &domain.Planner{ID: "pl", ProjectID: "p", Status: domain.PlannerFailed}
+	w := &domain.Worker{ID: "w", PlannerID: "pl", ProjectID: "p", TaskStatus: domain.WorkerPending, CurrentAttempt: 2}
+	cases := []struct {
+		ev    *domain.Event
+		check func(domain.ExecutionEvent)
+	}{
+		{domain.NewRouterMessageAdded(&domain.RouterMessage{ID: "m", RouterID: "r", ProjectID: "p", Role: domain.RouterMessageUser, CreatedAt: now}),
+			func(e domain.ExecutionEvent) {
+				require.Equal(t, "m", e.(*domain.RouterMessageAddedEvent).MessageID)
+			}},
+		{domain.NewPlannerStatusChanged(pl, domain.PlannerExecuting, "limit", now), func(e domain.ExecutionEvent) {
+			p := e.(*domain.PlannerStatusChangedEvent)
+			require.Equal(t, domain.PlannerExecuting, p.From)
+			require.Equal(t, domain.PlannerFailed, p.To)
+			require.Equal(t, "limit", *p.Reason)
+		}},
+		{domain.NewWorkerStatusChanged(w, domain.WorkerFailedValidation, now), func(e domain.ExecutionEvent) {
+			require.Equal(t, 2, e.(*domain.WorkerStatusChangedEvent).CurrentAttempt)
+		}},
+		{domain.NewQueueItemFailed(it, true, now), func(e domain.ExecutionEvent) {
+			f := e.(*domain.QueueItemFailedEvent)
+			require.True(t, f.WillRetry)
+			require.Equal(t, 2, f.Attempt)
+			require.Equal(t, now.Add(16*time.Second), *f.ScheduledAt)
+		}},
+		{domain.NewQueueItemCancelled(it, domain.QueuePending, now), func(e domain.ExecutionEvent) {
+			require.Equal(t, domain.QueuePending, e.(*domain.QueueItemCancelledEvent).PreviousStatus)
+		}},
+	}
+	for i, c := range cases {
+		c.ev.Seq = int64(i + 1)
+		c.ev.ProjectID = "00000000-0000-4000-8000-000000000001"
+		got, err := domain.DecodeEvent(c.ev)
+		require.NoError(t, err, c.ev.Type)
+		require.Equal(t, c.ev.Type, got.Record().Type)
+		c.check(got)
+	}
+}
