@@ -4,7 +4,7 @@ GO        ?= go
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 PKGS      := ./...
 
-.PHONY: help run test test-sqlite generate verify lint bench bench-capacity build
+.PHONY: help run test generate verify lint bench bench-capacity build
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -21,8 +21,9 @@ test: ## run every test with the race detector (PostgreSQL too when TASKGRAPH_TE
 generate: ## regenerate gqlgen code (graph/generated.go, graph/model/models_gen.go)
 	$(GO) tool gqlgen generate
 
-verify: generate ## check that generated code is committed, code is gofmt'ed and vet-clean
+verify: generate ## check that generated code is committed, go.mod tidy, code gofmt'ed and vet-clean
 	@git diff --exit-code -- graph/ || (echo "generated code is stale: run make generate and commit" && exit 1)
+	@$(GO) mod tidy -diff || (echo "go.mod or go.sum is not tidy: run go mod tidy and commit" && exit 1)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go') && echo "gofmt needed" && exit 1)
 	$(GO) vet $(PKGS)
 	$(GO) mod verify

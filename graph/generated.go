@@ -67,6 +67,7 @@ type ResolverRoot interface {
 	RouterMessage() RouterMessageResolver
 	RouterMessageAdded() RouterMessageAddedResolver
 	RouterPlannerLink() RouterPlannerLinkResolver
+	RuleViolation() RuleViolationResolver
 	RunCancelled() RunCancelledResolver
 	RunCompleted() RunCompletedResolver
 	RunFailed() RunFailedResolver
@@ -94,8 +95,10 @@ type ResolverRoot interface {
 	TraceSession() TraceSessionResolver
 	UnplannableTask() UnplannableTaskResolver
 	User() UserResolver
+	ValidationRule() ValidationRuleResolver
 	Wave() WaveResolver
 	WaveCompleted() WaveCompletedResolver
+	WavePlan() WavePlanResolver
 	WaveStarted() WaveStartedResolver
 	WaveTaskAssignment() WaveTaskAssignmentResolver
 	Worker() WorkerResolver
@@ -453,6 +456,10 @@ type ComplexityRoot struct {
 		User func(childComplexity int) int
 	}
 
+	CreateValidationRulePayload struct {
+		Rule func(childComplexity int) int
+	}
+
 	CreateWorkerPayload struct {
 		Worker func(childComplexity int) int
 	}
@@ -491,6 +498,10 @@ type ComplexityRoot struct {
 	}
 
 	DeleteTraceSessionPayload struct {
+		DeletedID func(childComplexity int) int
+	}
+
+	DeleteValidationRulePayload struct {
 		DeletedID func(childComplexity int) int
 	}
 
@@ -747,6 +758,7 @@ type ComplexityRoot struct {
 		CreateTool              func(childComplexity int, input domain.CreateToolInput) int
 		CreateTraceSession      func(childComplexity int, input domain.CreateTraceSessionInput) int
 		CreateUser              func(childComplexity int, input domain.CreateUserInput) int
+		CreateValidationRule    func(childComplexity int, input domain.CreateValidationRuleInput) int
 		CreateWorker            func(childComplexity int, input domain.CreateWorkerInput) int
 		DeleteAction            func(childComplexity int, input model.DeleteActionInput) int
 		DeleteActionToolMap     func(childComplexity int, input model.DeleteActionToolMapInput) int
@@ -756,6 +768,7 @@ type ComplexityRoot struct {
 		DeleteSuite             func(childComplexity int, input model.DeleteSuiteInput) int
 		DeleteTool              func(childComplexity int, input model.DeleteToolInput) int
 		DeleteTraceSession      func(childComplexity int, input model.DeleteTraceSessionInput) int
+		DeleteValidationRule    func(childComplexity int, input domain.DeleteValidationRuleInput) int
 		EnqueueFunction         func(childComplexity int, input domain.EnqueueFunctionInput) int
 		ExtendQueueLease        func(childComplexity int, input domain.ExtendQueueLeaseInput) int
 		FailExample             func(childComplexity int, input domain.FailExampleInput) int
@@ -780,6 +793,7 @@ type ComplexityRoot struct {
 		UpdatePlanner           func(childComplexity int, input domain.UpdatePlannerInput) int
 		UpdateProject           func(childComplexity int, input domain.UpdateProjectInput) int
 		UpdateTask              func(childComplexity int, input domain.UpdateTaskInput) int
+		UpdateValidationRule    func(childComplexity int, input domain.UpdateValidationRuleInput) int
 		UpdateWorker            func(childComplexity int, input domain.UpdateWorkerInput) int
 		UploadTraceEvents       func(childComplexity int, input model.UploadTraceEventsInput) int
 	}
@@ -899,27 +913,28 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Examples       func(childComplexity int, filter *domain.ExampleFilter, first *int, after *string) int
-		ExecutionRun   func(childComplexity int, id string) int
-		McpServers     func(childComplexity int, first *int, after *string) int
-		Models         func(childComplexity int, first *int, after *string) int
-		Node           func(childComplexity int, id string) int
-		Nodes          func(childComplexity int, ids []string) int
-		Planner        func(childComplexity int, id string) int
-		Project        func(childComplexity int, id *string, slug *string) int
-		Projects       func(childComplexity int, first *int, after *string, filter *domain.ProjectFilter) int
-		QueueFunctions func(childComplexity int) int
-		QueueItems     func(childComplexity int, projectID string, filter *domain.QueueItemFilter, first *int, after *string, last *int, before *string) int
-		Router         func(childComplexity int, id string) int
-		Routers        func(childComplexity int, projectID string, status []domain.RouterStatus, first *int, after *string, last *int, before *string) int
-		Suites         func(childComplexity int, first *int, after *string) int
-		Task           func(childComplexity int, id *string, displayID *string) int
-		TaskList       func(childComplexity int, id string) int
-		TaskTemplates  func(childComplexity int, projectID *string, first *int, after *string) int
-		Tasks          func(childComplexity int, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
-		Viewer         func(childComplexity int) int
-		WavePlan       func(childComplexity int, taskListID string) int
-		Worker         func(childComplexity int, id string) int
+		Examples        func(childComplexity int, filter *domain.ExampleFilter, first *int, after *string) int
+		ExecutionRun    func(childComplexity int, id string) int
+		McpServers      func(childComplexity int, first *int, after *string) int
+		Models          func(childComplexity int, first *int, after *string) int
+		Node            func(childComplexity int, id string) int
+		Nodes           func(childComplexity int, ids []string) int
+		Planner         func(childComplexity int, id string) int
+		Project         func(childComplexity int, id *string, slug *string) int
+		Projects        func(childComplexity int, first *int, after *string, filter *domain.ProjectFilter) int
+		QueueFunctions  func(childComplexity int) int
+		QueueItems      func(childComplexity int, projectID string, filter *domain.QueueItemFilter, first *int, after *string, last *int, before *string) int
+		Router          func(childComplexity int, id string) int
+		Routers         func(childComplexity int, projectID string, status []domain.RouterStatus, first *int, after *string, last *int, before *string) int
+		Suites          func(childComplexity int, first *int, after *string) int
+		Task            func(childComplexity int, id *string, displayID *string) int
+		TaskList        func(childComplexity int, id string) int
+		TaskTemplates   func(childComplexity int, projectID *string, first *int, after *string) int
+		Tasks           func(childComplexity int, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) int
+		ValidationRules func(childComplexity int, projectID *string, first *int, after *string) int
+		Viewer          func(childComplexity int) int
+		WavePlan        func(childComplexity int, taskListID string) int
+		Worker          func(childComplexity int, id string) int
 	}
 
 	QueueError struct {
@@ -1145,6 +1160,14 @@ type ComplexityRoot struct {
 		Router           func(childComplexity int) int
 	}
 
+	RuleViolation struct {
+		Field    func(childComplexity int) int
+		Message  func(childComplexity int) int
+		Rule     func(childComplexity int) int
+		Severity func(childComplexity int) int
+		Task     func(childComplexity int) int
+	}
+
 	RunActionPayload struct {
 		Run func(childComplexity int) int
 	}
@@ -1296,6 +1319,7 @@ type ComplexityRoot struct {
 		Title               func(childComplexity int) int
 		UITests             func(childComplexity int) int
 		UpdatedAt           func(childComplexity int) int
+		Validation          func(childComplexity int) int
 		Version             func(childComplexity int) int
 	}
 
@@ -1527,6 +1551,11 @@ type ComplexityRoot struct {
 		Type          func(childComplexity int) int
 	}
 
+	TaskValidation struct {
+		Valid      func(childComplexity int) int
+		Violations func(childComplexity int) int
+	}
+
 	TestResultRecorded struct {
 		Agent      func(childComplexity int) int
 		Cursor     func(childComplexity int) int
@@ -1636,6 +1665,10 @@ type ComplexityRoot struct {
 		Task func(childComplexity int) int
 	}
 
+	UpdateValidationRulePayload struct {
+		Rule func(childComplexity int) int
+	}
+
 	UpdateWorkerPayload struct {
 		Worker func(childComplexity int) int
 	}
@@ -1655,6 +1688,33 @@ type ComplexityRoot struct {
 		Slug           func(childComplexity int) int
 		TelegramChatID func(childComplexity int) int
 		UpdatedAt      func(childComplexity int) int
+	}
+
+	ValidationRule struct {
+		CategoryFilter func(childComplexity int) int
+		Config         func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Description    func(childComplexity int) int
+		Enabled        func(childComplexity int) int
+		GlobalID       func(childComplexity int) int
+		Name           func(childComplexity int) int
+		Project        func(childComplexity int) int
+		RuleType       func(childComplexity int) int
+		Severity       func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
+		Version        func(childComplexity int) int
+	}
+
+	ValidationRuleConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ValidationRuleEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Wave struct {
@@ -1695,6 +1755,7 @@ type ComplexityRoot struct {
 		EstimatedHours func(childComplexity int) int
 		TotalTasks     func(childComplexity int) int
 		Unplannable    func(childComplexity int) int
+		Violations     func(childComplexity int) int
 		Waves          func(childComplexity int) int
 	}
 
@@ -1932,6 +1993,9 @@ type MutationResolver interface {
 	ResolveTaskBlock(ctx context.Context, input domain.ResolveTaskBlockInput) (*model.ResolveTaskBlockPayload, error)
 	CreateAPIToken(ctx context.Context, input domain.CreateAPITokenInput) (*model.CreateAPITokenPayload, error)
 	RevokeAPIToken(ctx context.Context, input domain.RevokeAPITokenInput) (*model.RevokeAPITokenPayload, error)
+	CreateValidationRule(ctx context.Context, input domain.CreateValidationRuleInput) (*model.CreateValidationRulePayload, error)
+	UpdateValidationRule(ctx context.Context, input domain.UpdateValidationRuleInput) (*model.UpdateValidationRulePayload, error)
+	DeleteValidationRule(ctx context.Context, input domain.DeleteValidationRuleInput) (*model.DeleteValidationRulePayload, error)
 }
 type ParallelismAnalysisResolver interface {
 	TaskList(ctx context.Context, obj *domain.ParallelismAnalysis) (*domain.TaskList, error)
@@ -1992,6 +2056,7 @@ type QueryResolver interface {
 	TaskTemplates(ctx context.Context, projectID *string, first *int, after *string) (*model.TaskTemplateConnection, error)
 	Task(ctx context.Context, id *string, displayID *string) (*domain.Task, error)
 	Tasks(ctx context.Context, projectID *string, filter *domain.TaskFilter, orderBy *domain.TaskOrder, first *int, after *string, last *int, before *string) (*model.TaskConnection, error)
+	ValidationRules(ctx context.Context, projectID *string, first *int, after *string) (*model.ValidationRuleConnection, error)
 }
 type QueueItemResolver interface {
 	Project(ctx context.Context, obj *domain.QueueItem) (*domain.Project, error)
@@ -2058,6 +2123,9 @@ type RouterPlannerLinkResolver interface {
 	Router(ctx context.Context, obj *domain.RouterPlannerLink) (*domain.Router, error)
 	Planner(ctx context.Context, obj *domain.RouterPlannerLink) (*domain.Planner, error)
 	Message(ctx context.Context, obj *domain.RouterPlannerLink) (*domain.RouterMessage, error)
+}
+type RuleViolationResolver interface {
+	Task(ctx context.Context, obj *domain.RuleViolation) (*domain.Task, error)
 }
 type RunCancelledResolver interface {
 	Project(ctx context.Context, obj *domain.RunCancelledEvent) (*domain.Project, error)
@@ -2126,6 +2194,7 @@ type TaskResolver interface {
 	Blocks(ctx context.Context, obj *domain.Task, includeResolved *bool) ([]*domain.TaskBlock, error)
 	FileImpacts(ctx context.Context, obj *domain.Task) ([]*domain.TaskFileImpact, error)
 	Conflicts(ctx context.Context, obj *domain.Task) ([]*domain.ParallelismAnalysis, error)
+	Validation(ctx context.Context, obj *domain.Task) (*domain.TaskValidation, error)
 }
 type TaskBlockResolver interface {
 	Task(ctx context.Context, obj *domain.TaskBlock) (*domain.Task, error)
@@ -2232,6 +2301,11 @@ type UserResolver interface {
 	Projects(ctx context.Context, obj *domain.User, first *int, after *string) (*model.ProjectConnection, error)
 	APITokens(ctx context.Context, obj *domain.User) ([]*domain.APIToken, error)
 }
+type ValidationRuleResolver interface {
+	Project(ctx context.Context, obj *domain.ValidationRule) (*domain.Project, error)
+
+	CategoryFilter(ctx context.Context, obj *domain.ValidationRule) ([]domain.TaskCategory, error)
+}
 type WaveResolver interface {
 	Run(ctx context.Context, obj *domain.Wave) (*domain.ExecutionRun, error)
 
@@ -2242,6 +2316,9 @@ type WaveCompletedResolver interface {
 	Task(ctx context.Context, obj *domain.WaveCompletedEvent) (*domain.Task, error)
 	Run(ctx context.Context, obj *domain.WaveCompletedEvent) (*domain.ExecutionRun, error)
 	Agent(ctx context.Context, obj *domain.WaveCompletedEvent) (*domain.BuildAgent, error)
+}
+type WavePlanResolver interface {
+	Violations(ctx context.Context, obj *planning.Plan) ([]*domain.RuleViolation, error)
 }
 type WaveStartedResolver interface {
 	Project(ctx context.Context, obj *domain.WaveStartedEvent) (*domain.Project, error)
@@ -3412,6 +3489,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreateUserPayload.User(childComplexity), true
 
+	case "CreateValidationRulePayload.rule":
+		if e.ComplexityRoot.CreateValidationRulePayload.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateValidationRulePayload.Rule(childComplexity), true
+
 	case "CreateWorkerPayload.worker":
 		if e.ComplexityRoot.CreateWorkerPayload.Worker == nil {
 			break
@@ -3487,6 +3571,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeleteTraceSessionPayload.DeletedID(childComplexity), true
+
+	case "DeleteValidationRulePayload.deletedId":
+		if e.ComplexityRoot.DeleteValidationRulePayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteValidationRulePayload.DeletedID(childComplexity), true
 
 	case "EnqueueFunctionPayload.deduplicated":
 		if e.ComplexityRoot.EnqueueFunctionPayload.Deduplicated == nil {
@@ -4741,6 +4832,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateUser(childComplexity, args["input"].(domain.CreateUserInput)), true
+	case "Mutation.createValidationRule":
+		if e.ComplexityRoot.Mutation.CreateValidationRule == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createValidationRule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateValidationRule(childComplexity, args["input"].(domain.CreateValidationRuleInput)), true
 	case "Mutation.createWorker":
 		if e.ComplexityRoot.Mutation.CreateWorker == nil {
 			break
@@ -4840,6 +4942,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteTraceSession(childComplexity, args["input"].(model.DeleteTraceSessionInput)), true
+	case "Mutation.deleteValidationRule":
+		if e.ComplexityRoot.Mutation.DeleteValidationRule == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteValidationRule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteValidationRule(childComplexity, args["input"].(domain.DeleteValidationRuleInput)), true
 	case "Mutation.enqueueFunction":
 		if e.ComplexityRoot.Mutation.EnqueueFunction == nil {
 			break
@@ -5104,6 +5217,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateTask(childComplexity, args["input"].(domain.UpdateTaskInput)), true
+	case "Mutation.updateValidationRule":
+		if e.ComplexityRoot.Mutation.UpdateValidationRule == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateValidationRule_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateValidationRule(childComplexity, args["input"].(domain.UpdateValidationRuleInput)), true
 	case "Mutation.updateWorker":
 		if e.ComplexityRoot.Mutation.UpdateWorker == nil {
 			break
@@ -5853,6 +5977,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Tasks(childComplexity, args["projectId"].(*string), args["filter"].(*domain.TaskFilter), args["orderBy"].(*domain.TaskOrder), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.validationRules":
+		if e.ComplexityRoot.Query.ValidationRules == nil {
+			break
+		}
+
+		args, err := ec.field_Query_validationRules_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ValidationRules(childComplexity, args["projectId"].(*string), args["first"].(*int), args["after"].(*string)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -6800,6 +6935,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RouterPlannerLink.Router(childComplexity), true
 
+	case "RuleViolation.field":
+		if e.ComplexityRoot.RuleViolation.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleViolation.Field(childComplexity), true
+	case "RuleViolation.message":
+		if e.ComplexityRoot.RuleViolation.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleViolation.Message(childComplexity), true
+	case "RuleViolation.rule":
+		if e.ComplexityRoot.RuleViolation.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleViolation.Rule(childComplexity), true
+	case "RuleViolation.severity":
+		if e.ComplexityRoot.RuleViolation.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleViolation.Severity(childComplexity), true
+	case "RuleViolation.task":
+		if e.ComplexityRoot.RuleViolation.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RuleViolation.Task(childComplexity), true
+
 	case "RunActionPayload.run":
 		if e.ComplexityRoot.RunActionPayload.Run == nil {
 			break
@@ -7514,6 +7680,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Task.UpdatedAt(childComplexity), true
+	case "Task.validation":
+		if e.ComplexityRoot.Task.Validation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Task.Validation(childComplexity), true
 	case "Task.version":
 		if e.ComplexityRoot.Task.Version == nil {
 			break
@@ -8552,6 +8724,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TaskUpdated.Type(childComplexity), true
 
+	case "TaskValidation.valid":
+		if e.ComplexityRoot.TaskValidation.Valid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskValidation.Valid(childComplexity), true
+	case "TaskValidation.violations":
+		if e.ComplexityRoot.TaskValidation.Violations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TaskValidation.Violations(childComplexity), true
+
 	case "TestResultRecorded.agent":
 		if e.ComplexityRoot.TestResultRecorded.Agent == nil {
 			break
@@ -8961,6 +9146,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdateTaskPayload.Task(childComplexity), true
 
+	case "UpdateValidationRulePayload.rule":
+		if e.ComplexityRoot.UpdateValidationRulePayload.Rule == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateValidationRulePayload.Rule(childComplexity), true
+
 	case "UpdateWorkerPayload.worker":
 		if e.ComplexityRoot.UpdateWorkerPayload.Worker == nil {
 			break
@@ -9040,6 +9232,117 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.UpdatedAt(childComplexity), true
+
+	case "ValidationRule.categoryFilter":
+		if e.ComplexityRoot.ValidationRule.CategoryFilter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.CategoryFilter(childComplexity), true
+	case "ValidationRule.config":
+		if e.ComplexityRoot.ValidationRule.Config == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.Config(childComplexity), true
+	case "ValidationRule.createdAt":
+		if e.ComplexityRoot.ValidationRule.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.CreatedAt(childComplexity), true
+	case "ValidationRule.description":
+		if e.ComplexityRoot.ValidationRule.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.Description(childComplexity), true
+	case "ValidationRule.enabled":
+		if e.ComplexityRoot.ValidationRule.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.Enabled(childComplexity), true
+	case "ValidationRule.id":
+		if e.ComplexityRoot.ValidationRule.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.GlobalID(childComplexity), true
+	case "ValidationRule.name":
+		if e.ComplexityRoot.ValidationRule.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.Name(childComplexity), true
+	case "ValidationRule.project":
+		if e.ComplexityRoot.ValidationRule.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.Project(childComplexity), true
+	case "ValidationRule.ruleType":
+		if e.ComplexityRoot.ValidationRule.RuleType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.RuleType(childComplexity), true
+	case "ValidationRule.severity":
+		if e.ComplexityRoot.ValidationRule.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.Severity(childComplexity), true
+	case "ValidationRule.updatedAt":
+		if e.ComplexityRoot.ValidationRule.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.UpdatedAt(childComplexity), true
+	case "ValidationRule.version":
+		if e.ComplexityRoot.ValidationRule.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRule.Version(childComplexity), true
+
+	case "ValidationRuleConnection.edges":
+		if e.ComplexityRoot.ValidationRuleConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRuleConnection.Edges(childComplexity), true
+	case "ValidationRuleConnection.nodes":
+		if e.ComplexityRoot.ValidationRuleConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRuleConnection.Nodes(childComplexity), true
+	case "ValidationRuleConnection.pageInfo":
+		if e.ComplexityRoot.ValidationRuleConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRuleConnection.PageInfo(childComplexity), true
+	case "ValidationRuleConnection.totalCount":
+		if e.ComplexityRoot.ValidationRuleConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRuleConnection.TotalCount(childComplexity), true
+
+	case "ValidationRuleEdge.cursor":
+		if e.ComplexityRoot.ValidationRuleEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRuleEdge.Cursor(childComplexity), true
+	case "ValidationRuleEdge.node":
+		if e.ComplexityRoot.ValidationRuleEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValidationRuleEdge.Node(childComplexity), true
 
 	case "Wave.assignments":
 		if e.ComplexityRoot.Wave.Assignments == nil {
@@ -9229,6 +9532,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WavePlan.Unplannable(childComplexity), true
+	case "WavePlan.violations":
+		if e.ComplexityRoot.WavePlan.Violations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WavePlan.Violations(childComplexity), true
 	case "WavePlan.waves":
 		if e.ComplexityRoot.WavePlan.Waves == nil {
 			break
@@ -9599,6 +9908,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateToolInput,
 		ec.unmarshalInputCreateTraceSessionInput,
 		ec.unmarshalInputCreateUserInput,
+		ec.unmarshalInputCreateValidationRuleInput,
 		ec.unmarshalInputCreateWorkerInput,
 		ec.unmarshalInputDeleteActionInput,
 		ec.unmarshalInputDeleteActionToolMapInput,
@@ -9608,6 +9918,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDeleteSuiteInput,
 		ec.unmarshalInputDeleteToolInput,
 		ec.unmarshalInputDeleteTraceSessionInput,
+		ec.unmarshalInputDeleteValidationRuleInput,
 		ec.unmarshalInputEnqueueFunctionInput,
 		ec.unmarshalInputExampleFilter,
 		ec.unmarshalInputExtendQueueLeaseInput,
@@ -9637,6 +9948,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdatePlannerInput,
 		ec.unmarshalInputUpdateProjectInput,
 		ec.unmarshalInputUpdateTaskInput,
+		ec.unmarshalInputUpdateValidationRuleInput,
 		ec.unmarshalInputUpdateWorkerInput,
 		ec.unmarshalInputUploadTraceEventsInput,
 	)
@@ -9730,7 +10042,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/routing.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls"
+//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/routing.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls" "schema/validation.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -9799,6 +10111,7 @@ type Mutation {
 	{Name: "schema/tasklists.graphqls", Input: sourceData("schema/tasklists.graphqls"), BuiltIn: false},
 	{Name: "schema/tasks.graphqls", Input: sourceData("schema/tasks.graphqls"), BuiltIn: false},
 	{Name: "schema/users.graphqls", Input: sourceData("schema/users.graphqls"), BuiltIn: false},
+	{Name: "schema/validation.graphqls", Input: sourceData("schema/validation.graphqls"), BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -10448,6 +10761,14 @@ func (ec *executionContext) childFields_CreateUserPayload(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type CreateUserPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateValidationRulePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rule":
+		return ec.fieldContext_CreateValidationRulePayload_rule(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateValidationRulePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateWorkerPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "worker":
@@ -10528,6 +10849,14 @@ func (ec *executionContext) childFields_DeleteTraceSessionPayload(ctx context.Co
 		return ec.fieldContext_DeleteTraceSessionPayload_deletedId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeleteTraceSessionPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteValidationRulePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteValidationRulePayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteValidationRulePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_EnqueueFunctionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11422,6 +11751,22 @@ func (ec *executionContext) childFields_RouterPlannerLink(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type RouterPlannerLink", field.Name)
 }
 
+func (ec *executionContext) childFields_RuleViolation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rule":
+		return ec.fieldContext_RuleViolation_rule(ctx, field)
+	case "severity":
+		return ec.fieldContext_RuleViolation_severity(ctx, field)
+	case "message":
+		return ec.fieldContext_RuleViolation_message(ctx, field)
+	case "field":
+		return ec.fieldContext_RuleViolation_field(ctx, field)
+	case "task":
+		return ec.fieldContext_RuleViolation_task(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RuleViolation", field.Name)
+}
+
 func (ec *executionContext) childFields_RunActionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "run":
@@ -11582,6 +11927,8 @@ func (ec *executionContext) childFields_Task(ctx context.Context, field graphql.
 		return ec.fieldContext_Task_fileImpacts(ctx, field)
 	case "conflicts":
 		return ec.fieldContext_Task_conflicts(ctx, field)
+	case "validation":
+		return ec.fieldContext_Task_validation(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Task", field.Name)
 }
@@ -11946,6 +12293,16 @@ func (ec *executionContext) childFields_TaskTestResult(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type TaskTestResult", field.Name)
 }
 
+func (ec *executionContext) childFields_TaskValidation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "valid":
+		return ec.fieldContext_TaskValidation_valid(ctx, field)
+	case "violations":
+		return ec.fieldContext_TaskValidation_violations(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TaskValidation", field.Name)
+}
+
 func (ec *executionContext) childFields_Tool(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -12134,6 +12491,14 @@ func (ec *executionContext) childFields_UpdateTaskPayload(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type UpdateTaskPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_UpdateValidationRulePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "rule":
+		return ec.fieldContext_UpdateValidationRulePayload_rule(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateValidationRulePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_UpdateWorkerPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "worker":
@@ -12174,6 +12539,60 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_apiTokens(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
+}
+
+func (ec *executionContext) childFields_ValidationRule(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ValidationRule_id(ctx, field)
+	case "project":
+		return ec.fieldContext_ValidationRule_project(ctx, field)
+	case "name":
+		return ec.fieldContext_ValidationRule_name(ctx, field)
+	case "description":
+		return ec.fieldContext_ValidationRule_description(ctx, field)
+	case "ruleType":
+		return ec.fieldContext_ValidationRule_ruleType(ctx, field)
+	case "categoryFilter":
+		return ec.fieldContext_ValidationRule_categoryFilter(ctx, field)
+	case "config":
+		return ec.fieldContext_ValidationRule_config(ctx, field)
+	case "severity":
+		return ec.fieldContext_ValidationRule_severity(ctx, field)
+	case "enabled":
+		return ec.fieldContext_ValidationRule_enabled(ctx, field)
+	case "version":
+		return ec.fieldContext_ValidationRule_version(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ValidationRule_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ValidationRule_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ValidationRule", field.Name)
+}
+
+func (ec *executionContext) childFields_ValidationRuleConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ValidationRuleConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ValidationRuleConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ValidationRuleConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ValidationRuleConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ValidationRuleConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ValidationRuleEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ValidationRuleEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ValidationRuleEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ValidationRuleEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Wave(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12220,6 +12639,8 @@ func (ec *executionContext) childFields_WavePlan(ctx context.Context, field grap
 		return ec.fieldContext_WavePlan_totalTasks(ctx, field)
 	case "estimatedHours":
 		return ec.fieldContext_WavePlan_estimatedHours(ctx, field)
+	case "violations":
+		return ec.fieldContext_WavePlan_violations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WavePlan", field.Name)
 }
@@ -13166,6 +13587,20 @@ func (ec *executionContext) field_Mutation_createUser_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createValidationRule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreateValidationRuleInput, error) {
+			return ec.unmarshalNCreateValidationRuleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateValidationRuleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createWorker_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -13284,6 +13719,20 @@ func (ec *executionContext) field_Mutation_deleteTraceSession_args(ctx context.C
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.DeleteTraceSessionInput, error) {
 			return ec.unmarshalNDeleteTraceSessionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteTraceSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteValidationRule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.DeleteValidationRuleInput, error) {
+			return ec.unmarshalNDeleteValidationRuleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐDeleteValidationRuleInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -13620,6 +14069,20 @@ func (ec *executionContext) field_Mutation_updateTask_args(ctx context.Context, 
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.UpdateTaskInput, error) {
 			return ec.unmarshalNUpdateTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUpdateTaskInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateValidationRule_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.UpdateValidationRuleInput, error) {
+			return ec.unmarshalNUpdateValidationRuleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUpdateValidationRuleInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14347,6 +14810,36 @@ func (ec *executionContext) field_Query_tasks_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["before"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_validationRules_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -19767,6 +20260,38 @@ func (ec *executionContext) fieldContext_CreateUserPayload_user(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _CreateValidationRulePayload_rule(ctx context.Context, field graphql.CollectedField, obj *model.CreateValidationRulePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateValidationRulePayload_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ValidationRule) graphql.Marshaler {
+			return ec.marshalNValidationRule2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateValidationRulePayload_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateValidationRulePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidationRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreateWorkerPayload_worker(ctx context.Context, field graphql.CollectedField, obj *model.CreateWorkerPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20036,6 +20561,29 @@ func (ec *executionContext) _DeleteTraceSessionPayload_deletedId(ctx context.Con
 }
 func (ec *executionContext) fieldContext_DeleteTraceSessionPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteTraceSessionPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteValidationRulePayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteValidationRulePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteValidationRulePayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteValidationRulePayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteValidationRulePayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _EnqueueFunctionPayload_item(ctx context.Context, field graphql.CollectedField, obj *model.EnqueueFunctionPayload) (ret graphql.Marshaler) {
@@ -26837,6 +27385,138 @@ func (ec *executionContext) fieldContext_Mutation_revokeApiToken(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createValidationRule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createValidationRule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateValidationRule(ctx, fc.Args["input"].(domain.CreateValidationRuleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateValidationRulePayload) graphql.Marshaler {
+			return ec.marshalNCreateValidationRulePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateValidationRulePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createValidationRule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateValidationRulePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createValidationRule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateValidationRule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateValidationRule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateValidationRule(ctx, fc.Args["input"].(domain.UpdateValidationRuleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdateValidationRulePayload) graphql.Marshaler {
+			return ec.marshalNUpdateValidationRulePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐUpdateValidationRulePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateValidationRule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateValidationRulePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateValidationRule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteValidationRule(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteValidationRule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteValidationRule(ctx, fc.Args["input"].(domain.DeleteValidationRuleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteValidationRulePayload) graphql.Marshaler {
+			return ec.marshalNDeleteValidationRulePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteValidationRulePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteValidationRule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteValidationRulePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteValidationRule_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29957,6 +30637,50 @@ func (ec *executionContext) fieldContext_Query_tasks(ctx context.Context, field 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_tasks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_validationRules(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_validationRules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ValidationRules(ctx, fc.Args["projectId"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ValidationRuleConnection) graphql.Marshaler {
+			return ec.marshalNValidationRuleConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐValidationRuleConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_validationRules(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidationRuleConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_validationRules_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -34013,6 +34737,139 @@ func (ec *executionContext) fieldContext_RouterPlannerLink_createdAt(_ context.C
 	return graphql.NewScalarFieldContext("RouterPlannerLink", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _RuleViolation_rule(ctx context.Context, field graphql.CollectedField, obj *domain.RuleViolation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleViolation_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ValidationRule) graphql.Marshaler {
+			return ec.marshalNValidationRule2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleViolation_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RuleViolation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidationRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RuleViolation_severity(ctx context.Context, field graphql.CollectedField, obj *domain.RuleViolation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleViolation_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ValidationSeverity) graphql.Marshaler {
+			return ec.marshalNValidationSeverity2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationSeverity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleViolation_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuleViolation", field, false, false, errors.New("field of type ValidationSeverity does not have child fields"))
+}
+
+func (ec *executionContext) _RuleViolation_message(ctx context.Context, field graphql.CollectedField, obj *domain.RuleViolation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleViolation_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleViolation_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuleViolation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RuleViolation_field(ctx context.Context, field graphql.CollectedField, obj *domain.RuleViolation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleViolation_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RuleViolation_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RuleViolation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RuleViolation_task(ctx context.Context, field graphql.CollectedField, obj *domain.RuleViolation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RuleViolation_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RuleViolation().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalNTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RuleViolation_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RuleViolation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RunActionPayload_run(ctx context.Context, field graphql.CollectedField, obj *model.RunActionPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -37127,6 +37984,38 @@ func (ec *executionContext) fieldContext_Task_conflicts(_ context.Context, field
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ParallelismAnalysis(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Task_validation(ctx context.Context, field graphql.CollectedField, obj *domain.Task) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Task_validation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Task().Validation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.TaskValidation) graphql.Marshaler {
+			return ec.marshalNTaskValidation2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskValidation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Task_validation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Task",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TaskValidation(ctx, field)
 		},
 	}
 	return fc, nil
@@ -41479,6 +42368,61 @@ func (ec *executionContext) fieldContext_TaskUpdated_changedFields(_ context.Con
 	return graphql.NewScalarFieldContext("TaskUpdated", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _TaskValidation_valid(ctx context.Context, field graphql.CollectedField, obj *domain.TaskValidation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskValidation_valid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Valid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskValidation_valid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TaskValidation", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TaskValidation_violations(ctx context.Context, field graphql.CollectedField, obj *domain.TaskValidation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TaskValidation_violations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Violations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.RuleViolation) graphql.Marshaler {
+			return ec.marshalNRuleViolation2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRuleViolationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TaskValidation_violations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TaskValidation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RuleViolation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TestResultRecorded_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.TestResultRecordedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -43227,6 +44171,38 @@ func (ec *executionContext) fieldContext_UpdateTaskPayload_task(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _UpdateValidationRulePayload_rule(ctx context.Context, field graphql.CollectedField, obj *model.UpdateValidationRulePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateValidationRulePayload_rule(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rule, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ValidationRule) graphql.Marshaler {
+			return ec.marshalNValidationRule2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateValidationRulePayload_rule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateValidationRulePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidationRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _UpdateWorkerPayload_worker(ctx context.Context, field graphql.CollectedField, obj *model.UpdateWorkerPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -43546,6 +44522,465 @@ func (ec *executionContext) fieldContext_User_apiTokens(_ context.Context, field
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ApiToken(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidationRule_id(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRule", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRule_project(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ValidationRule().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalOProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValidationRule",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidationRule_name(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRule_description(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRule", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRule_ruleType(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_ruleType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RuleType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ValidationRuleType) graphql.Marshaler {
+			return ec.marshalNValidationRuleType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRuleType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_ruleType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRule", field, false, false, errors.New("field of type ValidationRuleType does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRule_categoryFilter(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_categoryFilter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ValidationRule().CategoryFilter(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []domain.TaskCategory) graphql.Marshaler {
+			return ec.marshalNTaskCategory2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskCategoryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_categoryFilter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRule", field, true, true, errors.New("field of type TaskCategory does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRule_config(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_config(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Config, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_config(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRule", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRule_severity(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ValidationSeverity) graphql.Marshaler {
+			return ec.marshalNValidationSeverity2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationSeverity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRule", field, false, false, errors.New("field of type ValidationSeverity does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRule_enabled(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRule", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRule_version(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRule", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRule_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRule_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.ValidationRule) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRule_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRule_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRule", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRuleConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ValidationRuleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRuleConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ValidationRuleEdge) graphql.Marshaler {
+			return ec.marshalNValidationRuleEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐValidationRuleEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRuleConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValidationRuleConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidationRuleEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidationRuleConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ValidationRuleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRuleConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.ValidationRule) graphql.Marshaler {
+			return ec.marshalNValidationRule2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRuleᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRuleConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValidationRuleConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidationRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidationRuleConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ValidationRuleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRuleConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRuleConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValidationRuleConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValidationRuleConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ValidationRuleConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRuleConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRuleConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRuleConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRuleEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ValidationRuleEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRuleEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRuleEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValidationRuleEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ValidationRuleEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ValidationRuleEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValidationRuleEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ValidationRule) graphql.Marshaler {
+			return ec.marshalNValidationRule2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRule(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValidationRuleEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValidationRuleEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValidationRule(ctx, field)
 		},
 	}
 	return fc, nil
@@ -44375,6 +45810,38 @@ func (ec *executionContext) _WavePlan_estimatedHours(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_WavePlan_estimatedHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WavePlan", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _WavePlan_violations(ctx context.Context, field graphql.CollectedField, obj *planning.Plan) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WavePlan_violations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WavePlan().Violations(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.RuleViolation) graphql.Marshaler {
+			return ec.marshalNRuleViolation2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRuleViolationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WavePlan_violations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WavePlan",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RuleViolation(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _WaveStarted_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.WaveStartedEvent) (ret graphql.Marshaler) {
@@ -48619,6 +50086,85 @@ func (ec *executionContext) unmarshalInputCreateUserInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateValidationRuleInput(ctx context.Context, obj any) (domain.CreateValidationRuleInput, error) {
+	var it domain.CreateValidationRuleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"projectId", "name", "description", "ruleType", "categoryFilter", "config", "severity", "enabled"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "ruleType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ruleType"))
+			data, err := ec.unmarshalNValidationRuleType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRuleType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RuleType = data
+		case "categoryFilter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryFilter"))
+			data, err := ec.unmarshalOTaskCategory2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskCategoryᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryFilter = data
+		case "config":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("config"))
+			data, err := ec.unmarshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Config = data
+		case "severity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("severity"))
+			data, err := ec.unmarshalOValidationSeverity2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationSeverity(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Severity = data
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateWorkerInput(ctx context.Context, obj any) (domain.CreateWorkerInput, error) {
 	var it domain.CreateWorkerInput
 	if obj == nil {
@@ -48959,6 +50505,36 @@ func (ec *executionContext) unmarshalInputDeleteToolInput(ctx context.Context, o
 
 func (ec *executionContext) unmarshalInputDeleteTraceSessionInput(ctx context.Context, obj any) (model.DeleteTraceSessionInput, error) {
 	var it model.DeleteTraceSessionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteValidationRuleInput(ctx context.Context, obj any) (domain.DeleteValidationRuleInput, error) {
+	var it domain.DeleteValidationRuleInput
 	if obj == nil {
 		return it, nil
 	}
@@ -50494,6 +52070,78 @@ func (ec *executionContext) unmarshalInputUpdateTaskInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateValidationRuleInput(ctx context.Context, obj any) (domain.UpdateValidationRuleInput, error) {
+	var it domain.UpdateValidationRuleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "name", "description", "categoryFilter", "config", "severity", "enabled"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "categoryFilter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categoryFilter"))
+			data, err := ec.unmarshalOTaskCategory2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskCategoryᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CategoryFilter = data
+		case "config":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("config"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Config = data
+		case "severity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("severity"))
+			data, err := ec.unmarshalOValidationSeverity2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationSeverity(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Severity = data
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateWorkerInput(ctx context.Context, obj any) (domain.UpdateWorkerInput, error) {
 	var it domain.UpdateWorkerInput
 	if obj == nil {
@@ -50759,6 +52407,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Wave(ctx, sel, obj)
+	case *domain.ValidationRule:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ValidationRule(ctx, sel, obj)
 	case *domain.User:
 		if obj == nil {
 			return graphql.Null
@@ -54913,6 +56566,44 @@ func (ec *executionContext) _CreateUserPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var createValidationRulePayloadImplementors = []string{"CreateValidationRulePayload"}
+
+func (ec *executionContext) _CreateValidationRulePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateValidationRulePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createValidationRulePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateValidationRulePayload")
+		case "rule":
+			out.Values[i] = ec._CreateValidationRulePayload_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var createWorkerPayloadImplementors = []string{"CreateWorkerPayload"}
 
 func (ec *executionContext) _CreateWorkerPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateWorkerPayload) graphql.Marshaler {
@@ -55307,6 +56998,44 @@ func (ec *executionContext) _DeleteTraceSessionPayload(ctx context.Context, sel 
 			out.Values[i] = graphql.MarshalString("DeleteTraceSessionPayload")
 		case "deletedId":
 			out.Values[i] = ec._DeleteTraceSessionPayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteValidationRulePayloadImplementors = []string{"DeleteValidationRulePayload"}
+
+func (ec *executionContext) _DeleteValidationRulePayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteValidationRulePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteValidationRulePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteValidationRulePayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteValidationRulePayload_deletedId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -58402,6 +60131,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createValidationRule":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createValidationRule(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateValidationRule":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateValidationRule(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteValidationRule":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteValidationRule(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -60486,6 +62236,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_tasks(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "validationRules":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_validationRules(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -63583,6 +65355,97 @@ func (ec *executionContext) _RouterPlannerLink(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var ruleViolationImplementors = []string{"RuleViolation"}
+
+func (ec *executionContext) _RuleViolation(ctx context.Context, sel ast.SelectionSet, obj *domain.RuleViolation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ruleViolationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RuleViolation")
+		case "rule":
+			out.Values[i] = ec._RuleViolation_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "severity":
+			out.Values[i] = ec._RuleViolation_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "message":
+			out.Values[i] = ec._RuleViolation_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "field":
+			out.Values[i] = ec._RuleViolation_field(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RuleViolation_task(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var runActionPayloadImplementors = []string{"RunActionPayload"}
 
 func (ec *executionContext) _RunActionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RunActionPayload) graphql.Marshaler {
@@ -66119,6 +67982,44 @@ func (ec *executionContext) _Task(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._Task_conflicts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "validation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Task_validation(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -69369,6 +71270,49 @@ func (ec *executionContext) _TaskUpdated(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var taskValidationImplementors = []string{"TaskValidation"}
+
+func (ec *executionContext) _TaskValidation(ctx context.Context, sel ast.SelectionSet, obj *domain.TaskValidation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, taskValidationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TaskValidation")
+		case "valid":
+			out.Values[i] = ec._TaskValidation_valid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "violations":
+			out.Values[i] = ec._TaskValidation_violations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var testResultRecordedImplementors = []string{"TestResultRecorded", "ExecutionEvent"}
 
 func (ec *executionContext) _TestResultRecorded(ctx context.Context, sel ast.SelectionSet, obj *domain.TestResultRecordedEvent) graphql.Marshaler {
@@ -70646,6 +72590,44 @@ func (ec *executionContext) _UpdateTaskPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var updateValidationRulePayloadImplementors = []string{"UpdateValidationRulePayload"}
+
+func (ec *executionContext) _UpdateValidationRulePayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateValidationRulePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateValidationRulePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateValidationRulePayload")
+		case "rule":
+			out.Values[i] = ec._UpdateValidationRulePayload_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var updateWorkerPayloadImplementors = []string{"UpdateWorkerPayload"}
 
 func (ec *executionContext) _UpdateWorkerPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateWorkerPayload) graphql.Marshaler {
@@ -70850,6 +72832,294 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var validationRuleImplementors = []string{"ValidationRule", "Node"}
+
+func (ec *executionContext) _ValidationRule(ctx context.Context, sel ast.SelectionSet, obj *domain.ValidationRule) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, validationRuleImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValidationRule")
+		case "id":
+			out.Values[i] = ec._ValidationRule_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ValidationRule_project(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "name":
+			out.Values[i] = ec._ValidationRule_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._ValidationRule_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ruleType":
+			out.Values[i] = ec._ValidationRule_ruleType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "categoryFilter":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ValidationRule_categoryFilter(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "config":
+			out.Values[i] = ec._ValidationRule_config(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "severity":
+			out.Values[i] = ec._ValidationRule_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "enabled":
+			out.Values[i] = ec._ValidationRule_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._ValidationRule_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._ValidationRule_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._ValidationRule_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var validationRuleConnectionImplementors = []string{"ValidationRuleConnection"}
+
+func (ec *executionContext) _ValidationRuleConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ValidationRuleConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, validationRuleConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValidationRuleConnection")
+		case "edges":
+			out.Values[i] = ec._ValidationRuleConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._ValidationRuleConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ValidationRuleConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ValidationRuleConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var validationRuleEdgeImplementors = []string{"ValidationRuleEdge"}
+
+func (ec *executionContext) _ValidationRuleEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ValidationRuleEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, validationRuleEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValidationRuleEdge")
+		case "cursor":
+			out.Values[i] = ec._ValidationRuleEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ValidationRuleEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -71280,33 +73550,71 @@ func (ec *executionContext) _WavePlan(ctx context.Context, sel ast.SelectionSet,
 		case "waves":
 			out.Values[i] = ec._WavePlan_waves(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "conflicts":
 			out.Values[i] = ec._WavePlan_conflicts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "criticalPath":
 			out.Values[i] = ec._WavePlan_criticalPath(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "unplannable":
 			out.Values[i] = ec._WavePlan_unplannable(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "totalTasks":
 			out.Values[i] = ec._WavePlan_totalTasks(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "estimatedHours":
 			out.Values[i] = ec._WavePlan_estimatedHours(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "violations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WavePlan_violations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -73744,6 +76052,21 @@ func (ec *executionContext) marshalNCreateUserPayload2ᚖgithubᚗcomᚋtaskgrap
 	return ec._CreateUserPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreateValidationRuleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateValidationRuleInput(ctx context.Context, v any) (domain.CreateValidationRuleInput, error) {
+	res, err := ec.unmarshalInputCreateValidationRuleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateValidationRulePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateValidationRulePayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateValidationRulePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateValidationRulePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateWorkerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateWorkerInput(ctx context.Context, v any) (domain.CreateWorkerInput, error) {
 	res, err := ec.unmarshalInputCreateWorkerInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -73881,6 +76204,21 @@ func (ec *executionContext) marshalNDeleteTraceSessionPayload2ᚖgithubᚗcomᚋ
 		return graphql.Null
 	}
 	return ec._DeleteTraceSessionPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeleteValidationRuleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐDeleteValidationRuleInput(ctx context.Context, v any) (domain.DeleteValidationRuleInput, error) {
+	res, err := ec.unmarshalInputDeleteValidationRuleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteValidationRulePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐDeleteValidationRulePayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteValidationRulePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteValidationRulePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNEnqueueFunctionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐEnqueueFunctionInput(ctx context.Context, v any) (domain.EnqueueFunctionInput, error) {
@@ -75463,6 +77801,32 @@ func (ec *executionContext) marshalNRouterStatus2githubᚗcomᚋtaskgraphᚋtask
 	return res
 }
 
+func (ec *executionContext) marshalNRuleViolation2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRuleViolationᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.RuleViolation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRuleViolation2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRuleViolation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRuleViolation2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRuleViolation(ctx context.Context, sel ast.SelectionSet, v *domain.RuleViolation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RuleViolation(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRunActionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRunActionInput(ctx context.Context, v any) (domain.RunActionInput, error) {
 	res, err := ec.unmarshalInputRunActionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -75716,6 +78080,36 @@ func (ec *executionContext) marshalNTaskCategory2githubᚗcomᚋtaskgraphᚋtask
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNTaskCategory2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskCategoryᚄ(ctx context.Context, v any) ([]domain.TaskCategory, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.TaskCategory, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNTaskCategory2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskCategory(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNTaskCategory2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.TaskCategory) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTaskCategory2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskCategory(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNTaskConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐTaskConnection(ctx context.Context, sel ast.SelectionSet, v *model.TaskConnection) graphql.Marshaler {
@@ -76121,6 +78515,16 @@ func (ec *executionContext) marshalNTaskTestResult2ᚖgithubᚗcomᚋtaskgraph�
 	return ec._TaskTestResult(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNTaskValidation2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTaskValidation(ctx context.Context, sel ast.SelectionSet, v *domain.TaskValidation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TaskValidation(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNTemplateScope2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTemplateScope(ctx context.Context, v any) (domain.TemplateScope, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := domain.TemplateScope(tmp)
@@ -76454,6 +78858,21 @@ func (ec *executionContext) marshalNUpdateTaskPayload2ᚖgithubᚗcomᚋtaskgrap
 	return ec._UpdateTaskPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNUpdateValidationRuleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUpdateValidationRuleInput(ctx context.Context, v any) (domain.UpdateValidationRuleInput, error) {
+	res, err := ec.unmarshalInputUpdateValidationRuleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdateValidationRulePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐUpdateValidationRulePayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateValidationRulePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdateValidationRulePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNUpdateWorkerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUpdateWorkerInput(ctx context.Context, v any) (domain.UpdateWorkerInput, error) {
 	res, err := ec.unmarshalInputUpdateWorkerInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -76508,6 +78927,102 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNValidationRule2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRuleᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.ValidationRule) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNValidationRule2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRule(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNValidationRule2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRule(ctx context.Context, sel ast.SelectionSet, v *domain.ValidationRule) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ValidationRule(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNValidationRuleConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐValidationRuleConnection(ctx context.Context, sel ast.SelectionSet, v *model.ValidationRuleConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ValidationRuleConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNValidationRuleEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐValidationRuleEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ValidationRuleEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNValidationRuleEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐValidationRuleEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNValidationRuleEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐValidationRuleEdge(ctx context.Context, sel ast.SelectionSet, v *model.ValidationRuleEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ValidationRuleEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNValidationRuleType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRuleType(ctx context.Context, v any) (domain.ValidationRuleType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ValidationRuleType(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNValidationRuleType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationRuleType(ctx context.Context, sel ast.SelectionSet, v domain.ValidationRuleType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNValidationSeverity2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationSeverity(ctx context.Context, v any) (domain.ValidationSeverity, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ValidationSeverity(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNValidationSeverity2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationSeverity(ctx context.Context, sel ast.SelectionSet, v domain.ValidationSeverity) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNWave2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaveᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Wave) graphql.Marshaler {
@@ -77791,6 +80306,25 @@ func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOValidationSeverity2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationSeverity(ctx context.Context, v any) (*domain.ValidationSeverity, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.ValidationSeverity(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOValidationSeverity2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐValidationSeverity(ctx context.Context, sel ast.SelectionSet, v *domain.ValidationSeverity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
 }
 
 func (ec *executionContext) unmarshalOWaitReason2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWaitReason(ctx context.Context, v any) (*domain.WaitReason, error) {

@@ -74,10 +74,13 @@ func (r *Resolver) PlannedWave() PlannedWaveResolver { return &plannedWaveResolv
 
 func (r *Resolver) UnplannableTask() UnplannableTaskResolver { return &unplannableTaskResolver{r} }
 
+func (r *Resolver) WavePlan() WavePlanResolver { return &wavePlanResolver{r} }
+
 type (
 	criticalPathResolver        struct{ *Resolver }
 	parallelismAnalysisResolver struct{ *Resolver }
 	planConflictResolver        struct{ *Resolver }
 	plannedWaveResolver         struct{ *Resolver }
 	unplannableTaskResolver     struct{ *Resolver }
+	wavePlanResolver            struct{ *Resolver }
 )

@@ -10,6 +10,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/queue"
 	"github.com/taskgraph/taskgraph/internal/routing"
 	"github.com/taskgraph/taskgraph/internal/service"
+	"github.com/taskgraph/taskgraph/internal/validation"
 )
 
 //go:generate go tool gqlgen generate
@@ -18,13 +19,14 @@ import (
 type Resolver struct {
 	Svc       *service.Service // the core: projects, tasks, lists, plans, runs, events
 	Catalog   *catalog.Service
-	Routing   *routing.Service // routers, planners, workers and their messages
-	Queue     *queue.Service   // the function queue
-	GlobalIDs *app.Nodes       // node() and nodes() over every domain's kinds
+	Rules     *validation.Service // validation rules
+	Routing   *routing.Service    // routers, planners, workers and their messages
+	Queue     *queue.Service      // the function queue
+	GlobalIDs *app.Nodes          // node() and nodes() over every domain's kinds
 }
 
 // Schema builds the executable schema over the domains' use-cases.
-func Schema(svc *service.Service, cat *catalog.Service, rt *routing.Service, qu *queue.Service) graphql.ExecutableSchema {
-	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat, Routing: rt, Queue: qu,
-		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf, rt.NodeOf, qu.NodeOf)}})
+func Schema(svc *service.Service, cat *catalog.Service, rules *validation.Service, rt *routing.Service, qu *queue.Service) graphql.ExecutableSchema {
+	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat, Rules: rules, Routing: rt, Queue: qu,
+		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf, rules.NodeOf, rt.NodeOf, qu.NodeOf)}})
 }

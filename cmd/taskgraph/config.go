@@ -25,6 +25,9 @@ type serveConfig struct {
 	dataDir           string
 	maxUploadBytes    int64
 	allowedOrigins    []string
+	bodyReadTimeout   time.Duration
+	metricsAddr       string
+	metricsToken      string
 }
 
 const defaultDatabase = "sqlite:data/taskgraph.db"
@@ -61,6 +64,12 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"largest uploaded file, e.g. 100MiB, 2GB or 1048576 bytes (env TASKGRAPH_MAX_UPLOAD_SIZE)")
 	origins := fs.String("allowed-origins", os.Getenv("TASKGRAPH_ALLOWED_ORIGINS"),
 		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
+	fs.DurationVar(&c.bodyReadTimeout, "body-read-timeout", envDuration("TASKGRAPH_BODY_READ_TIMEOUT", 30*time.Second),
+		"time a client has to send a request body; uploads get 1s more per 64KiB (env TASKGRAPH_BODY_READ_TIMEOUT)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", os.Getenv("TASKGRAPH_METRICS_ADDR"),
+		"serve /metrics on this listen address (e.g. 127.0.0.1:9090) instead of --addr (env TASKGRAPH_METRICS_ADDR)")
+	fs.StringVar(&c.metricsToken, "metrics-token", os.Getenv("TASKGRAPH_METRICS_TOKEN"),
+		"bearer token /metrics requires (env TASKGRAPH_METRICS_TOKEN)")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage
 	}
@@ -92,6 +101,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		return c, fmt.Errorf("--max-attempts must be at least 1")
 	case c.logFormat != "auto" && c.logFormat != "text" && c.logFormat != "json":
 		return c, fmt.Errorf("--log-format must be auto, text or json")
+	case c.bodyReadTimeout <= 0:
+		return c, fmt.Errorf("--body-read-timeout must be positive")
 	case c.dataDir == "":
 		return c, fmt.Errorf("--data-dir must not be empty")
 	}

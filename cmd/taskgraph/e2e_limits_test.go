@@ -59,6 +59,20 @@ func TestLimits(t *testing.T) {
 			s.requireCode(t, admin, q, nil, "LIMIT_EXCEEDED")
 		})
 
+		t.Run("document size", func(t *testing.T) {
+			// 70 KB, under the token limit: validating it used to take seconds.
+			q := "{ viewer { " + strings.Repeat("slug ", 14000) + "} }"
+			r := s.requireCode(t, admin, q, nil, "LIMIT_EXCEEDED")
+			require.Contains(t, r.Errors[0].Message, "exceeds the limit of 200 per selection set")
+			require.True(t, r.dataIsNull())
+			q = "{ " + strings.Repeat("viewer { "+strings.Repeat("slug ", 200)+"} ", 6) + "}"
+			r = s.requireCode(t, admin, q, nil, "LIMIT_EXCEEDED")
+			require.Contains(t, r.Errors[0].Message, "more than 1000 selections")
+			// At the limits the query runs.
+			q = "{ " + strings.Repeat("viewer { "+strings.Repeat("slug ", 199)+"} ", 5) + "}"
+			require.Equal(t, "admin", s.query(t, admin, q, nil).S("viewer.slug"))
+		})
+
 		t.Run("body size", func(t *testing.T) {
 			marker := "ECHO-ME-NOT-"
 			big := `{"query": "{ viewer { id } }", "variables": {"pad": "` + strings.Repeat(marker, (1<<20)/len(marker)+10) + `"}}`

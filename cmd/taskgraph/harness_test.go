@@ -27,6 +27,7 @@ import (
 // testServer is the real `taskgraph serve` running in-process on 127.0.0.1:0.
 type testServer struct {
 	URL        string // http://127.0.0.1:port
+	MetricsURL string // http://127.0.0.1:port/metrics of --metrics-addr, when given
 	AdminToken string
 	DB         *store.DB // the server's own handle: read Statements() from it
 	Stdout     *bytes.Buffer
@@ -62,6 +63,7 @@ type serverOptions struct {
 	events       events.Options         // the event broker's (zero: defaults)
 	websocket    server.WebsocketConfig // the websocket transport's (zero: defaults)
 	args         []string               // more serve flags
+	logs         io.Writer              // the server's log (JSON lines); nil: discarded
 }
 
 // startServerWith runs serve against dbURL until stop is called or the test
@@ -81,13 +83,18 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 	readyc := make(chan ready, 1)
 	done := make(chan error, 1)
 	hooks := &testHooks{
-		onListen:     func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
-		loaderTiming: o.loaderTiming,
-		events:       o.events,
-		websocket:    o.websocket,
+		onListen:        func(addr net.Addr, db *store.DB) { readyc <- ready{addr, db} },
+		loaderTiming:    o.loaderTiming,
+		events:          o.events,
+		websocket:       o.websocket,
+		onMetricsListen: func(addr net.Addr) { s.MetricsURL = "http://" + addr.String() + "/metrics" },
 	}
 	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json"}, o.args...)
-	go func() { done <- runServe(ctx, args, s.Stdout, io.Discard, hooks) }()
+	logs := o.logs
+	if logs == nil {
+		logs = io.Discard
+	}
+	go func() { done <- runServe(ctx, args, s.Stdout, logs, hooks) }()
 	select {
 	case r := <-readyc:
 		s.URL, s.DB = "http://"+r.addr.String(), r.db

@@ -24,6 +24,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
+	"github.com/taskgraph/taskgraph/internal/validation"
 )
 
 // testHooks lets end-to-end tests observe the real serve path.
@@ -35,6 +36,8 @@ type testHooks struct {
 	wrapHandler func(http.Handler) http.Handler
 	events      events.Options         // non-zero fields replace the defaults
 	websocket   server.WebsocketConfig // non-zero fields replace the defaults
+	// onMetricsListen, when set, is told the --metrics-addr listener's address.
+	onMetricsListen func(addr net.Addr)
 }
 
 // runServe opens and migrates the database, makes sure an admin can log in, and
@@ -87,7 +90,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if hooks != nil {
 		loaderTiming = hooks.loaderTiming
 	}
+	rules := validation.NewEngine()
+	opts.Gate = validation.NewGate(rules)
 	svc := service.New(db, opts)
+	val := validation.New(db, app.NewRunner(db, broker), svc, rules, validation.Options{})
 	cat := catalog.New(db, app.NewRunner(db, broker), catalog.Options{LoggerFrom: server.LoggerFrom,
 		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes})
 	rt := routing.New(db, app.NewRunner(db, broker), routing.Options{})
@@ -103,8 +109,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	handler := server.New(server.Config{
-		Schema:           graph.Schema(svc, cat, rt, qu),
+	serverConfig := server.Config{
+		Schema:           graph.Schema(svc, cat, val, rt, qu),
 		Authenticate:     svc.Accounts.Authenticate,
 		Ready:            db.Ping,
 		Logger:           log,
@@ -115,8 +121,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		FieldSuggestions: !cfg.production,
 		Export:           export.Handler(cat, server.LoggerFrom),
 		MaxUploadBytes:   cfg.maxUploadBytes,
+		BodyReadTimeout:  cfg.bodyReadTimeout,
 		Websocket:        wsConfig,
-	})
+		MetricsToken:     cfg.metricsToken,
+		SeparateMetrics:  cfg.metricsAddr != "",
+	}
+	handler := server.New(serverConfig)
 	if hooks != nil && hooks.wrapHandler != nil {
 		handler = hooks.wrapHandler(handler)
 	}
@@ -125,13 +135,35 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		return err
 	}
 	fmt.Fprintf(stdout, "Taskgraph on http://%s (playground at /, GraphQL at /graphql, database %s)\n", ln.Addr(), db.Dialect())
+	// Metrics on a listen address of their own (an internal interface),
+	// not on the public one.
+	var metricsDone chan error
+	if cfg.metricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.metricsAddr)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		fmt.Fprintf(stdout, "Metrics on http://%s/metrics\n", mln.Addr())
+		if hooks != nil && hooks.onMetricsListen != nil {
+			hooks.onMetricsListen(mln.Addr())
+		}
+		metricsDone = make(chan error, 1)
+		go func() { metricsDone <- server.Serve(ctx, mln, server.MetricsHandler(serverConfig), log) }()
+	}
 	if hooks != nil && hooks.onListen != nil {
 		hooks.onListen(ln.Addr(), db)
 	}
 	go svc.RunScoreRefresher(ctx, time.Minute)
 	go svc.Runs.RunHeartbeatSweep(ctx)
 	go qu.RunSweep(ctx)
-	return server.Serve(ctx, ln, handler, log)
+	err = server.Serve(ctx, ln, handler, log)
+	if metricsDone != nil {
+		if merr := <-metricsDone; err == nil && merr != nil {
+			err = fmt.Errorf("metrics: %w", merr)
+		}
+	}
+	return err
 }
 
 func newLogger(format string, w io.Writer) *slog.Logger {

@@ -163,6 +163,10 @@ type CreateUserPayload struct {
 	User *domain.User `json:"user"`
 }
 
+type CreateValidationRulePayload struct {
+	Rule *domain.ValidationRule `json:"rule"`
+}
+
 type CreateWorkerPayload struct {
 	Worker *domain.Worker `json:"worker"`
 }
@@ -228,6 +232,10 @@ type DeleteTraceSessionInput struct {
 }
 
 type DeleteTraceSessionPayload struct {
+	DeletedID string `json:"deletedId"`
+}
+
+type DeleteValidationRulePayload struct {
 	DeletedID string `json:"deletedId"`
 }
 
@@ -353,6 +361,10 @@ type UpdateProjectPayload struct {
 
 type UpdateTaskPayload struct {
 	Task *domain.Task `json:"task"`
+}
+
+type UpdateValidationRulePayload struct {
+	Rule *domain.ValidationRule `json:"rule"`
 }
 
 type UpdateWorkerPayload struct {

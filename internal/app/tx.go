@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/events"
@@ -88,3 +89,7 @@ func (r *Runner) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	return nil
 }
+
+// Now is clock's time as the database stores it: UTC at microsecond precision
+// (PostgreSQL's), so a value read back equals the one written.
+func Now(clock func() time.Time) time.Time { return clock().UTC().Truncate(time.Microsecond) }

@@ -2,7 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,22 +17,7 @@ import (
 )
 
 // clock is a fixed time the test moves by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+type clock = testdb.Clock
 
 // bundle is the catalog over a fresh migrated database, with principals of
 // every role.
@@ -55,12 +39,12 @@ func setup(t *testing.T, url string) *bundle {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	require.NoError(t, db.Migrate(ctx))
-	clk := &clock{now: time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)}
+	clk := testdb.NewClock(time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC))
 	b := &bundle{t: t, db: db, clock: clk,
 		svc: catalog.New(db, app.NewRunner(db, nil), catalog.Options{Clock: clk.Now, DataDir: t.TempDir()})}
 	user := func(slug string, role domain.Role) *auth.Principal {
 		u := &domain.User{ID: uuid.NewString(), Slug: slug, Name: slug, Email: slug + "@example.com",
-			Settings: domain.JSON(`{}`), CreatedAt: clk.now, UpdatedAt: clk.now}
+			Settings: domain.JSON(`{}`), CreatedAt: clk.Now(), UpdatedAt: clk.Now()}
 		require.NoError(t, db.Users.CreateUser(ctx, u))
 		return &auth.Principal{UserID: u.ID, Role: role}
 	}
@@ -68,7 +52,7 @@ func setup(t *testing.T, url string) *bundle {
 	b.owner = user("owner", domain.RoleMember)
 	b.other = user("other", domain.RoleMember)
 	project := &domain.Project{ID: uuid.NewString(), Slug: "web-app", Name: "Web app", OwnerID: b.owner.UserID,
-		Status: domain.ProjectActive, CreatedAt: clk.now, UpdatedAt: clk.now}
+		Status: domain.ProjectActive, CreatedAt: clk.Now(), UpdatedAt: clk.Now()}
 	require.NoError(t, db.Projects.CreateProject(ctx, project))
 	b.agent = &auth.Principal{UserID: b.owner.UserID, Role: domain.RoleAgent, ProjectID: &project.ID}
 	return b

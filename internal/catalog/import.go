@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // ImportResult says what an import did with each tool of the document.
@@ -137,7 +138,7 @@ func (s *Service) importTools(ctx context.Context, tx *app.Tx, server *domain.Mc
 		updatedIDs = append(updatedIDs, cur.ID)
 		res.Updated = append(res.Updated, cur)
 	}
-	if err := s.checkDropped(ctx, tx, paramsByID(dropped), existing); err != nil {
+	if err := checkDropped(ctx, tx, paramsByID(dropped), existing); err != nil {
 		return nil, err
 	}
 	dropIDs := make([]string, len(dropped))
@@ -164,12 +165,12 @@ func (s *Service) importTools(ctx context.Context, tx *app.Tx, server *domain.Mc
 		return nil, err
 	}
 	if len(paramWrites) > 0 {
-		bad, err := tx.Catalog.IncompatibleFeeds(ctx, updatedIDs)
+		feeds, err := tx.Catalog.FeedsIntoTools(ctx, updatedIDs)
 		if err != nil {
 			return nil, err
 		}
-		if len(bad) > 0 {
-			b := bad[0]
+		if i := slices.IndexFunc(feeds, func(f store.ParameterFeed) bool { return !f.ActionType.Feeds(f.ToolType) }); i >= 0 {
+			b := feeds[i]
 			return nil, &domain.Error{Code: domain.CodeConflict, Field: "toolsJson",
 				Message: fmt.Sprintf("the import makes parameter %q of tool %q %s, but action parameter %q (%s) of action %q feeds it; "+
 					"remove that parameter mapping first", b.ToolParameter, b.ToolName, b.ToolType, b.ActionParameter, b.ActionType, b.ActionName),
@@ -194,7 +195,7 @@ func paramsByID(ps []*domain.ToolParameter) map[string]*domain.ToolParameter {
 }
 
 // checkDropped refuses to drop parameters that parameter mappings use.
-func (s *Service) checkDropped(ctx context.Context, tx *app.Tx, dropped map[string]*domain.ToolParameter, tools []*domain.Tool) error {
+func checkDropped(ctx context.Context, tx *app.Tx, dropped map[string]*domain.ToolParameter, tools []*domain.Tool) error {
 	if len(dropped) == 0 {
 		return nil
 	}

@@ -5,7 +5,7 @@
 //
 // Its entities and input rules are in internal/domain, its SQL in
 // internal/store (q.Catalog, q.Examples), its uploaded files in
-// internal/storage.
+// internal/files.
 package catalog
 
 import (
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/internal/app"
-	"github.com/taskgraph/taskgraph/internal/storage"
+	"github.com/taskgraph/taskgraph/internal/files"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
@@ -36,7 +36,7 @@ type Service struct {
 	run        *app.Runner
 	clock      func() time.Time
 	loggerFrom func(ctx context.Context) *slog.Logger
-	files      *storage.Dir
+	files      *files.Dir
 	maxUpload  int64
 }
 
@@ -52,7 +52,7 @@ func New(db *store.DB, run *app.Runner, opts Options) *Service {
 	if opts.DataDir == "" {
 		opts.DataDir = "data"
 	}
-	s.files = storage.New(opts.DataDir)
+	s.files = files.New(opts.DataDir)
 	if s.maxUpload <= 0 {
 		s.maxUpload = DefaultMaxUploadBytes
 	}
@@ -62,8 +62,8 @@ func New(db *store.DB, run *app.Runner, opts Options) *Service {
 // logger is the logger of the request ctx belongs to.
 func (s *Service) logger(ctx context.Context) *slog.Logger { return s.loggerFrom(ctx) }
 
-// now is the current time as stored: UTC, microsecond precision (PostgreSQL's).
-func (s *Service) now() time.Time { return s.clock().UTC().Truncate(time.Microsecond) }
+// now is the current time as stored (app.Now).
+func (s *Service) now() time.Time { return app.Now(s.clock) }
 
 // tx runs fn in one transaction (see app.Runner.InTx).
 func (s *Service) tx(ctx context.Context, fn func(tx *app.Tx) error) error {

@@ -46,6 +46,22 @@ func CheckTransition(from, to TaskStatus, engine bool) error {
 		Details: map[string]any{"from": string(from), "to": string(to)}}
 }
 
+// CheckManualTransition is CheckTransition for a person's move of a task that
+// may be planned in a run: while the task's place in an unfinished run is still
+// open (pending or running), only the run moves it — its agent's calls, the
+// sweep, cancel — so that no run waits forever on a task moved by hand.
+func CheckManualTransition(from, to TaskStatus, runNumber int, heldByRun bool) error {
+	if err := CheckTransition(from, to, false); err != nil {
+		return err
+	}
+	if heldByRun {
+		return &Error{Code: CodeInvalidTransition, Field: "to",
+			Message: fmt.Sprintf("the task is in execution run %d, which moves it through its agents; cancel the run to move it by hand", runNumber),
+			Details: map[string]any{"from": string(from), "to": string(to)}}
+	}
+	return nil
+}
+
 func containsStatus(list []TaskStatus, s TaskStatus) bool {
 	for _, x := range list {
 		if x == s {
@@ -73,6 +89,9 @@ func ItemStatusFor(s TaskStatus) ItemStatus {
 func DisplayID(projectSlug string, category TaskCategory, n int) string {
 	return fmt.Sprintf("TU-%s-%s-%03d", ProjectCode(projectSlug), category.Code(), n)
 }
+
+// SetDisplayID gives t its display id and the key that orders it naturally.
+func (t *Task) SetDisplayID(id string) { t.DisplayID, t.DisplaySort = id, DisplaySortKey(id) }
 
 // DisplaySortKey is what display ids order by: the id with its number
 // zero-padded to 10 digits, so that TU-X-TSK-999 sorts before TU-X-TSK-1000.

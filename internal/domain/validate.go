@@ -61,6 +61,14 @@ func CheckUnit(field string, v *float64) error {
 	return nil
 }
 
+// CheckEffortMinutes validates an actual effort in minutes: not negative.
+func CheckEffortMinutes(field string, v *int) error {
+	if v != nil && *v < 0 {
+		return InputError(field, "%s must not be negative", field)
+	}
+	return nil
+}
+
 // Limits on the sizes of common text inputs.
 const (
 	MaxName        = 200
@@ -68,4 +76,7 @@ const (
 	MaxDescription = 100_000
 	MaxListItems   = 200
 	MaxListEntry   = 2_000
+	// A completed task's files and commits, as an agent reports them.
+	MaxReportedFiles = 10_000
+	MaxPathLength    = 4_096
 )

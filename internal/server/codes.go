@@ -16,8 +16,13 @@ import (
 // extensions.code (API.md). gqlgen's transports answer some malformed requests
 // themselves, without the error presenter: an unsupported content type, a
 // mutation sent over GET, undecodable GET variables. Those errors are the
-// client's request at fault, so they get BAD_USER_INPUT. Other responses pass
-// through untouched and unbuffered.
+// client's request at fault, so they get BAD_USER_INPUT.
+//
+// It also applies GraphQL over HTTP to gqlgen's request errors (see
+// params.go): a document that fails to parse or validate — gqlgen's 422 —
+// answers 200 when the response is application/json, and a request error
+// (4xx, or such a 200) carries no "data" entry. Other responses pass through
+// untouched and unbuffered.
 func withErrorCodes(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cw := &codeWriter{ResponseWriter: w}
@@ -38,6 +43,13 @@ func (c *codeWriter) WriteHeader(status int) {
 		return
 	}
 	c.status = status
+	if status == http.StatusUnprocessableEntity && !isGraphQLResponse(c.Header().Get("Content-Type")) {
+		// gqlgen's answer to a parse or validation failure; over
+		// application/json that is 200 with the errors.
+		c.status = http.StatusOK
+		c.held = &bytes.Buffer{}
+		return
+	}
 	if status >= 400 && status < 500 {
 		c.held = &bytes.Buffer{}
 		return
@@ -76,7 +88,8 @@ func (c *codeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (c *codeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
-// finish writes a held 4xx body, with codes added where they were missing.
+// finish writes a held body (a request error), with codes added where they
+// were missing and without a null "data" entry.
 func (c *codeWriter) finish() {
 	if c.held == nil {
 		return
@@ -86,6 +99,10 @@ func (c *codeWriter) finish() {
 	var errs []map[string]any
 	if json.Unmarshal(body, &resp) == nil && json.Unmarshal(resp["errors"], &errs) == nil && len(errs) > 0 {
 		changed := false
+		if data, ok := resp["data"]; ok && string(bytes.TrimSpace(data)) == "null" {
+			delete(resp, "data")
+			changed = true
+		}
 		for _, e := range errs {
 			ext, _ := e["extensions"].(map[string]any)
 			if _, ok := ext["code"]; ok {

@@ -9,30 +9,43 @@ import (
 )
 
 func TestWithErrorCodes(t *testing.T) {
+	validation := `{"errors":[{"message":"m","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}],"data":null}`
 	for _, tc := range []struct {
-		name   string
-		status int
-		body   string
-		want   string
+		name        string
+		contentType string // default application/json
+		status      int
+		body        string
+		want        string
+		wantStatus  int // default status
 	}{
-		{"adds a missing code", http.StatusBadRequest, `{"errors":[{"message":"transport not supported"}],"data":null}`,
-			`{"errors":[{"message":"transport not supported","extensions":{"code":"BAD_USER_INPUT"}}],"data":null}`},
-		{"keeps other extensions", http.StatusNotAcceptable, `{"errors":[{"message":"m","extensions":{"x":1}}]}`,
-			`{"errors":[{"message":"m","extensions":{"x":1,"code":"BAD_USER_INPUT"}}]}`},
-		{"keeps a code", http.StatusUnprocessableEntity, `{"errors":[{"message":"m","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`,
-			`{"errors":[{"message":"m","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`},
-		{"leaves non-JSON alone", http.StatusMethodNotAllowed, "Method Not Allowed\n", "Method Not Allowed\n"},
-		{"leaves success alone", http.StatusOK, `{"errors":[{"message":"partial"}],"data":{}}`, `{"errors":[{"message":"partial"}],"data":{}}`},
+		{"adds a missing code", "", http.StatusBadRequest, `{"errors":[{"message":"transport not supported"}],"data":null}`,
+			`{"errors":[{"message":"transport not supported","extensions":{"code":"BAD_USER_INPUT"}}]}`, 0},
+		{"keeps other extensions", "", http.StatusNotAcceptable, `{"errors":[{"message":"m","extensions":{"x":1}}]}`,
+			`{"errors":[{"message":"m","extensions":{"x":1,"code":"BAD_USER_INPUT"}}]}`, 0},
+		{"validation failure over application/json is 200 without data", "", http.StatusUnprocessableEntity, validation,
+			`{"errors":[{"message":"m","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`, http.StatusOK},
+		{"request error over graphql-response+json has no data", "application/graphql-response+json", http.StatusBadRequest, validation,
+			`{"errors":[{"message":"m","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}]}`, 0},
+		{"leaves non-JSON alone", "", http.StatusMethodNotAllowed, "Method Not Allowed\n", "Method Not Allowed\n", 0},
+		{"leaves success alone", "", http.StatusOK, `{"errors":[{"message":"partial"}],"data":null}`, `{"errors":[{"message":"partial"}],"data":null}`, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := withErrorCodes(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
+				ct := tc.contentType
+				if ct == "" {
+					ct = "application/json"
+				}
+				w.Header().Set("Content-Type", ct)
 				w.WriteHeader(tc.status)
 				_, _ = w.Write([]byte(tc.body))
 			}))
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/graphql", nil))
-			require.Equal(t, tc.status, rec.Code)
+			want := tc.wantStatus
+			if want == 0 {
+				want = tc.status
+			}
+			require.Equal(t, want, rec.Code)
 			if tc.want[0] == '{' {
 				require.JSONEq(t, tc.want, rec.Body.String())
 			} else {

@@ -141,6 +141,17 @@ func (s *server) presentError(ctx context.Context, err error) *gqlerror.Error {
 		}
 	}
 
+	if canceled(ctx, err) {
+		// The client went away or ended the operation (a subscription's
+		// complete, a closed connection, a shutdown): a resolver still running
+		// sees its context end. Nobody reads the answer, and nothing failed.
+		LoggerFrom(ctx).DebugContext(ctx, "graphql operation canceled",
+			slog.String("error", rootMessage(err)),
+			slog.String("path", out.Path.String()),
+			slog.String("operation", operationName(ctx)),
+		)
+		return withCode(out, internalMessage, string(domain.CodeInternal), "", nil)
+	}
 	LoggerFrom(ctx).ErrorContext(ctx, "graphql internal error",
 		slog.String("error", rootMessage(err)),
 		slog.String("path", out.Path.String()),
@@ -164,6 +175,13 @@ func keep(out, gqlErr *gqlerror.Error) *gqlerror.Error {
 	out.Message = gqlErr.Message
 	out.Extensions = maps.Clone(gqlErr.Extensions)
 	return out
+}
+
+// canceled reports whether err is the end of the operation's context rather
+// than a failure: the context is done, or err is context.Canceled (drivers
+// report a cancelled statement so).
+func canceled(ctx context.Context, err error) bool {
+	return errors.Is(err, context.Canceled) || ctx.Err() != nil
 }
 
 // rootMessage is err's text without gqlerror's "input: path" decoration.
@@ -234,11 +252,16 @@ type errorItem struct {
 
 // writeGraphQLError answers a request that never reached gqlgen.
 func writeGraphQLError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	writeGraphQLErrorBody(w, status, code, message)
+}
+
+// writeGraphQLErrorBody is writeGraphQLError with the Content-Type already set.
+func writeGraphQLErrorBody(w http.ResponseWriter, status int, code, message string) {
 	b, err := json.Marshal(errorBody{Errors: []errorItem{{Message: message, Extensions: map[string]any{"code": code}}}})
 	if err != nil {
 		panic(err) // cannot happen: strings only
 	}
-	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

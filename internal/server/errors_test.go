@@ -71,14 +71,15 @@ func TestPresentError(t *testing.T) {
 	gen := gqlgenErrors{t: t, schema: schema}
 
 	tests := []struct {
-		name      string
-		inField   string // root field whose context the error arrives in
-		err       func() error
-		message   string
-		code      string
-		ext       map[string]any // further extensions expected
-		path      ast.Path
-		loggedErr string // text of the "graphql internal error" log line
+		name        string
+		inField     string // root field whose context the error arrives in
+		err         func() error
+		message     string
+		code        string
+		ext         map[string]any // further extensions expected
+		path        ast.Path
+		loggedErr   string // text of the "graphql internal error" log line
+		loggedDebug string // text of the "graphql operation canceled" debug line
 	}{
 		{
 			name:    "domain error",
@@ -210,6 +211,17 @@ func TestPresentError(t *testing.T) {
 			loggedErr: "boom",
 		},
 		{
+			name:    "resolver canceled with its operation",
+			inField: "broken",
+			err: func() error {
+				return gqlerror.WrapPath(ast.Path{ast.PathName("broken")}, fmt.Errorf("load tasks: %w", context.Canceled))
+			},
+			message:     "internal error",
+			code:        "INTERNAL",
+			path:        ast.Path{ast.PathName("broken")},
+			loggedDebug: "load tasks: context canceled",
+		},
+		{
 			name:    "recovered panic",
 			inField: "boom",
 			err:     func() error { return gqlerror.WrapPath(ast.Path{ast.PathName("boom")}, &panicError{value: "kaboom"}) },
@@ -221,7 +233,7 @@ func TestPresentError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logs := &syncBuffer{}
-			logger := slog.New(slog.NewJSONHandler(logs, nil)).With("request_id", "req-1")
+			logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("request_id", "req-1")
 			s := &server{log: logger, metrics: newMetrics(prometheus.NewRegistry(), nil)}
 			ctx := context.WithValue(context.Background(), loggerKey, logger)
 			if tt.inField != "" {
@@ -242,6 +254,14 @@ func TestPresentError(t *testing.T) {
 			require.Equal(t, tt.path, got.Path)
 			require.ErrorIs(t, got, in, "the original error stays reachable")
 
+			canceled := logs.find(t, "graphql operation canceled")
+			if tt.loggedDebug != "" {
+				require.Len(t, canceled, 1)
+				require.Equal(t, "DEBUG", canceled[0]["level"])
+				require.Equal(t, tt.loggedDebug, canceled[0]["error"])
+			} else {
+				require.Empty(t, canceled)
+			}
 			logged := logs.find(t, "graphql internal error")
 			if tt.loggedErr == "" {
 				require.Empty(t, logged)
@@ -301,7 +321,7 @@ func TestGraphQLErrorsEndToEnd(t *testing.T) {
 		{
 			name:    "bad variable value",
 			req:     gqlRequest{Query: `query($p: Priority!) { priority(p: $p) }`, Variables: map[string]any{"p": "P7"}},
-			status:  422,
+			status:  200, // a request error, over application/json
 			message: "P7 is not a valid Priority",
 			code:    "BAD_USER_INPUT",
 			field:   "p",
@@ -319,7 +339,7 @@ func TestGraphQLErrorsEndToEnd(t *testing.T) {
 		{
 			name:    "validation error",
 			req:     gqlRequest{Query: `{ viewr }`},
-			status:  422,
+			status:  200, // a request error, over application/json
 			message: `Cannot query field "viewr" on type "Query".`,
 			code:    "GRAPHQL_VALIDATION_FAILED",
 		},

@@ -35,7 +35,8 @@ func (s *server) graphQLHandler() http.Handler {
 	// the request's headers and length before it gets here.
 	srv.AddTransport(transport.MultipartForm{MaxUploadSize: s.cfg.MaxUploadBytes + s.cfg.MaxBodyBytes, MaxMemory: uploadMemory})
 
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
+	queryCache := lru.New[*ast.QueryDocument](queryCacheSize)
+	srv.SetQueryCache(queryCache)
 	srv.SetParserTokenLimit(s.cfg.ParserTokenLimit)
 	srv.SetDisableSuggestion(!s.cfg.FieldSuggestions)
 	srv.SetErrorPresenter(s.presentError)
@@ -66,8 +67,14 @@ func (s *server) graphQLHandler() http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](apqCacheSize)})
+	// After persisted queries, which fill in the query text; before the
+	// executor parses and validates it.
+	srv.Use(documentLimits{maxSelections: s.cfg.MaxSelections, maxSetSize: s.cfg.MaxSelectionSetSize,
+		tokenLimit: s.cfg.ParserTokenLimit, cache: queryCache})
 	// Before the complexity limit: it bounds the work of the complexity walk.
 	srv.Use(queryLimits{maxDepth: s.cfg.MaxDepth, maxFields: s.cfg.MaxComplexity})
+	// Int range and NUL characters in every argument, variables substituted.
+	srv.Use(inputChecks{schema: s.cfg.Schema.Schema()})
 	srv.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
 	return srv
 }

@@ -34,6 +34,10 @@ func (s *server) limitBody(next http.Handler) http.Handler {
 			_ = r.Body.Close()
 			if err != nil {
 				LoggerFrom(r.Context()).DebugContext(r.Context(), "reading request body", "error", err)
+				if isTimeout(err) {
+					s.bodyTimeout(w)
+					return
+				}
 				writeGraphQLError(w, http.StatusBadRequest, codeBadRequest, "could not read request body")
 				return
 			}
@@ -46,6 +50,15 @@ func (s *server) limitBody(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bodyTimeout answers a request whose body did not arrive in time, and
+// closes its connection.
+func (s *server) bodyTimeout(w http.ResponseWriter) {
+	s.metrics.countError(string(domain.CodeLimitExceeded))
+	w.Header().Set("Connection", "close")
+	writeGraphQLError(w, http.StatusRequestTimeout, string(domain.CodeLimitExceeded),
+		fmt.Sprintf("request body not received within %s", s.cfg.BodyReadTimeout))
 }
 
 // queryLimits rejects operations nested deeper than maxDepth, and operations

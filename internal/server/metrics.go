@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -20,6 +21,8 @@ const (
 )
 
 type metrics struct {
+	operations *operationLabels
+
 	graphqlRequests *prometheus.CounterVec   // operation, status
 	graphqlDuration *prometheus.HistogramVec // operation
 	graphqlErrors   *prometheus.CounterVec   // code
@@ -33,6 +36,7 @@ type metrics struct {
 // same registry shares the collectors already there.
 func newMetrics(reg prometheus.Registerer, dbStats func() sql.DBStats) *metrics {
 	m := &metrics{
+		operations: &operationLabels{max: DefaultMaxOperationLabels, seen: map[string]struct{}{}},
 		graphqlRequests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace,
 			Name:      "graphql_requests_total",
@@ -120,6 +124,54 @@ func operationName(ctx context.Context) string {
 	return boundedLabel(name, labelOther)
 }
 
+// DefaultMaxOperationLabels is how many distinct operation names get a label
+// of their own in the GraphQL metrics; later names are counted as "other".
+const DefaultMaxOperationLabels = 100
+
+// operationLabels bounds the operation label: callers choose operation names,
+// and every distinct label value is a time series kept for the process's
+// lifetime. Names are taken only from operations of documents that passed
+// validation (so only from authenticated callers, and never from a bare
+// operationName parameter), and only the first max distinct ones.
+type operationLabels struct {
+	mu   sync.Mutex
+	max  int
+	seen map[string]struct{}
+}
+
+// label is the metrics label of the operation in ctx.
+func (l *operationLabels) label(ctx context.Context) string {
+	if !graphql.HasOperationContext(ctx) {
+		return labelAnonymous
+	}
+	opCtx := graphql.GetOperationContext(ctx)
+	if opCtx.Operation == nil {
+		// Never became an operation (refused, unparsable, invalid): a name
+		// the client sent is not trusted.
+		if opCtx.OperationName == "" {
+			return labelAnonymous
+		}
+		return labelOther
+	}
+	name := opCtx.Operation.Name
+	if name == "" {
+		return labelAnonymous
+	}
+	if name = boundedLabel(name, labelOther); name == labelOther || name == labelAnonymous {
+		return name
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.seen[name]; ok {
+		return name
+	}
+	if len(l.seen) >= l.max {
+		return labelOther
+	}
+	l.seen[name] = struct{}{}
+	return name
+}
+
 // observeGraphQL counts GraphQL operations, their duration and their errors,
 // and tells the access log the operation name. As the outermost operation
 // interceptor it sees the responses of every operation, including those
@@ -178,19 +230,19 @@ func (o observeGraphQL) record(ctx context.Context, resp *graphql.Response, firs
 	if !first {
 		return
 	}
-	op := operationName(ctx)
+	label := o.m.operations.label(ctx)
 	status := "ok"
 	if len(resp.Errors) > 0 {
 		status = "error"
 	}
-	o.m.graphqlRequests.WithLabelValues(op, status).Inc()
+	o.m.graphqlRequests.WithLabelValues(label, status).Inc()
 	if graphql.HasOperationContext(ctx) {
 		if start := graphql.GetOperationContext(ctx).Stats.OperationStart; !start.IsZero() {
-			o.m.graphqlDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
+			o.m.graphqlDuration.WithLabelValues(label).Observe(time.Since(start).Seconds())
 		}
 	}
 	if info := requestInfoFrom(ctx); info != nil {
-		info.setOperation(op)
+		info.setOperation(operationName(ctx))
 	}
 }
 

@@ -18,7 +18,7 @@ const (
 	idleTimeout       = 120 * time.Second
 	shutdownTimeout   = 30 * time.Second
 	// websocketCloseTimeout bounds the wait for websockets to close after the
-	// drain (a close frame, the peer's answer or closeLinger).
+	// drain (a close frame, the peer's answer or WebsocketConfig.CloseLinger).
 	websocketCloseTimeout = 5 * time.Second
 )
 

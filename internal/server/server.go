@@ -6,21 +6,28 @@
 // Everything a request passes through, outermost first:
 //
 //	observe (request id, logger, panic recovery, access log, HTTP metrics)
-//	  mux: POST /graphql -> authenticate -> body limit (multipart: upload checks) -> gqlgen
-//	       GET /graphql -> body limit -> authenticate -> gqlgen
+//	  bodyDeadline (requests with a body: BodyReadTimeout to send it)
+//	  mux: POST /graphql -> authenticate -> body limit (multipart: upload checks) -> error codes
+//	         and GraphQL-over-HTTP statuses -> parameter types -> gqlgen
+//	       GET /graphql -> body limit -> authenticate -> error codes, statuses -> parameters -> gqlgen
 //	       (GET with Upgrade: origin check -> websocket, auth on connection_init)
 //	       GET /export/examples.jsonl -> authenticate -> Config.Export
-//	       GET / (playground), /healthz, /readyz, /metrics
+//	       GET / (playground), /healthz, /readyz,
+//	       /metrics (unless SeparateMetrics; behind MetricsToken when set)
 //
 // and inside gqlgen, in this order: metrics, authentication check, introspection
-// switch, persisted queries, depth and selection-size limit, complexity limit.
+// switch, persisted queries, document size limits (before parsing and
+// validation), depth and selection-size limit, input checks (Int range, NUL
+// characters), complexity limit.
 package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"database/sql"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,6 +61,14 @@ type Config struct {
 	// Registry receives the server's collectors and is what /metrics serves.
 	// Nil: a private registry.
 	Registry *prometheus.Registry
+	// MetricsToken, when set, is the bearer token GET /metrics requires.
+	MetricsToken string
+	// SeparateMetrics leaves /metrics out of New's handler: the caller
+	// serves MetricsHandler on a listen address of its own.
+	SeparateMetrics bool
+	// MaxOperationLabels bounds the distinct operation names of the GraphQL
+	// metrics; default DefaultMaxOperationLabels.
+	MaxOperationLabels int
 	// DBStats, when set, is exported as connection pool metrics.
 	DBStats func() sql.DBStats
 	// OperationContext, when set, prepares the context of every GraphQL
@@ -76,6 +91,17 @@ type Config struct {
 	MaxDepth         int // default DefaultMaxDepth
 	MaxComplexity    int // default DefaultMaxComplexity; list fields multiply by first/last
 	ParserTokenLimit int // default DefaultParserTokenLimit
+	// MaxSelections bounds the selections (fields, fragment spreads, inline
+	// fragments) written in one document, MaxSelectionSetSize those of one
+	// selection set; both are checked before validation, whose cost grows
+	// with the square of same-named fields. Defaults DefaultMaxSelections and
+	// DefaultMaxSelectionSetSize.
+	MaxSelections       int
+	MaxSelectionSetSize int
+	// BodyReadTimeout bounds the time a client takes to send a request body
+	// (multipart uploads get a second more per 64 KiB); default
+	// DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -99,6 +125,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ParserTokenLimit <= 0 {
 		c.ParserTokenLimit = DefaultParserTokenLimit
+	}
+	if c.MaxOperationLabels <= 0 {
+		c.MaxOperationLabels = DefaultMaxOperationLabels
+	}
+	if c.MaxSelections <= 0 {
+		c.MaxSelections = DefaultMaxSelections
+	}
+	if c.MaxSelectionSetSize <= 0 {
+		c.MaxSelectionSetSize = DefaultMaxSelectionSetSize
+	}
+	if c.BodyReadTimeout <= 0 {
+		c.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	c.Websocket = c.Websocket.withDefaults()
 	return c
@@ -135,6 +173,7 @@ func New(cfg Config) http.Handler {
 		log:     cfg.Logger,
 		metrics: newMetrics(cfg.Registry, cfg.DBStats),
 	}
+	s.metrics.operations.max = cfg.MaxOperationLabels
 
 	gql := s.graphQLHandler()
 
@@ -143,8 +182,8 @@ func New(cfg Config) http.Handler {
 	// limitRequest checks apart; authentication comes first so that an
 	// anonymous upload is refused before its body is read. GET carries
 	// queries and the websocket Upgrade handshake (subscriptions).
-	mux.Handle("POST /graphql", s.route(routeGraphQL, s.authenticate(s.limitRequest(withErrorCodes(gql)))))
-	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(gql)))))
+	mux.Handle("POST /graphql", s.route(routeGraphQL, s.authenticate(s.limitRequest(withErrorCodes(checkParams(gql))))))
+	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(checkParams(gql))))))
 	if cfg.Export != nil {
 		mux.Handle("GET /export/examples.jsonl", s.route(routeExport, s.authenticate(s.requirePrincipal(cfg.Export))))
 	}
@@ -153,10 +192,42 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /playground/", s.route(routePlayground, assets))
 	mux.Handle("GET /healthz", s.route(routeHealthz, http.HandlerFunc(healthz)))
 	mux.Handle("GET /readyz", s.route(routeReadyz, s.readyz()))
-	mux.Handle("GET /metrics", s.route(routeMetrics,
-		promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelError)})))
+	if !cfg.SeparateMetrics {
+		mux.Handle("GET /metrics", s.route(routeMetrics, metricsHandler(cfg)))
+	}
 
-	return s.observe(mux)
+	return s.observe(s.bodyDeadline(mux))
+}
+
+// MetricsHandler serves cfg.Registry's metrics at GET /metrics, behind
+// cfg.MetricsToken when it is set: for a listen address of its own
+// (Config.SeparateMetrics). cfg.Registry must be the registry given to New.
+func MetricsHandler(cfg Config) http.Handler {
+	if cfg.Registry == nil {
+		panic("server: MetricsHandler needs Config.Registry")
+	}
+	cfg = cfg.withDefaults()
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metricsHandler(cfg))
+	return mux
+}
+
+// metricsHandler is promhttp's handler, behind the metrics token when set.
+func metricsHandler(cfg Config) http.Handler {
+	h := promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError)})
+	if cfg.MetricsToken == "" {
+		return h
+	}
+	want := []byte(cfg.MetricsToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(auth.BearerToken(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="taskgraph metrics"`)
+			http.Error(w, "metrics need Authorization: Bearer <the metrics token>", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // route names the request's route for metrics and the access log.

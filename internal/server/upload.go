@@ -85,8 +85,13 @@ func (s *server) guardUpload(next http.Handler) http.Handler {
 				fmt.Sprintf("upload too large (limit %d bytes per file)", s.cfg.MaxUploadBytes))
 			return
 		}
+		s.extendBodyDeadline(w, r.ContentLength)
 		if ok, err := s.boundLeadingParts(r); err != nil {
 			LoggerFrom(r.Context()).DebugContext(r.Context(), "reading multipart request", "error", err)
+			if isTimeout(err) {
+				s.bodyTimeout(w)
+				return
+			}
 			writeGraphQLError(w, http.StatusBadRequest, codeBadRequest, "could not read request body")
 			return
 		} else if !ok {

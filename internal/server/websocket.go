@@ -52,6 +52,10 @@ type WebsocketConfig struct {
 	// MaxSubscriptions is the most operations a connection may have running
 	// at once; one more closes it with 4429.
 	MaxSubscriptions int
+	// CloseLinger: how long a connection the server closed waits for the
+	// peer's answering close frame before its TCP connection is closed
+	// anyway (a peer that answers ends it at once).
+	CloseLinger time.Duration
 }
 
 // Websocket defaults.
@@ -62,6 +66,7 @@ const (
 	DefaultKeepAliveInterval = 15 * time.Second
 	DefaultWSReadLimit       = 64 << 10
 	DefaultMaxSubscriptions  = 100
+	DefaultCloseLinger       = time.Second
 )
 
 func (c WebsocketConfig) withDefaults() WebsocketConfig {
@@ -86,6 +91,9 @@ func (c WebsocketConfig) withDefaults() WebsocketConfig {
 	if c.MaxSubscriptions <= 0 {
 		c.MaxSubscriptions = DefaultMaxSubscriptions
 	}
+	if c.CloseLinger <= 0 {
+		c.CloseLinger = DefaultCloseLinger
+	}
 	return c
 }
 
@@ -99,10 +107,6 @@ const (
 	CloseTooMany          = 4429 // a second connection_init, or too many subscriptions
 	CloseInternal         = 4500 // authentication could not be decided (database down)
 )
-
-// closeLinger is how long a connection we closed waits for the peer's close
-// frame before its TCP connection is closed.
-const closeLinger = time.Second
 
 const (
 	subprotocolTransportWS = "graphql-transport-ws"
@@ -354,6 +358,8 @@ type wsConn struct {
 	inited    bool
 	closing   bool // our close frame is sent
 	peerGone  bool // the peer closed, or the connection broke
+	reading   bool // NextReader is reading for gqlgen
+	draining  bool // gqlgen is done reading: drain reads for the peer's close frame
 	counted   bool // the gauges were decremented
 	initTimer *time.Timer
 	pingTimer *time.Timer
@@ -403,6 +409,18 @@ func (c *wsConn) SetReadLimit(limit int64) { c.ws.SetReadLimit(limit) }
 // reader then waits for the peer's close frame and reports the connection
 // closed.
 func (c *wsConn) NextReader() (int, io.Reader, error) {
+	c.mu.Lock()
+	if c.draining {
+		c.mu.Unlock()
+		return 0, nil, transport.ErrWebsocketClosed
+	}
+	c.reading = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.reading = false
+		c.mu.Unlock()
+	}()
 	for {
 		mt, data, err := c.ws.ReadMessage()
 		if err != nil {
@@ -636,7 +654,7 @@ func closeReason(s string) string {
 }
 
 // Close closes the TCP connection once the peer has answered our close
-// frame, or after closeLinger, so that the close frame is not lost to a reset.
+// frame, or after CloseLinger, so that the close frame is not lost to a reset.
 func (c *wsConn) Close() error {
 	c.mu.Lock()
 	c.closing = true
@@ -644,6 +662,7 @@ func (c *wsConn) Close() error {
 	c.pingTimer.Stop()
 	c.mu.Unlock()
 	c.lingerClose()
+	c.drain()
 	c.release()
 	return nil
 }
@@ -656,8 +675,38 @@ func (c *wsConn) lingerClose() {
 		return
 	}
 	if c.linger == nil {
-		c.linger = time.AfterFunc(closeLinger, func() { _ = c.ws.NetConn().Close() })
+		c.linger = time.AfterFunc(c.cfg.CloseLinger, func() { _ = c.ws.NetConn().Close() })
 	}
+}
+
+// drain reads for the peer's answer to our close frame once gqlgen has let
+// go of the connection (Close) without a read in progress — after a refused
+// connection_init, or the end of its read loop — so that the TCP connection
+// closes as soon as the peer answers rather than after the linger. A read in
+// progress in NextReader does the same on its own.
+func (c *wsConn) drain() {
+	c.mu.Lock()
+	if c.reading || c.draining || c.peerGone {
+		c.mu.Unlock()
+		return
+	}
+	c.draining = true
+	c.mu.Unlock()
+	go func() {
+		for {
+			// The linger closes the connection, which ends this read.
+			if _, _, err := c.ws.ReadMessage(); err != nil {
+				break
+			}
+		}
+		c.mu.Lock()
+		c.peerGone = true
+		if c.linger != nil {
+			c.linger.Stop()
+		}
+		c.mu.Unlock()
+		_ = c.ws.NetConn().Close()
+	}()
 }
 
 // release takes the connection and its running operations off the gauges,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/taskgraph/taskgraph/internal/app"
@@ -21,11 +20,6 @@ const (
 	DefaultMissedHeartbeats  = 3
 	DefaultMaxAttempts       = 3
 )
-
-// leaseLost is the answer to a call from an agent that no longer holds its task.
-func leaseLost(reason string) error {
-	return &domain.Error{Code: domain.CodeLeaseLost, Field: "agentId", Message: "the agent no longer holds its task: " + reason}
-}
 
 // visibleRun loads a run the caller can see (NOT_FOUND otherwise).
 func (s *Runs) visibleRun(ctx context.Context, p *auth.Principal, gid, field string) (*domain.ExecutionRun, error) {
@@ -107,6 +101,9 @@ func (s *Runs) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, list
 	if err != nil {
 		return nil, err
 	}
+	if err := s.gateRun(ctx, tx, pd.tasks, only); err != nil {
+		return nil, err
+	}
 	plan := planning.Compute(pd.input)
 	now := s.now()
 	run := &domain.ExecutionRun{ID: app.NewID(), TaskListID: l.ID, ProjectID: l.ProjectID, RunNumber: number,
@@ -166,89 +163,49 @@ func (s *Runs) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, run *
 		return err
 	}
 	for _, w := range waves {
-		if w.Status == domain.WaveCompleted || w.Status == domain.WaveFailed || w.Status == domain.WaveSkipped {
+		if w.Status.Finished() {
 			continue
 		}
 		as, err := tx.Runs.AssignmentsOfWave(ctx, w.ID)
 		if err != nil {
 			return err
 		}
-		open := false
-		w.CompletedCount, w.FailedCount, w.SkippedCount = 0, 0, 0
-		for _, a := range as {
-			switch a.TaskStatus {
-			case domain.WavePending, domain.WaveInProgress:
-				open = true
-			case domain.WaveCompleted:
-				w.CompletedCount++
-			case domain.WaveFailed:
-				w.FailedCount++
-			case domain.WaveSkipped:
-				w.SkippedCount++
-			}
-		}
-		if w.Status == domain.WavePending {
+		tally := domain.TallyWave(as)
+		w.CompletedCount, w.FailedCount, w.SkippedCount = tally.Completed, tally.Failed, tally.Skipped
+		started := w.Status == domain.WavePending
+		if started {
 			w.StartedAt = &now
 			run.CurrentWave = &w.WaveNumber
-			if !open {
-				// Every task was skipped: the wave never runs.
-				w.Status, w.CompletedAt = domain.WaveSkipped, &now
-				if err := tx.Runs.UpdateWave(ctx, w); err != nil {
-					return err
-				}
-				continue
-			}
-			w.Status = domain.WaveInProgress
-			if err := tx.Runs.UpdateWave(ctx, w); err != nil {
-				return err
-			}
-			tx.Record(domain.NewWaveStarted(run, w, now))
-			break
 		}
-		// In progress.
-		if open {
-			if err := tx.Runs.UpdateWave(ctx, w); err != nil {
-				return err
+		next, holds := domain.AdvanceWave(w.Status, tally)
+		w.Status = next
+		if next.Finished() {
+			w.CompletedAt = &now
+			if !started && w.StartedAt != nil {
+				w.DurationMs = ptr(int(now.Sub(*w.StartedAt).Milliseconds()))
 			}
-			break
-		}
-		w.Status = domain.WaveCompleted
-		if w.FailedCount > 0 {
-			w.Status = domain.WaveFailed
-		}
-		w.CompletedAt = &now
-		if w.StartedAt != nil {
-			w.DurationMs = ptr(int(now.Sub(*w.StartedAt).Milliseconds()))
 		}
 		if err := tx.Runs.UpdateWave(ctx, w); err != nil {
 			return err
 		}
-		tx.Record(domain.NewWaveCompleted(run, w, now))
-	}
-	last := len(waves) == 0 || func() bool {
-		for _, w := range waves {
-			if w.Status == domain.WavePending || w.Status == domain.WaveInProgress {
-				return false
-			}
+		switch {
+		case next == domain.WaveInProgress && started:
+			tx.Record(domain.NewWaveStarted(run, w, now))
+		case next.Finished() && !started:
+			tx.Record(domain.NewWaveCompleted(run, w, now))
 		}
-		return true
-	}()
+		if holds {
+			break
+		}
+	}
+	last := !slices.ContainsFunc(waves, func(w *domain.Wave) bool { return !w.Status.Finished() })
 	if last && run.Status == domain.RunRunning {
 		as, err := tx.Runs.AssignmentsOfRun(ctx, run.ID)
 		if err != nil {
 			return err
 		}
-		var notDone []string
-		for _, a := range as {
-			if a.TaskStatus != domain.WaveCompleted {
-				notDone = append(notDone, a.TaskID)
-			}
-		}
-		run.Status, run.CompletedAt = domain.RunCompleted, &now
-		if len(notDone) > 0 {
-			run.Status = domain.RunFailed
-			run.FailureReason = ptr(fmt.Sprintf("%d of %d tasks did not complete", len(notDone), len(as)))
-		}
+		run.Status, run.FailureReason = domain.RunOutcome(as)
+		run.CompletedAt = &now
 		if run.StartedAt != nil {
 			run.DurationMs = ptr(int(now.Sub(*run.StartedAt).Milliseconds()))
 		}
@@ -262,475 +219,7 @@ func (s *Runs) advance(ctx context.Context, tx *app.Tx, p *auth.Principal, run *
 	if err := tx.Runs.UpdateRun(ctx, run); err != nil {
 		return err
 	}
-	return tx.Runs.RecountRun(ctx, run.ID, now)
-}
-
-// ClaimTask hands the caller the best PENDING task of the run's current wave,
-// as a new agent and execution, or says why it must wait.
-func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain.ClaimResult, error) {
-	p, err := app.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r, err := s.visibleRun(ctx, p, in.RunID, "runId")
-	if err != nil {
-		return nil, err
-	}
-	// Most calls of polling agents find nothing to claim: answer those from
-	// plain reads, without a write transaction or the run's lock.
-	if w, _, _, err := claimable(ctx, &s.db.Q, r); err != nil {
-		return nil, err
-	} else if w != nil {
-		return &domain.ClaimResult{WaitReason: w}, nil
-	}
-	var res *domain.ClaimResult
-	err = s.tx(ctx, func(tx *app.Tx) error {
-		res = &domain.ClaimResult{}
-		// The run's lock orders claims: the count of live agents holds
-		// until this claim commits.
-		run, err := tx.Runs.RunForUpdate(ctx, r.ID)
-		if err != nil {
-			return err
-		}
-		tx.ActFor(run.ID)
-		w, wave, t, err := claimable(ctx, tx.Q, run)
-		if err != nil || w != nil {
-			res.WaitReason = w
-			return err
-		}
-		attempts, err := tx.Runs.CountAttempts(ctx, run.ID, t.ID)
-		if err != nil {
-			return err
-		}
-		now, err := tx.Tasks.Now(ctx)
-		if err != nil {
-			return err
-		}
-		now = now.UTC().Truncate(time.Microsecond)
-		agent := &domain.BuildAgent{ID: app.NewID(), RunID: run.ID, WaveID: wave.ID, TaskID: t.ID, TaskListID: run.TaskListID,
-			ProcessID: in.ProcessID, Hostname: in.Hostname, WorkingDirectory: in.WorkingDirectory,
-			Status: domain.AgentRunning, LastHeartbeatAt: now, SpawnedAt: now, ClaimedBy: ptr(app.Actor(p))}
-		if err := tx.Runs.InsertAgent(ctx, agent); err != nil {
-			return err
-		}
-		exec := &domain.TaskExecution{ID: app.NewID(), TaskID: t.ID, TaskListID: run.TaskListID, RunID: run.ID,
-			AgentID: agent.ID, WaveID: wave.ID, AttemptNumber: attempts + 1, Status: domain.ExecRunning,
-			StartedAt: now, FilesModified: domain.Strings{}, GitCommits: domain.Strings{}, CreatedAt: now}
-		if err := tx.Runs.InsertExecution(ctx, exec); err != nil {
-			return err
-		}
-		if err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WaveInProgress, now); err != nil {
-			return err
-		}
-		t.AssignedAgentID = &agent.ID
-		if err := s.moveTask(ctx, tx, p, t, domain.StatusInProgress,
-			fmt.Sprintf("claimed by agent %s (attempt %d)", agent.GlobalID(), exec.AttemptNumber), now); err != nil {
-			return err
-		}
-		tx.Record(domain.NewTaskClaimed(run, wave, exec, now))
-		if err := tx.Runs.RecountRun(ctx, run.ID, now); err != nil {
-			return err
-		}
-		res.Agent, res.Task, res.Execution, res.Wave = agent, t, exec, wave
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
-// claimable finds the task a claim of run would get (locked on PostgreSQL
-// inside a transaction) and its wave, or says why there is none.
-func claimable(ctx context.Context, q *store.Q, run *domain.ExecutionRun) (*domain.WaitReason, *domain.Wave, *domain.Task, error) {
-	wait := func(w domain.WaitReason) (*domain.WaitReason, *domain.Wave, *domain.Task, error) {
-		return &w, nil, nil, nil
-	}
-	switch {
-	case run.Status.Finished():
-		return wait(domain.WaitRunFinished)
-	case run.Status != domain.RunRunning || run.CurrentWave == nil:
-		return wait(domain.WaitRunNotRunning)
-	}
-	live, err := q.Runs.CountLiveAgents(ctx, run.ID)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if live >= run.MaxParallelAgents {
-		return wait(domain.WaitConcurrencyLimit)
-	}
-	waves, err := q.Runs.WavesOfRun(ctx, run.ID)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	wave := waves[*run.CurrentWave-1]
-	t, err := q.Runs.ClaimableTask(ctx, wave.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return wait(domain.WaitNoReadyTask)
-	} else if err != nil {
-		return nil, nil, nil, err
-	}
-	return nil, wave, t, nil
-}
-
-// moveTask transitions a task as the engine and writes it.
-func (s *Runs) moveTask(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, now time.Time) error {
-	if _, err := s.Tasks.transition(ctx, tx, p, t, to, reason, true, now); err != nil {
-		return err
-	}
-	t.UpdatedAt = now
-	return s.Tasks.saveTransitioned(ctx, tx, t)
-}
-
-// held is an agent call's context: the agent (locked), its execution, run
-// and (holdReport, holdSettle) task.
-type held struct {
-	agent     *domain.BuildAgent
-	exec      *domain.TaskExecution
-	run       *domain.ExecutionRun
-	task      *domain.Task
-	cancelled bool // the agent was ended by the run's cancellation (allowCancelled)
-	now       time.Time
-}
-
-// holdMode says what an agent call locks besides the agent's own row.
-type holdMode int
-
-const (
-	// holdAlive (heartbeat, log lines) reads the run without locking it and
-	// leaves the task unread: the agent's row lock orders these calls against
-	// the sweep and the agent's own settlement, and they never wait behind
-	// claims or other agents' settlements of the same run.
-	holdAlive holdMode = iota
-	// holdReport (test results) is holdAlive with the task read: its
-	// declared tests.
-	holdReport
-	// holdSettle (completeTask, failTask) locks the run and the task too: the
-	// task's outcome moves the run's wave barrier.
-	holdSettle
-)
-
-// holder loads the calling agent's state and locks its row (lock order:
-// agent, run, task — the sweep's too); an agent that no longer holds its task
-// gets LEASE_LOST (allowCancelled: the heartbeat of an agent whose run was
-// cancelled is answered CANCEL instead, with held.task nil).
-func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentGID string, mode holdMode, allowCancelled bool) (*held, error) {
-	id, err := domain.DecodeID(domain.KindBuildAgent, agentGID, "agentId")
-	if err != nil {
-		return nil, err
-	}
-	a, err := tx.Runs.AgentForUpdate(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
-	} else if err != nil {
-		return nil, err
-	}
-	var run *domain.ExecutionRun
-	if mode == holdSettle {
-		run, err = tx.Runs.RunForUpdate(ctx, a.RunID)
-	} else {
-		run, err = one(tx.Runs.RunsByIDs(ctx, []string{a.RunID}))
-	}
-	if err != nil {
-		return nil, err
-	}
-	tx.ActFor(run.ID)
-	if ok, err := app.CanSeeProjectID(ctx, tx.Q, p, run.ProjectID); err != nil {
-		return nil, err
-	} else if !ok {
-		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
-	}
-	exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
-	if err != nil {
-		return nil, err
-	}
-	if a.Status == domain.AgentTerminated || exec.Status != domain.ExecRunning {
-		if allowCancelled && run.Status == domain.RunCancelled {
-			return &held{agent: a, exec: exec, run: run, cancelled: true}, nil
-		}
-		return nil, leaseLost(deref(a.TerminationReason))
-	}
-	var t *domain.Task
-	switch mode {
-	case holdSettle:
-		t, err = tx.Tasks.TaskForUpdate(ctx, a.TaskID)
-	case holdReport:
-		t, err = one(tx.Tasks.TasksByIDs(ctx, []string{a.TaskID}))
-	}
-	if err != nil {
-		return nil, err
-	}
-	now, err := tx.Tasks.Now(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &held{agent: a, exec: exec, run: run, task: t, now: now.UTC().Truncate(time.Microsecond)}, nil
-}
-
-// one is the single row of a by-id load; store.ErrNotFound when there is none.
-func one[T any](rows []*T, err error) (*T, error) {
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, store.ErrNotFound
-	}
-	return rows[0], nil
-}
-
-// Heartbeat records that an agent is alive and tells it what to do next.
-func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain.BuildAgent, domain.AgentDirective, error) {
-	p, err := app.Caller(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	if in.ProgressPercent != nil && (*in.ProgressPercent < 0 || *in.ProgressPercent > 100) {
-		return nil, "", domain.InputError("progressPercent", "must be between 0 and 100")
-	}
-	var (
-		agent *domain.BuildAgent
-		dir   domain.AgentDirective
-	)
-	err = s.tx(ctx, func(tx *app.Tx) error {
-		h, err := s.holder(ctx, tx, p, in.AgentID, holdAlive, true)
-		if err != nil {
-			return err
-		}
-		agent = h.agent
-		if h.cancelled {
-			dir = domain.DirectiveCancel
-			return nil
-		}
-		a := h.agent
-		// Watchers hear of a heartbeat that tells them something: the
-		// agent's first, and any that moves its progress or step. The
-		// others only keep the agent alive (its row and heartbeat history);
-		// an event each would put every agent's 1 Hz pulse through the
-		// project's event sequence and into every subscriber's stream.
-		news := a.HeartbeatCount == 0 ||
-			(in.ProgressPercent != nil && *in.ProgressPercent != a.ProgressPercent) ||
-			(in.CurrentStep != nil && (a.CurrentStep == nil || *in.CurrentStep != *a.CurrentStep))
-		a.LastHeartbeatAt = h.now
-		a.HeartbeatCount++
-		if in.ProgressPercent != nil {
-			a.ProgressPercent = *in.ProgressPercent
-		}
-		if in.CurrentStep != nil {
-			a.CurrentStep = in.CurrentStep
-		}
-		if in.MemoryMb != nil {
-			a.MemoryMb = in.MemoryMb
-		}
-		if in.CPUPercent != nil {
-			a.CPUPercent = in.CPUPercent
-		}
-		if err := tx.Runs.UpdateAgent(ctx, a); err != nil {
-			return err
-		}
-		hb := &domain.AgentHeartbeat{ID: app.NewID(), AgentID: a.ID, RunID: a.RunID, TaskID: a.TaskID,
-			Status: a.Status, ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep,
-			MemoryMb: in.MemoryMb, CPUPercent: in.CPUPercent, RecordedAt: h.now}
-		if err := tx.Runs.InsertHeartbeat(ctx, hb); err != nil {
-			return err
-		}
-		if news {
-			tx.Record(domain.NewAgentHeartbeat(h.run, hb))
-		}
-		switch h.run.Status {
-		case domain.RunPaused:
-			dir = domain.DirectivePause
-		case domain.RunCancelled:
-			dir = domain.DirectiveCancel
-		default:
-			dir = domain.DirectiveContinue
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	return agent, dir, nil
-}
-
-// AppendExecutionLog appends lines to the calling agent's execution log.
-func (s *Runs) AppendExecutionLog(ctx context.Context, in domain.AppendExecutionLogInput) (*domain.TaskExecution, error) {
-	p, err := app.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(in.Lines) > 10000 {
-		return nil, domain.InputError("lines", "at most 10000 lines per call")
-	}
-	var exec *domain.TaskExecution
-	err = s.tx(ctx, func(tx *app.Tx) error {
-		h, err := s.holder(ctx, tx, p, in.AgentID, holdAlive, false)
-		if err != nil {
-			return err
-		}
-		exec = h.exec
-		if err := tx.Runs.AppendLogLines(ctx, exec.ID, exec.LogLines, in.Lines); err != nil {
-			return err
-		}
-		tx.Record(domain.NewLogAppended(h.run, exec, exec.LogLines+1, in.Lines, h.now))
-		exec.LogLines += len(in.Lines)
-		return nil
-	})
-	return exec, err
-}
-
-// declaredTests are a task's tests of a level.
-func declaredTests(t *domain.Task, level domain.TestLevel) []string {
-	switch level {
-	case domain.TestCodebase:
-		return t.CodebaseTests
-	case domain.TestAPI:
-		return t.APITests
-	default:
-		return t.UITests
-	}
-}
-
-// RecordTestResult records the outcome of one of the task's declared tests.
-func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultInput) (*domain.TaskTestResult, error) {
-	p, err := app.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var res *domain.TaskTestResult
-	err = s.tx(ctx, func(tx *app.Tx) error {
-		h, err := s.holder(ctx, tx, p, in.AgentID, holdReport, false)
-		if err != nil {
-			return err
-		}
-		if in.TestIndex < 0 || in.TestIndex >= len(declaredTests(h.task, in.Level)) {
-			return domain.InputError("testIndex", "the task declares no %s test %d", in.Level, in.TestIndex)
-		}
-		dur := in.DurationMs
-		res = &domain.TaskTestResult{ID: app.NewID(), TaskID: h.task.ID, TaskListID: h.exec.TaskListID, RunID: h.run.ID,
-			ExecutionID: h.exec.ID, AgentID: h.agent.ID, TestLevel: in.Level, TestIndex: in.TestIndex,
-			TestName: in.TestName, Status: in.Status, Output: in.Output, Error: in.Error, DurationMs: dur,
-			ExecutedBy: ptr(h.agent.GlobalID()), ExecutedAt: h.now}
-		if err := tx.Runs.InsertTestResult(ctx, res); err != nil {
-			return err
-		}
-		tx.Record(domain.NewTestResultRecorded(h.run, res))
-		return nil
-	})
-	return res, err
-}
-
-// testGate names the declared tests without a PASSED result (the latest
-// result of each test counts).
-func testGate(t *domain.Task, results []*domain.TaskTestResult) []string {
-	latest := map[string]domain.TestStatus{}
-	for _, r := range results {
-		latest[fmt.Sprintf("%s#%d", r.TestLevel, r.TestIndex)] = r.Status
-	}
-	var bad []string
-	for _, level := range []domain.TestLevel{domain.TestCodebase, domain.TestAPI, domain.TestUI} {
-		for i, name := range declaredTests(t, level) {
-			st, ok := latest[fmt.Sprintf("%s#%d", level, i)]
-			switch {
-			case !ok:
-				bad = append(bad, fmt.Sprintf("%s test %d %q has no result", level, i, name))
-			case st != domain.TestPassed:
-				bad = append(bad, fmt.Sprintf("%s test %d %q is %s", level, i, name, st))
-			}
-		}
-	}
-	return bad
-}
-
-// endAgent terminates an agent and ends its execution.
-func endAgent(ctx context.Context, tx *app.Tx, a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, reason string, lastErr *string, now time.Time) error {
-	a.Status, a.TerminatedAt, a.TerminationReason = domain.AgentTerminated, &now, &reason
-	if err := tx.Runs.UpdateAgent(ctx, a); err != nil {
-		return err
-	}
-	e.Status, e.EndedAt, e.LastError = st, &now, lastErr
-	e.DurationMs = ptr(int(now.Sub(e.StartedAt).Milliseconds()))
-	return tx.Runs.UpdateExecution(ctx, e)
-}
-
-// CompleteTask reports the calling agent's task done: it is validated
-// against its declared tests and ends COMPLETED or FAILED.
-func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*domain.Task, *domain.TaskExecution, error) {
-	p, err := app.Caller(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	var h *held
-	err = s.tx(ctx, func(tx *app.Tx) error {
-		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
-			return err
-		}
-		t, e, now := h.task, h.exec, h.now
-		e.FilesModified = domain.Strings(orEmpty(in.FilesModified))
-		e.GitCommits = domain.Strings(orEmpty(in.GitCommits))
-		if in.ActualEffortMinutes != nil {
-			t.ActualEffortMinutes = in.ActualEffortMinutes
-		}
-		t.AssignedAgentID = nil
-		if _, err := s.Tasks.transition(ctx, tx, p, t, domain.StatusValidating, "the agent reported the task done", true, now); err != nil {
-			return err
-		}
-		results, err := tx.Runs.TestResultsOfExecution(ctx, e.ID)
-		if err != nil {
-			return err
-		}
-		if err := tx.Runs.MarkImpactAccuracy(ctx, t.ID, in.FilesModified, now); err != nil {
-			return err
-		}
-		bad := testGate(t, results)
-		outcome, st, reason := domain.StatusCompleted, domain.ExecCompleted, "every declared test passed"
-		var lastErr *string
-		if len(bad) > 0 {
-			outcome, st = domain.StatusFailed, domain.ExecFailed
-			reason = "tests not passed: " + strings.Join(bad, "; ")
-			lastErr = &reason
-		}
-		if err := s.moveTask(ctx, tx, p, t, outcome, reason, now); err != nil {
-			return err
-		}
-		if err := endAgent(ctx, tx, h.agent, e, st, "task reported done", lastErr, now); err != nil {
-			return err
-		}
-		return s.settle(ctx, tx, p, h.run, t, outcome, now)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return h.task, h.exec, nil
-}
-
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// FailTask reports the calling agent's task failed: retried (back to
-// PENDING) when retryable and attempts remain, else FAILED.
-func (s *Runs) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.Task, *domain.TaskExecution, error) {
-	p, err := app.Caller(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	var h *held
-	err = s.tx(ctx, func(tx *app.Tx) error {
-		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
-			return err
-		}
-		if err := endAgent(ctx, tx, h.agent, h.exec, domain.ExecFailed, "task failed", &in.Error, h.now); err != nil {
-			return err
-		}
-		return s.releaseTask(ctx, tx, p, h.run, h.task, h.exec, deref(in.Retryable), "agent failure: "+in.Error, h.now)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return h.task, h.exec, nil
+	return tx.Runs.RecountRun(ctx, run, now)
 }
 
 // releaseTask takes a task from its ended execution: back to PENDING when
@@ -739,7 +228,7 @@ func (s *Runs) releaseTask(ctx context.Context, tx *app.Tx, p *auth.Principal, r
 	e *domain.TaskExecution, retry bool, reason string, now time.Time,
 ) error {
 	t.AssignedAgentID = nil
-	if retry && e.AttemptNumber < s.maxAttempts && run.Status != domain.RunCancelled {
+	if domain.ShouldRetry(retry, e.AttemptNumber, s.maxAttempts, run.Status) {
 		if err := s.moveTask(ctx, tx, p, t, domain.StatusPending,
 			fmt.Sprintf("%s; retrying (attempt %d of %d failed)", reason, e.AttemptNumber, s.maxAttempts), now); err != nil {
 			return err
@@ -747,7 +236,7 @@ func (s *Runs) releaseTask(ctx context.Context, tx *app.Tx, p *auth.Principal, r
 		if err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WavePending, now); err != nil {
 			return err
 		}
-		return tx.Runs.RecountRun(ctx, run.ID, now)
+		return tx.Runs.RecountRun(ctx, run, now)
 	}
 	if retry {
 		reason = fmt.Sprintf("%s; %d attempts exhausted", reason, e.AttemptNumber)
@@ -783,15 +272,6 @@ func (s *Runs) skipDependents(ctx context.Context, tx *app.Tx, p *auth.Principal
 	if err != nil {
 		return err
 	}
-	waitsOn := map[string][]string{} // task -> the tasks that wait on it
-	for _, l := range links {
-		switch l.Type {
-		case domain.RelDependsOn:
-			waitsOn[l.TargetTaskID] = append(waitsOn[l.TargetTaskID], l.SourceTaskID)
-		case domain.RelBlocks:
-			waitsOn[l.SourceTaskID] = append(waitsOn[l.SourceTaskID], l.TargetTaskID)
-		}
-	}
 	as, err := tx.Runs.AssignmentsOfRun(ctx, run.ID)
 	if err != nil {
 		return err
@@ -802,23 +282,7 @@ func (s *Runs) skipDependents(ctx context.Context, tx *app.Tx, p *auth.Principal
 			pending[a.TaskID] = true
 		}
 	}
-	seen := map[string]bool{failed.ID: true}
-	queue := []string{failed.ID}
-	var skip []string
-	for len(queue) > 0 {
-		id := queue[0]
-		queue = queue[1:]
-		for _, d := range waitsOn[id] {
-			if !seen[d] {
-				seen[d] = true
-				queue = append(queue, d)
-				if pending[d] {
-					skip = append(skip, d)
-				}
-			}
-		}
-	}
-	slices.Sort(skip)
+	skip := domain.DependentsToSkip(domain.WaitingOn(links), failed.ID, pending)
 	for _, id := range skip {
 		t, err := tx.Tasks.TaskForUpdate(ctx, id)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,22 +18,7 @@ import (
 )
 
 // clock is a fixed time the test moves by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+type clock = testdb.Clock
 
 // start is where every test clock begins; stored times are UTC microseconds.
 var start = time.Date(2025, 6, 1, 9, 0, 0, 123456789, time.UTC)
@@ -61,7 +45,7 @@ func newService(t *testing.T, url string) (*store.DB, *service.Service, *clock) 
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 	require.NoError(t, db.Migrate(ctx))
-	clk := &clock{now: start}
+	clk := testdb.NewClock(start)
 	svc := service.New(db, service.Options{Clock: clk.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	return db, svc, clk
 }

@@ -155,8 +155,21 @@ func (s *Projects) Project(ctx context.Context, gid, slug *string) (*domain.Proj
 }
 
 // ProjectByID loads a project for nested fields.
+//
+// Every nested field that names a project resolves through here, so each
+// applies node()'s rule: a project the caller may not see is null (an API
+// token of another project, listed to an AGENT token of the same user, names
+// a project that token may not read).
 func (s *Projects) ProjectByID(ctx context.Context, id string) (*domain.Project, error) {
-	return s.load(ctx).projects.Load(ctx, id)
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	project, err := s.load(ctx).projects.Load(ctx, id)
+	if err != nil || !app.CanSee(p, project) {
+		return nil, err
+	}
+	return project, nil
 }
 
 // ListProjects pages the projects the caller can see.

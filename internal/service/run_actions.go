@@ -46,7 +46,7 @@ func runConflict(run *domain.ExecutionRun, action string) error {
 // heartbeats PAUSE until it resumes.
 func (s *Runs) PauseExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
 	return s.runAction(ctx, in, func(tx *app.Tx, run *domain.ExecutionRun) (*domain.ExecutionRun, error) {
-		if run.Status != domain.RunRunning {
+		if !run.Status.Allows(domain.ActionPause) {
 			return nil, runConflict(run, "pause")
 		}
 		now := s.now()
@@ -62,7 +62,7 @@ func (s *Runs) PauseExecutionRun(ctx context.Context, in domain.RunActionInput) 
 // ResumeExecutionRun resumes a paused run.
 func (s *Runs) ResumeExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
 	return s.runAction(ctx, in, func(tx *app.Tx, run *domain.ExecutionRun) (*domain.ExecutionRun, error) {
-		if run.Status != domain.RunPaused {
+		if !run.Status.Allows(domain.ActionResume) {
 			return nil, runConflict(run, "resume")
 		}
 		p, _ := app.Caller(ctx)
@@ -82,7 +82,7 @@ func (s *Runs) ResumeExecutionRun(ctx context.Context, in domain.RunActionInput)
 // their tasks go back to PENDING.
 func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
 	return s.runAction(ctx, in, func(tx *app.Tx, run *domain.ExecutionRun) (*domain.ExecutionRun, error) {
-		if run.Status.Finished() {
+		if !run.Status.Allows(domain.ActionCancel) {
 			return nil, runConflict(run, "cancel")
 		}
 		p, _ := app.Caller(ctx)
@@ -93,7 +93,7 @@ func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput)
 			return nil, err
 		}
 		for _, a := range agents {
-			if a.Status == domain.AgentTerminated {
+			if !a.Status.Live() {
 				continue
 			}
 			exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
@@ -125,7 +125,7 @@ func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput)
 		if err := tx.Runs.UpdateRun(ctx, run); err != nil {
 			return nil, err
 		}
-		if err := tx.Runs.RecountRun(ctx, run.ID, now); err != nil {
+		if err := tx.Runs.RecountRun(ctx, run, now); err != nil {
 			return nil, err
 		}
 		tx.Record(domain.NewRunCancelled(run, in.Reason, now))
@@ -137,7 +137,7 @@ func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput)
 // unfinished tasks: its failed and skipped tasks go back to PENDING first.
 func (s *Runs) RetryExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
 	return s.runAction(ctx, in, func(tx *app.Tx, run *domain.ExecutionRun) (*domain.ExecutionRun, error) {
-		if run.Status != domain.RunFailed && run.Status != domain.RunCancelled {
+		if !run.Status.Allows(domain.ActionRetry) {
 			return nil, runConflict(run, "retry")
 		}
 		p, _ := app.Caller(ctx)

@@ -1,6 +1,9 @@
-// Package service holds Taskgraph's use-cases: it authorizes the caller, applies
-// the domain rules, and makes each change in one store transaction. Resolvers call
-// it and nothing else.
+// Package service holds the use-cases of Taskgraph's core — users and tokens,
+// projects, tasks and their links, task lists and their plans, execution runs
+// and the event log — which share their rows and transactions. Each use-case
+// authorizes the caller, applies the domain's rules and makes its change in one
+// transaction (app.Runner), recording its events there. Self-contained domains
+// (internal/catalog, …) have packages of their own; see docs/architecture.md.
 package service
 
 import (
@@ -31,6 +34,9 @@ type Options struct {
 	HeartbeatInterval time.Duration
 	MissedHeartbeats  int
 	MaxAttempts       int
+	// Gate checks tasks entering PENDING and runs starting (gate.go); nil:
+	// no checks.
+	Gate Gate
 }
 
 // Service is the core's use-cases, one group per field; what the groups
@@ -53,12 +59,14 @@ type Service struct {
 	heartbeat   time.Duration
 	missed      int
 	maxAttempts int
+	gate        Gate
 }
 
 // New returns a Service over db.
 func New(db *store.DB, opts Options) *Service {
 	s := &Service{db: db, run: app.NewRunner(db, opts.Events), clock: opts.Clock, log: opts.Logger, loggerFrom: opts.LoggerFrom,
-		events: opts.Events, heartbeat: opts.HeartbeatInterval, missed: opts.MissedHeartbeats, maxAttempts: opts.MaxAttempts}
+		events: opts.Events, heartbeat: opts.HeartbeatInterval, missed: opts.MissedHeartbeats, maxAttempts: opts.MaxAttempts,
+		gate: opts.Gate}
 	if s.heartbeat <= 0 {
 		s.heartbeat = DefaultHeartbeatInterval
 	}
@@ -96,8 +104,8 @@ type (
 // logger is the logger of the request ctx belongs to.
 func (s *Service) logger(ctx context.Context) *slog.Logger { return s.loggerFrom(ctx) }
 
-// now is the current time as stored: UTC, microsecond precision (PostgreSQL's).
-func (s *Service) now() time.Time { return s.clock().UTC().Truncate(time.Microsecond) }
+// now is the current time as stored (app.Now).
+func (s *Service) now() time.Time { return app.Now(s.clock) }
 
 // tx runs fn in one transaction (see app.Runner.InTx).
 func (s *Service) tx(ctx context.Context, fn func(tx *app.Tx) error) error {

@@ -67,23 +67,31 @@ func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error
 	done := false
 	err := s.tx(ctx, func(tx *app.Tx) error {
 		done = false
+		// Lock order: run, then agent (as every other path). The agent is
+		// read first to find its run; another sweeper holding the agent is
+		// passed over after the run lock.
+		seen, err := one(tx.Runs.AgentsByIDs(ctx, []string{agentID}))
+		if errors.Is(err, store.ErrNotFound) || (err == nil && !seen.Status.Live()) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		run, err := tx.Runs.RunForUpdate(ctx, seen.RunID)
+		if err != nil {
+			return err
+		}
 		a, err := tx.Runs.LiveAgentForSweep(ctx, agentID)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // terminated meanwhile, or another sweeper has it
 		} else if err != nil {
 			return err
 		}
-		now, err := tx.Tasks.Now(ctx)
+		now, err := tx.Now(ctx)
 		if err != nil {
 			return err
 		}
-		now = now.UTC().Truncate(time.Microsecond)
 		if !a.LastHeartbeatAt.Before(now.Add(-s.deadline())) {
 			return nil // it heartbeated meanwhile
-		}
-		run, err := tx.Runs.RunForUpdate(ctx, a.RunID)
-		if err != nil {
-			return err
 		}
 		tx.ActFor(run.ID)
 		exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
@@ -106,7 +114,7 @@ func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error
 			}
 		}
 		done = true
-		return tx.Runs.RecountRun(ctx, run.ID, now)
+		return tx.Runs.RecountRun(ctx, run, now)
 	})
 	return done, err
 }

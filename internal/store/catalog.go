@@ -10,22 +10,6 @@ import (
 // The catalog: suites, actions, MCP servers, tools, their parameters, and the
 // maps that bind actions to tools.
 
-// insertChunk is how many rows one multi-row INSERT carries: well below the
-// bind-parameter limits of SQLite (32766) and PostgreSQL (65535).
-const insertChunk = 500
-
-// inChunks calls insert with successive parts of rows, none when rows is empty.
-func inChunks[T any](rows []T, insert func([]T) error) error {
-	for len(rows) > 0 {
-		n := min(len(rows), insertChunk)
-		if err := insert(rows[:n]); err != nil {
-			return err
-		}
-		rows = rows[n:]
-	}
-	return nil
-}
-
 // InsertSuite inserts a suite.
 func (q CatalogQueries) InsertSuite(ctx context.Context, s *domain.Suite) error {
 	_, err := q.exec(ctx, `INSERT INTO suites (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)`,
@@ -36,53 +20,6 @@ func (q CatalogQueries) InsertSuite(ctx context.Context, s *domain.Suite) error 
 // SuitesByIDs loads suites by id.
 func (q CatalogQueries) SuitesByIDs(ctx context.Context, ids []string) ([]*domain.Suite, error) {
 	return byIDs[domain.Suite](ctx, q.Q, "suites", ids)
-}
-
-// namePage pages rows of a catalog table by name (names are unique within a
-// parent, ids break ties across parents).
-func namePage[T any](alias, table string, name func(T) string, id func(T) string, page domain.PageArgs) *pageQuery[T] {
-	return &pageQuery[T]{
-		selectCols: alias + ".*", from: table + " " + alias, idCol: alias + ".id",
-		key:   sortKey{col: alias + ".name", kind: keyString},
-		keyOf: func(r T) any { return name(r) }, idOf: id,
-		page: page,
-	}
-}
-
-// createdPage pages rows by creation time.
-func createdPage[T any](alias, table string, created func(T) time.Time, id func(T) string, page domain.PageArgs) *pageQuery[T] {
-	return &pageQuery[T]{
-		selectCols: alias + ".*", from: table + " " + alias, idCol: alias + ".id",
-		key:   sortKey{col: alias + ".created_at", kind: keyTime},
-		keyOf: func(r T) any { return created(r) }, idOf: id,
-		page: page,
-	}
-}
-
-// rootPage runs a page query without parents and gives it a lazy total.
-func rootPage[T any](ctx context.Context, q *Q, pq *pageQuery[T]) (domain.Page[T], error) {
-	pages, err := pq.fetch(ctx, q)
-	if err != nil {
-		return domain.Page[T]{}, err
-	}
-	pg := pages[""]
-	pg.Total = func(ctx context.Context) (int, error) {
-		n, err := pq.count(ctx, q.db.pool())
-		return n[""], err
-	}
-	return pg, nil
-}
-
-// childPages runs a page query per parent.
-func childPages[T any](ctx context.Context, q *Q, pq *pageQuery[T], col string, parents []string, parentOf func(T) string) (map[string]domain.Page[T], error) {
-	pq.parentCol, pq.parents, pq.parentOf = col, parents, parentOf
-	return pq.fetch(ctx, q)
-}
-
-// childCounts counts a page query's rows per parent.
-func childCounts[T any](ctx context.Context, q *Q, pq *pageQuery[T], col string, parents []string) (map[string]int, error) {
-	pq.parentCol, pq.parents = col, parents
-	return pq.count(ctx, q)
 }
 
 func suitePage(page domain.PageArgs) *pageQuery[*domain.Suite] {
@@ -308,9 +245,9 @@ func (q CatalogQueries) CountToolParametersByTools(ctx context.Context, tools []
 	return childCounts(ctx, q.Q, toolParameterPage(domain.PageArgs{}), "tp.tool_id", tools)
 }
 
-// IncompatibleFeed is a parameter mapping whose action parameter's type no
-// longer feeds its tool parameter's type.
-type IncompatibleFeed struct {
+// ParameterFeed is a group of parameter mappings from one action parameter into
+// one tool parameter, with both types.
+type ParameterFeed struct {
 	ToolName          string               `db:"tool_name"`
 	ToolParameter     string               `db:"tool_parameter"`
 	ToolType          domain.ParameterType `db:"tool_type"`
@@ -320,9 +257,10 @@ type IncompatibleFeed struct {
 	ParameterMappings int                  `db:"n"`
 }
 
-// IncompatibleFeeds lists the parameter mappings into the given tools whose
-// types do not fit (domain.ParameterType.Feeds).
-func (q CatalogQueries) IncompatibleFeeds(ctx context.Context, tools []string) ([]IncompatibleFeed, error) {
+// FeedsIntoTools lists the parameter mappings into the given tools, grouped by
+// action parameter and tool parameter, with both types; whether a type fits
+// is domain.ParameterType.Feeds.
+func (q CatalogQueries) FeedsIntoTools(ctx context.Context, tools []string) ([]ParameterFeed, error) {
 	if len(tools) == 0 {
 		return nil, nil
 	}
@@ -333,10 +271,10 @@ func (q CatalogQueries) IncompatibleFeeds(ctx context.Context, tools []string) (
 		JOIN tools t ON t.id = tp.tool_id
 		JOIN action_parameters ap ON ap.id = pm.action_parameter_id
 		JOIN actions a ON a.id = ap.action_id
-		WHERE tp.tool_id IN (?) AND ap.type <> tp.type AND NOT (ap.type = 'INTEGER' AND tp.type = 'NUMBER')
+		WHERE tp.tool_id IN (?)
 		GROUP BY t.name, tp.name, tp.type, a.name, ap.name, ap.type
 		ORDER BY t.name, tp.name, a.name, ap.name`, tools)
-	var out []IncompatibleFeed
+	var out []ParameterFeed
 	err := q.selectx(ctx, &out, query, args...)
 	return out, err
 }
@@ -345,229 +283,6 @@ func (q CatalogQueries) IncompatibleFeeds(ctx context.Context, tools []string) (
 // mappings that feed it.
 func (q CatalogQueries) ParameterMappingsOfToolParameters(ctx context.Context, ids []string) (map[string]int, error) {
 	return countBy(ctx, q.Q, "action_tool_parameter_mappings", "tool_parameter_id", ids)
-}
-
-// countBy counts rows of table per value of column among values.
-func countBy(ctx context.Context, q *Q, table, column string, values []string) (map[string]int, error) {
-	if len(values) == 0 {
-		return map[string]int{}, nil
-	}
-	query, args := in(`SELECT `+column+` AS parent, COUNT(*) AS n FROM `+table+` WHERE `+column+` IN (?) GROUP BY `+column, values)
-	var rows []struct {
-		Parent string `db:"parent"`
-		N      int    `db:"n"`
-	}
-	if err := q.selectx(ctx, &rows, query, args...); err != nil {
-		return nil, err
-	}
-	out := make(map[string]int, len(rows))
-	for _, r := range rows {
-		out[r.Parent] = r.N
-	}
-	return out, nil
-}
-
-// InsertActionToolMap inserts a map.
-func (q CatalogQueries) InsertActionToolMap(ctx context.Context, m *domain.ActionToolMap) error {
-	_, err := q.namedExec(ctx, `INSERT INTO action_tool_maps (id, suite_id, mcp_server_id, version, created_at, updated_at)
-		VALUES (:id, :suite_id, :mcp_server_id, :version, :created_at, :updated_at)`, m)
-	return err
-}
-
-// ActionToolMapsByIDs loads maps by id.
-func (q CatalogQueries) ActionToolMapsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolMap, error) {
-	return byIDs[domain.ActionToolMap](ctx, q.Q, "action_tool_maps", ids)
-}
-
-// ActionToolMapForUpdate loads a map, locking its row in a PostgreSQL
-// transaction, so that its version is read and raised by one writer at a time.
-func (q CatalogQueries) ActionToolMapForUpdate(ctx context.Context, id string) (*domain.ActionToolMap, error) {
-	var m domain.ActionToolMap
-	if err := q.get(ctx, &m, `SELECT * FROM action_tool_maps WHERE id = ?`+q.forUpdate(), id); err != nil {
-		return nil, err
-	}
-	return &m, nil
-}
-
-// BumpActionToolMap raises a map's version by one, after a change to its mappings.
-func (q CatalogQueries) BumpActionToolMap(ctx context.Context, id string, at time.Time) error {
-	_, err := q.exec(ctx, `UPDATE action_tool_maps SET version = version + 1, updated_at = ? WHERE id = ?`, at, id)
-	return err
-}
-
-func mapPage(page domain.PageArgs) *pageQuery[*domain.ActionToolMap] {
-	return createdPage("atm", "action_tool_maps", func(m *domain.ActionToolMap) time.Time { return m.CreatedAt },
-		func(m *domain.ActionToolMap) string { return m.ID }, page)
-}
-
-// ActionToolMapsBySuites pages maps per suite, oldest first.
-func (q CatalogQueries) ActionToolMapsBySuites(ctx context.Context, suites []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMap], error) {
-	return childPages(ctx, q.Q, mapPage(page), "atm.suite_id", suites, func(m *domain.ActionToolMap) string { return m.SuiteID })
-}
-
-// CountActionToolMapsBySuites counts maps per suite.
-func (q CatalogQueries) CountActionToolMapsBySuites(ctx context.Context, suites []string) (map[string]int, error) {
-	return childCounts(ctx, q.Q, mapPage(domain.PageArgs{}), "atm.suite_id", suites)
-}
-
-// ActionToolMapsByServers pages maps per server, oldest first.
-func (q CatalogQueries) ActionToolMapsByServers(ctx context.Context, servers []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMap], error) {
-	return childPages(ctx, q.Q, mapPage(page), "atm.mcp_server_id", servers, func(m *domain.ActionToolMap) string { return m.McpServerID })
-}
-
-// CountActionToolMapsByServers counts maps per server.
-func (q CatalogQueries) CountActionToolMapsByServers(ctx context.Context, servers []string) (map[string]int, error) {
-	return childCounts(ctx, q.Q, mapPage(domain.PageArgs{}), "atm.mcp_server_id", servers)
-}
-
-// DeleteActionToolMap deletes a map and its mappings.
-func (q CatalogQueries) DeleteActionToolMap(ctx context.Context, id string) error {
-	_, err := q.exec(ctx, `DELETE FROM action_tool_maps WHERE id = ?`, id)
-	return err
-}
-
-// InsertMapping inserts an action-to-tool mapping.
-func (q CatalogQueries) InsertMapping(ctx context.Context, m *domain.ActionToolMapping) error {
-	_, err := q.namedExec(ctx, `INSERT INTO action_tool_mappings (id, action_tool_map_id, action_id, tool_id, created_at)
-		VALUES (:id, :action_tool_map_id, :action_id, :tool_id, :created_at)`, m)
-	return err
-}
-
-// MappingsByIDs loads mappings by id.
-func (q CatalogQueries) MappingsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolMapping, error) {
-	return byIDs[domain.ActionToolMapping](ctx, q.Q, "action_tool_mappings", ids)
-}
-
-func mappingPage(page domain.PageArgs) *pageQuery[*domain.ActionToolMapping] {
-	return createdPage("mp", "action_tool_mappings", func(m *domain.ActionToolMapping) time.Time { return m.CreatedAt },
-		func(m *domain.ActionToolMapping) string { return m.ID }, page)
-}
-
-// MappingsByMaps pages mappings per map, oldest first.
-func (q CatalogQueries) MappingsByMaps(ctx context.Context, maps []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolMapping], error) {
-	return childPages(ctx, q.Q, mappingPage(page), "mp.action_tool_map_id", maps, func(m *domain.ActionToolMapping) string { return m.ActionToolMapID })
-}
-
-// CountMappingsByMaps counts mappings per map.
-func (q CatalogQueries) CountMappingsByMaps(ctx context.Context, maps []string) (map[string]int, error) {
-	return childCounts(ctx, q.Q, mappingPage(domain.PageArgs{}), "mp.action_tool_map_id", maps)
-}
-
-// MappedToolNames lists the names of the tools a map maps actions to.
-func (q CatalogQueries) MappedToolNames(ctx context.Context, mapID string) ([]string, error) {
-	var out []string
-	err := q.selectx(ctx, &out, `SELECT DISTINCT t.name FROM action_tool_mappings mp JOIN tools t ON t.id = mp.tool_id
-		WHERE mp.action_tool_map_id = ? ORDER BY t.name`, mapID)
-	return out, err
-}
-
-// DeleteMapping deletes a mapping and its parameter mappings.
-func (q CatalogQueries) DeleteMapping(ctx context.Context, id string) error {
-	_, err := q.exec(ctx, `DELETE FROM action_tool_mappings WHERE id = ?`, id)
-	return err
-}
-
-// InsertParameterMapping inserts a parameter mapping.
-func (q CatalogQueries) InsertParameterMapping(ctx context.Context, m *domain.ActionToolParameterMapping) error {
-	_, err := q.namedExec(ctx, `INSERT INTO action_tool_parameter_mappings (id, action_tool_mapping_id, action_parameter_id,
-		tool_parameter_id, created_at) VALUES (:id, :action_tool_mapping_id, :action_parameter_id, :tool_parameter_id, :created_at)`, m)
-	return err
-}
-
-// ParameterMappingsByIDs loads parameter mappings by id.
-func (q CatalogQueries) ParameterMappingsByIDs(ctx context.Context, ids []string) ([]*domain.ActionToolParameterMapping, error) {
-	return byIDs[domain.ActionToolParameterMapping](ctx, q.Q, "action_tool_parameter_mappings", ids)
-}
-
-func parameterMappingPage(page domain.PageArgs) *pageQuery[*domain.ActionToolParameterMapping] {
-	return createdPage("pm", "action_tool_parameter_mappings", func(m *domain.ActionToolParameterMapping) time.Time { return m.CreatedAt },
-		func(m *domain.ActionToolParameterMapping) string { return m.ID }, page)
-}
-
-// ParameterMappingsByMappings pages parameter mappings per mapping, oldest first.
-func (q CatalogQueries) ParameterMappingsByMappings(ctx context.Context, mappings []string, page domain.PageArgs) (map[string]domain.Page[*domain.ActionToolParameterMapping], error) {
-	return childPages(ctx, q.Q, parameterMappingPage(page), "pm.action_tool_mapping_id", mappings,
-		func(m *domain.ActionToolParameterMapping) string { return m.ActionToolMappingID })
-}
-
-// CountParameterMappingsByMappings counts parameter mappings per mapping.
-func (q CatalogQueries) CountParameterMappingsByMappings(ctx context.Context, mappings []string) (map[string]int, error) {
-	return childCounts(ctx, q.Q, parameterMappingPage(domain.PageArgs{}), "pm.action_tool_mapping_id", mappings)
-}
-
-// DeleteParameterMapping deletes a parameter mapping.
-func (q CatalogQueries) DeleteParameterMapping(ctx context.Context, id string) error {
-	_, err := q.exec(ctx, `DELETE FROM action_tool_parameter_mappings WHERE id = ?`, id)
-	return err
-}
-
-// Coverage rows: one catalog row with the map it is reported for.
-type (
-	mapAction struct {
-		MapID string `db:"map_id"`
-		domain.Action
-	}
-	mapToolParameter struct {
-		MapID string `db:"map_id"`
-		domain.ToolParameter
-	}
-	mapActionParameter struct {
-		MapID string `db:"map_id"`
-		domain.ActionParameter
-	}
-)
-
-// Coverages computes the coverage of maps (domain.Coverage), three statements
-// for any number of maps.
-func (q CatalogQueries) Coverages(ctx context.Context, maps []string) (map[string]*domain.Coverage, error) {
-	out := make(map[string]*domain.Coverage, len(maps))
-	if len(maps) == 0 {
-		return out, nil
-	}
-	for _, id := range maps {
-		out[id] = &domain.Coverage{UnmappedActions: []*domain.Action{}, UnfedToolParameters: []*domain.ToolParameter{},
-			UnusedActionParameters: []*domain.ActionParameter{}}
-	}
-	var actions []mapAction
-	query, args := in(`SELECT m.id AS map_id, a.* FROM action_tool_maps m JOIN actions a ON a.suite_id = m.suite_id
-		WHERE m.id IN (?) AND NOT EXISTS (SELECT 1 FROM action_tool_mappings mp WHERE mp.action_tool_map_id = m.id AND mp.action_id = a.id)
-		ORDER BY a.name, a.id`, maps)
-	if err := q.selectx(ctx, &actions, query, args...); err != nil {
-		return nil, err
-	}
-	for i := range actions {
-		c := out[actions[i].MapID]
-		c.UnmappedActions = append(c.UnmappedActions, &actions[i].Action)
-	}
-	// A tool mapped from two actions is reported once when either leaves a
-	// required parameter unfed.
-	var toolParams []mapToolParameter
-	query, args = in(`SELECT DISTINCT mp.action_tool_map_id AS map_id, tp.* FROM action_tool_mappings mp
-		JOIN tool_parameters tp ON tp.tool_id = mp.tool_id
-		WHERE mp.action_tool_map_id IN (?) AND tp.required AND NOT EXISTS (SELECT 1 FROM action_tool_parameter_mappings pm
-			WHERE pm.action_tool_mapping_id = mp.id AND pm.tool_parameter_id = tp.id)
-		ORDER BY tp.tool_id, tp.position, tp.id`, maps)
-	if err := q.selectx(ctx, &toolParams, query, args...); err != nil {
-		return nil, err
-	}
-	for i := range toolParams {
-		c := out[toolParams[i].MapID]
-		c.UnfedToolParameters = append(c.UnfedToolParameters, &toolParams[i].ToolParameter)
-	}
-	var actionParams []mapActionParameter
-	query, args = in(`SELECT mp.action_tool_map_id AS map_id, ap.* FROM action_tool_mappings mp
-		JOIN action_parameters ap ON ap.action_id = mp.action_id
-		WHERE mp.action_tool_map_id IN (?) AND ap.required AND NOT EXISTS (SELECT 1 FROM action_tool_parameter_mappings pm
-			WHERE pm.action_tool_mapping_id = mp.id AND pm.action_parameter_id = ap.id)
-		ORDER BY ap.action_id, ap.position, ap.id`, maps)
-	if err := q.selectx(ctx, &actionParams, query, args...); err != nil {
-		return nil, err
-	}
-	for i := range actionParams {
-		c := out[actionParams[i].MapID]
-		c.UnusedActionParameters = append(c.UnusedActionParameters, &actionParams[i].ActionParameter)
-	}
-	return out, nil
 }
 
 // References counts, for each named kind of row, the rows that refer to id

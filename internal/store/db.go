@@ -43,6 +43,7 @@ type DB struct {
 	dialect    Dialect
 	url        string
 	statements atomic.Int64
+	aborts     atomic.Int64
 }
 
 // Open connects to url: "sqlite:<path>" (the file and its directory are created)
@@ -138,6 +139,11 @@ func (d *DB) Close() error { return d.sqlx.Close() }
 // Ping checks that the database answers.
 func (d *DB) Ping(ctx context.Context) error { return d.sqlx.PingContext(ctx) }
 
+// Aborts is the number of transactions the database aborted since Open — a
+// deadlock or a serialization failure — that InTx redid or gave up on. With
+// one lock order on every path it stays at zero.
+func (d *DB) Aborts() int64 { return d.aborts.Load() }
+
 // Statements is the number of SQL statements run since Open; tests and benchmarks
 // use it to show that statements grow with query depth, not with rows.
 func (d *DB) Statements() int64 { return d.statements.Load() }
@@ -216,7 +222,11 @@ func (d *DB) InTx(ctx context.Context, fn func(q *Q) error) error {
 	// serialization race; the work is redone from the start, a few times.
 	for attempt := 1; ; attempt++ {
 		err := d.inTx(ctx, fn)
-		if !errors.Is(err, ErrRetry) || attempt == maxTxAttempts || ctx.Err() != nil {
+		if !errors.Is(err, ErrRetry) {
+			return err
+		}
+		d.aborts.Add(1)
+		if attempt == maxTxAttempts || ctx.Err() != nil {
 			return err
 		}
 	}
@@ -264,10 +274,12 @@ type Q struct {
 	Planning PlanningQueries // planning.go, parallelism.go: plan input and parallelism analysis
 	Runs     RunQueries      // execution.go, heartbeats.go: runs, waves, agents, executions, test results
 	Events   EventQueries    // events.go: the event log
-	Catalog  CatalogQueries  // catalog.go: suites, actions, MCP servers, tools and the maps between them
+	Catalog  CatalogQueries  // catalog.go, catalog_maps.go: suites, actions, MCP servers, tools and the maps between them
 	Examples ExampleQueries  // examples.go: models, trace sessions and examples
 	Routing  RoutingQueries  // routing.go: routers, planners, workers, their messages and links
 	Queue    QueueQueries    // queue.go: the function queue
+
+	Validation ValidationQueries // validation.go: validation rules
 }
 
 // The query groups: each is Q seen through one aggregate.
@@ -283,6 +295,8 @@ type (
 	ExampleQueries  struct{ *Q }
 	RoutingQueries  struct{ *Q }
 	QueueQueries    struct{ *Q }
+
+	ValidationQueries struct{ *Q }
 )
 
 // newQ returns a Q over ext.
@@ -298,6 +312,7 @@ func (q *Q) bind() {
 	q.Planning, q.Runs, q.Events, q.Catalog = PlanningQueries{q}, RunQueries{q}, EventQueries{q}, CatalogQueries{q}
 	q.Examples = ExampleQueries{q}
 	q.Routing, q.Queue = RoutingQueries{q}, QueueQueries{q}
+	q.Validation = ValidationQueries{q}
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {
@@ -334,11 +349,38 @@ func (q *Q) namedExec(ctx context.Context, query string, arg any) (sql.Result, e
 	return res, mapErr(err)
 }
 
-// forUpdate is the row-lock suffix of a SELECT inside a transaction. SQLite needs
-// none: its immediate transactions already hold the single write lock.
+// forUpdate is the row-lock suffix of a SELECT inside a transaction. On
+// PostgreSQL it is FOR NO KEY UPDATE: Taskgraph never changes a key, and this
+// lock, unlike FOR UPDATE, does not block the key-share lock that inserting a
+// row referring to the locked one takes (a heartbeat's row naming its run
+// while a claim holds the run). Two transactions that lock the same row still
+// queue. SQLite needs none: its immediate transactions hold the single write
+// lock.
 func (q *Q) forUpdate() string {
 	if q.db.dialect == Postgres && q.inTx {
-		return " FOR UPDATE"
+		return " FOR NO KEY UPDATE"
+	}
+	return ""
+}
+
+// Now is the database's clock at this statement: clock_timestamp() on
+// PostgreSQL — not the transaction's start, so a lease stamped after waiting
+// for locks starts when the locks are held — and on SQLite, whose clock is the
+// process's, time.Now. UTC at microsecond precision, as stored.
+func (q *Q) Now(ctx context.Context) (time.Time, error) {
+	if q.db.dialect == SQLite {
+		return time.Now().UTC().Truncate(time.Microsecond), nil
+	}
+	var t time.Time
+	err := q.get(ctx, &t, `SELECT clock_timestamp()`)
+	return t.UTC().Truncate(time.Microsecond), err
+}
+
+// skipLocked is forUpdate that passes over rows another transaction holds
+// (claims and sweeps that share work between replicas).
+func (q *Q) skipLocked() string {
+	if q.db.dialect == Postgres && q.inTx {
+		return " FOR NO KEY UPDATE SKIP LOCKED"
 	}
 	return ""
 }

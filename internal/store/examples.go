@@ -132,7 +132,7 @@ type ExampleClaim struct {
 // is picked with FOR UPDATE SKIP LOCKED, so claimers take different rows
 // instead of queueing on one. SQLite has a single writer.
 func (q ExampleQueries) ClaimExample(ctx context.Context, c ExampleClaim) (*domain.Example, error) {
-	where, args := []string{"status = 'PENDING'"}, []any{}
+	where, args := []string{"status = ?"}, []any{domain.ExamplePending}
 	if c.ID != "" {
 		where, args = append(where, "id = ?"), append(args, c.ID)
 	}
@@ -147,7 +147,7 @@ func (q ExampleQueries) ClaimExample(ctx context.Context, c ExampleClaim) (*doma
 	}
 	lock := ""
 	if q.db.dialect == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
+		lock = " FOR NO KEY UPDATE SKIP LOCKED"
 	}
 	cond := ""
 	for i, w := range where {
@@ -156,11 +156,11 @@ func (q ExampleQueries) ClaimExample(ctx context.Context, c ExampleClaim) (*doma
 		}
 		cond += w
 	}
-	query := `UPDATE examples SET status = 'PROCESSING', claimed_by = ?, claimed_at = ?, updated_at = ?
-		WHERE status = 'PENDING' AND id = (SELECT id FROM examples WHERE ` + cond + ` ORDER BY created_at, id LIMIT 1` + lock + `)
+	query := `UPDATE examples SET status = ?, claimed_by = ?, claimed_at = ?, updated_at = ?
+		WHERE status = ? AND id = (SELECT id FROM examples WHERE ` + cond + ` ORDER BY created_at, id LIMIT 1` + lock + `)
 		RETURNING *`
 	var e domain.Example
-	if err := q.get(ctx, &e, query, append([]any{c.By, c.At, c.At}, args...)...); err != nil {
+	if err := q.get(ctx, &e, query, append([]any{domain.ExampleProcessing, c.By, c.At, c.At, domain.ExamplePending}, args...)...); err != nil {
 		return nil, err
 	}
 	return &e, nil
@@ -232,8 +232,8 @@ func (q ExampleQueries) DeleteExample(ctx context.Context, id string) error {
 // (createdAt, id), oldest first, of a suite and model when given: the export
 // reads them in batches instead of all at once.
 func (q ExampleQueries) CompletedExamplesAfter(ctx context.Context, suiteID, modelID string, after *domain.Example, limit int) ([]*domain.Example, error) {
-	query := `SELECT * FROM examples WHERE status = 'COMPLETED'`
-	var args []any
+	query := `SELECT * FROM examples WHERE status = ?`
+	args := []any{domain.ExampleCompleted}
 	if suiteID != "" {
 		query += ` AND session_id IN (SELECT id FROM trace_sessions WHERE suite_id = ?)`
 		args = append(args, suiteID)

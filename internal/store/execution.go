@@ -61,11 +61,25 @@ func (q RunQueries) RunsByIDs(ctx context.Context, ids []string) ([]*domain.Exec
 	return byIDs[domain.ExecutionRun](ctx, q.Q, "execution_runs", ids)
 }
 
-// ActiveRunOfList is the list's PENDING, RUNNING or PAUSED run, if any.
+// ActiveRunOfList is the list's run in domain.ActiveRunStatuses, if any.
 func (q RunQueries) ActiveRunOfList(ctx context.Context, listID string) (*domain.ExecutionRun, error) {
 	var r domain.ExecutionRun
-	if err := q.get(ctx, &r, `SELECT * FROM execution_runs WHERE task_list_id = ?
-		AND status IN ('PENDING', 'RUNNING', 'PAUSED')`, listID); err != nil {
+	query, args := in(`SELECT * FROM execution_runs WHERE task_list_id = ? AND status IN (?)`,
+		listID, domain.ActiveRunStatuses)
+	if err := q.get(ctx, &r, query, args...); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// OpenRunOfTask is the unfinished run in which the task's place is still open
+// (its assignment PENDING or IN_PROGRESS), if any.
+func (q RunQueries) OpenRunOfTask(ctx context.Context, taskID string) (*domain.ExecutionRun, error) {
+	var r domain.ExecutionRun
+	query, args := in(`SELECT r.* FROM execution_runs r JOIN wave_task_assignments a ON a.run_id = r.id
+		WHERE a.task_id = ? AND r.status IN (?) AND a.task_status IN (?) LIMIT 1`,
+		taskID, domain.ActiveRunStatuses, domain.OpenWaveStatuses)
+	if err := q.get(ctx, &r, query, args...); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -78,33 +92,41 @@ func (q RunQueries) NextRunNumber(ctx context.Context, listID string) (int, erro
 	return n, err
 }
 
-// RecountRun makes a run's counters true to its rows; peak raises
-// max_parallel_reached to at least the given number.
-func (q RunQueries) RecountRun(ctx context.Context, runID string, now time.Time) error {
+// RecountRun makes a run's counters true to its rows (max_parallel_reached
+// only rises) and reads the whole row back into run, so the caller answers
+// with what is stored.
+func (q RunQueries) RecountRun(ctx context.Context, run *domain.ExecutionRun, now time.Time) error {
+	runID := run.ID
 	greatest := "GREATEST" // SQLite's two-argument MAX is PostgreSQL's GREATEST
 	if q.db.dialect == SQLite {
 		greatest = "MAX"
 	}
 	// One pass over each table (row-value assignments), in one statement.
-	_, err := q.exec(ctx, `UPDATE execution_runs SET
+	query, args := in(`UPDATE execution_runs SET
 		(tasks_total, tasks_completed, tasks_failed, tasks_skipped) = (SELECT COUNT(*),
-			COALESCE(SUM(CASE WHEN task_status = 'COMPLETED' THEN 1 ELSE 0 END), 0),
-			COALESCE(SUM(CASE WHEN task_status = 'FAILED' THEN 1 ELSE 0 END), 0),
-			COALESCE(SUM(CASE WHEN task_status = 'SKIPPED' THEN 1 ELSE 0 END), 0)
+			COALESCE(SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END), 0)
 			FROM wave_task_assignments WHERE run_id = ?),
 		tasks_blocked = (SELECT COUNT(*) FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
-			WHERE a.run_id = ? AND t.status = 'BLOCKED'),
+			WHERE a.run_id = ? AND t.status = ?),
 		(waves_total, waves_completed) = (SELECT COUNT(*),
-			COALESCE(SUM(CASE WHEN status IN ('COMPLETED', 'FAILED', 'SKIPPED') THEN 1 ELSE 0 END), 0)
+			COALESCE(SUM(CASE WHEN status IN (?) THEN 1 ELSE 0 END), 0)
 			FROM execution_waves WHERE run_id = ?),
 		(agents_spawned, agents_active) = (SELECT COUNT(*),
-			COALESCE(SUM(CASE WHEN status <> 'TERMINATED' THEN 1 ELSE 0 END), 0)
+			COALESCE(SUM(CASE WHEN status <> ? THEN 1 ELSE 0 END), 0)
 			FROM build_agents WHERE run_id = ?),
 		max_parallel_reached = `+greatest+`(max_parallel_reached,
-			(SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> 'TERMINATED')),
+			(SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> ?)),
 		updated_at = ?
-		WHERE id = ?`, runID, runID, runID, runID, runID, now, runID)
-	return err
+		WHERE id = ? RETURNING *`,
+		domain.WaveCompleted, domain.WaveFailed, domain.WaveSkipped, runID,
+		runID, domain.StatusBlocked,
+		domain.FinishedWaveStatuses, runID,
+		domain.AgentTerminated, runID,
+		runID, domain.AgentTerminated,
+		now, runID)
+	return q.get(ctx, run, query, args...)
 }
 
 // InsertWaves inserts waves.
@@ -183,12 +205,12 @@ func (q RunQueries) SetAssignmentStatus(ctx context.Context, runID, taskID strin
 func (q RunQueries) ClaimableTask(ctx context.Context, waveID string) (*domain.Task, error) {
 	lock := ""
 	if q.db.dialect == Postgres && q.inTx {
-		lock = " FOR UPDATE OF t SKIP LOCKED"
+		lock = " FOR NO KEY UPDATE OF t SKIP LOCKED"
 	}
 	var t domain.Task
 	if err := q.get(ctx, &t, `SELECT t.* FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
-		WHERE a.wave_id = ? AND a.task_status = 'PENDING' AND t.status = 'PENDING'
-		ORDER BY t.priority_score DESC, t.display_id LIMIT 1`+lock, waveID); err != nil {
+		WHERE a.wave_id = ? AND a.task_status = ? AND t.status = ?
+		ORDER BY t.priority_score DESC, t.display_id LIMIT 1`+lock, waveID, domain.WavePending, domain.StatusPending); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -211,12 +233,8 @@ func (q RunQueries) AgentForUpdate(ctx context.Context, id string) (*domain.Buil
 // LiveAgentForSweep locks a live agent unless another transaction holds it
 // (SKIP LOCKED on PostgreSQL). ErrNotFound: terminated, gone or held.
 func (q RunQueries) LiveAgentForSweep(ctx context.Context, id string) (*domain.BuildAgent, error) {
-	lock := ""
-	if q.db.dialect == Postgres && q.inTx {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	var a domain.BuildAgent
-	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ? AND status <> 'TERMINATED'`+lock, id); err != nil {
+	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ? AND status <> ?`+q.skipLocked(), id, domain.AgentTerminated); err != nil {
 		return nil, err
 	}
 	return &a, nil
@@ -237,7 +255,7 @@ func (q RunQueries) AgentsOfRun(ctx context.Context, runID string) ([]*domain.Bu
 // CountLiveAgents counts a run's agents not terminated.
 func (q RunQueries) CountLiveAgents(ctx context.Context, runID string) (int, error) {
 	var n int
-	err := q.get(ctx, &n, `SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> 'TERMINATED'`, runID)
+	err := q.get(ctx, &n, `SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> ?`, runID, domain.AgentTerminated)
 	return n, err
 }
 
@@ -343,20 +361,22 @@ func (q RunQueries) TestResultsOfExecution(ctx context.Context, executionID stri
 	return out, err
 }
 
-// MarkImpactAccuracy sets was_accurate of a task's file impacts: true for
-// those whose path is in touched.
-func (q RunQueries) MarkImpactAccuracy(ctx context.Context, taskID string, touched []string, now time.Time) error {
-	if _, err := q.exec(ctx, `UPDATE task_file_impacts SET was_accurate = ?, validated_at = ? WHERE task_id = ?`,
-		false, now, taskID); err != nil {
-		return err
+// MarkImpactAccuracy stamps file impacts (a task's, at most a few hundred)
+// as accurate or not, with the time they were validated.
+func (q RunQueries) MarkImpactAccuracy(ctx context.Context, accurate, inaccurate []string, now time.Time) error {
+	for _, set := range []struct {
+		ids []string
+		was bool
+	}{{accurate, true}, {inaccurate, false}} {
+		if len(set.ids) == 0 {
+			continue
+		}
+		query, args := in(`UPDATE task_file_impacts SET was_accurate = ?, validated_at = ? WHERE id IN (?)`, set.was, now, set.ids)
+		if _, err := q.exec(ctx, query, args...); err != nil {
+			return err
+		}
 	}
-	if len(touched) == 0 {
-		return nil
-	}
-	query, args := in(`UPDATE task_file_impacts SET was_accurate = ? WHERE task_id = ? AND file_path IN (?)`,
-		true, taskID, touched)
-	_, err := q.exec(ctx, query, args...)
-	return err
+	return nil
 }
 
 // SetAssignedAgent records which agent holds a task.
@@ -373,15 +393,15 @@ func (d *DB) SilentAgents(ctx context.Context, silence time.Duration, limit int)
 	var now time.Time
 	if d.dialect == SQLite {
 		now = time.Now().UTC()
-	} else if err := sqlx.GetContext(ctx, d.sqlx, &now, `SELECT CURRENT_TIMESTAMP`); err != nil {
+	} else if err := sqlx.GetContext(ctx, d.sqlx, &now, `SELECT clock_timestamp()`); err != nil {
 		return nil, mapErr(err)
 	}
 	var rows []struct {
 		ID   string    `db:"id"`
 		Last time.Time `db:"last_heartbeat_at"`
 	}
-	if err := sqlx.SelectContext(ctx, d.sqlx, &rows, `SELECT id, last_heartbeat_at FROM build_agents
-		WHERE status <> 'TERMINATED' ORDER BY last_heartbeat_at LIMIT `+strconv.Itoa(limit)); err != nil {
+	if err := sqlx.SelectContext(ctx, d.sqlx, &rows, d.sqlx.Rebind(`SELECT id, last_heartbeat_at FROM build_agents
+		WHERE status <> ? ORDER BY last_heartbeat_at LIMIT `+strconv.Itoa(limit)), domain.AgentTerminated); err != nil {
 		return nil, mapErr(err)
 	}
 	cutoff := now.Add(-silence)

@@ -70,12 +70,14 @@ func (b *bundle) newProject(t *testing.T, slug string) *domain.Project {
 
 // task returns a minimal valid task of project p, number n; mutate it before insert.
 func (b *bundle) task(p *domain.Project, n int) *domain.Task {
-	return &domain.Task{
-		ID: uuid.NewString(), DisplayID: domain.DisplayID(p.Slug, domain.CategoryTask, n), UserID: b.user.ID,
+	t := &domain.Task{
+		ID: uuid.NewString(), UserID: b.user.ID,
 		ProjectID: p.ID, Title: fmt.Sprintf("task %d", n), Category: domain.CategoryTask, Status: domain.StatusDraft,
 		RiskLevel: domain.RiskMedium, Priority: domain.PriorityP3, PriorityScore: 40, Version: 1,
 		CreatedAt: ts(0), UpdatedAt: ts(0),
 	}
+	t.SetDisplayID(domain.DisplayID(p.Slug, domain.CategoryTask, n))
+	return t
 }
 
 func (b *bundle) insertTask(t *testing.T, task *domain.Task) *domain.Task {

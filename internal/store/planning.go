@@ -56,9 +56,6 @@ func (q PlanningQueries) FileImpactsOfList(ctx context.Context, listID string) (
 	return out, err
 }
 
-// planningLinkTypes are the relationship types a plan depends on.
-var planningLinkTypes = []domain.RelationshipType{domain.RelDependsOn, domain.RelBlocks, domain.RelConflictsWith}
-
 // PlanningLinksOfList lists the DEPENDS_ON, BLOCKS and CONFLICTS_WITH links that
 // start or end at a task of the list.
 func (q PlanningQueries) PlanningLinksOfList(ctx context.Context, listID string) ([]*domain.TaskRelationship, error) {
@@ -67,7 +64,7 @@ func (q PlanningQueries) PlanningLinksOfList(ctx context.Context, listID string)
 		UNION
 		SELECT r.* FROM task_relationships r JOIN tasks t ON t.id = r.target_task_id
 		WHERE t.task_list_id = ? AND r.relationship_type IN (?)
-		ORDER BY id`, listID, planningLinkTypes, listID, planningLinkTypes)
+		ORDER BY id`, listID, domain.PlanningLinkTypes, listID, domain.PlanningLinkTypes)
 	var out []*domain.TaskRelationship
 	err := q.selectx(ctx, &out, query, args...)
 	return out, err
@@ -77,13 +74,14 @@ func (q PlanningQueries) PlanningLinksOfList(ctx context.Context, listID string)
 // list waits on: targets of its DEPENDS_ON links, sources of BLOCKS links to it.
 func (q PlanningQueries) OutsideDependenciesOfList(ctx context.Context, listID string) ([]*domain.Task, error) {
 	var out []*domain.Task
-	err := q.selectx(ctx, &out, `SELECT o.* FROM tasks o
+	query, args := in(`SELECT o.* FROM tasks o
 		WHERE (o.task_list_id IS NULL OR o.task_list_id <> ?) AND o.id IN (
 			SELECT r.target_task_id FROM task_relationships r JOIN tasks t ON t.id = r.source_task_id
-			 WHERE t.task_list_id = ? AND r.relationship_type = 'DEPENDS_ON'
+			 WHERE t.task_list_id = ? AND r.relationship_type IN (?)
 			UNION
 			SELECT r.source_task_id FROM task_relationships r JOIN tasks t ON t.id = r.target_task_id
-			 WHERE t.task_list_id = ? AND r.relationship_type = 'BLOCKS')
-		ORDER BY o.display_id`, listID, listID, listID)
+			 WHERE t.task_list_id = ? AND r.relationship_type IN (?))
+		ORDER BY o.display_id`, listID, listID, domain.SourceWaitsOnTarget, listID, domain.TargetWaitsOnSource)
+	err := q.selectx(ctx, &out, query, args...)
 	return out, err
 }

@@ -271,7 +271,7 @@ func TestRoundTrips(t *testing.T) {
 
 func TestNowIsUTCMicroseconds(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
-		now, err := b.db.Tasks.Now(b.ctx)
+		now, err := b.db.Now(b.ctx)
 		require.NoError(t, err)
 		require.Equal(t, time.UTC, now.Location())
 		require.Equal(t, now, now.Truncate(time.Microsecond))

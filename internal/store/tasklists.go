@@ -45,10 +45,10 @@ func (q ListQueries) RecountTaskLists(ctx context.Context, ids []string, now tim
 	}
 	query, args := in(`UPDATE task_lists SET
 		total_tasks = (SELECT COUNT(*) FROM task_list_items i WHERE i.task_list_id = task_lists.id),
-		completed_tasks = (SELECT COUNT(*) FROM tasks t WHERE t.task_list_id = task_lists.id AND t.status = 'COMPLETED'),
-		failed_tasks = (SELECT COUNT(*) FROM tasks t WHERE t.task_list_id = task_lists.id AND t.status = 'FAILED'),
+		completed_tasks = (SELECT COUNT(*) FROM tasks t WHERE t.task_list_id = task_lists.id AND t.status = ?),
+		failed_tasks = (SELECT COUNT(*) FROM tasks t WHERE t.task_list_id = task_lists.id AND t.status = ?),
 		updated_at = ?
-		WHERE id IN (?)`, now, ids)
+		WHERE id IN (?)`, domain.StatusCompleted, domain.StatusFailed, now, ids)
 	_, err := q.exec(ctx, query, args...)
 	return err
 }
@@ -191,17 +191,18 @@ func templatePageQuery(tq TemplateQuery) *pageQuery[*domain.TaskTemplate] {
 		keyOf: func(t *domain.TaskTemplate) any { return t.CreatedAt }, idOf: func(t *domain.TaskTemplate) string { return t.ID },
 		page: tq.Page,
 	}
+	g, pr, u := domain.ScopeGlobal, domain.ScopeProject, domain.ScopeUser
 	switch {
 	case tq.ProjectID != "":
-		pq.filter(`(tt.scope = 'GLOBAL' OR (tt.scope = 'PROJECT' AND tt.scope_id = ?) OR (tt.scope = 'USER' AND tt.scope_id = ?))`,
-			tq.ProjectID, tq.UserID)
+		pq.filter(`(tt.scope = ? OR (tt.scope = ? AND tt.scope_id = ?) OR (tt.scope = ? AND tt.scope_id = ?))`,
+			g, pr, tq.ProjectID, u, tq.UserID)
 	case tq.Scope.All:
 	case tq.Scope.ProjectID != "":
-		pq.filter(`(tt.scope = 'GLOBAL' OR (tt.scope = 'PROJECT' AND tt.scope_id = ?) OR (tt.scope = 'USER' AND tt.scope_id = ?))`,
-			tq.Scope.ProjectID, tq.UserID)
+		pq.filter(`(tt.scope = ? OR (tt.scope = ? AND tt.scope_id = ?) OR (tt.scope = ? AND tt.scope_id = ?))`,
+			g, pr, tq.Scope.ProjectID, u, tq.UserID)
 	default:
-		pq.filter(`(tt.scope = 'GLOBAL' OR (tt.scope = 'USER' AND tt.scope_id = ?) OR
-			(tt.scope = 'PROJECT' AND tt.scope_id IN (SELECT id FROM projects WHERE owner_id = ?)))`, tq.UserID, tq.Scope.OwnerID)
+		pq.filter(`(tt.scope = ? OR (tt.scope = ? AND tt.scope_id = ?) OR
+			(tt.scope = ? AND tt.scope_id IN (SELECT id FROM projects WHERE owner_id = ?)))`, g, u, tq.UserID, pr, tq.Scope.OwnerID)
 	}
 	return pq
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
@@ -18,9 +17,9 @@ const taskColumns = `id, display_id, user_id, project_id, idea_id, parent_task_i
 	actual_effort_minutes, affected_files, execution_log, version, supersedes_task_id, embedding,
 	embedding_model, created_at, updated_at, started_at, completed_at, display_sort`
 
-// InsertTask inserts a task, with the sort key of its display id.
+// InsertTask inserts a task (its display id and sort key set by
+// Task.SetDisplayID).
 func (q TaskQueries) InsertTask(ctx context.Context, t *domain.Task) error {
-	t.DisplaySort = domain.DisplaySortKey(t.DisplayID)
 	_, err := q.namedExec(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES (`+namedList(taskColumns)+`)`, t)
 	return err
 }
@@ -86,7 +85,7 @@ func (q TaskQueries) NextDisplayNumber(ctx context.Context, projectID string, ca
 }
 
 // RecountBlocks recomputes blocks_count of the given tasks: the distinct tasks that
-// wait on each (sources of incoming DEPENDS_ON, targets of outgoing BLOCKS).
+// wait on each (see domain.SourceWaitsOnTarget, TargetWaitsOnSource).
 func (q TaskQueries) RecountBlocks(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
@@ -94,12 +93,12 @@ func (q TaskQueries) RecountBlocks(ctx context.Context, ids []string) error {
 	query, args := in(`UPDATE tasks SET blocks_count = (
 		SELECT COUNT(*) FROM (
 			SELECT r.source_task_id AS waiter FROM task_relationships r
-			 WHERE r.target_task_id = tasks.id AND r.relationship_type = 'DEPENDS_ON'
+			 WHERE r.target_task_id = tasks.id AND r.relationship_type IN (?)
 			UNION
 			SELECT r.target_task_id FROM task_relationships r
-			 WHERE r.source_task_id = tasks.id AND r.relationship_type = 'BLOCKS'
+			 WHERE r.source_task_id = tasks.id AND r.relationship_type IN (?)
 		) waiters)
-		WHERE id IN (?)`, ids)
+		WHERE id IN (?)`, domain.SourceWaitsOnTarget, domain.TargetWaitsOnSource, ids)
 	_, err := q.exec(ctx, query, args...)
 	return err
 }
@@ -115,7 +114,8 @@ func (q TaskQueries) SetTaskScore(ctx context.Context, id string, score int, qui
 // depends on the clock.
 func (q TaskQueries) TasksWithDeadlines(ctx context.Context) ([]*domain.Task, error) {
 	var out []*domain.Task
-	err := q.selectx(ctx, &out, `SELECT * FROM tasks WHERE deadline IS NOT NULL AND status NOT IN ('COMPLETED', 'FAILED')`)
+	query, args := in(`SELECT * FROM tasks WHERE deadline IS NOT NULL AND status NOT IN (?)`, domain.EndedTaskStatuses)
+	err := q.selectx(ctx, &out, query, args...)
 	return out, err
 }
 
@@ -238,11 +238,11 @@ func (q TaskQueries) OrderingEdgesFrom(ctx context.Context, from []string, types
 		return nil, nil
 	}
 	query, args := in(`SELECT r.source_task_id AS from_id, r.target_task_id AS to_id FROM task_relationships r
-		WHERE r.source_task_id IN (?) AND r.relationship_type IN (?) AND r.relationship_type <> 'BLOCKS'
+		WHERE r.source_task_id IN (?) AND r.relationship_type IN (?) AND r.relationship_type NOT IN (?)
 		UNION ALL
 		SELECT r.target_task_id, r.source_task_id FROM task_relationships r
-		WHERE r.target_task_id IN (?) AND r.relationship_type IN (?) AND r.relationship_type = 'BLOCKS'
-		ORDER BY 1, 2`, from, types, from, types)
+		WHERE r.target_task_id IN (?) AND r.relationship_type IN (?) AND r.relationship_type IN (?)
+		ORDER BY 1, 2`, from, types, domain.TargetWaitsOnSource, from, types, domain.TargetWaitsOnSource)
 	var out []TaskEdge
 	err := q.selectx(ctx, &out, query, args...)
 	return out, err
@@ -259,16 +259,6 @@ func (q TaskQueries) LockProjectGraph(ctx context.Context, projectID string) err
 	}
 	_, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, "task-graph:"+projectID)
 	return err
-}
-
-// Now is the database's clock.
-func (q TaskQueries) Now(ctx context.Context) (time.Time, error) {
-	if q.db.dialect == SQLite {
-		return time.Now().UTC().Truncate(time.Microsecond), nil
-	}
-	var t time.Time
-	err := q.get(ctx, &t, `SELECT CURRENT_TIMESTAMP`)
-	return t.UTC(), err
 }
 
 func deref(s *string) string {

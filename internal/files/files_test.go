@@ -1,4 +1,4 @@
-package storage_test
+package files_test
 
 import (
 	"errors"
@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/taskgraph/taskgraph/internal/storage"
+	"github.com/taskgraph/taskgraph/internal/files"
 )
 
-var lim = storage.Limits{MaxBytes: 1 << 20, MaxLine: 64}
+var lim = files.Limits{MaxBytes: 1 << 20, MaxLine: 64}
 
 func nonEmpty(_ int, line []byte) error {
 	if len(strings.TrimSpace(string(line))) == 0 {
@@ -39,7 +39,7 @@ func entries(t *testing.T, dir string) []string {
 
 func TestStageCommit(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "data")
-	d := storage.New(root)
+	d := files.New(root)
 	s, err := d.Stage("a/b/f.jsonl", strings.NewReader("one\r\ntwo\nthree\n\n  \n"), lim, nonEmpty)
 	require.NoError(t, err)
 	require.Equal(t, 3, s.Lines, "trailing blank lines are not records")
@@ -66,27 +66,27 @@ func TestStageCommit(t *testing.T) {
 
 func TestStageRefusals(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "data")
-	d := storage.New(root)
+	d := files.New(root)
 	for _, tc := range []struct {
 		name, content string
-		lim           storage.Limits
+		lim           files.Limits
 		line          int
 		is            error
 	}{
 		{"bad line 3", "ok\nok\nbad\nok\n", lim, 3, nil},
 		{"blank line followed by more", "ok\n\nok\n", lim, 2, nil},
-		{"line too long", "ok\n" + strings.Repeat("x", 65) + "\n", lim, 2, storage.ErrLineTooLong},
-		{"line too long across buffer fills", strings.Repeat("y", 200<<10), storage.Limits{MaxBytes: 1 << 20, MaxLine: 100 << 10}, 1, storage.ErrLineTooLong},
-		{"too large", strings.Repeat("ok\n", 100), storage.Limits{MaxBytes: 100, MaxLine: 64}, 0, storage.ErrTooLarge},
-		{"empty", "", lim, 0, storage.ErrEmpty},
-		{"only blank lines", "\n\n", lim, 0, storage.ErrEmpty},
+		{"line too long", "ok\n" + strings.Repeat("x", 65) + "\n", lim, 2, files.ErrLineTooLong},
+		{"line too long across buffer fills", strings.Repeat("y", 200<<10), files.Limits{MaxBytes: 1 << 20, MaxLine: 100 << 10}, 1, files.ErrLineTooLong},
+		{"too large", strings.Repeat("ok\n", 100), files.Limits{MaxBytes: 100, MaxLine: 64}, 0, files.ErrTooLarge},
+		{"empty", "", lim, 0, files.ErrEmpty},
+		{"only blank lines", "\n\n", lim, 0, files.ErrEmpty},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := d.Stage("sessions/x/input_events.jsonl", strings.NewReader(tc.content), tc.lim, nonEmpty)
 			require.Error(t, err)
 			require.Nil(t, s)
 			if tc.line > 0 {
-				var le *storage.LineError
+				var le *files.LineError
 				require.ErrorAs(t, err, &le)
 				require.Equal(t, tc.line, le.Line)
 			}
@@ -108,7 +108,7 @@ func TestStageRefusals(t *testing.T) {
 }
 
 func TestPathsStayInside(t *testing.T) {
-	d := storage.New(t.TempDir())
+	d := files.New(t.TempDir())
 	for _, p := range []string{"../x", "/etc/passwd", "a/../../x", "."} {
 		_, err := d.Stage(p, strings.NewReader("ok\n"), lim, nonEmpty)
 		require.Error(t, err, p)

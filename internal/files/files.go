@@ -1,9 +1,9 @@
-// Package storage keeps uploaded files under the data directory. A file is
+// Package files keeps uploaded files under the data directory. A file is
 // streamed into a temporary file in its final directory while each line is
 // checked, and renamed into place only when the whole upload passed: a stored
 // file is complete or absent, and nothing is left of a rejected upload. Memory
 // stays bounded by the longest line, whatever the file's size.
-package storage
+package files
 
 import (
 	"bufio"

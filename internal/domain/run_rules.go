@@ -1,0 +1,272 @@
+package domain
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The rules of execution runs, waves and agents. The service reads rows,
+// asks these functions what follows, and writes the answer; the store takes
+// the status sets below as parameters instead of spelling them again in SQL.
+
+// ActiveRunStatuses are the statuses of a run that is not finished: a list
+// has at most one run in them.
+var ActiveRunStatuses = []RunStatus{RunPending, RunRunning, RunPaused}
+
+// FinishedWaveStatuses are the statuses of a wave, or of a task's place in
+// one, that is over.
+var FinishedWaveStatuses = []WaveStatus{WaveCompleted, WaveFailed, WaveSkipped}
+
+// OpenWaveStatuses are the statuses of a task's place in a wave that is not
+// over: the run still owns the task.
+var OpenWaveStatuses = []WaveStatus{WavePending, WaveInProgress}
+
+// Finished reports whether a wave, or a task's place in one, is over.
+func (s WaveStatus) Finished() bool { return slices.Contains(FinishedWaveStatuses, s) }
+
+// Live reports whether an agent still holds its task.
+func (s AgentStatus) Live() bool { return s != AgentTerminated }
+
+// RunAction is a control action on a run.
+type RunAction string
+
+// The run actions.
+const (
+	ActionPause  RunAction = "pause"
+	ActionResume RunAction = "resume"
+	ActionCancel RunAction = "cancel"
+	ActionRetry  RunAction = "retry"
+)
+
+// Allows reports whether a run in status s may take action a: pause a
+// running run, resume a paused one, cancel any unfinished one, retry one that
+// failed or was cancelled.
+func (s RunStatus) Allows(a RunAction) bool {
+	switch a {
+	case ActionPause:
+		return s == RunRunning
+	case ActionResume:
+		return s == RunPaused
+	case ActionCancel:
+		return !s.Finished()
+	case ActionRetry:
+		return s == RunFailed || s == RunCancelled
+	}
+	return false
+}
+
+// ClaimWait says why a claim on run gets nothing before any task is looked
+// at, given its live agents; nil: look for a ready task of the current wave.
+func ClaimWait(run *ExecutionRun, liveAgents int) *WaitReason {
+	var w WaitReason
+	switch {
+	case run.Status.Finished():
+		w = WaitRunFinished
+	case run.Status != RunRunning || run.CurrentWave == nil:
+		w = WaitRunNotRunning
+	case liveAgents >= run.MaxParallelAgents:
+		w = WaitConcurrencyLimit
+	default:
+		return nil
+	}
+	return &w
+}
+
+// DirectiveFor is what a heartbeat tells an agent of a run in status s.
+func DirectiveFor(s RunStatus) AgentDirective {
+	switch s {
+	case RunPaused:
+		return DirectivePause
+	case RunCancelled:
+		return DirectiveCancel
+	}
+	return DirectiveContinue
+}
+
+// HeartbeatIsNews reports whether a heartbeat tells watchers something: the
+// agent's first, and any that moves its progress or step. The others only
+// keep the agent alive; an event each would put every agent's pulse through
+// the project's event sequence and into every subscriber's stream.
+func HeartbeatIsNews(a *BuildAgent, progress *int, step *string) bool {
+	return a.HeartbeatCount == 0 ||
+		(progress != nil && *progress != a.ProgressPercent) ||
+		(step != nil && (a.CurrentStep == nil || *step != *a.CurrentStep))
+}
+
+// WaveTally counts the assignments of a wave by where their tasks stand.
+type WaveTally struct {
+	Open                       bool // a task is pending or running
+	Completed, Failed, Skipped int
+}
+
+// TallyWave counts a wave's assignments.
+func TallyWave(as []*WaveTaskAssignment) WaveTally {
+	var t WaveTally
+	for _, a := range as {
+		switch a.TaskStatus {
+		case WavePending, WaveInProgress:
+			t.Open = true
+		case WaveCompleted:
+			t.Completed++
+		case WaveFailed:
+			t.Failed++
+		case WaveSkipped:
+			t.Skipped++
+		}
+	}
+	return t
+}
+
+// AdvanceWave is the wave barrier: what a wave that is not over becomes,
+// given its tally, and whether the run stops at it (holds) or goes on to the
+// next wave. A pending wave with open tasks starts and holds; one whose
+// tasks were all skipped is SKIPPED without running. A wave in progress
+// holds while a task is open, then ends FAILED when one of its tasks failed,
+// else COMPLETED.
+func AdvanceWave(status WaveStatus, t WaveTally) (next WaveStatus, holds bool) {
+	switch {
+	case status == WavePending && t.Open:
+		return WaveInProgress, true
+	case status == WavePending:
+		return WaveSkipped, false
+	case t.Open:
+		return status, true
+	case t.Failed > 0:
+		return WaveFailed, false
+	default:
+		return WaveCompleted, false
+	}
+}
+
+// RunOutcome is how a run whose waves are all over ends: COMPLETED when every
+// planned task completed, else FAILED with the reason.
+func RunOutcome(as []*WaveTaskAssignment) (RunStatus, *string) {
+	notDone := 0
+	for _, a := range as {
+		if a.TaskStatus != WaveCompleted {
+			notDone++
+		}
+	}
+	if notDone == 0 {
+		return RunCompleted, nil
+	}
+	reason := fmt.Sprintf("%d of %d tasks did not complete", notDone, len(as))
+	return RunFailed, &reason
+}
+
+// ShouldRetry decides whether a task whose attempt failed goes back to
+// PENDING: only when the failure is retryable, attempts remain and the run
+// was not cancelled.
+func ShouldRetry(retryable bool, attempt, maxAttempts int, run RunStatus) bool {
+	return retryable && attempt < maxAttempts && run != RunCancelled
+}
+
+// DeclaredTests are a task's tests of a level.
+func (t *Task) DeclaredTests(level TestLevel) []string {
+	switch level {
+	case TestCodebase:
+		return t.CodebaseTests
+	case TestAPI:
+		return t.APITests
+	default:
+		return t.UITests
+	}
+}
+
+// UnpassedTests is the test gate of completeTask: it names each test the
+// task declares that has no PASSED result among results (the latest result
+// of a test counts). None: the task completes.
+func UnpassedTests(t *Task, results []*TaskTestResult) []string {
+	latest := map[string]TestStatus{}
+	for _, r := range results {
+		latest[fmt.Sprintf("%s#%d", r.TestLevel, r.TestIndex)] = r.Status
+	}
+	var bad []string
+	for _, level := range []TestLevel{TestCodebase, TestAPI, TestUI} {
+		for i, name := range t.DeclaredTests(level) {
+			st, ok := latest[fmt.Sprintf("%s#%d", level, i)]
+			switch {
+			case !ok:
+				bad = append(bad, fmt.Sprintf("%s test %d %q has no result", level, i, name))
+			case st != TestPassed:
+				bad = append(bad, fmt.Sprintf("%s test %d %q is %s", level, i, name, st))
+			}
+		}
+	}
+	return bad
+}
+
+// Who waits on whom: the source of a DEPENDS_ON link waits on its target
+// (A DEPENDS_ON B: B first); the target of a BLOCKS link waits on its source
+// (A BLOCKS B: A first). These sets are the one statement of that rule: the
+// planner, blocksCount and the skipping of a failed task's dependents all
+// read it, the SQL through parameters.
+var (
+	SourceWaitsOnTarget = []RelationshipType{RelDependsOn}
+	TargetWaitsOnSource = []RelationshipType{RelBlocks}
+)
+
+// PlanningLinkTypes are the links a plan reads: the ordering links and
+// CONFLICTS_WITH.
+var PlanningLinkTypes = []RelationshipType{RelDependsOn, RelBlocks, RelConflictsWith}
+
+// EndedTaskStatuses are the statuses in which a task's work has ended for
+// now: its deadline no longer moves its score, and its list counts it as
+// completed or failed.
+var EndedTaskStatuses = []TaskStatus{StatusCompleted, StatusFailed}
+
+// WaitingOn maps each task to the tasks that wait on it under the planning
+// links among links.
+func WaitingOn(links []*TaskRelationship) map[string][]string {
+	out := map[string][]string{}
+	for _, l := range links {
+		switch {
+		case slices.Contains(SourceWaitsOnTarget, l.Type):
+			out[l.TargetTaskID] = append(out[l.TargetTaskID], l.SourceTaskID)
+		case slices.Contains(TargetWaitsOnSource, l.Type):
+			out[l.SourceTaskID] = append(out[l.SourceTaskID], l.TargetTaskID)
+		}
+	}
+	return out
+}
+
+// DependentsToSkip are the tasks among pending that wait, directly or
+// transitively, on failed: a failed task's dependents are skipped. Sorted.
+func DependentsToSkip(waitingOn map[string][]string, failed string, pending map[string]bool) []string {
+	seen := map[string]bool{failed: true}
+	queue := []string{failed}
+	var skip []string
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		for _, d := range waitingOn[id] {
+			if !seen[d] {
+				seen[d] = true
+				queue = append(queue, d)
+				if pending[d] {
+					skip = append(skip, d)
+				}
+			}
+		}
+	}
+	slices.Sort(skip)
+	return skip
+}
+
+// ImpactAccuracy splits a task's declared file impacts by whether the agent
+// reported touching their file: a declared impact was accurate when its path
+// is among filesModified.
+func ImpactAccuracy(impacts []*TaskFileImpact, filesModified []string) (accurate, inaccurate []string) {
+	touched := make(map[string]bool, len(filesModified))
+	for _, f := range filesModified {
+		touched[f] = true
+	}
+	for _, fi := range impacts {
+		if touched[fi.FilePath] {
+			accurate = append(accurate, fi.ID)
+		} else {
+			inaccurate = append(inaccurate, fi.ID)
+		}
+	}
+	return accurate, inaccurate
+}

@@ -1,0 +1,366 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/taskgraph/taskgraph/internal/app"
+	"github.com/taskgraph/taskgraph/internal/auth"
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// leaseLost is the answer to a call from an agent that no longer holds its task.
+func leaseLost(reason string) error {
+	return &domain.Error{Code: domain.CodeLeaseLost, Field: "agentId", Message: "the agent no longer holds its task: " + reason}
+}
+
+// claimer is what an agent records of the caller that claimed it: the API
+// token (the principal without one, the bootstrap admin, by its user).
+func claimer(p *auth.Principal) string {
+	if p.TokenID != "" {
+		return domain.GlobalID(domain.KindAPIToken, p.TokenID)
+	}
+	return app.Actor(p)
+}
+
+// heldBy reports whether p may speak for agent a: only the token that
+// claimed it, or an admin.
+func heldBy(a *domain.BuildAgent, p *auth.Principal) bool {
+	return p.IsAdmin() || (a.ClaimedBy != nil && *a.ClaimedBy == claimer(p))
+}
+
+// held is an agent call's context: the agent (locked), its execution, run
+// and (holdReport, holdSettle) task.
+type held struct {
+	agent     *domain.BuildAgent
+	exec      *domain.TaskExecution
+	run       *domain.ExecutionRun
+	task      *domain.Task
+	cancelled bool // the agent was ended by the run's cancellation (allowCancelled)
+	now       time.Time
+}
+
+// holdMode says what an agent call locks besides the agent's own row.
+type holdMode int
+
+const (
+	// holdAlive (heartbeat, log lines) reads the run without locking it and
+	// leaves the task unread: the agent's row lock orders these calls against
+	// the sweep and the agent's own settlement, and they never wait behind
+	// claims or other agents' settlements of the same run.
+	holdAlive holdMode = iota
+	// holdReport (test results) is holdAlive with the task read: its
+	// declared tests.
+	holdReport
+	// holdSettle (completeTask, failTask) locks the run and the task too: the
+	// task's outcome moves the run's wave barrier.
+	holdSettle
+)
+
+// holder loads the calling agent's state and locks its row (lock order: run,
+// agent, task — the sweep's and cancel's too); an agent that no longer holds its task
+// gets LEASE_LOST (allowCancelled: the heartbeat of an agent whose run was
+// cancelled is answered CANCEL instead, with held.task nil).
+func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentGID string, mode holdMode, allowCancelled bool) (*held, error) {
+	id, err := domain.DecodeID(domain.KindBuildAgent, agentGID, "agentId")
+	if err != nil {
+		return nil, err
+	}
+	// Lock order, everywhere: run, agent, task. A settling call reads the
+	// agent to find its run, locks the run, then the agent; the other calls
+	// lock only the agent.
+	var run *domain.ExecutionRun
+	if mode == holdSettle {
+		a, err := one(tx.Runs.AgentsByIDs(ctx, []string{id}))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
+		} else if err != nil {
+			return nil, err
+		}
+		if run, err = tx.Runs.RunForUpdate(ctx, a.RunID); err != nil {
+			return nil, err
+		}
+	}
+	a, err := tx.Runs.AgentForUpdate(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
+	} else if err != nil {
+		return nil, err
+	}
+	if run == nil {
+		if run, err = one(tx.Runs.RunsByIDs(ctx, []string{a.RunID})); err != nil {
+			return nil, err
+		}
+	}
+	tx.ActFor(run.ID)
+	if ok, err := app.CanSeeProjectID(ctx, tx.Q, p, run.ProjectID); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
+	}
+	exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !heldBy(a, p) {
+		return nil, leaseLost("the agent was claimed with another token")
+	}
+	if !a.Status.Live() || exec.Status != domain.ExecRunning {
+		if allowCancelled && run.Status == domain.RunCancelled {
+			return &held{agent: a, exec: exec, run: run, cancelled: true}, nil
+		}
+		return nil, leaseLost(deref(a.TerminationReason))
+	}
+	var t *domain.Task
+	switch mode {
+	case holdSettle:
+		t, err = tx.Tasks.TaskForUpdate(ctx, a.TaskID)
+	case holdReport:
+		t, err = one(tx.Tasks.TasksByIDs(ctx, []string{a.TaskID}))
+	}
+	if err != nil {
+		return nil, err
+	}
+	now, err := tx.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &held{agent: a, exec: exec, run: run, task: t, now: now}, nil
+}
+
+// one is the single row of a by-id load; store.ErrNotFound when there is none.
+func one[T any](rows []*T, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, store.ErrNotFound
+	}
+	return rows[0], nil
+}
+
+// Heartbeat records that an agent is alive and tells it what to do next.
+func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain.BuildAgent, domain.AgentDirective, error) {
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if in.ProgressPercent != nil && (*in.ProgressPercent < 0 || *in.ProgressPercent > 100) {
+		return nil, "", domain.InputError("progressPercent", "must be between 0 and 100")
+	}
+	var (
+		agent *domain.BuildAgent
+		dir   domain.AgentDirective
+	)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		h, err := s.holder(ctx, tx, p, in.AgentID, holdAlive, true)
+		if err != nil {
+			return err
+		}
+		agent = h.agent
+		if h.cancelled {
+			dir = domain.DirectiveCancel
+			return nil
+		}
+		a := h.agent
+		news := domain.HeartbeatIsNews(a, in.ProgressPercent, in.CurrentStep)
+		a.LastHeartbeatAt = h.now
+		a.HeartbeatCount++
+		if in.ProgressPercent != nil {
+			a.ProgressPercent = *in.ProgressPercent
+		}
+		if in.CurrentStep != nil {
+			a.CurrentStep = in.CurrentStep
+		}
+		if in.MemoryMb != nil {
+			a.MemoryMb = in.MemoryMb
+		}
+		if in.CPUPercent != nil {
+			a.CPUPercent = in.CPUPercent
+		}
+		if err := tx.Runs.UpdateAgent(ctx, a); err != nil {
+			return err
+		}
+		hb := &domain.AgentHeartbeat{ID: app.NewID(), AgentID: a.ID, RunID: a.RunID, TaskID: a.TaskID,
+			Status: a.Status, ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep,
+			MemoryMb: in.MemoryMb, CPUPercent: in.CPUPercent, RecordedAt: h.now}
+		if err := tx.Runs.InsertHeartbeat(ctx, hb); err != nil {
+			return err
+		}
+		if news {
+			tx.Record(domain.NewAgentHeartbeat(h.run, hb))
+		}
+		dir = domain.DirectiveFor(h.run.Status)
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return agent, dir, nil
+}
+
+// AppendExecutionLog appends lines to the calling agent's execution log.
+func (s *Runs) AppendExecutionLog(ctx context.Context, in domain.AppendExecutionLogInput) (*domain.TaskExecution, error) {
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.Lines) > 10000 {
+		return nil, domain.InputError("lines", "at most 10000 lines per call")
+	}
+	var exec *domain.TaskExecution
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		h, err := s.holder(ctx, tx, p, in.AgentID, holdAlive, false)
+		if err != nil {
+			return err
+		}
+		exec = h.exec
+		if err := tx.Runs.AppendLogLines(ctx, exec.ID, exec.LogLines, in.Lines); err != nil {
+			return err
+		}
+		tx.Record(domain.NewLogAppended(h.run, exec, exec.LogLines+1, in.Lines, h.now))
+		exec.LogLines += len(in.Lines)
+		return nil
+	})
+	return exec, err
+}
+
+// RecordTestResult records the outcome of one of the task's declared tests.
+func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultInput) (*domain.TaskTestResult, error) {
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res *domain.TaskTestResult
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		h, err := s.holder(ctx, tx, p, in.AgentID, holdReport, false)
+		if err != nil {
+			return err
+		}
+		if in.TestIndex < 0 || in.TestIndex >= len(h.task.DeclaredTests(in.Level)) {
+			return domain.InputError("testIndex", "the task declares no %s test %d", in.Level, in.TestIndex)
+		}
+		dur := in.DurationMs
+		res = &domain.TaskTestResult{ID: app.NewID(), TaskID: h.task.ID, TaskListID: h.exec.TaskListID, RunID: h.run.ID,
+			ExecutionID: h.exec.ID, AgentID: h.agent.ID, TestLevel: in.Level, TestIndex: in.TestIndex,
+			TestName: in.TestName, Status: in.Status, Output: in.Output, Error: in.Error, DurationMs: dur,
+			ExecutedBy: ptr(h.agent.GlobalID()), ExecutedAt: h.now}
+		if err := tx.Runs.InsertTestResult(ctx, res); err != nil {
+			return err
+		}
+		tx.Record(domain.NewTestResultRecorded(h.run, res))
+		return nil
+	})
+	return res, err
+}
+
+// endAgent terminates an agent and ends its execution.
+func endAgent(ctx context.Context, tx *app.Tx, a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, reason string, lastErr *string, now time.Time) error {
+	a.Status, a.TerminatedAt, a.TerminationReason = domain.AgentTerminated, &now, &reason
+	if err := tx.Runs.UpdateAgent(ctx, a); err != nil {
+		return err
+	}
+	e.Status, e.EndedAt, e.LastError = st, &now, lastErr
+	e.DurationMs = ptr(int(now.Sub(e.StartedAt).Milliseconds()))
+	return tx.Runs.UpdateExecution(ctx, e)
+}
+
+// CompleteTask reports the calling agent's task done: it is validated
+// against its declared tests and ends COMPLETED or FAILED.
+func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*domain.Task, *domain.TaskExecution, error) {
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := domain.CheckEffortMinutes("actualEffortMinutes", in.ActualEffortMinutes); err != nil {
+		return nil, nil, err
+	}
+	files, err := domain.CheckList("filesModified", in.FilesModified, domain.MaxReportedFiles, domain.MaxPathLength)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := domain.CheckList("gitCommits", in.GitCommits, domain.MaxReportedFiles, domain.MaxPathLength); err != nil {
+		return nil, nil, err
+	}
+	in.FilesModified = files
+	var h *held
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
+			return err
+		}
+		t, e, now := h.task, h.exec, h.now
+		e.FilesModified = domain.Strings(orEmpty(in.FilesModified))
+		e.GitCommits = domain.Strings(orEmpty(in.GitCommits))
+		if in.ActualEffortMinutes != nil {
+			t.ActualEffortMinutes = in.ActualEffortMinutes
+		}
+		t.AssignedAgentID = nil
+		if _, err := s.Tasks.transition(ctx, tx, p, t, domain.StatusValidating, "the agent reported the task done", true, now); err != nil {
+			return err
+		}
+		results, err := tx.Runs.TestResultsOfExecution(ctx, e.ID)
+		if err != nil {
+			return err
+		}
+		impacts, err := tx.Tasks.FileImpactsOfTasks(ctx, []string{t.ID})
+		if err != nil {
+			return err
+		}
+		accurate, inaccurate := domain.ImpactAccuracy(impacts, in.FilesModified)
+		if err := tx.Runs.MarkImpactAccuracy(ctx, accurate, inaccurate, now); err != nil {
+			return err
+		}
+		bad := domain.UnpassedTests(t, results)
+		outcome, st, reason := domain.StatusCompleted, domain.ExecCompleted, "every declared test passed"
+		var lastErr *string
+		if len(bad) > 0 {
+			outcome, st = domain.StatusFailed, domain.ExecFailed
+			reason = "tests not passed: " + strings.Join(bad, "; ")
+			lastErr = &reason
+		}
+		if err := s.moveTask(ctx, tx, p, t, outcome, reason, now); err != nil {
+			return err
+		}
+		if err := endAgent(ctx, tx, h.agent, e, st, "task reported done", lastErr, now); err != nil {
+			return err
+		}
+		return s.settle(ctx, tx, p, h.run, t, outcome, now)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return h.task, h.exec, nil
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// FailTask reports the calling agent's task failed: retried (back to
+// PENDING) when retryable and attempts remain, else FAILED.
+func (s *Runs) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.Task, *domain.TaskExecution, error) {
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var h *held
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
+			return err
+		}
+		if err := endAgent(ctx, tx, h.agent, h.exec, domain.ExecFailed, "task failed", &in.Error, h.now); err != nil {
+			return err
+		}
+		return s.releaseTask(ctx, tx, p, h.run, h.task, h.exec, deref(in.Retryable), "agent failure: "+in.Error, h.now)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return h.task, h.exec, nil
+}

@@ -1,0 +1,120 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/taskgraph/taskgraph/internal/app"
+	"github.com/taskgraph/taskgraph/internal/auth"
+	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
+)
+
+// TransitionTask moves a task along its lifecycle, recording the change.
+func (s *Tasks) TransitionTask(ctx context.Context, in domain.TransitionTaskInput) (*domain.Task, *domain.TaskStateChange, error) {
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cur, _, err := s.editableTask(ctx, p, in.ID, "id")
+	if err != nil {
+		return nil, nil, err
+	}
+	reason, err := domain.CheckOptText("reason", in.Reason, 2000)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		t      *domain.Task
+		change *domain.TaskStateChange
+	)
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		if t, err = lockTask(ctx, tx, cur.ID, nil); err != nil {
+			return err
+		}
+		now := s.now()
+		// A move the lifecycle forbids, or of a task its run still owns, is
+		// INVALID_TRANSITION whatever the list says.
+		run, err := tx.Runs.OpenRunOfTask(ctx, t.ID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err := domain.CheckManualTransition(t.Status, in.To, runNumber(run), run != nil); err != nil {
+			return err
+		}
+		if in.To == domain.StatusEvaluating && t.TaskListID != nil {
+			return &domain.Error{Code: domain.CodeConflict, Field: "to",
+				Message: "the task is in a task list; only tasks outside lists go to the evaluation queue"}
+		}
+		if change, err = s.transition(ctx, tx, p, t, in.To, deref(reason), false, now); err != nil {
+			return err
+		}
+		t.UpdatedAt = now
+		return s.saveTransitioned(ctx, tx, t)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, change, nil
+}
+
+// transition applies a lifecycle move to t in memory and writes its history row
+// and list item; the caller writes the task row.
+func (s *Tasks) transition(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, engine bool, now time.Time) (*domain.TaskStateChange, error) {
+	from := t.Status
+	if err := domain.CheckTransition(from, to, engine); err != nil {
+		return nil, err
+	}
+	t.Status = to
+	switch to {
+	case domain.StatusEvaluating:
+		t.Queue = ptr(domain.QueueEvaluation)
+	case domain.StatusInProgress:
+		if t.StartedAt == nil {
+			t.StartedAt = &now
+		}
+	case domain.StatusCompleted:
+		t.CompletedAt = &now
+	}
+	if from == domain.StatusEvaluating {
+		t.Queue = nil
+	}
+	if to == domain.StatusPending && !engine {
+		if err := s.gatePending(ctx, tx, t); err != nil {
+			return nil, err
+		}
+	}
+	runID := tx.Run()
+	change := &domain.TaskStateChange{ID: app.NewID(), TaskID: t.ID, ExecutionRunID: runID, FromStatus: &from, ToStatus: to,
+		ChangedBy: ptr(app.Actor(p)), ChangedAt: now}
+	if reason != "" {
+		change.Reason = &reason
+	}
+	if err := tx.Tasks.InsertStateChange(ctx, change); err != nil {
+		return nil, err
+	}
+	ev := domain.NewTaskStatusChanged(t, from, to, reason, now)
+	ev.RunID = runID
+	tx.Record(ev)
+	if t.TaskListID != nil {
+		var started, completed *time.Time
+		if to == domain.StatusInProgress {
+			started = &now
+		}
+		if to == domain.StatusCompleted || to == domain.StatusFailed {
+			completed = &now
+		}
+		if err := tx.Lists.SetItemStatus(ctx, t.ID, domain.ItemStatusFor(to), started, completed); err != nil {
+			return nil, err
+		}
+	}
+	return change, nil
+}
+
+func runNumber(r *domain.ExecutionRun) int {
+	if r == nil {
+		return 0
+	}
+	return r.RunNumber
+}
