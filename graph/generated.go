@@ -869,17 +869,17 @@ type ComplexityRoot struct {
 	}
 
 	PlannerStatusChanged struct {
-		Agent      func(childComplexity int) int
-		Cursor     func(childComplexity int) int
-		From       func(childComplexity int) int
-		OccurredAt func(childComplexity int) int
-		Planner    func(childComplexity int) int
-		Project    func(childComplexity int) int
-		Reason     func(childComplexity int) int
-		Run        func(childComplexity int) int
-		Task       func(childComplexity int) int
-		To         func(childComplexity int) int
-		Type       func(childComplexity int) int
+		Agent             func(childComplexity int) int
+		Cursor            func(childComplexity int) int
+		FromPlannerStatus func(childComplexity int) int
+		OccurredAt        func(childComplexity int) int
+		Planner           func(childComplexity int) int
+		Project           func(childComplexity int) int
+		Reason            func(childComplexity int) int
+		Run               func(childComplexity int) int
+		Task              func(childComplexity int) int
+		ToPlannerStatus   func(childComplexity int) int
+		Type              func(childComplexity int) int
 	}
 
 	Project struct {
@@ -979,10 +979,10 @@ type ComplexityRoot struct {
 	QueueItemCancelled struct {
 		Agent          func(childComplexity int) int
 		Cursor         func(childComplexity int) int
+		FromItemStatus func(childComplexity int) int
 		FunctionName   func(childComplexity int) int
 		Item           func(childComplexity int) int
 		OccurredAt     func(childComplexity int) int
-		PreviousStatus func(childComplexity int) int
 		Project        func(childComplexity int) int
 		Run            func(childComplexity int) int
 		Task           func(childComplexity int) int
@@ -1810,17 +1810,17 @@ type ComplexityRoot struct {
 	}
 
 	WorkerStatusChanged struct {
-		Agent          func(childComplexity int) int
-		CurrentAttempt func(childComplexity int) int
-		Cursor         func(childComplexity int) int
-		From           func(childComplexity int) int
-		OccurredAt     func(childComplexity int) int
-		Project        func(childComplexity int) int
-		Run            func(childComplexity int) int
-		Task           func(childComplexity int) int
-		To             func(childComplexity int) int
-		Type           func(childComplexity int) int
-		Worker         func(childComplexity int) int
+		Agent            func(childComplexity int) int
+		CurrentAttempt   func(childComplexity int) int
+		Cursor           func(childComplexity int) int
+		FromWorkerStatus func(childComplexity int) int
+		OccurredAt       func(childComplexity int) int
+		Project          func(childComplexity int) int
+		Run              func(childComplexity int) int
+		Task             func(childComplexity int) int
+		ToWorkerStatus   func(childComplexity int) int
+		Type             func(childComplexity int) int
+		Worker           func(childComplexity int) int
 	}
 }
 
@@ -5569,12 +5569,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlannerStatusChanged.Cursor(childComplexity), true
-	case "PlannerStatusChanged.from":
-		if e.ComplexityRoot.PlannerStatusChanged.From == nil {
+	case "PlannerStatusChanged.fromPlannerStatus":
+		if e.ComplexityRoot.PlannerStatusChanged.FromPlannerStatus == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PlannerStatusChanged.From(childComplexity), true
+		return e.ComplexityRoot.PlannerStatusChanged.FromPlannerStatus(childComplexity), true
 	case "PlannerStatusChanged.occurredAt":
 		if e.ComplexityRoot.PlannerStatusChanged.OccurredAt == nil {
 			break
@@ -5611,12 +5611,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PlannerStatusChanged.Task(childComplexity), true
-	case "PlannerStatusChanged.to":
-		if e.ComplexityRoot.PlannerStatusChanged.To == nil {
+	case "PlannerStatusChanged.toPlannerStatus":
+		if e.ComplexityRoot.PlannerStatusChanged.ToPlannerStatus == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PlannerStatusChanged.To(childComplexity), true
+		return e.ComplexityRoot.PlannerStatusChanged.ToPlannerStatus(childComplexity), true
 	case "PlannerStatusChanged.type":
 		if e.ComplexityRoot.PlannerStatusChanged.Type == nil {
 			break
@@ -6212,6 +6212,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.QueueItemCancelled.Cursor(childComplexity), true
+	case "QueueItemCancelled.fromItemStatus":
+		if e.ComplexityRoot.QueueItemCancelled.FromItemStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.FromItemStatus(childComplexity), true
 	case "QueueItemCancelled.functionName":
 		if e.ComplexityRoot.QueueItemCancelled.FunctionName == nil {
 			break
@@ -6230,12 +6236,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.QueueItemCancelled.OccurredAt(childComplexity), true
-	case "QueueItemCancelled.previousStatus":
-		if e.ComplexityRoot.QueueItemCancelled.PreviousStatus == nil {
-			break
-		}
-
-		return e.ComplexityRoot.QueueItemCancelled.PreviousStatus(childComplexity), true
 	case "QueueItemCancelled.project":
 		if e.ComplexityRoot.QueueItemCancelled.Project == nil {
 			break
@@ -9817,12 +9817,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WorkerStatusChanged.Cursor(childComplexity), true
-	case "WorkerStatusChanged.from":
-		if e.ComplexityRoot.WorkerStatusChanged.From == nil {
+	case "WorkerStatusChanged.fromWorkerStatus":
+		if e.ComplexityRoot.WorkerStatusChanged.FromWorkerStatus == nil {
 			break
 		}
 
-		return e.ComplexityRoot.WorkerStatusChanged.From(childComplexity), true
+		return e.ComplexityRoot.WorkerStatusChanged.FromWorkerStatus(childComplexity), true
 	case "WorkerStatusChanged.occurredAt":
 		if e.ComplexityRoot.WorkerStatusChanged.OccurredAt == nil {
 			break
@@ -9847,12 +9847,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WorkerStatusChanged.Task(childComplexity), true
-	case "WorkerStatusChanged.to":
-		if e.ComplexityRoot.WorkerStatusChanged.To == nil {
+	case "WorkerStatusChanged.toWorkerStatus":
+		if e.ComplexityRoot.WorkerStatusChanged.ToWorkerStatus == nil {
 			break
 		}
 
-		return e.ComplexityRoot.WorkerStatusChanged.To(childComplexity), true
+		return e.ComplexityRoot.WorkerStatusChanged.ToWorkerStatus(childComplexity), true
 	case "WorkerStatusChanged.type":
 		if e.ComplexityRoot.WorkerStatusChanged.Type == nil {
 			break
@@ -29020,16 +29020,16 @@ func (ec *executionContext) fieldContext_PlannerStatusChanged_planner(_ context.
 	return fc, nil
 }
 
-func (ec *executionContext) _PlannerStatusChanged_from(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _PlannerStatusChanged_fromPlannerStatus(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PlannerStatusChanged_from(ctx, field)
+			return ec.fieldContext_PlannerStatusChanged_fromPlannerStatus(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.From, nil
+			return obj.FromPlannerStatus, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v domain.PlannerStatus) graphql.Marshaler {
@@ -29039,20 +29039,20 @@ func (ec *executionContext) _PlannerStatusChanged_from(ctx context.Context, fiel
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PlannerStatusChanged_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PlannerStatusChanged_fromPlannerStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PlannerStatusChanged", field, false, false, errors.New("field of type PlannerStatus does not have child fields"))
 }
 
-func (ec *executionContext) _PlannerStatusChanged_to(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _PlannerStatusChanged_toPlannerStatus(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PlannerStatusChanged_to(ctx, field)
+			return ec.fieldContext_PlannerStatusChanged_toPlannerStatus(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.To, nil
+			return obj.ToPlannerStatus, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v domain.PlannerStatus) graphql.Marshaler {
@@ -29062,7 +29062,7 @@ func (ec *executionContext) _PlannerStatusChanged_to(ctx context.Context, field 
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PlannerStatusChanged_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_PlannerStatusChanged_toPlannerStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PlannerStatusChanged", field, false, false, errors.New("field of type PlannerStatus does not have child fields"))
 }
 
@@ -31723,16 +31723,16 @@ func (ec *executionContext) fieldContext_QueueItemCancelled_functionName(_ conte
 	return graphql.NewScalarFieldContext("QueueItemCancelled", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _QueueItemCancelled_previousStatus(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _QueueItemCancelled_fromItemStatus(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_QueueItemCancelled_previousStatus(ctx, field)
+			return ec.fieldContext_QueueItemCancelled_fromItemStatus(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.PreviousStatus, nil
+			return obj.FromItemStatus, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v domain.QueueItemStatus) graphql.Marshaler {
@@ -31742,7 +31742,7 @@ func (ec *executionContext) _QueueItemCancelled_previousStatus(ctx context.Conte
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_QueueItemCancelled_previousStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_QueueItemCancelled_fromItemStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("QueueItemCancelled", field, false, false, errors.New("field of type QueueItemStatus does not have child fields"))
 }
 
@@ -47091,16 +47091,16 @@ func (ec *executionContext) fieldContext_WorkerStatusChanged_worker(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _WorkerStatusChanged_from(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _WorkerStatusChanged_fromWorkerStatus(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_WorkerStatusChanged_from(ctx, field)
+			return ec.fieldContext_WorkerStatusChanged_fromWorkerStatus(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.From, nil
+			return obj.FromWorkerStatus, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v domain.WorkerTaskStatus) graphql.Marshaler {
@@ -47110,20 +47110,20 @@ func (ec *executionContext) _WorkerStatusChanged_from(ctx context.Context, field
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_WorkerStatusChanged_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_WorkerStatusChanged_fromWorkerStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WorkerStatusChanged", field, false, false, errors.New("field of type WorkerTaskStatus does not have child fields"))
 }
 
-func (ec *executionContext) _WorkerStatusChanged_to(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _WorkerStatusChanged_toWorkerStatus(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_WorkerStatusChanged_to(ctx, field)
+			return ec.fieldContext_WorkerStatusChanged_toWorkerStatus(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.To, nil
+			return obj.ToWorkerStatus, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v domain.WorkerTaskStatus) graphql.Marshaler {
@@ -47133,7 +47133,7 @@ func (ec *executionContext) _WorkerStatusChanged_to(ctx context.Context, field g
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_WorkerStatusChanged_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_WorkerStatusChanged_toWorkerStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WorkerStatusChanged", field, false, false, errors.New("field of type WorkerTaskStatus does not have child fields"))
 }
 
@@ -61229,13 +61229,13 @@ func (ec *executionContext) _PlannerStatusChanged(ctx context.Context, sel ast.S
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-		case "from":
-			out.Values[i] = ec._PlannerStatusChanged_from(ctx, field, obj)
+		case "fromPlannerStatus":
+			out.Values[i] = ec._PlannerStatusChanged_fromPlannerStatus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "to":
-			out.Values[i] = ec._PlannerStatusChanged_to(ctx, field, obj)
+		case "toPlannerStatus":
+			out.Values[i] = ec._PlannerStatusChanged_toPlannerStatus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -62875,8 +62875,8 @@ func (ec *executionContext) _QueueItemCancelled(ctx context.Context, sel ast.Sel
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "previousStatus":
-			out.Values[i] = ec._QueueItemCancelled_previousStatus(ctx, field, obj)
+		case "fromItemStatus":
+			out.Values[i] = ec._QueueItemCancelled_fromItemStatus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -74553,13 +74553,13 @@ func (ec *executionContext) _WorkerStatusChanged(ctx context.Context, sel ast.Se
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-		case "from":
-			out.Values[i] = ec._WorkerStatusChanged_from(ctx, field, obj)
+		case "fromWorkerStatus":
+			out.Values[i] = ec._WorkerStatusChanged_fromWorkerStatus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "to":
-			out.Values[i] = ec._WorkerStatusChanged_to(ctx, field, obj)
+		case "toWorkerStatus":
+			out.Values[i] = ec._WorkerStatusChanged_toWorkerStatus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

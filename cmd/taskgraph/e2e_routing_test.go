@@ -310,9 +310,10 @@ func TestPlannerLinksAndMessages(t *testing.T) {
 
 // plannerEvent is a PLANNER_STATUS_CHANGED event as the tests read it.
 type plannerEvent struct {
-	From, To string
-	Reason   *string
-	Planner  struct{ ID string }
+	From    string `json:"fromPlannerStatus"`
+	To      string `json:"toPlannerStatus"`
+	Reason  *string
+	Planner struct{ ID string }
 }
 
 // plannerEvents reads a project's PLANNER_STATUS_CHANGED events, oldest first.
@@ -324,7 +325,7 @@ func plannerEvents(t *testing.T, s *testServer, token, project string) []planner
 		}
 	}
 	s.mustDo(t, token, `query($id: ID!) { project(id: $id) { events(first: 100, types: [PLANNER_STATUS_CHANGED]) {
-		nodes { ... on PlannerStatusChanged { from to reason planner { id } } } } } }`, M{"id": project}, &d)
+		nodes { ... on PlannerStatusChanged { fromPlannerStatus toPlannerStatus reason planner { id } } } } } }`, M{"id": project}, &d)
 	return d.Project.Events.Nodes
 }
 

@@ -31,21 +31,21 @@ type RouterMessageAddedEvent struct {
 // PlannerStatusChangedEvent: a planner moved (PLANNER_STATUS_CHANGED); Reason
 // says why when the engine moved it (the failed-task limit).
 type PlannerStatusChangedEvent struct {
-	Event     `json:"-"`
-	PlannerID string        `json:"plannerId"`
-	From      PlannerStatus `json:"from"`
-	To        PlannerStatus `json:"to"`
-	Reason    *string       `json:"reason,omitempty"`
+	Event             `json:"-"`
+	PlannerID         string        `json:"plannerId"`
+	FromPlannerStatus PlannerStatus `json:"from"`
+	ToPlannerStatus   PlannerStatus `json:"to"`
+	Reason            *string       `json:"reason,omitempty"`
 }
 
 // WorkerStatusChangedEvent: a worker's task moved (WORKER_STATUS_CHANGED).
 type WorkerStatusChangedEvent struct {
-	Event          `json:"-"`
-	WorkerID       string           `json:"workerId"`
-	PlannerID      string           `json:"plannerId"`
-	From           WorkerTaskStatus `json:"from"`
-	To             WorkerTaskStatus `json:"to"`
-	CurrentAttempt int              `json:"currentAttempt"`
+	Event            `json:"-"`
+	WorkerID         string           `json:"workerId"`
+	PlannerID        string           `json:"plannerId"`
+	FromWorkerStatus WorkerTaskStatus `json:"from"`
+	ToWorkerStatus   WorkerTaskStatus `json:"to"`
+	CurrentAttempt   int              `json:"currentAttempt"`
 }
 
 // QueueItemEnqueuedEvent: an item was added to the queue (QUEUE_ITEM_ENQUEUED).
@@ -90,7 +90,7 @@ type QueueItemCancelledEvent struct {
 	Event          `json:"-"`
 	ItemID         string          `json:"itemId"`
 	FunctionName   string          `json:"functionName"`
-	PreviousStatus QueueItemStatus `json:"previousStatus"`
+	FromItemStatus QueueItemStatus `json:"from"`
 }
 
 // newRoutingKind returns an empty event of a routing kind, nil for others.
@@ -132,7 +132,7 @@ func NewRouterMessageAdded(m *RouterMessage) *Event {
 
 // NewPlannerStatusChanged is the event of p moving from one status to its current one.
 func NewPlannerStatusChanged(p *Planner, from PlannerStatus, reason string, at time.Time) *Event {
-	e := &PlannerStatusChangedEvent{PlannerID: p.ID, From: from, To: p.Status}
+	e := &PlannerStatusChangedEvent{PlannerID: p.ID, FromPlannerStatus: from, ToPlannerStatus: p.Status}
 	if reason != "" {
 		e.Reason = &reason
 	}
@@ -142,7 +142,7 @@ func NewPlannerStatusChanged(p *Planner, from PlannerStatus, reason string, at t
 // NewWorkerStatusChanged is the event of w moving from one status to its current one.
 func NewWorkerStatusChanged(w *Worker, from WorkerTaskStatus, at time.Time) *Event {
 	return projectEvent(w.ProjectID, EventWorkerStatusChanged, at, &WorkerStatusChangedEvent{
-		WorkerID: w.ID, PlannerID: w.PlannerID, From: from, To: w.TaskStatus, CurrentAttempt: w.CurrentAttempt})
+		WorkerID: w.ID, PlannerID: w.PlannerID, FromWorkerStatus: from, ToWorkerStatus: w.TaskStatus, CurrentAttempt: w.CurrentAttempt})
 }
 
 // NewQueueItemEnqueued is the event of i added to the queue.
@@ -177,7 +177,7 @@ func NewQueueItemFailed(i *QueueItem, willRetry bool, at time.Time) *Event {
 // NewQueueItemCancelled is the event of i cancelled from status from.
 func NewQueueItemCancelled(i *QueueItem, from QueueItemStatus, at time.Time) *Event {
 	return projectEvent(i.ProjectID, EventQueueItemCancelled, at,
-		&QueueItemCancelledEvent{ItemID: i.ID, FunctionName: i.FunctionName, PreviousStatus: from})
+		&QueueItemCancelledEvent{ItemID: i.ID, FunctionName: i.FunctionName, FromItemStatus: from})
 }
 
 func derefString(s *string) string {

@@ -98,8 +98,8 @@ func TestRoutingEventsRoundTrip(t *testing.T) {
 			}},
 		{domain.NewPlannerStatusChanged(pl, domain.PlannerExecuting, "limit", now), func(e domain.ExecutionEvent) {
 			p := e.(*domain.PlannerStatusChangedEvent)
-			require.Equal(t, domain.PlannerExecuting, p.From)
-			require.Equal(t, domain.PlannerFailed, p.To)
+			require.Equal(t, domain.PlannerExecuting, p.FromPlannerStatus)
+			require.Equal(t, domain.PlannerFailed, p.ToPlannerStatus)
 			require.Equal(t, "limit", *p.Reason)
 		}},
 		{domain.NewWorkerStatusChanged(w, domain.WorkerFailedValidation, now), func(e domain.ExecutionEvent) {
@@ -112,7 +112,7 @@ func TestRoutingEventsRoundTrip(t *testing.T) {
 			require.Equal(t, now.Add(16*time.Second), *f.ScheduledAt)
 		}},
 		{domain.NewQueueItemCancelled(it, domain.QueuePending, now), func(e domain.ExecutionEvent) {
-			require.Equal(t, domain.QueuePending, e.(*domain.QueueItemCancelledEvent).PreviousStatus)
+			require.Equal(t, domain.QueuePending, e.(*domain.QueueItemCancelledEvent).FromItemStatus)
 		}},
 	}
 	for i, c := range cases {
