@@ -28,7 +28,9 @@ import (
 // Options configure a Service.
 type Options struct {
 	// Now is the clock of the queue's decisions (due items, leases, backoff,
-	// rescue); default: the database's clock. Tests inject their own.
+	// rescue); default: the database's clock at the statement (q.Now), so
+	// that a lease stamped after waiting for a lock starts when it is held.
+	// Tests inject their own.
 	Now func(ctx context.Context, q *store.Q) (time.Time, error)
 	// SweepInterval is the period of the lease-expiry sweep; default 1s.
 	SweepInterval time.Duration
@@ -49,7 +51,7 @@ type Service struct {
 func New(db *store.DB, run *app.Runner, opts Options) *Service {
 	s := &Service{db: db, run: run, clock: opts.Now, sweep: opts.SweepInterval, log: opts.Logger}
 	if s.clock == nil {
-		s.clock = func(ctx context.Context, q *store.Q) (time.Time, error) { return q.Tasks.Now(ctx) }
+		s.clock = func(ctx context.Context, q *store.Q) (time.Time, error) { return q.Now(ctx) }
 	}
 	if s.sweep <= 0 {
 		s.sweep = time.Second

@@ -116,11 +116,8 @@ func (q QueueQueries) ClaimCandidates(ctx context.Context, functions []string, s
 		query += ` AND i.project_id IN (SELECT p.id FROM projects p WHERE p.owner_id = ?)`
 		args = append(args, scope.OwnerID)
 	}
-	query += ` ORDER BY i.priority DESC, i.created_at, i.id LIMIT ?`
+	query += ` ORDER BY i.priority DESC, i.created_at, i.id LIMIT ?` + q.skipLocked()
 	args = append(args, limit)
-	if q.db.dialect == Postgres && q.inTx {
-		query += ` FOR UPDATE SKIP LOCKED`
-	}
 	query, args = in(query, args...)
 	var out []*domain.QueueItem
 	err := q.selectx(ctx, &out, query, args...)
@@ -158,12 +155,8 @@ func (q QueueQueries) ExpiredItems(ctx context.Context, now time.Time, limit int
 // a lease that ended before now; on PostgreSQL an item another sweeper (or its
 // claimer) holds locked is skipped. ErrNotFound: nothing to rescue.
 func (q QueueQueries) ExpiredItemForRescue(ctx context.Context, id string, now time.Time) (*domain.QueueItem, error) {
-	lock := ""
-	if q.db.dialect == Postgres && q.inTx {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	var it domain.QueueItem
-	if err := q.get(ctx, &it, `SELECT * FROM queue_items WHERE id = ? AND status = ? AND lease_expires_at < ?`+lock,
+	if err := q.get(ctx, &it, `SELECT * FROM queue_items WHERE id = ? AND status = ? AND lease_expires_at < ?`+q.skipLocked(),
 		id, domain.QueueInProgress, now); err != nil {
 		return nil, err
 	}
