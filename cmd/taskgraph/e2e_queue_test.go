@@ -401,7 +401,11 @@ func TestQueueWorkerCommand(t *testing.T) {
 		defer cancel()
 		var out syncBuffer
 		errc := make(chan error, 1)
-		script := `in=$(cat); case "$in" in *fail*) echo "no good" >&2; exit 3;; esac; ` +
+		huge := f.enqueue(t, "echo", M{"payload": M{"huge": true}}).S("item.id")
+		quotes := f.enqueue(t, "echo", M{"payload": M{"quotes": true}}).S("item.id")
+		script := `in=$(cat); case "$in" in *fail*) echo "no good" >&2; exit 3;; ` +
+			`*huge*) head -c 1100000 /dev/zero | tr '\0' a; exit 0;; ` +
+			`*quotes*) head -c 900000 /dev/zero | tr '\0' '"'; exit 0;; esac; ` +
 			`printf '{"in":%s,"attempt":%s,"function":"%s"}' "$in" "$TASKGRAPH_ATTEMPT" "$TASKGRAPH_FUNCTION"`
 		go func() {
 			errc <- run(ctx, []string{"worker", "--function", "echo", "--exec", script, "--parallel", "4",
@@ -417,11 +421,17 @@ func TestQueueWorkerCommand(t *testing.T) {
 		eventually(t, "the idle worker runs a new item", func() bool { return f.item(t, late).S("status") == "COMPLETED" })
 		it := f.item(t, late)
 		require.Equal(t, M{"in": M{"late": true}, "attempt": float64(1), "function": "echo"}, it.at("result").v)
-		b := f.item(t, bad)
-		require.Equal(t, "PENDING", b.S("status"), "failed once, retried after 1s")
-		require.Contains(t, b.S("errors.0.message"), "no good")
+		// It failed, was retried after 1s (woken by its QUEUE_ITEM_FAILED event), and failed for good.
 		eventually(t, "the retry runs and fails for good", func() bool { return f.item(t, bad).S("status") == "FAILED" })
-		require.Len(t, f.item(t, bad).L("errors"), 2)
+		b := f.item(t, bad)
+		require.Len(t, b.L("errors"), 2)
+		require.Contains(t, b.S("errors.0.message"), "no good")
+		require.Contains(t, b.S("errors.1.message"), "exit status 3")
+		// Results the server cannot take fail the attempt instead of leaving the item to its lease.
+		for id, want := range map[string]string{huge: "larger than", quotes: "refused its result"} {
+			eventually(t, "an oversized result fails its item", func() bool { return f.item(t, id).S("status") == "FAILED" })
+			require.Contains(t, f.item(t, id).S("errors.0.message"), want)
+		}
 		cancel()
 		require.NoError(t, <-errc)
 		require.NotContains(t, strings.Join(out.lines(), "\n"), "event stream:", "the worker's subscription never failed")

@@ -39,8 +39,9 @@ const (
 		projectEvents(projectId: $project, types: $types) { cursor type
 			... on QueueItemEnqueued { functionName scheduledAt }
 			... on QueueItemFailed { functionName willRetry retryAt: scheduledAt } } }`
-	// maxCapture bounds what the worker keeps of CMD's stdout and stderr.
-	maxCapture = 1 << 20
+	// maxCapture bounds what the worker keeps of CMD's stdout and stderr: a
+	// larger result fails the item (the server takes results up to 1 MB).
+	maxCapture = 1_000_000 - 2
 	// maxReportedError bounds the error message sent for a failure.
 	maxReportedError = 60 << 10
 )
@@ -402,10 +403,20 @@ func (w *queueWorker) process(ctx context.Context, it workerItem) {
 	if lostLease {
 		return
 	}
+	if runErr == nil && stdout.truncated {
+		runErr = fmt.Errorf("its stdout (the result) is larger than %d bytes", maxCapture)
+		stderr.buf.Reset()
+	}
 	if runErr == nil {
-		w.report(ctx, it, workerCompleteMutation, map[string]any{"id": it.ID, "attempt": it.Attempt, "result": resultOf(stdout.buf.Bytes())})
-		fmt.Fprintf(w.out, "completed %s (%s, attempt %d)\n", it.ID, it.FunctionName, it.Attempt)
-		return
+		err := w.report(ctx, it, workerCompleteMutation, map[string]any{"id": it.ID, "attempt": it.Attempt, "result": resultOf(stdout.buf.Bytes())})
+		if !refused(err) {
+			if err == nil {
+				fmt.Fprintf(w.out, "completed %s (%s, attempt %d)\n", it.ID, it.FunctionName, it.Attempt)
+			}
+			return
+		}
+		runErr = fmt.Errorf("the server refused its result: %w", err) // too large, say: fail the attempt instead
+		stderr.buf.Reset()
 	}
 	msg := strings.TrimSpace(stderr.buf.String())
 	if len(msg) > maxReportedError {
@@ -416,8 +427,18 @@ func (w *queueWorker) process(ctx context.Context, it workerItem) {
 	} else {
 		msg = msg + " (" + runErr.Error() + ")"
 	}
-	w.report(ctx, it, workerFailMutation, map[string]any{"id": it.ID, "attempt": it.Attempt, "error": msg, "retryable": true})
+	_ = w.report(ctx, it, workerFailMutation, map[string]any{"id": it.ID, "attempt": it.Attempt, "error": msg, "retryable": true})
 	fmt.Fprintf(w.out, "failed %s (%s, attempt %d): %s\n", it.ID, it.FunctionName, it.Attempt, firstLine(msg))
+}
+
+// refused reports a completion the server turned down for its result (too
+// large, not storable), as opposed to a lost lease or a transport error.
+func refused(err error) bool {
+	var es client.Errors
+	if errors.As(err, &es) {
+		return es.Code() == "BAD_USER_INPUT" || es.Code() == "LIMIT_EXCEEDED"
+	}
+	return err != nil && strings.Contains(err.Error(), "HTTP 413")
 }
 
 // resultOf is CMD's stdout as a result: JSON when it parses, else a string.
@@ -437,22 +458,23 @@ func firstLine(s string) string {
 }
 
 // report sends an outcome, retrying transient errors (a server restarting)
-// until it is recorded, the lease is lost, or ctx ends.
-func (w *queueWorker) report(ctx context.Context, it workerItem, mutation string, in map[string]any) {
+// until it is recorded, the lease is lost, or ctx ends; it returns the error
+// that ended it (nil: recorded).
+func (w *queueWorker) report(ctx context.Context, it workerItem, mutation string, in map[string]any) error {
 	backoff := 250 * time.Millisecond
 	for {
 		err := w.c.Do(ctx, mutation, map[string]any{"in": in}, nil)
 		if err == nil || ctx.Err() != nil {
-			return
+			return err
 		}
 		var es client.Errors
 		if errors.As(err, &es) && es.Code() != "INTERNAL" {
 			w.logf("item %s attempt %d: %v", it.ID, it.Attempt, err) // LEASE_LOST or a bad input: nothing to redo
-			return
+			return err
 		}
 		w.logf("item %s: report: %v; retrying", it.ID, err)
 		if !sleepCtx(ctx, backoff) {
-			return
+			return ctx.Err()
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
