@@ -116,14 +116,19 @@ func BenchmarkQueueWakeLatency(b *testing.B) {
 		b.Run(c.Name, func(b *testing.B) {
 			s, f := benchQueue(b, c.URL(b))
 			hc := fastClient(2)
-			sub := s.subscribe(b, f.token, f.project, "", "QUEUE_ITEM_ENQUEUED")
+			// From the log's end as it was: an event committed while the
+			// subscription starts is not missed.
+			sub := s.subscribe(b, f.token, f.project, s.eventCursor(b, f.token, f.project), "QUEUE_ITEM_ENQUEUED")
 			claimed := make(chan error, 1)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			go func() {
 				claim := M{"in": M{"functionNames": []string{"bench"}, "workerName": "waiter"}}
 				for {
-					if _, err := sub.Next(ctx); err != nil {
+					if r, err := sub.Next(ctx); err != nil || len(r.Errors) > 0 {
+						if ctx.Err() == nil {
+							claimed <- fmt.Errorf("subscription ended: %v %v", err, r)
+						}
 						return
 					}
 					var r struct {

@@ -35,8 +35,8 @@ const (
 	workerExtendMutation   = `mutation($in: ExtendQueueLeaseInput!) { extendQueueLease(input: $in) { item { id leaseExpiresAt } } }`
 	workerCompleteMutation = `mutation($in: CompleteQueueItemInput!) { completeQueueItem(input: $in) { item { id status } } }`
 	workerFailMutation     = `mutation($in: FailQueueItemInput!) { failQueueItem(input: $in) { item { id status } } }`
-	workerEventsQuery      = `subscription($project: ID!, $types: [ExecutionEventType!]) {
-		projectEvents(projectId: $project, types: $types) { cursor type
+	workerEventsQuery      = `subscription($project: ID!, $after: String, $types: [ExecutionEventType!]) {
+		projectEvents(projectId: $project, after: $after, types: $types) { cursor type
 			... on QueueItemEnqueued { functionName scheduledAt }
 			... on QueueItemFailed { functionName willRetry retryAt: scheduledAt } } }`
 	// maxCapture bounds what the worker keeps of CMD's stdout and stderr: a
@@ -198,8 +198,9 @@ func (w *queueWorker) listen(ctx context.Context, projectID string) {
 		want[f] = true
 	}
 	backoff := 250 * time.Millisecond
+	cursor := ""
 	for ctx.Err() == nil {
-		err := w.listenOnce(ctx, projectID, want)
+		err := w.listenOnce(ctx, projectID, want, &cursor)
 		if ctx.Err() != nil {
 			return
 		}
@@ -214,19 +215,33 @@ func (w *queueWorker) listen(ctx context.Context, projectID string) {
 	}
 }
 
-func (w *queueWorker) listenOnce(ctx context.Context, projectID string, want map[string]bool) error {
+// listenOnce follows the project's events from *cursor (or, the first time,
+// from the log's end as it was before subscribing: an event committed while
+// the subscription starts is not missed) and keeps *cursor at the last one.
+func (w *queueWorker) listenOnce(ctx context.Context, projectID string, want map[string]bool, cursor *string) error {
+	if *cursor == "" {
+		var d struct{ Node *struct{ EventCursor string } }
+		if err := w.c.Do(ctx, `query($id: ID!) { node(id: $id) { ... on Project { eventCursor } } }`,
+			map[string]any{"id": projectID}, &d); err != nil {
+			return err
+		}
+		if d.Node == nil {
+			return fmt.Errorf("project %s not found", projectID)
+		}
+		*cursor = d.Node.EventCursor
+	}
 	conn, err := w.c.Dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	sub, err := conn.Subscribe(ctx, workerEventsQuery, map[string]any{"project": projectID,
+	sub, err := conn.Subscribe(ctx, workerEventsQuery, map[string]any{"project": projectID, "after": *cursor,
 		"types": []string{"QUEUE_ITEM_ENQUEUED", "QUEUE_ITEM_FAILED"}})
 	if err != nil {
 		return err
 	}
 	defer sub.Close()
-	w.wake.broadcast()
+	w.wake.broadcast() // for what was enqueued before the cursor
 	for {
 		r, err := sub.Next(ctx)
 		if err != nil {
@@ -237,6 +252,7 @@ func (w *queueWorker) listenOnce(ctx context.Context, projectID string, want map
 		}
 		var d struct {
 			ProjectEvents struct {
+				Cursor       string
 				Type         string
 				FunctionName string
 				WillRetry    bool
@@ -248,6 +264,7 @@ func (w *queueWorker) listenOnce(ctx context.Context, projectID string, want map
 			return err
 		}
 		e := d.ProjectEvents
+		*cursor = e.Cursor
 		if !want[e.FunctionName] || (e.Type == "QUEUE_ITEM_FAILED" && !e.WillRetry) {
 			continue
 		}
