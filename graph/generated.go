@@ -59,6 +59,8 @@ type ResolverRoot interface {
 	PassStarted() PassStartedResolver
 	PlanConflict() PlanConflictResolver
 	PlannedWave() PlannedWaveResolver
+	Planner() PlannerResolver
+	PlannerStatusChanged() PlannerStatusChangedResolver
 	Project() ProjectResolver
 	Query() QueryResolver
 	Question() QuestionResolver
@@ -66,11 +68,21 @@ type ResolverRoot interface {
 	QuestionAsked() QuestionAskedResolver
 	QuestionExpired() QuestionExpiredResolver
 	QuestionSkipped() QuestionSkippedResolver
+	QueueItem() QueueItemResolver
+	QueueItemCancelled() QueueItemCancelledResolver
+	QueueItemClaimed() QueueItemClaimedResolver
+	QueueItemCompleted() QueueItemCompletedResolver
+	QueueItemEnqueued() QueueItemEnqueuedResolver
+	QueueItemFailed() QueueItemFailedResolver
 	ReasoningExecution() ReasoningExecutionResolver
 	ReasoningFinished() ReasoningFinishedResolver
 	ReasoningStarted() ReasoningStartedResolver
 	ReasoningStep() ReasoningStepResolver
 	RefinementAction() RefinementActionResolver
+	Router() RouterResolver
+	RouterMessage() RouterMessageResolver
+	RouterMessageAdded() RouterMessageAddedResolver
+	RouterPlannerLink() RouterPlannerLinkResolver
 	RuleViolation() RuleViolationResolver
 	RunCancelled() RunCancelledResolver
 	RunCompleted() RunCompletedResolver
@@ -109,6 +121,8 @@ type ResolverRoot interface {
 	WavePlan() WavePlanResolver
 	WaveStarted() WaveStartedResolver
 	WaveTaskAssignment() WaveTaskAssignmentResolver
+	Worker() WorkerResolver
+	WorkerStatusChanged() WorkerStatusChangedResolver
 }
 
 type DirectiveRoot struct {
@@ -242,9 +256,17 @@ type ComplexityRoot struct {
 		Mapping       func(childComplexity int) int
 	}
 
+	AddAgentMessagePayload struct {
+		Message func(childComplexity int) int
+	}
+
 	AddParameterMappingPayload struct {
 		ActionToolMap    func(childComplexity int) int
 		ParameterMapping func(childComplexity int) int
+	}
+
+	AddRouterMessagePayload struct {
+		Message func(childComplexity int) int
 	}
 
 	AddTaskRelationshipPayload struct {
@@ -272,6 +294,25 @@ type ComplexityRoot struct {
 		Run             func(childComplexity int) int
 		Task            func(childComplexity int) int
 		Type            func(childComplexity int) int
+	}
+
+	AgentMessage struct {
+		Content   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		GlobalID  func(childComplexity int) int
+		Role      func(childComplexity int) int
+	}
+
+	AgentMessageConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	AgentMessageEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	AgentTerminated struct {
@@ -332,8 +373,16 @@ type ComplexityRoot struct {
 		WorkingDirectory  func(childComplexity int) int
 	}
 
+	CancelQueueItemPayload struct {
+		Item func(childComplexity int) int
+	}
+
 	ClaimExamplePayload struct {
 		Example func(childComplexity int) int
+	}
+
+	ClaimQueueItemsPayload struct {
+		Items func(childComplexity int) int
 	}
 
 	ClaimTaskPayload struct {
@@ -344,12 +393,20 @@ type ComplexityRoot struct {
 		Wave       func(childComplexity int) int
 	}
 
+	ClearAgentMessagesPayload struct {
+		Deleted func(childComplexity int) int
+	}
+
 	CompleteExamplePayload struct {
 		Example func(childComplexity int) int
 	}
 
 	CompleteExecutionPassPayload struct {
 		Pass func(childComplexity int) int
+	}
+
+	CompleteQueueItemPayload struct {
+		Item func(childComplexity int) int
 	}
 
 	CompleteTaskPayload struct {
@@ -418,8 +475,16 @@ type ComplexityRoot struct {
 		Model func(childComplexity int) int
 	}
 
+	CreatePlannerPayload struct {
+		Planner func(childComplexity int) int
+	}
+
 	CreateProjectPayload struct {
 		Project func(childComplexity int) int
+	}
+
+	CreateRouterPayload struct {
+		Router func(childComplexity int) int
 	}
 
 	CreateSuitePayload struct {
@@ -464,6 +529,10 @@ type ComplexityRoot struct {
 		Rule func(childComplexity int) int
 	}
 
+	CreateWorkerPayload struct {
+		Worker func(childComplexity int) int
+	}
+
 	CriticalPath struct {
 		EstimatedHours func(childComplexity int) int
 		Tasks          func(childComplexity int) int
@@ -503,6 +572,11 @@ type ComplexityRoot struct {
 
 	DeleteValidationRulePayload struct {
 		DeletedID func(childComplexity int) int
+	}
+
+	EnqueueFunctionPayload struct {
+		Deduplicated func(childComplexity int) int
+		Item         func(childComplexity int) int
 	}
 
 	Example struct {
@@ -603,8 +677,16 @@ type ComplexityRoot struct {
 		WavesTotal         func(childComplexity int) int
 	}
 
+	ExtendQueueLeasePayload struct {
+		Item func(childComplexity int) int
+	}
+
 	FailExamplePayload struct {
 		Example func(childComplexity int) int
+	}
+
+	FailQueueItemPayload struct {
+		Item func(childComplexity int) int
 	}
 
 	FailTaskPayload struct {
@@ -715,6 +797,10 @@ type ComplexityRoot struct {
 		Updated   func(childComplexity int) int
 	}
 
+	LinkPlannerPayload struct {
+		Link func(childComplexity int) int
+	}
+
 	LogAppended struct {
 		Agent        func(childComplexity int) int
 		Cursor       func(childComplexity int) int
@@ -773,7 +859,9 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AcceptGroupingSuggestion    func(childComplexity int, input domain.AcceptGroupingSuggestionInput) int
 		AddActionToolMapping        func(childComplexity int, input domain.AddActionToolMappingInput) int
+		AddAgentMessage             func(childComplexity int, input domain.AddAgentMessageInput) int
 		AddParameterMapping         func(childComplexity int, input domain.AddParameterMappingInput) int
+		AddRouterMessage            func(childComplexity int, input domain.AddRouterMessageInput) int
 		AddTaskRelationship         func(childComplexity int, input domain.AddTaskRelationshipInput) int
 		AddTasksToList              func(childComplexity int, input domain.AddTasksToListInput) int
 		AdvanceIdea                 func(childComplexity int, input domain.AdvanceIdeaInput) int
@@ -781,10 +869,14 @@ type ComplexityRoot struct {
 		AppendExecutionLog          func(childComplexity int, input domain.AppendExecutionLogInput) int
 		AskQuestion                 func(childComplexity int, input domain.AskQuestionInput) int
 		CancelExecutionRun          func(childComplexity int, input domain.RunActionInput) int
+		CancelQueueItem             func(childComplexity int, input domain.CancelQueueItemInput) int
 		ClaimExample                func(childComplexity int, input domain.ClaimExampleInput) int
+		ClaimQueueItems             func(childComplexity int, input domain.ClaimQueueItemsInput) int
 		ClaimTask                   func(childComplexity int, input domain.ClaimTaskInput) int
+		ClearAgentMessages          func(childComplexity int, input domain.ClearAgentMessagesInput) int
 		CompleteExample             func(childComplexity int, input model.CompleteExampleInput) int
 		CompleteExecutionPass       func(childComplexity int, input domain.CompleteExecutionPassInput) int
+		CompleteQueueItem           func(childComplexity int, input domain.CompleteQueueItemInput) int
 		CompleteTask                func(childComplexity int, input domain.CompleteTaskInput) int
 		CreateAPIToken              func(childComplexity int, input domain.CreateAPITokenInput) int
 		CreateAction                func(childComplexity int, input domain.CreateActionInput) int
@@ -793,7 +885,9 @@ type ComplexityRoot struct {
 		CreateIdea                  func(childComplexity int, input domain.CreateIdeaInput) int
 		CreateMcpServer             func(childComplexity int, input domain.CreateMcpServerInput) int
 		CreateModel                 func(childComplexity int, input domain.CreateModelInput) int
+		CreatePlanner               func(childComplexity int, input domain.CreatePlannerInput) int
 		CreateProject               func(childComplexity int, input domain.CreateProjectInput) int
+		CreateRouter                func(childComplexity int, input domain.CreateRouterInput) int
 		CreateSuite                 func(childComplexity int, input domain.CreateSuiteInput) int
 		CreateTask                  func(childComplexity int, input domain.CreateTaskInput) int
 		CreateTaskBlock             func(childComplexity int, input domain.CreateTaskBlockInput) int
@@ -804,6 +898,7 @@ type ComplexityRoot struct {
 		CreateTraceSession          func(childComplexity int, input domain.CreateTraceSessionInput) int
 		CreateUser                  func(childComplexity int, input domain.CreateUserInput) int
 		CreateValidationRule        func(childComplexity int, input domain.CreateValidationRuleInput) int
+		CreateWorker                func(childComplexity int, input domain.CreateWorkerInput) int
 		DeleteAction                func(childComplexity int, input model.DeleteActionInput) int
 		DeleteActionToolMap         func(childComplexity int, input model.DeleteActionToolMapInput) int
 		DeleteExample               func(childComplexity int, input model.DeleteExampleInput) int
@@ -813,17 +908,22 @@ type ComplexityRoot struct {
 		DeleteTool                  func(childComplexity int, input model.DeleteToolInput) int
 		DeleteTraceSession          func(childComplexity int, input model.DeleteTraceSessionInput) int
 		DeleteValidationRule        func(childComplexity int, input domain.DeleteValidationRuleInput) int
+		EnqueueFunction             func(childComplexity int, input domain.EnqueueFunctionInput) int
+		ExtendQueueLease            func(childComplexity int, input domain.ExtendQueueLeaseInput) int
 		FailExample                 func(childComplexity int, input domain.FailExampleInput) int
+		FailQueueItem               func(childComplexity int, input domain.FailQueueItemInput) int
 		FailTask                    func(childComplexity int, input domain.FailTaskInput) int
 		FinishReasoningExecution    func(childComplexity int, input domain.FinishReasoningExecutionInput) int
 		Heartbeat                   func(childComplexity int, input domain.HeartbeatInput) int
 		ImportMcpTools              func(childComplexity int, input domain.ImportMcpToolsInput) int
+		LinkPlanner                 func(childComplexity int, input domain.LinkPlannerInput) int
 		PauseExecutionRun           func(childComplexity int, input domain.RunActionInput) int
 		PauseTaskAgent              func(childComplexity int, input domain.TaskAgentActionInput) int
 		RecordConvergenceAssessment func(childComplexity int, input domain.RecordConvergenceAssessmentInput) int
 		RecordRefinement            func(childComplexity int, input domain.RecordRefinementInput) int
 		RecordTestResult            func(childComplexity int, input domain.RecordTestResultInput) int
 		RecordValidationReport      func(childComplexity int, input domain.RecordValidationReportInput) int
+		RegisterQueueFunction       func(childComplexity int, input domain.RegisterQueueFunctionInput) int
 		RegisterTaskAgent           func(childComplexity int, input domain.RegisterTaskAgentInput) int
 		RejectGroupingSuggestion    func(childComplexity int, input domain.RejectGroupingSuggestionInput) int
 		RemoveActionToolMapping     func(childComplexity int, input model.RemoveActionToolMappingInput) int
@@ -836,6 +936,7 @@ type ComplexityRoot struct {
 		RevokeAPIToken              func(childComplexity int, input domain.RevokeAPITokenInput) int
 		SetGroupingWeights          func(childComplexity int, input domain.SetGroupingWeightsInput) int
 		SetReasoningSteps           func(childComplexity int, input domain.SetReasoningStepsInput) int
+		SetRouterStatus             func(childComplexity int, input domain.SetRouterStatusInput) int
 		SetTaskProfile              func(childComplexity int, input domain.SetTaskProfileInput) int
 		SkipQuestion                func(childComplexity int, input domain.SkipQuestionInput) int
 		StartExecutionPass          func(childComplexity int, input domain.StartExecutionPassInput) int
@@ -846,9 +947,11 @@ type ComplexityRoot struct {
 		TerminateTaskAgent          func(childComplexity int, input domain.TaskAgentActionInput) int
 		TransitionReasoningStep     func(childComplexity int, input domain.TransitionReasoningStepInput) int
 		TransitionTask              func(childComplexity int, input domain.TransitionTaskInput) int
+		UpdatePlanner               func(childComplexity int, input domain.UpdatePlannerInput) int
 		UpdateProject               func(childComplexity int, input domain.UpdateProjectInput) int
 		UpdateTask                  func(childComplexity int, input domain.UpdateTaskInput) int
 		UpdateValidationRule        func(childComplexity int, input domain.UpdateValidationRuleInput) int
+		UpdateWorker                func(childComplexity int, input domain.UpdateWorkerInput) int
 		UploadTraceEvents           func(childComplexity int, input model.UploadTraceEventsInput) int
 	}
 
@@ -928,6 +1031,45 @@ type ComplexityRoot struct {
 		Tasks  func(childComplexity int) int
 	}
 
+	Planner struct {
+		AgentMetadata     func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		ExecutionPlan     func(childComplexity int) int
+		FailedTaskCount   func(childComplexity int) int
+		FailedTaskLimit   func(childComplexity int) int
+		GlobalID          func(childComplexity int) int
+		ImageFilePaths    func(childComplexity int) int
+		Instruction       func(childComplexity int) int
+		Messages          func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Model             func(childComplexity int) int
+		NextTask          func(childComplexity int) int
+		PlannerName       func(childComplexity int) int
+		Project           func(childComplexity int) int
+		Routers           func(childComplexity int) int
+		SchemaVersion     func(childComplexity int) int
+		Status            func(childComplexity int) int
+		Temperature       func(childComplexity int) int
+		UpdatedAt         func(childComplexity int) int
+		UserQuestion      func(childComplexity int) int
+		UserResponse      func(childComplexity int) int
+		VariableFilePaths func(childComplexity int) int
+		Workers           func(childComplexity int) int
+	}
+
+	PlannerStatusChanged struct {
+		Agent             func(childComplexity int) int
+		Cursor            func(childComplexity int) int
+		FromPlannerStatus func(childComplexity int) int
+		OccurredAt        func(childComplexity int) int
+		Planner           func(childComplexity int) int
+		Project           func(childComplexity int) int
+		Reason            func(childComplexity int) int
+		Run               func(childComplexity int) int
+		Task              func(childComplexity int) int
+		ToPlannerStatus   func(childComplexity int) int
+		Type              func(childComplexity int) int
+	}
+
 	Project struct {
 		CreatedAt            func(childComplexity int) int
 		Description          func(childComplexity int) int
@@ -969,12 +1111,17 @@ type ComplexityRoot struct {
 		Models              func(childComplexity int, first *int, after *string) int
 		Node                func(childComplexity int, id string) int
 		Nodes               func(childComplexity int, ids []string) int
+		Planner             func(childComplexity int, id string) int
 		Project             func(childComplexity int, id *string, slug *string) int
 		Projects            func(childComplexity int, first *int, after *string, filter *domain.ProjectFilter) int
 		Question            func(childComplexity int, id string) int
 		Questions           func(childComplexity int, projectID string, filter *domain.QuestionsFilterInput, first *int, after *string, last *int, before *string) int
+		QueueFunctions      func(childComplexity int) int
+		QueueItems          func(childComplexity int, projectID string, filter *domain.QueueItemFilter, first *int, after *string, last *int, before *string) int
 		ReasoningExecution  func(childComplexity int, id string) int
 		ReasoningExecutions func(childComplexity int, projectID string, status []domain.ReasoningStatus, first *int, after *string) int
+		Router              func(childComplexity int, id string) int
+		Routers             func(childComplexity int, projectID string, status []domain.RouterStatus, first *int, after *string, last *int, before *string) int
 		Suites              func(childComplexity int, first *int, after *string) int
 		Task                func(childComplexity int, id *string, displayID *string) int
 		TaskList            func(childComplexity int, id string) int
@@ -983,6 +1130,7 @@ type ComplexityRoot struct {
 		ValidationRules     func(childComplexity int, projectID *string, first *int, after *string) int
 		Viewer              func(childComplexity int) int
 		WavePlan            func(childComplexity int, taskListID string) int
+		Worker              func(childComplexity int, id string) int
 	}
 
 	Question struct {
@@ -1074,6 +1222,126 @@ type ComplexityRoot struct {
 		Run        func(childComplexity int) int
 		Task       func(childComplexity int) int
 		Type       func(childComplexity int) int
+	}
+
+	QueueError struct {
+		At      func(childComplexity int) int
+		Attempt func(childComplexity int) int
+		Message func(childComplexity int) int
+	}
+
+	QueueFunction struct {
+		CreatedAt    func(childComplexity int) int
+		GlobalID     func(childComplexity int) int
+		LeaseSeconds func(childComplexity int) int
+		MaxAttempts  func(childComplexity int) int
+		Name         func(childComplexity int) int
+	}
+
+	QueueItem struct {
+		Attempt        func(childComplexity int) int
+		ClaimedBy      func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Entity         func(childComplexity int) int
+		EntityID       func(childComplexity int) int
+		EntityType     func(childComplexity int) int
+		ErrorMessage   func(childComplexity int) int
+		Errors         func(childComplexity int) int
+		FinishedAt     func(childComplexity int) int
+		FunctionName   func(childComplexity int) int
+		GlobalID       func(childComplexity int) int
+		LeaseExpiresAt func(childComplexity int) int
+		LeaseSeconds   func(childComplexity int) int
+		MaxAttempts    func(childComplexity int) int
+		Payload        func(childComplexity int) int
+		Priority       func(childComplexity int) int
+		Project        func(childComplexity int) int
+		Result         func(childComplexity int) int
+		ScheduledAt    func(childComplexity int) int
+		Status         func(childComplexity int) int
+		UniqueKey      func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
+	}
+
+	QueueItemCancelled struct {
+		Agent          func(childComplexity int) int
+		Cursor         func(childComplexity int) int
+		FromItemStatus func(childComplexity int) int
+		FunctionName   func(childComplexity int) int
+		Item           func(childComplexity int) int
+		OccurredAt     func(childComplexity int) int
+		Project        func(childComplexity int) int
+		Run            func(childComplexity int) int
+		Task           func(childComplexity int) int
+		Type           func(childComplexity int) int
+	}
+
+	QueueItemClaimed struct {
+		Agent        func(childComplexity int) int
+		Attempt      func(childComplexity int) int
+		ClaimedBy    func(childComplexity int) int
+		Cursor       func(childComplexity int) int
+		FunctionName func(childComplexity int) int
+		Item         func(childComplexity int) int
+		OccurredAt   func(childComplexity int) int
+		Project      func(childComplexity int) int
+		Run          func(childComplexity int) int
+		Task         func(childComplexity int) int
+		Type         func(childComplexity int) int
+	}
+
+	QueueItemCompleted struct {
+		Agent        func(childComplexity int) int
+		Attempt      func(childComplexity int) int
+		Cursor       func(childComplexity int) int
+		FunctionName func(childComplexity int) int
+		Item         func(childComplexity int) int
+		OccurredAt   func(childComplexity int) int
+		Project      func(childComplexity int) int
+		Run          func(childComplexity int) int
+		Task         func(childComplexity int) int
+		Type         func(childComplexity int) int
+	}
+
+	QueueItemConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	QueueItemEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	QueueItemEnqueued struct {
+		Agent        func(childComplexity int) int
+		Cursor       func(childComplexity int) int
+		FunctionName func(childComplexity int) int
+		Item         func(childComplexity int) int
+		OccurredAt   func(childComplexity int) int
+		Project      func(childComplexity int) int
+		Run          func(childComplexity int) int
+		ScheduledAt  func(childComplexity int) int
+		Task         func(childComplexity int) int
+		Type         func(childComplexity int) int
+	}
+
+	QueueItemFailed struct {
+		Agent        func(childComplexity int) int
+		Attempt      func(childComplexity int) int
+		Cursor       func(childComplexity int) int
+		Error        func(childComplexity int) int
+		FunctionName func(childComplexity int) int
+		Item         func(childComplexity int) int
+		OccurredAt   func(childComplexity int) int
+		Project      func(childComplexity int) int
+		Run          func(childComplexity int) int
+		ScheduledAt  func(childComplexity int) int
+		Task         func(childComplexity int) int
+		Type         func(childComplexity int) int
+		WillRetry    func(childComplexity int) int
 	}
 
 	ReasoningExecution struct {
@@ -1187,6 +1455,10 @@ type ComplexityRoot struct {
 		TargetStepID            func(childComplexity int) int
 	}
 
+	RegisterQueueFunctionPayload struct {
+		Function func(childComplexity int) int
+	}
+
 	RegisterTaskAgentPayload struct {
 		TaskAgent func(childComplexity int) int
 	}
@@ -1222,6 +1494,76 @@ type ComplexityRoot struct {
 
 	RevokeApiTokenPayload struct {
 		APIToken func(childComplexity int) int
+	}
+
+	Router struct {
+		AgentMetadata func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		GlobalID      func(childComplexity int) int
+		Messages      func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Model         func(childComplexity int) int
+		Planners      func(childComplexity int) int
+		Preview       func(childComplexity int) int
+		Project       func(childComplexity int) int
+		SchemaVersion func(childComplexity int) int
+		Status        func(childComplexity int) int
+		Temperature   func(childComplexity int) int
+		Title         func(childComplexity int) int
+		UpdatedAt     func(childComplexity int) int
+	}
+
+	RouterConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	RouterEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	RouterMessage struct {
+		Content   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		GlobalID  func(childComplexity int) int
+		Planners  func(childComplexity int) int
+		Role      func(childComplexity int) int
+		Router    func(childComplexity int) int
+	}
+
+	RouterMessageAdded struct {
+		Agent      func(childComplexity int) int
+		Cursor     func(childComplexity int) int
+		Message    func(childComplexity int) int
+		OccurredAt func(childComplexity int) int
+		Project    func(childComplexity int) int
+		Role       func(childComplexity int) int
+		Router     func(childComplexity int) int
+		Run        func(childComplexity int) int
+		Task       func(childComplexity int) int
+		Type       func(childComplexity int) int
+	}
+
+	RouterMessageConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	RouterMessageEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	RouterPlannerLink struct {
+		CreatedAt        func(childComplexity int) int
+		Message          func(childComplexity int) int
+		Planner          func(childComplexity int) int
+		RelationshipType func(childComplexity int) int
+		Router           func(childComplexity int) int
 	}
 
 	RuleViolation struct {
@@ -1328,6 +1670,10 @@ type ComplexityRoot struct {
 
 	SetReasoningStepsPayload struct {
 		Steps func(childComplexity int) int
+	}
+
+	SetRouterStatusPayload struct {
+		Router func(childComplexity int) int
 	}
 
 	SetTaskProfilePayload struct {
@@ -1829,6 +2175,10 @@ type ComplexityRoot struct {
 		Task   func(childComplexity int) int
 	}
 
+	UpdatePlannerPayload struct {
+		Planner func(childComplexity int) int
+	}
+
 	UpdateProjectPayload struct {
 		Project func(childComplexity int) int
 	}
@@ -1839,6 +2189,10 @@ type ComplexityRoot struct {
 
 	UpdateValidationRulePayload struct {
 		Rule func(childComplexity int) int
+	}
+
+	UpdateWorkerPayload struct {
+		Worker func(childComplexity int) int
 	}
 
 	UploadTraceEventsPayload struct {
@@ -1956,6 +2310,48 @@ type ComplexityRoot struct {
 		StartedAt   func(childComplexity int) int
 		Task        func(childComplexity int) int
 		TaskStatus  func(childComplexity int) int
+	}
+
+	Worker struct {
+		AcceptanceCriteria      func(childComplexity int) int
+		AgentMetadata           func(childComplexity int) int
+		CreatedAt               func(childComplexity int) int
+		CurrentAttempt          func(childComplexity int) int
+		Filepaths               func(childComplexity int) int
+		GlobalID                func(childComplexity int) int
+		ImageKeys               func(childComplexity int) int
+		InputImageFilepaths     func(childComplexity int) int
+		InputVariableFilepaths  func(childComplexity int) int
+		Messages                func(childComplexity int, first *int, after *string, last *int, before *string) int
+		NextTask                func(childComplexity int) int
+		OutputImageFilepaths    func(childComplexity int) int
+		OutputVariableFilepaths func(childComplexity int) int
+		Planner                 func(childComplexity int) int
+		QueryingStructuredData  func(childComplexity int) int
+		SchemaVersion           func(childComplexity int) int
+		Tables                  func(childComplexity int) int
+		TaskContext             func(childComplexity int) int
+		TaskDescription         func(childComplexity int) int
+		TaskResult              func(childComplexity int) int
+		TaskStatus              func(childComplexity int) int
+		Tools                   func(childComplexity int) int
+		UpdatedAt               func(childComplexity int) int
+		VariableKeys            func(childComplexity int) int
+		WorkerName              func(childComplexity int) int
+	}
+
+	WorkerStatusChanged struct {
+		Agent            func(childComplexity int) int
+		CurrentAttempt   func(childComplexity int) int
+		Cursor           func(childComplexity int) int
+		FromWorkerStatus func(childComplexity int) int
+		OccurredAt       func(childComplexity int) int
+		Project          func(childComplexity int) int
+		Run              func(childComplexity int) int
+		Task             func(childComplexity int) int
+		ToWorkerStatus   func(childComplexity int) int
+		Type             func(childComplexity int) int
+		Worker           func(childComplexity int) int
 	}
 }
 
@@ -2155,6 +2551,23 @@ type MutationResolver interface {
 	SetReasoningSteps(ctx context.Context, input domain.SetReasoningStepsInput) (*model.SetReasoningStepsPayload, error)
 	TransitionReasoningStep(ctx context.Context, input domain.TransitionReasoningStepInput) (*model.TransitionReasoningStepPayload, error)
 	FinishReasoningExecution(ctx context.Context, input domain.FinishReasoningExecutionInput) (*model.FinishReasoningExecutionPayload, error)
+	CreateRouter(ctx context.Context, input domain.CreateRouterInput) (*model.CreateRouterPayload, error)
+	SetRouterStatus(ctx context.Context, input domain.SetRouterStatusInput) (*model.SetRouterStatusPayload, error)
+	AddRouterMessage(ctx context.Context, input domain.AddRouterMessageInput) (*model.AddRouterMessagePayload, error)
+	CreatePlanner(ctx context.Context, input domain.CreatePlannerInput) (*model.CreatePlannerPayload, error)
+	LinkPlanner(ctx context.Context, input domain.LinkPlannerInput) (*model.LinkPlannerPayload, error)
+	UpdatePlanner(ctx context.Context, input domain.UpdatePlannerInput) (*model.UpdatePlannerPayload, error)
+	CreateWorker(ctx context.Context, input domain.CreateWorkerInput) (*model.CreateWorkerPayload, error)
+	UpdateWorker(ctx context.Context, input domain.UpdateWorkerInput) (*model.UpdateWorkerPayload, error)
+	AddAgentMessage(ctx context.Context, input domain.AddAgentMessageInput) (*model.AddAgentMessagePayload, error)
+	ClearAgentMessages(ctx context.Context, input domain.ClearAgentMessagesInput) (*model.ClearAgentMessagesPayload, error)
+	RegisterQueueFunction(ctx context.Context, input domain.RegisterQueueFunctionInput) (*model.RegisterQueueFunctionPayload, error)
+	EnqueueFunction(ctx context.Context, input domain.EnqueueFunctionInput) (*model.EnqueueFunctionPayload, error)
+	ClaimQueueItems(ctx context.Context, input domain.ClaimQueueItemsInput) (*model.ClaimQueueItemsPayload, error)
+	ExtendQueueLease(ctx context.Context, input domain.ExtendQueueLeaseInput) (*model.ExtendQueueLeasePayload, error)
+	CompleteQueueItem(ctx context.Context, input domain.CompleteQueueItemInput) (*model.CompleteQueueItemPayload, error)
+	FailQueueItem(ctx context.Context, input domain.FailQueueItemInput) (*model.FailQueueItemPayload, error)
+	CancelQueueItem(ctx context.Context, input domain.CancelQueueItemInput) (*model.CancelQueueItemPayload, error)
 	CreateTaskList(ctx context.Context, input domain.CreateTaskListInput) (*model.CreateTaskListPayload, error)
 	AddTasksToList(ctx context.Context, input domain.AddTasksToListInput) (*model.AddTasksToListPayload, error)
 	CreateTaskTemplate(ctx context.Context, input domain.CreateTaskTemplateInput) (*model.CreateTaskTemplatePayload, error)
@@ -2198,6 +2611,20 @@ type PlanConflictResolver interface {
 type PlannedWaveResolver interface {
 	Tasks(ctx context.Context, obj *planning.Wave) ([]*domain.Task, error)
 }
+type PlannerResolver interface {
+	Project(ctx context.Context, obj *domain.Planner) (*domain.Project, error)
+
+	Messages(ctx context.Context, obj *domain.Planner, first *int, after *string, last *int, before *string) (*model.AgentMessageConnection, error)
+	Workers(ctx context.Context, obj *domain.Planner) ([]*domain.Worker, error)
+	Routers(ctx context.Context, obj *domain.Planner) ([]*domain.RouterPlannerLink, error)
+}
+type PlannerStatusChangedResolver interface {
+	Project(ctx context.Context, obj *domain.PlannerStatusChangedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.PlannerStatusChangedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.PlannerStatusChangedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.PlannerStatusChangedEvent) (*domain.BuildAgent, error)
+	Planner(ctx context.Context, obj *domain.PlannerStatusChangedEvent) (*domain.Planner, error)
+}
 type ProjectResolver interface {
 	Owner(ctx context.Context, obj *domain.Project) (*domain.User, error)
 
@@ -2229,6 +2656,12 @@ type QueryResolver interface {
 	Questions(ctx context.Context, projectID string, filter *domain.QuestionsFilterInput, first *int, after *string, last *int, before *string) (*model.QuestionConnection, error)
 	ReasoningExecution(ctx context.Context, id string) (*domain.ReasoningExecution, error)
 	ReasoningExecutions(ctx context.Context, projectID string, status []domain.ReasoningStatus, first *int, after *string) (*model.ReasoningExecutionConnection, error)
+	Router(ctx context.Context, id string) (*domain.Router, error)
+	Routers(ctx context.Context, projectID string, status []domain.RouterStatus, first *int, after *string, last *int, before *string) (*model.RouterConnection, error)
+	Planner(ctx context.Context, id string) (*domain.Planner, error)
+	Worker(ctx context.Context, id string) (*domain.Worker, error)
+	QueueFunctions(ctx context.Context) ([]*domain.QueueFunction, error)
+	QueueItems(ctx context.Context, projectID string, filter *domain.QueueItemFilter, first *int, after *string, last *int, before *string) (*model.QueueItemConnection, error)
 	TaskList(ctx context.Context, id string) (*domain.TaskList, error)
 	TaskTemplates(ctx context.Context, projectID *string, first *int, after *string) (*model.TaskTemplateConnection, error)
 	Task(ctx context.Context, id *string, displayID *string) (*domain.Task, error)
@@ -2274,6 +2707,48 @@ type QuestionSkippedResolver interface {
 	Agent(ctx context.Context, obj *domain.QuestionSkippedEvent) (*domain.BuildAgent, error)
 	Question(ctx context.Context, obj *domain.QuestionSkippedEvent) (*domain.Question, error)
 }
+type QueueItemResolver interface {
+	Project(ctx context.Context, obj *domain.QueueItem) (*domain.Project, error)
+
+	Entity(ctx context.Context, obj *domain.QueueItem) (model.QueueEntity, error)
+
+	Errors(ctx context.Context, obj *domain.QueueItem) ([]*domain.QueueError, error)
+}
+type QueueItemCancelledResolver interface {
+	Project(ctx context.Context, obj *domain.QueueItemCancelledEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.QueueItemCancelledEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.QueueItemCancelledEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.QueueItemCancelledEvent) (*domain.BuildAgent, error)
+	Item(ctx context.Context, obj *domain.QueueItemCancelledEvent) (*domain.QueueItem, error)
+}
+type QueueItemClaimedResolver interface {
+	Project(ctx context.Context, obj *domain.QueueItemClaimedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.QueueItemClaimedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.QueueItemClaimedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.QueueItemClaimedEvent) (*domain.BuildAgent, error)
+	Item(ctx context.Context, obj *domain.QueueItemClaimedEvent) (*domain.QueueItem, error)
+}
+type QueueItemCompletedResolver interface {
+	Project(ctx context.Context, obj *domain.QueueItemCompletedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.QueueItemCompletedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.QueueItemCompletedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.QueueItemCompletedEvent) (*domain.BuildAgent, error)
+	Item(ctx context.Context, obj *domain.QueueItemCompletedEvent) (*domain.QueueItem, error)
+}
+type QueueItemEnqueuedResolver interface {
+	Project(ctx context.Context, obj *domain.QueueItemEnqueuedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.QueueItemEnqueuedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.QueueItemEnqueuedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.QueueItemEnqueuedEvent) (*domain.BuildAgent, error)
+	Item(ctx context.Context, obj *domain.QueueItemEnqueuedEvent) (*domain.QueueItem, error)
+}
+type QueueItemFailedResolver interface {
+	Project(ctx context.Context, obj *domain.QueueItemFailedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.QueueItemFailedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.QueueItemFailedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.QueueItemFailedEvent) (*domain.BuildAgent, error)
+	Item(ctx context.Context, obj *domain.QueueItemFailedEvent) (*domain.QueueItem, error)
+}
 type ReasoningExecutionResolver interface {
 	Project(ctx context.Context, obj *domain.ReasoningExecution) (*domain.Project, error)
 	Task(ctx context.Context, obj *domain.ReasoningExecution) (*domain.Task, error)
@@ -2305,6 +2780,30 @@ type ReasoningStepResolver interface {
 }
 type RefinementActionResolver interface {
 	Pass(ctx context.Context, obj *domain.RefinementAction) (*domain.ExecutionPass, error)
+}
+type RouterResolver interface {
+	Project(ctx context.Context, obj *domain.Router) (*domain.Project, error)
+
+	Messages(ctx context.Context, obj *domain.Router, first *int, after *string, last *int, before *string) (*model.RouterMessageConnection, error)
+	Planners(ctx context.Context, obj *domain.Router) ([]*domain.RouterPlannerLink, error)
+}
+type RouterMessageResolver interface {
+	Router(ctx context.Context, obj *domain.RouterMessage) (*domain.Router, error)
+
+	Planners(ctx context.Context, obj *domain.RouterMessage) ([]*domain.Planner, error)
+}
+type RouterMessageAddedResolver interface {
+	Project(ctx context.Context, obj *domain.RouterMessageAddedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.RouterMessageAddedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.RouterMessageAddedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.RouterMessageAddedEvent) (*domain.BuildAgent, error)
+	Router(ctx context.Context, obj *domain.RouterMessageAddedEvent) (*domain.Router, error)
+	Message(ctx context.Context, obj *domain.RouterMessageAddedEvent) (*domain.RouterMessage, error)
+}
+type RouterPlannerLinkResolver interface {
+	Router(ctx context.Context, obj *domain.RouterPlannerLink) (*domain.Router, error)
+	Planner(ctx context.Context, obj *domain.RouterPlannerLink) (*domain.Planner, error)
+	Message(ctx context.Context, obj *domain.RouterPlannerLink) (*domain.RouterMessage, error)
 }
 type RuleViolationResolver interface {
 	Task(ctx context.Context, obj *domain.RuleViolation) (*domain.Task, error)
@@ -2535,6 +3034,26 @@ type WaveStartedResolver interface {
 }
 type WaveTaskAssignmentResolver interface {
 	Task(ctx context.Context, obj *domain.WaveTaskAssignment) (*domain.Task, error)
+}
+type WorkerResolver interface {
+	Planner(ctx context.Context, obj *domain.Worker) (*domain.Planner, error)
+
+	AcceptanceCriteria(ctx context.Context, obj *domain.Worker) ([]string, error)
+
+	ImageKeys(ctx context.Context, obj *domain.Worker) ([]string, error)
+	VariableKeys(ctx context.Context, obj *domain.Worker) ([]string, error)
+	Tools(ctx context.Context, obj *domain.Worker) ([]string, error)
+
+	Filepaths(ctx context.Context, obj *domain.Worker) ([]string, error)
+
+	Messages(ctx context.Context, obj *domain.Worker, first *int, after *string, last *int, before *string) (*model.AgentMessageConnection, error)
+}
+type WorkerStatusChangedResolver interface {
+	Project(ctx context.Context, obj *domain.WorkerStatusChangedEvent) (*domain.Project, error)
+	Task(ctx context.Context, obj *domain.WorkerStatusChangedEvent) (*domain.Task, error)
+	Run(ctx context.Context, obj *domain.WorkerStatusChangedEvent) (*domain.ExecutionRun, error)
+	Agent(ctx context.Context, obj *domain.WorkerStatusChangedEvent) (*domain.BuildAgent, error)
+	Worker(ctx context.Context, obj *domain.WorkerStatusChangedEvent) (*domain.Worker, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -3031,6 +3550,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AddActionToolMappingPayload.Mapping(childComplexity), true
 
+	case "AddAgentMessagePayload.message":
+		if e.ComplexityRoot.AddAgentMessagePayload.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddAgentMessagePayload.Message(childComplexity), true
+
 	case "AddParameterMappingPayload.actionToolMap":
 		if e.ComplexityRoot.AddParameterMappingPayload.ActionToolMap == nil {
 			break
@@ -3043,6 +3569,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AddParameterMappingPayload.ParameterMapping(childComplexity), true
+
+	case "AddRouterMessagePayload.message":
+		if e.ComplexityRoot.AddRouterMessagePayload.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddRouterMessagePayload.Message(childComplexity), true
 
 	case "AddTaskRelationshipPayload.relationship":
 		if e.ComplexityRoot.AddTaskRelationshipPayload.Relationship == nil {
@@ -3137,6 +3670,69 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentHeartbeat.Type(childComplexity), true
+
+	case "AgentMessage.content":
+		if e.ComplexityRoot.AgentMessage.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentMessage.Content(childComplexity), true
+	case "AgentMessage.createdAt":
+		if e.ComplexityRoot.AgentMessage.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentMessage.CreatedAt(childComplexity), true
+	case "AgentMessage.id":
+		if e.ComplexityRoot.AgentMessage.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentMessage.GlobalID(childComplexity), true
+	case "AgentMessage.role":
+		if e.ComplexityRoot.AgentMessage.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentMessage.Role(childComplexity), true
+
+	case "AgentMessageConnection.edges":
+		if e.ComplexityRoot.AgentMessageConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentMessageConnection.Edges(childComplexity), true
+	case "AgentMessageConnection.nodes":
+		if e.ComplexityRoot.AgentMessageConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentMessageConnection.Nodes(childComplexity), true
+	case "AgentMessageConnection.pageInfo":
+		if e.ComplexityRoot.AgentMessageConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentMessageConnection.PageInfo(childComplexity), true
+	case "AgentMessageConnection.totalCount":
+		if e.ComplexityRoot.AgentMessageConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentMessageConnection.TotalCount(childComplexity), true
+
+	case "AgentMessageEdge.cursor":
+		if e.ComplexityRoot.AgentMessageEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentMessageEdge.Cursor(childComplexity), true
+	case "AgentMessageEdge.node":
+		if e.ComplexityRoot.AgentMessageEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AgentMessageEdge.Node(childComplexity), true
 
 	case "AgentTerminated.agent":
 		if e.ComplexityRoot.AgentTerminated.Agent == nil {
@@ -3389,12 +3985,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BuildAgent.WorkingDirectory(childComplexity), true
 
+	case "CancelQueueItemPayload.item":
+		if e.ComplexityRoot.CancelQueueItemPayload.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CancelQueueItemPayload.Item(childComplexity), true
+
 	case "ClaimExamplePayload.example":
 		if e.ComplexityRoot.ClaimExamplePayload.Example == nil {
 			break
 		}
 
 		return e.ComplexityRoot.ClaimExamplePayload.Example(childComplexity), true
+
+	case "ClaimQueueItemsPayload.items":
+		if e.ComplexityRoot.ClaimQueueItemsPayload.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimQueueItemsPayload.Items(childComplexity), true
 
 	case "ClaimTaskPayload.agent":
 		if e.ComplexityRoot.ClaimTaskPayload.Agent == nil {
@@ -3427,6 +4037,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ClaimTaskPayload.Wave(childComplexity), true
 
+	case "ClearAgentMessagesPayload.deleted":
+		if e.ComplexityRoot.ClearAgentMessagesPayload.Deleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClearAgentMessagesPayload.Deleted(childComplexity), true
+
 	case "CompleteExamplePayload.example":
 		if e.ComplexityRoot.CompleteExamplePayload.Example == nil {
 			break
@@ -3440,6 +4057,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CompleteExecutionPassPayload.Pass(childComplexity), true
+
+	case "CompleteQueueItemPayload.item":
+		if e.ComplexityRoot.CompleteQueueItemPayload.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompleteQueueItemPayload.Item(childComplexity), true
 
 	case "CompleteTaskPayload.execution":
 		if e.ComplexityRoot.CompleteTaskPayload.Execution == nil {
@@ -3650,12 +4274,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreateModelPayload.Model(childComplexity), true
 
+	case "CreatePlannerPayload.planner":
+		if e.ComplexityRoot.CreatePlannerPayload.Planner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatePlannerPayload.Planner(childComplexity), true
+
 	case "CreateProjectPayload.project":
 		if e.ComplexityRoot.CreateProjectPayload.Project == nil {
 			break
 		}
 
 		return e.ComplexityRoot.CreateProjectPayload.Project(childComplexity), true
+
+	case "CreateRouterPayload.router":
+		if e.ComplexityRoot.CreateRouterPayload.Router == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateRouterPayload.Router(childComplexity), true
 
 	case "CreateSuitePayload.suite":
 		if e.ComplexityRoot.CreateSuitePayload.Suite == nil {
@@ -3739,6 +4377,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreateValidationRulePayload.Rule(childComplexity), true
 
+	case "CreateWorkerPayload.worker":
+		if e.ComplexityRoot.CreateWorkerPayload.Worker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateWorkerPayload.Worker(childComplexity), true
+
 	case "CriticalPath.estimatedHours":
 		if e.ComplexityRoot.CriticalPath.EstimatedHours == nil {
 			break
@@ -3814,6 +4459,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeleteValidationRulePayload.DeletedID(childComplexity), true
+
+	case "EnqueueFunctionPayload.deduplicated":
+		if e.ComplexityRoot.EnqueueFunctionPayload.Deduplicated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnqueueFunctionPayload.Deduplicated(childComplexity), true
+	case "EnqueueFunctionPayload.item":
+		if e.ComplexityRoot.EnqueueFunctionPayload.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnqueueFunctionPayload.Item(childComplexity), true
 
 	case "Example.actionToolMap":
 		if e.ComplexityRoot.Example.ActionToolMap == nil {
@@ -4289,12 +4947,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ExecutionRun.WavesTotal(childComplexity), true
 
+	case "ExtendQueueLeasePayload.item":
+		if e.ComplexityRoot.ExtendQueueLeasePayload.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExtendQueueLeasePayload.Item(childComplexity), true
+
 	case "FailExamplePayload.example":
 		if e.ComplexityRoot.FailExamplePayload.Example == nil {
 			break
 		}
 
 		return e.ComplexityRoot.FailExamplePayload.Example(childComplexity), true
+
+	case "FailQueueItemPayload.item":
+		if e.ComplexityRoot.FailQueueItemPayload.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FailQueueItemPayload.Item(childComplexity), true
 
 	case "FailTaskPayload.execution":
 		if e.ComplexityRoot.FailTaskPayload.Execution == nil {
@@ -4711,6 +5383,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ImportMcpToolsPayload.Updated(childComplexity), true
 
+	case "LinkPlannerPayload.link":
+		if e.ComplexityRoot.LinkPlannerPayload.Link == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkPlannerPayload.Link(childComplexity), true
+
 	case "LogAppended.agent":
 		if e.ComplexityRoot.LogAppended.Agent == nil {
 			break
@@ -4959,6 +5638,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddActionToolMapping(childComplexity, args["input"].(domain.AddActionToolMappingInput)), true
+	case "Mutation.addAgentMessage":
+		if e.ComplexityRoot.Mutation.AddAgentMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addAgentMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddAgentMessage(childComplexity, args["input"].(domain.AddAgentMessageInput)), true
 	case "Mutation.addParameterMapping":
 		if e.ComplexityRoot.Mutation.AddParameterMapping == nil {
 			break
@@ -4970,6 +5660,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddParameterMapping(childComplexity, args["input"].(domain.AddParameterMappingInput)), true
+	case "Mutation.addRouterMessage":
+		if e.ComplexityRoot.Mutation.AddRouterMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addRouterMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddRouterMessage(childComplexity, args["input"].(domain.AddRouterMessageInput)), true
 	case "Mutation.addTaskRelationship":
 		if e.ComplexityRoot.Mutation.AddTaskRelationship == nil {
 			break
@@ -5047,6 +5748,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelExecutionRun(childComplexity, args["input"].(domain.RunActionInput)), true
+	case "Mutation.cancelQueueItem":
+		if e.ComplexityRoot.Mutation.CancelQueueItem == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelQueueItem_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelQueueItem(childComplexity, args["input"].(domain.CancelQueueItemInput)), true
 	case "Mutation.claimExample":
 		if e.ComplexityRoot.Mutation.ClaimExample == nil {
 			break
@@ -5058,6 +5770,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ClaimExample(childComplexity, args["input"].(domain.ClaimExampleInput)), true
+	case "Mutation.claimQueueItems":
+		if e.ComplexityRoot.Mutation.ClaimQueueItems == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_claimQueueItems_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClaimQueueItems(childComplexity, args["input"].(domain.ClaimQueueItemsInput)), true
 	case "Mutation.claimTask":
 		if e.ComplexityRoot.Mutation.ClaimTask == nil {
 			break
@@ -5069,6 +5792,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ClaimTask(childComplexity, args["input"].(domain.ClaimTaskInput)), true
+	case "Mutation.clearAgentMessages":
+		if e.ComplexityRoot.Mutation.ClearAgentMessages == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_clearAgentMessages_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClearAgentMessages(childComplexity, args["input"].(domain.ClearAgentMessagesInput)), true
 	case "Mutation.completeExample":
 		if e.ComplexityRoot.Mutation.CompleteExample == nil {
 			break
@@ -5091,6 +5825,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CompleteExecutionPass(childComplexity, args["input"].(domain.CompleteExecutionPassInput)), true
+	case "Mutation.completeQueueItem":
+		if e.ComplexityRoot.Mutation.CompleteQueueItem == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_completeQueueItem_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompleteQueueItem(childComplexity, args["input"].(domain.CompleteQueueItemInput)), true
 	case "Mutation.completeTask":
 		if e.ComplexityRoot.Mutation.CompleteTask == nil {
 			break
@@ -5179,6 +5924,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateModel(childComplexity, args["input"].(domain.CreateModelInput)), true
+	case "Mutation.createPlanner":
+		if e.ComplexityRoot.Mutation.CreatePlanner == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createPlanner_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreatePlanner(childComplexity, args["input"].(domain.CreatePlannerInput)), true
 	case "Mutation.createProject":
 		if e.ComplexityRoot.Mutation.CreateProject == nil {
 			break
@@ -5190,6 +5946,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateProject(childComplexity, args["input"].(domain.CreateProjectInput)), true
+	case "Mutation.createRouter":
+		if e.ComplexityRoot.Mutation.CreateRouter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createRouter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateRouter(childComplexity, args["input"].(domain.CreateRouterInput)), true
 	case "Mutation.createSuite":
 		if e.ComplexityRoot.Mutation.CreateSuite == nil {
 			break
@@ -5300,6 +6067,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateValidationRule(childComplexity, args["input"].(domain.CreateValidationRuleInput)), true
+	case "Mutation.createWorker":
+		if e.ComplexityRoot.Mutation.CreateWorker == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createWorker_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateWorker(childComplexity, args["input"].(domain.CreateWorkerInput)), true
 	case "Mutation.deleteAction":
 		if e.ComplexityRoot.Mutation.DeleteAction == nil {
 			break
@@ -5399,6 +6177,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteValidationRule(childComplexity, args["input"].(domain.DeleteValidationRuleInput)), true
+	case "Mutation.enqueueFunction":
+		if e.ComplexityRoot.Mutation.EnqueueFunction == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_enqueueFunction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EnqueueFunction(childComplexity, args["input"].(domain.EnqueueFunctionInput)), true
+	case "Mutation.extendQueueLease":
+		if e.ComplexityRoot.Mutation.ExtendQueueLease == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_extendQueueLease_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ExtendQueueLease(childComplexity, args["input"].(domain.ExtendQueueLeaseInput)), true
 	case "Mutation.failExample":
 		if e.ComplexityRoot.Mutation.FailExample == nil {
 			break
@@ -5410,6 +6210,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.FailExample(childComplexity, args["input"].(domain.FailExampleInput)), true
+	case "Mutation.failQueueItem":
+		if e.ComplexityRoot.Mutation.FailQueueItem == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_failQueueItem_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.FailQueueItem(childComplexity, args["input"].(domain.FailQueueItemInput)), true
 	case "Mutation.failTask":
 		if e.ComplexityRoot.Mutation.FailTask == nil {
 			break
@@ -5454,6 +6265,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ImportMcpTools(childComplexity, args["input"].(domain.ImportMcpToolsInput)), true
+	case "Mutation.linkPlanner":
+		if e.ComplexityRoot.Mutation.LinkPlanner == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_linkPlanner_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LinkPlanner(childComplexity, args["input"].(domain.LinkPlannerInput)), true
 	case "Mutation.pauseExecutionRun":
 		if e.ComplexityRoot.Mutation.PauseExecutionRun == nil {
 			break
@@ -5520,6 +6342,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RecordValidationReport(childComplexity, args["input"].(domain.RecordValidationReportInput)), true
+	case "Mutation.registerQueueFunction":
+		if e.ComplexityRoot.Mutation.RegisterQueueFunction == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_registerQueueFunction_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RegisterQueueFunction(childComplexity, args["input"].(domain.RegisterQueueFunctionInput)), true
 	case "Mutation.registerTaskAgent":
 		if e.ComplexityRoot.Mutation.RegisterTaskAgent == nil {
 			break
@@ -5652,6 +6485,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetReasoningSteps(childComplexity, args["input"].(domain.SetReasoningStepsInput)), true
+	case "Mutation.setRouterStatus":
+		if e.ComplexityRoot.Mutation.SetRouterStatus == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setRouterStatus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetRouterStatus(childComplexity, args["input"].(domain.SetRouterStatusInput)), true
 	case "Mutation.setTaskProfile":
 		if e.ComplexityRoot.Mutation.SetTaskProfile == nil {
 			break
@@ -5762,6 +6606,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.TransitionTask(childComplexity, args["input"].(domain.TransitionTaskInput)), true
+	case "Mutation.updatePlanner":
+		if e.ComplexityRoot.Mutation.UpdatePlanner == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updatePlanner_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdatePlanner(childComplexity, args["input"].(domain.UpdatePlannerInput)), true
 	case "Mutation.updateProject":
 		if e.ComplexityRoot.Mutation.UpdateProject == nil {
 			break
@@ -5795,6 +6650,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateValidationRule(childComplexity, args["input"].(domain.UpdateValidationRuleInput)), true
+	case "Mutation.updateWorker":
+		if e.ComplexityRoot.Mutation.UpdateWorker == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateWorker_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateWorker(childComplexity, args["input"].(domain.UpdateWorkerInput)), true
 	case "Mutation.uploadTraceEvents":
 		if e.ComplexityRoot.Mutation.UploadTraceEvents == nil {
 			break
@@ -6110,6 +6976,211 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PlannedWave.Tasks(childComplexity), true
 
+	case "Planner.agentMetadata":
+		if e.ComplexityRoot.Planner.AgentMetadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.AgentMetadata(childComplexity), true
+	case "Planner.createdAt":
+		if e.ComplexityRoot.Planner.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.CreatedAt(childComplexity), true
+	case "Planner.executionPlan":
+		if e.ComplexityRoot.Planner.ExecutionPlan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.ExecutionPlan(childComplexity), true
+	case "Planner.failedTaskCount":
+		if e.ComplexityRoot.Planner.FailedTaskCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.FailedTaskCount(childComplexity), true
+	case "Planner.failedTaskLimit":
+		if e.ComplexityRoot.Planner.FailedTaskLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.FailedTaskLimit(childComplexity), true
+	case "Planner.id":
+		if e.ComplexityRoot.Planner.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.GlobalID(childComplexity), true
+	case "Planner.imageFilePaths":
+		if e.ComplexityRoot.Planner.ImageFilePaths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.ImageFilePaths(childComplexity), true
+	case "Planner.instruction":
+		if e.ComplexityRoot.Planner.Instruction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.Instruction(childComplexity), true
+	case "Planner.messages":
+		if e.ComplexityRoot.Planner.Messages == nil {
+			break
+		}
+
+		args, err := ec.field_Planner_messages_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Planner.Messages(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Planner.model":
+		if e.ComplexityRoot.Planner.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.Model(childComplexity), true
+	case "Planner.nextTask":
+		if e.ComplexityRoot.Planner.NextTask == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.NextTask(childComplexity), true
+	case "Planner.plannerName":
+		if e.ComplexityRoot.Planner.PlannerName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.PlannerName(childComplexity), true
+	case "Planner.project":
+		if e.ComplexityRoot.Planner.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.Project(childComplexity), true
+	case "Planner.routers":
+		if e.ComplexityRoot.Planner.Routers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.Routers(childComplexity), true
+	case "Planner.schemaVersion":
+		if e.ComplexityRoot.Planner.SchemaVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.SchemaVersion(childComplexity), true
+	case "Planner.status":
+		if e.ComplexityRoot.Planner.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.Status(childComplexity), true
+	case "Planner.temperature":
+		if e.ComplexityRoot.Planner.Temperature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.Temperature(childComplexity), true
+	case "Planner.updatedAt":
+		if e.ComplexityRoot.Planner.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.UpdatedAt(childComplexity), true
+	case "Planner.userQuestion":
+		if e.ComplexityRoot.Planner.UserQuestion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.UserQuestion(childComplexity), true
+	case "Planner.userResponse":
+		if e.ComplexityRoot.Planner.UserResponse == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.UserResponse(childComplexity), true
+	case "Planner.variableFilePaths":
+		if e.ComplexityRoot.Planner.VariableFilePaths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.VariableFilePaths(childComplexity), true
+	case "Planner.workers":
+		if e.ComplexityRoot.Planner.Workers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Planner.Workers(childComplexity), true
+
+	case "PlannerStatusChanged.agent":
+		if e.ComplexityRoot.PlannerStatusChanged.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannerStatusChanged.Agent(childComplexity), true
+	case "PlannerStatusChanged.cursor":
+		if e.ComplexityRoot.PlannerStatusChanged.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannerStatusChanged.Cursor(childComplexity), true
+	case "PlannerStatusChanged.fromPlannerStatus":
+		if e.ComplexityRoot.PlannerStatusChanged.FromPlannerStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannerStatusChanged.FromPlannerStatus(childComplexity), true
+	case "PlannerStatusChanged.occurredAt":
+		if e.ComplexityRoot.PlannerStatusChanged.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannerStatusChanged.OccurredAt(childComplexity), true
+	case "PlannerStatusChanged.planner":
+		if e.ComplexityRoot.PlannerStatusChanged.Planner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannerStatusChanged.Planner(childComplexity), true
+	case "PlannerStatusChanged.project":
+		if e.ComplexityRoot.PlannerStatusChanged.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannerStatusChanged.Project(childComplexity), true
+	case "PlannerStatusChanged.reason":
+		if e.ComplexityRoot.PlannerStatusChanged.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannerStatusChanged.Reason(childComplexity), true
+	case "PlannerStatusChanged.run":
+		if e.ComplexityRoot.PlannerStatusChanged.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannerStatusChanged.Run(childComplexity), true
+	case "PlannerStatusChanged.task":
+		if e.ComplexityRoot.PlannerStatusChanged.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannerStatusChanged.Task(childComplexity), true
+	case "PlannerStatusChanged.toPlannerStatus":
+		if e.ComplexityRoot.PlannerStatusChanged.ToPlannerStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannerStatusChanged.ToPlannerStatus(childComplexity), true
+	case "PlannerStatusChanged.type":
+		if e.ComplexityRoot.PlannerStatusChanged.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PlannerStatusChanged.Type(childComplexity), true
+
 	case "Project.createdAt":
 		if e.ComplexityRoot.Project.CreatedAt == nil {
 			break
@@ -6365,6 +7436,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
+	case "Query.planner":
+		if e.ComplexityRoot.Query.Planner == nil {
+			break
+		}
+
+		args, err := ec.field_Query_planner_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Planner(childComplexity, args["id"].(string)), true
 	case "Query.project":
 		if e.ComplexityRoot.Query.Project == nil {
 			break
@@ -6409,6 +7491,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Questions(childComplexity, args["projectId"].(string), args["filter"].(*domain.QuestionsFilterInput), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.queueFunctions":
+		if e.ComplexityRoot.Query.QueueFunctions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.QueueFunctions(childComplexity), true
+	case "Query.queueItems":
+		if e.ComplexityRoot.Query.QueueItems == nil {
+			break
+		}
+
+		args, err := ec.field_Query_queueItems_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.QueueItems(childComplexity, args["projectId"].(string), args["filter"].(*domain.QueueItemFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.reasoningExecution":
 		if e.ComplexityRoot.Query.ReasoningExecution == nil {
 			break
@@ -6431,6 +7530,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ReasoningExecutions(childComplexity, args["projectId"].(string), args["status"].([]domain.ReasoningStatus), args["first"].(*int), args["after"].(*string)), true
+	case "Query.router":
+		if e.ComplexityRoot.Query.Router == nil {
+			break
+		}
+
+		args, err := ec.field_Query_router_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Router(childComplexity, args["id"].(string)), true
+	case "Query.routers":
+		if e.ComplexityRoot.Query.Routers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_routers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Routers(childComplexity, args["projectId"].(string), args["status"].([]domain.RouterStatus), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.suites":
 		if e.ComplexityRoot.Query.Suites == nil {
 			break
@@ -6514,6 +7635,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.WavePlan(childComplexity, args["taskListId"].(string)), true
+	case "Query.worker":
+		if e.ComplexityRoot.Query.Worker == nil {
+			break
+		}
+
+		args, err := ec.field_Query_worker_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Worker(childComplexity, args["id"].(string)), true
 
 	case "Question.agent":
 		if e.ComplexityRoot.Question.Agent == nil {
@@ -6924,6 +8056,556 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.QuestionSkipped.Type(childComplexity), true
+
+	case "QueueError.at":
+		if e.ComplexityRoot.QueueError.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueError.At(childComplexity), true
+	case "QueueError.attempt":
+		if e.ComplexityRoot.QueueError.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueError.Attempt(childComplexity), true
+	case "QueueError.message":
+		if e.ComplexityRoot.QueueError.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueError.Message(childComplexity), true
+
+	case "QueueFunction.createdAt":
+		if e.ComplexityRoot.QueueFunction.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueFunction.CreatedAt(childComplexity), true
+	case "QueueFunction.id":
+		if e.ComplexityRoot.QueueFunction.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueFunction.GlobalID(childComplexity), true
+	case "QueueFunction.leaseSeconds":
+		if e.ComplexityRoot.QueueFunction.LeaseSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueFunction.LeaseSeconds(childComplexity), true
+	case "QueueFunction.maxAttempts":
+		if e.ComplexityRoot.QueueFunction.MaxAttempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueFunction.MaxAttempts(childComplexity), true
+	case "QueueFunction.name":
+		if e.ComplexityRoot.QueueFunction.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueFunction.Name(childComplexity), true
+
+	case "QueueItem.attempt":
+		if e.ComplexityRoot.QueueItem.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Attempt(childComplexity), true
+	case "QueueItem.claimedBy":
+		if e.ComplexityRoot.QueueItem.ClaimedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.ClaimedBy(childComplexity), true
+	case "QueueItem.createdAt":
+		if e.ComplexityRoot.QueueItem.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.CreatedAt(childComplexity), true
+	case "QueueItem.entity":
+		if e.ComplexityRoot.QueueItem.Entity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Entity(childComplexity), true
+	case "QueueItem.entityId":
+		if e.ComplexityRoot.QueueItem.EntityID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.EntityID(childComplexity), true
+	case "QueueItem.entityType":
+		if e.ComplexityRoot.QueueItem.EntityType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.EntityType(childComplexity), true
+	case "QueueItem.errorMessage":
+		if e.ComplexityRoot.QueueItem.ErrorMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.ErrorMessage(childComplexity), true
+	case "QueueItem.errors":
+		if e.ComplexityRoot.QueueItem.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Errors(childComplexity), true
+	case "QueueItem.finishedAt":
+		if e.ComplexityRoot.QueueItem.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.FinishedAt(childComplexity), true
+	case "QueueItem.functionName":
+		if e.ComplexityRoot.QueueItem.FunctionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.FunctionName(childComplexity), true
+	case "QueueItem.id":
+		if e.ComplexityRoot.QueueItem.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.GlobalID(childComplexity), true
+	case "QueueItem.leaseExpiresAt":
+		if e.ComplexityRoot.QueueItem.LeaseExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.LeaseExpiresAt(childComplexity), true
+	case "QueueItem.leaseSeconds":
+		if e.ComplexityRoot.QueueItem.LeaseSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.LeaseSeconds(childComplexity), true
+	case "QueueItem.maxAttempts":
+		if e.ComplexityRoot.QueueItem.MaxAttempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.MaxAttempts(childComplexity), true
+	case "QueueItem.payload":
+		if e.ComplexityRoot.QueueItem.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Payload(childComplexity), true
+	case "QueueItem.priority":
+		if e.ComplexityRoot.QueueItem.Priority == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Priority(childComplexity), true
+	case "QueueItem.project":
+		if e.ComplexityRoot.QueueItem.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Project(childComplexity), true
+	case "QueueItem.result":
+		if e.ComplexityRoot.QueueItem.Result == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Result(childComplexity), true
+	case "QueueItem.scheduledAt":
+		if e.ComplexityRoot.QueueItem.ScheduledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.ScheduledAt(childComplexity), true
+	case "QueueItem.status":
+		if e.ComplexityRoot.QueueItem.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.Status(childComplexity), true
+	case "QueueItem.uniqueKey":
+		if e.ComplexityRoot.QueueItem.UniqueKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.UniqueKey(childComplexity), true
+	case "QueueItem.updatedAt":
+		if e.ComplexityRoot.QueueItem.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItem.UpdatedAt(childComplexity), true
+
+	case "QueueItemCancelled.agent":
+		if e.ComplexityRoot.QueueItemCancelled.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.Agent(childComplexity), true
+	case "QueueItemCancelled.cursor":
+		if e.ComplexityRoot.QueueItemCancelled.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.Cursor(childComplexity), true
+	case "QueueItemCancelled.fromItemStatus":
+		if e.ComplexityRoot.QueueItemCancelled.FromItemStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.FromItemStatus(childComplexity), true
+	case "QueueItemCancelled.functionName":
+		if e.ComplexityRoot.QueueItemCancelled.FunctionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.FunctionName(childComplexity), true
+	case "QueueItemCancelled.item":
+		if e.ComplexityRoot.QueueItemCancelled.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.Item(childComplexity), true
+	case "QueueItemCancelled.occurredAt":
+		if e.ComplexityRoot.QueueItemCancelled.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.OccurredAt(childComplexity), true
+	case "QueueItemCancelled.project":
+		if e.ComplexityRoot.QueueItemCancelled.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.Project(childComplexity), true
+	case "QueueItemCancelled.run":
+		if e.ComplexityRoot.QueueItemCancelled.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.Run(childComplexity), true
+	case "QueueItemCancelled.task":
+		if e.ComplexityRoot.QueueItemCancelled.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.Task(childComplexity), true
+	case "QueueItemCancelled.type":
+		if e.ComplexityRoot.QueueItemCancelled.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCancelled.Type(childComplexity), true
+
+	case "QueueItemClaimed.agent":
+		if e.ComplexityRoot.QueueItemClaimed.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemClaimed.Agent(childComplexity), true
+	case "QueueItemClaimed.attempt":
+		if e.ComplexityRoot.QueueItemClaimed.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemClaimed.Attempt(childComplexity), true
+	case "QueueItemClaimed.claimedBy":
+		if e.ComplexityRoot.QueueItemClaimed.ClaimedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemClaimed.ClaimedBy(childComplexity), true
+	case "QueueItemClaimed.cursor":
+		if e.ComplexityRoot.QueueItemClaimed.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemClaimed.Cursor(childComplexity), true
+	case "QueueItemClaimed.functionName":
+		if e.ComplexityRoot.QueueItemClaimed.FunctionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemClaimed.FunctionName(childComplexity), true
+	case "QueueItemClaimed.item":
+		if e.ComplexityRoot.QueueItemClaimed.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemClaimed.Item(childComplexity), true
+	case "QueueItemClaimed.occurredAt":
+		if e.ComplexityRoot.QueueItemClaimed.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemClaimed.OccurredAt(childComplexity), true
+	case "QueueItemClaimed.project":
+		if e.ComplexityRoot.QueueItemClaimed.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemClaimed.Project(childComplexity), true
+	case "QueueItemClaimed.run":
+		if e.ComplexityRoot.QueueItemClaimed.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemClaimed.Run(childComplexity), true
+	case "QueueItemClaimed.task":
+		if e.ComplexityRoot.QueueItemClaimed.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemClaimed.Task(childComplexity), true
+	case "QueueItemClaimed.type":
+		if e.ComplexityRoot.QueueItemClaimed.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemClaimed.Type(childComplexity), true
+
+	case "QueueItemCompleted.agent":
+		if e.ComplexityRoot.QueueItemCompleted.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCompleted.Agent(childComplexity), true
+	case "QueueItemCompleted.attempt":
+		if e.ComplexityRoot.QueueItemCompleted.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCompleted.Attempt(childComplexity), true
+	case "QueueItemCompleted.cursor":
+		if e.ComplexityRoot.QueueItemCompleted.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCompleted.Cursor(childComplexity), true
+	case "QueueItemCompleted.functionName":
+		if e.ComplexityRoot.QueueItemCompleted.FunctionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCompleted.FunctionName(childComplexity), true
+	case "QueueItemCompleted.item":
+		if e.ComplexityRoot.QueueItemCompleted.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCompleted.Item(childComplexity), true
+	case "QueueItemCompleted.occurredAt":
+		if e.ComplexityRoot.QueueItemCompleted.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCompleted.OccurredAt(childComplexity), true
+	case "QueueItemCompleted.project":
+		if e.ComplexityRoot.QueueItemCompleted.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCompleted.Project(childComplexity), true
+	case "QueueItemCompleted.run":
+		if e.ComplexityRoot.QueueItemCompleted.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCompleted.Run(childComplexity), true
+	case "QueueItemCompleted.task":
+		if e.ComplexityRoot.QueueItemCompleted.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCompleted.Task(childComplexity), true
+	case "QueueItemCompleted.type":
+		if e.ComplexityRoot.QueueItemCompleted.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemCompleted.Type(childComplexity), true
+
+	case "QueueItemConnection.edges":
+		if e.ComplexityRoot.QueueItemConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemConnection.Edges(childComplexity), true
+	case "QueueItemConnection.nodes":
+		if e.ComplexityRoot.QueueItemConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemConnection.Nodes(childComplexity), true
+	case "QueueItemConnection.pageInfo":
+		if e.ComplexityRoot.QueueItemConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemConnection.PageInfo(childComplexity), true
+	case "QueueItemConnection.totalCount":
+		if e.ComplexityRoot.QueueItemConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemConnection.TotalCount(childComplexity), true
+
+	case "QueueItemEdge.cursor":
+		if e.ComplexityRoot.QueueItemEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEdge.Cursor(childComplexity), true
+	case "QueueItemEdge.node":
+		if e.ComplexityRoot.QueueItemEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEdge.Node(childComplexity), true
+
+	case "QueueItemEnqueued.agent":
+		if e.ComplexityRoot.QueueItemEnqueued.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEnqueued.Agent(childComplexity), true
+	case "QueueItemEnqueued.cursor":
+		if e.ComplexityRoot.QueueItemEnqueued.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEnqueued.Cursor(childComplexity), true
+	case "QueueItemEnqueued.functionName":
+		if e.ComplexityRoot.QueueItemEnqueued.FunctionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEnqueued.FunctionName(childComplexity), true
+	case "QueueItemEnqueued.item":
+		if e.ComplexityRoot.QueueItemEnqueued.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEnqueued.Item(childComplexity), true
+	case "QueueItemEnqueued.occurredAt":
+		if e.ComplexityRoot.QueueItemEnqueued.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEnqueued.OccurredAt(childComplexity), true
+	case "QueueItemEnqueued.project":
+		if e.ComplexityRoot.QueueItemEnqueued.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEnqueued.Project(childComplexity), true
+	case "QueueItemEnqueued.run":
+		if e.ComplexityRoot.QueueItemEnqueued.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEnqueued.Run(childComplexity), true
+	case "QueueItemEnqueued.scheduledAt":
+		if e.ComplexityRoot.QueueItemEnqueued.ScheduledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEnqueued.ScheduledAt(childComplexity), true
+	case "QueueItemEnqueued.task":
+		if e.ComplexityRoot.QueueItemEnqueued.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEnqueued.Task(childComplexity), true
+	case "QueueItemEnqueued.type":
+		if e.ComplexityRoot.QueueItemEnqueued.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemEnqueued.Type(childComplexity), true
+
+	case "QueueItemFailed.agent":
+		if e.ComplexityRoot.QueueItemFailed.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.Agent(childComplexity), true
+	case "QueueItemFailed.attempt":
+		if e.ComplexityRoot.QueueItemFailed.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.Attempt(childComplexity), true
+	case "QueueItemFailed.cursor":
+		if e.ComplexityRoot.QueueItemFailed.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.Cursor(childComplexity), true
+	case "QueueItemFailed.error":
+		if e.ComplexityRoot.QueueItemFailed.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.Error(childComplexity), true
+	case "QueueItemFailed.functionName":
+		if e.ComplexityRoot.QueueItemFailed.FunctionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.FunctionName(childComplexity), true
+	case "QueueItemFailed.item":
+		if e.ComplexityRoot.QueueItemFailed.Item == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.Item(childComplexity), true
+	case "QueueItemFailed.occurredAt":
+		if e.ComplexityRoot.QueueItemFailed.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.OccurredAt(childComplexity), true
+	case "QueueItemFailed.project":
+		if e.ComplexityRoot.QueueItemFailed.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.Project(childComplexity), true
+	case "QueueItemFailed.run":
+		if e.ComplexityRoot.QueueItemFailed.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.Run(childComplexity), true
+	case "QueueItemFailed.scheduledAt":
+		if e.ComplexityRoot.QueueItemFailed.ScheduledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.ScheduledAt(childComplexity), true
+	case "QueueItemFailed.task":
+		if e.ComplexityRoot.QueueItemFailed.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.Task(childComplexity), true
+	case "QueueItemFailed.type":
+		if e.ComplexityRoot.QueueItemFailed.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.Type(childComplexity), true
+	case "QueueItemFailed.willRetry":
+		if e.ComplexityRoot.QueueItemFailed.WillRetry == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueItemFailed.WillRetry(childComplexity), true
 
 	case "ReasoningExecution.coherenceThreshold":
 		if e.ComplexityRoot.ReasoningExecution.CoherenceThreshold == nil {
@@ -7387,6 +9069,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RefinementAction.TargetStepID(childComplexity), true
 
+	case "RegisterQueueFunctionPayload.function":
+		if e.ComplexityRoot.RegisterQueueFunctionPayload.Function == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegisterQueueFunctionPayload.Function(childComplexity), true
+
 	case "RegisterTaskAgentPayload.taskAgent":
 		if e.ComplexityRoot.RegisterTaskAgentPayload.TaskAgent == nil {
 			break
@@ -7472,6 +9161,295 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevokeApiTokenPayload.APIToken(childComplexity), true
+
+	case "Router.agentMetadata":
+		if e.ComplexityRoot.Router.AgentMetadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.AgentMetadata(childComplexity), true
+	case "Router.createdAt":
+		if e.ComplexityRoot.Router.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.CreatedAt(childComplexity), true
+	case "Router.id":
+		if e.ComplexityRoot.Router.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.GlobalID(childComplexity), true
+	case "Router.messages":
+		if e.ComplexityRoot.Router.Messages == nil {
+			break
+		}
+
+		args, err := ec.field_Router_messages_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Router.Messages(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Router.model":
+		if e.ComplexityRoot.Router.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.Model(childComplexity), true
+	case "Router.planners":
+		if e.ComplexityRoot.Router.Planners == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.Planners(childComplexity), true
+	case "Router.preview":
+		if e.ComplexityRoot.Router.Preview == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.Preview(childComplexity), true
+	case "Router.project":
+		if e.ComplexityRoot.Router.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.Project(childComplexity), true
+	case "Router.schemaVersion":
+		if e.ComplexityRoot.Router.SchemaVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.SchemaVersion(childComplexity), true
+	case "Router.status":
+		if e.ComplexityRoot.Router.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.Status(childComplexity), true
+	case "Router.temperature":
+		if e.ComplexityRoot.Router.Temperature == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.Temperature(childComplexity), true
+	case "Router.title":
+		if e.ComplexityRoot.Router.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.Title(childComplexity), true
+	case "Router.updatedAt":
+		if e.ComplexityRoot.Router.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Router.UpdatedAt(childComplexity), true
+
+	case "RouterConnection.edges":
+		if e.ComplexityRoot.RouterConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterConnection.Edges(childComplexity), true
+	case "RouterConnection.nodes":
+		if e.ComplexityRoot.RouterConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterConnection.Nodes(childComplexity), true
+	case "RouterConnection.pageInfo":
+		if e.ComplexityRoot.RouterConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterConnection.PageInfo(childComplexity), true
+	case "RouterConnection.totalCount":
+		if e.ComplexityRoot.RouterConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterConnection.TotalCount(childComplexity), true
+
+	case "RouterEdge.cursor":
+		if e.ComplexityRoot.RouterEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterEdge.Cursor(childComplexity), true
+	case "RouterEdge.node":
+		if e.ComplexityRoot.RouterEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterEdge.Node(childComplexity), true
+
+	case "RouterMessage.content":
+		if e.ComplexityRoot.RouterMessage.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessage.Content(childComplexity), true
+	case "RouterMessage.createdAt":
+		if e.ComplexityRoot.RouterMessage.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessage.CreatedAt(childComplexity), true
+	case "RouterMessage.id":
+		if e.ComplexityRoot.RouterMessage.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessage.GlobalID(childComplexity), true
+	case "RouterMessage.planners":
+		if e.ComplexityRoot.RouterMessage.Planners == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessage.Planners(childComplexity), true
+	case "RouterMessage.role":
+		if e.ComplexityRoot.RouterMessage.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessage.Role(childComplexity), true
+	case "RouterMessage.router":
+		if e.ComplexityRoot.RouterMessage.Router == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessage.Router(childComplexity), true
+
+	case "RouterMessageAdded.agent":
+		if e.ComplexityRoot.RouterMessageAdded.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageAdded.Agent(childComplexity), true
+	case "RouterMessageAdded.cursor":
+		if e.ComplexityRoot.RouterMessageAdded.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageAdded.Cursor(childComplexity), true
+	case "RouterMessageAdded.message":
+		if e.ComplexityRoot.RouterMessageAdded.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageAdded.Message(childComplexity), true
+	case "RouterMessageAdded.occurredAt":
+		if e.ComplexityRoot.RouterMessageAdded.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageAdded.OccurredAt(childComplexity), true
+	case "RouterMessageAdded.project":
+		if e.ComplexityRoot.RouterMessageAdded.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageAdded.Project(childComplexity), true
+	case "RouterMessageAdded.role":
+		if e.ComplexityRoot.RouterMessageAdded.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageAdded.Role(childComplexity), true
+	case "RouterMessageAdded.router":
+		if e.ComplexityRoot.RouterMessageAdded.Router == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageAdded.Router(childComplexity), true
+	case "RouterMessageAdded.run":
+		if e.ComplexityRoot.RouterMessageAdded.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageAdded.Run(childComplexity), true
+	case "RouterMessageAdded.task":
+		if e.ComplexityRoot.RouterMessageAdded.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageAdded.Task(childComplexity), true
+	case "RouterMessageAdded.type":
+		if e.ComplexityRoot.RouterMessageAdded.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageAdded.Type(childComplexity), true
+
+	case "RouterMessageConnection.edges":
+		if e.ComplexityRoot.RouterMessageConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageConnection.Edges(childComplexity), true
+	case "RouterMessageConnection.nodes":
+		if e.ComplexityRoot.RouterMessageConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageConnection.Nodes(childComplexity), true
+	case "RouterMessageConnection.pageInfo":
+		if e.ComplexityRoot.RouterMessageConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageConnection.PageInfo(childComplexity), true
+	case "RouterMessageConnection.totalCount":
+		if e.ComplexityRoot.RouterMessageConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageConnection.TotalCount(childComplexity), true
+
+	case "RouterMessageEdge.cursor":
+		if e.ComplexityRoot.RouterMessageEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageEdge.Cursor(childComplexity), true
+	case "RouterMessageEdge.node":
+		if e.ComplexityRoot.RouterMessageEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterMessageEdge.Node(childComplexity), true
+
+	case "RouterPlannerLink.createdAt":
+		if e.ComplexityRoot.RouterPlannerLink.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterPlannerLink.CreatedAt(childComplexity), true
+	case "RouterPlannerLink.message":
+		if e.ComplexityRoot.RouterPlannerLink.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterPlannerLink.Message(childComplexity), true
+	case "RouterPlannerLink.planner":
+		if e.ComplexityRoot.RouterPlannerLink.Planner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterPlannerLink.Planner(childComplexity), true
+	case "RouterPlannerLink.relationshipType":
+		if e.ComplexityRoot.RouterPlannerLink.RelationshipType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterPlannerLink.RelationshipType(childComplexity), true
+	case "RouterPlannerLink.router":
+		if e.ComplexityRoot.RouterPlannerLink.Router == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RouterPlannerLink.Router(childComplexity), true
 
 	case "RuleViolation.field":
 		if e.ComplexityRoot.RuleViolation.Field == nil {
@@ -7904,6 +9882,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SetReasoningStepsPayload.Steps(childComplexity), true
+
+	case "SetRouterStatusPayload.router":
+		if e.ComplexityRoot.SetRouterStatusPayload.Router == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetRouterStatusPayload.Router(childComplexity), true
 
 	case "SetTaskProfilePayload.profile":
 		if e.ComplexityRoot.SetTaskProfilePayload.Profile == nil {
@@ -10080,6 +12065,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UnplannableTask.Task(childComplexity), true
 
+	case "UpdatePlannerPayload.planner":
+		if e.ComplexityRoot.UpdatePlannerPayload.Planner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdatePlannerPayload.Planner(childComplexity), true
+
 	case "UpdateProjectPayload.project":
 		if e.ComplexityRoot.UpdateProjectPayload.Project == nil {
 			break
@@ -10100,6 +12092,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.UpdateValidationRulePayload.Rule(childComplexity), true
+
+	case "UpdateWorkerPayload.worker":
+		if e.ComplexityRoot.UpdateWorkerPayload.Worker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateWorkerPayload.Worker(childComplexity), true
 
 	case "UploadTraceEventsPayload.traceSession":
 		if e.ComplexityRoot.UploadTraceEventsPayload.TraceSession == nil {
@@ -10621,6 +12620,229 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WaveTaskAssignment.TaskStatus(childComplexity), true
 
+	case "Worker.acceptanceCriteria":
+		if e.ComplexityRoot.Worker.AcceptanceCriteria == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.AcceptanceCriteria(childComplexity), true
+	case "Worker.agentMetadata":
+		if e.ComplexityRoot.Worker.AgentMetadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.AgentMetadata(childComplexity), true
+	case "Worker.createdAt":
+		if e.ComplexityRoot.Worker.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.CreatedAt(childComplexity), true
+	case "Worker.currentAttempt":
+		if e.ComplexityRoot.Worker.CurrentAttempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.CurrentAttempt(childComplexity), true
+	case "Worker.filepaths":
+		if e.ComplexityRoot.Worker.Filepaths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.Filepaths(childComplexity), true
+	case "Worker.id":
+		if e.ComplexityRoot.Worker.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.GlobalID(childComplexity), true
+	case "Worker.imageKeys":
+		if e.ComplexityRoot.Worker.ImageKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.ImageKeys(childComplexity), true
+	case "Worker.inputImageFilepaths":
+		if e.ComplexityRoot.Worker.InputImageFilepaths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.InputImageFilepaths(childComplexity), true
+	case "Worker.inputVariableFilepaths":
+		if e.ComplexityRoot.Worker.InputVariableFilepaths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.InputVariableFilepaths(childComplexity), true
+	case "Worker.messages":
+		if e.ComplexityRoot.Worker.Messages == nil {
+			break
+		}
+
+		args, err := ec.field_Worker_messages_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Worker.Messages(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Worker.nextTask":
+		if e.ComplexityRoot.Worker.NextTask == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.NextTask(childComplexity), true
+	case "Worker.outputImageFilepaths":
+		if e.ComplexityRoot.Worker.OutputImageFilepaths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.OutputImageFilepaths(childComplexity), true
+	case "Worker.outputVariableFilepaths":
+		if e.ComplexityRoot.Worker.OutputVariableFilepaths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.OutputVariableFilepaths(childComplexity), true
+	case "Worker.planner":
+		if e.ComplexityRoot.Worker.Planner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.Planner(childComplexity), true
+	case "Worker.queryingStructuredData":
+		if e.ComplexityRoot.Worker.QueryingStructuredData == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.QueryingStructuredData(childComplexity), true
+	case "Worker.schemaVersion":
+		if e.ComplexityRoot.Worker.SchemaVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.SchemaVersion(childComplexity), true
+	case "Worker.tables":
+		if e.ComplexityRoot.Worker.Tables == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.Tables(childComplexity), true
+	case "Worker.taskContext":
+		if e.ComplexityRoot.Worker.TaskContext == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.TaskContext(childComplexity), true
+	case "Worker.taskDescription":
+		if e.ComplexityRoot.Worker.TaskDescription == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.TaskDescription(childComplexity), true
+	case "Worker.taskResult":
+		if e.ComplexityRoot.Worker.TaskResult == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.TaskResult(childComplexity), true
+	case "Worker.taskStatus":
+		if e.ComplexityRoot.Worker.TaskStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.TaskStatus(childComplexity), true
+	case "Worker.tools":
+		if e.ComplexityRoot.Worker.Tools == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.Tools(childComplexity), true
+	case "Worker.updatedAt":
+		if e.ComplexityRoot.Worker.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.UpdatedAt(childComplexity), true
+	case "Worker.variableKeys":
+		if e.ComplexityRoot.Worker.VariableKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.VariableKeys(childComplexity), true
+	case "Worker.workerName":
+		if e.ComplexityRoot.Worker.WorkerName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Worker.WorkerName(childComplexity), true
+
+	case "WorkerStatusChanged.agent":
+		if e.ComplexityRoot.WorkerStatusChanged.Agent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkerStatusChanged.Agent(childComplexity), true
+	case "WorkerStatusChanged.currentAttempt":
+		if e.ComplexityRoot.WorkerStatusChanged.CurrentAttempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkerStatusChanged.CurrentAttempt(childComplexity), true
+	case "WorkerStatusChanged.cursor":
+		if e.ComplexityRoot.WorkerStatusChanged.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkerStatusChanged.Cursor(childComplexity), true
+	case "WorkerStatusChanged.fromWorkerStatus":
+		if e.ComplexityRoot.WorkerStatusChanged.FromWorkerStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkerStatusChanged.FromWorkerStatus(childComplexity), true
+	case "WorkerStatusChanged.occurredAt":
+		if e.ComplexityRoot.WorkerStatusChanged.OccurredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkerStatusChanged.OccurredAt(childComplexity), true
+	case "WorkerStatusChanged.project":
+		if e.ComplexityRoot.WorkerStatusChanged.Project == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkerStatusChanged.Project(childComplexity), true
+	case "WorkerStatusChanged.run":
+		if e.ComplexityRoot.WorkerStatusChanged.Run == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkerStatusChanged.Run(childComplexity), true
+	case "WorkerStatusChanged.task":
+		if e.ComplexityRoot.WorkerStatusChanged.Task == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkerStatusChanged.Task(childComplexity), true
+	case "WorkerStatusChanged.toWorkerStatus":
+		if e.ComplexityRoot.WorkerStatusChanged.ToWorkerStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkerStatusChanged.ToWorkerStatus(childComplexity), true
+	case "WorkerStatusChanged.type":
+		if e.ComplexityRoot.WorkerStatusChanged.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkerStatusChanged.Type(childComplexity), true
+	case "WorkerStatusChanged.worker":
+		if e.ComplexityRoot.WorkerStatusChanged.Worker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WorkerStatusChanged.Worker(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -10631,17 +12853,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAcceptGroupingSuggestionInput,
 		ec.unmarshalInputAddActionToolMappingInput,
+		ec.unmarshalInputAddAgentMessageInput,
 		ec.unmarshalInputAddParameterMappingInput,
+		ec.unmarshalInputAddRouterMessageInput,
 		ec.unmarshalInputAddTaskRelationshipInput,
 		ec.unmarshalInputAddTasksToListInput,
 		ec.unmarshalInputAdvanceIdeaInput,
 		ec.unmarshalInputAnswerQuestionInput,
 		ec.unmarshalInputAppendExecutionLogInput,
 		ec.unmarshalInputAskQuestionInput,
+		ec.unmarshalInputCancelQueueItemInput,
 		ec.unmarshalInputClaimExampleInput,
+		ec.unmarshalInputClaimQueueItemsInput,
 		ec.unmarshalInputClaimTaskInput,
+		ec.unmarshalInputClearAgentMessagesInput,
 		ec.unmarshalInputCompleteExampleInput,
 		ec.unmarshalInputCompleteExecutionPassInput,
+		ec.unmarshalInputCompleteQueueItemInput,
 		ec.unmarshalInputCompleteTaskInput,
 		ec.unmarshalInputCreateActionInput,
 		ec.unmarshalInputCreateActionToolMapInput,
@@ -10650,7 +12878,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateIdeaInput,
 		ec.unmarshalInputCreateMcpServerInput,
 		ec.unmarshalInputCreateModelInput,
+		ec.unmarshalInputCreatePlannerInput,
 		ec.unmarshalInputCreateProjectInput,
+		ec.unmarshalInputCreateRouterInput,
 		ec.unmarshalInputCreateSuiteInput,
 		ec.unmarshalInputCreateTaskBlockInput,
 		ec.unmarshalInputCreateTaskFromTemplateInput,
@@ -10661,6 +12891,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateTraceSessionInput,
 		ec.unmarshalInputCreateUserInput,
 		ec.unmarshalInputCreateValidationRuleInput,
+		ec.unmarshalInputCreateWorkerInput,
 		ec.unmarshalInputDeleteActionInput,
 		ec.unmarshalInputDeleteActionToolMapInput,
 		ec.unmarshalInputDeleteExampleInput,
@@ -10670,23 +12901,29 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDeleteToolInput,
 		ec.unmarshalInputDeleteTraceSessionInput,
 		ec.unmarshalInputDeleteValidationRuleInput,
+		ec.unmarshalInputEnqueueFunctionInput,
 		ec.unmarshalInputExampleFilter,
+		ec.unmarshalInputExtendQueueLeaseInput,
 		ec.unmarshalInputFailExampleInput,
+		ec.unmarshalInputFailQueueItemInput,
 		ec.unmarshalInputFailTaskInput,
 		ec.unmarshalInputFileImpactInput,
 		ec.unmarshalInputFinishReasoningExecutionInput,
 		ec.unmarshalInputHeartbeatInput,
 		ec.unmarshalInputImportMcpToolsInput,
+		ec.unmarshalInputLinkPlannerInput,
 		ec.unmarshalInputParameterInput,
 		ec.unmarshalInputPauseTaskAgentInput,
 		ec.unmarshalInputProjectFilter,
 		ec.unmarshalInputQuestionFilter,
 		ec.unmarshalInputQuestionOptionInput,
+		ec.unmarshalInputQueueItemFilter,
 		ec.unmarshalInputReasoningStepInput,
 		ec.unmarshalInputRecordConvergenceAssessmentInput,
 		ec.unmarshalInputRecordRefinementInput,
 		ec.unmarshalInputRecordTestResultInput,
 		ec.unmarshalInputRecordValidationReportInput,
+		ec.unmarshalInputRegisterQueueFunctionInput,
 		ec.unmarshalInputRegisterTaskAgentInput,
 		ec.unmarshalInputRejectGroupingSuggestionInput,
 		ec.unmarshalInputRemoveActionToolMappingInput,
@@ -10698,6 +12935,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputRunActionInput,
 		ec.unmarshalInputSetGroupingWeightsInput,
 		ec.unmarshalInputSetReasoningStepsInput,
+		ec.unmarshalInputSetRouterStatusInput,
 		ec.unmarshalInputSetTaskProfileInput,
 		ec.unmarshalInputSkipQuestionInput,
 		ec.unmarshalInputStartExecutionPassInput,
@@ -10711,9 +12949,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputTerminateTaskAgentInput,
 		ec.unmarshalInputTransitionReasoningStepInput,
 		ec.unmarshalInputTransitionTaskInput,
+		ec.unmarshalInputUpdatePlannerInput,
 		ec.unmarshalInputUpdateProjectInput,
 		ec.unmarshalInputUpdateTaskInput,
 		ec.unmarshalInputUpdateValidationRuleInput,
+		ec.unmarshalInputUpdateWorkerInput,
 		ec.unmarshalInputUploadTraceEventsInput,
 		ec.unmarshalInputValidationIssueInput,
 	)
@@ -10807,7 +13047,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/grouping.graphqls" "schema/ideas.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/questions.graphqls" "schema/reasoning.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls" "schema/validation.graphqls"
+//go:embed "schema/catalog.graphqls" "schema/events.graphqls" "schema/execution.graphqls" "schema/grouping.graphqls" "schema/ideas.graphqls" "schema/planning.graphqls" "schema/projects.graphqls" "schema/questions.graphqls" "schema/reasoning.graphqls" "schema/routing.graphqls" "schema/tasklists.graphqls" "schema/tasks.graphqls" "schema/users.graphqls" "schema/validation.graphqls"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -10876,6 +13116,7 @@ type Mutation {
 	{Name: "schema/projects.graphqls", Input: sourceData("schema/projects.graphqls"), BuiltIn: false},
 	{Name: "schema/questions.graphqls", Input: sourceData("schema/questions.graphqls"), BuiltIn: false},
 	{Name: "schema/reasoning.graphqls", Input: sourceData("schema/reasoning.graphqls"), BuiltIn: false},
+	{Name: "schema/routing.graphqls", Input: sourceData("schema/routing.graphqls"), BuiltIn: false},
 	{Name: "schema/tasklists.graphqls", Input: sourceData("schema/tasklists.graphqls"), BuiltIn: false},
 	{Name: "schema/tasks.graphqls", Input: sourceData("schema/tasks.graphqls"), BuiltIn: false},
 	{Name: "schema/users.graphqls", Input: sourceData("schema/users.graphqls"), BuiltIn: false},
@@ -11141,6 +13382,14 @@ func (ec *executionContext) childFields_AddActionToolMappingPayload(ctx context.
 	return nil, fmt.Errorf("no field named %q was found under type AddActionToolMappingPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_AddAgentMessagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "message":
+		return ec.fieldContext_AddAgentMessagePayload_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AddAgentMessagePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_AddParameterMappingPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "parameterMapping":
@@ -11149,6 +13398,14 @@ func (ec *executionContext) childFields_AddParameterMappingPayload(ctx context.C
 		return ec.fieldContext_AddParameterMappingPayload_actionToolMap(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AddParameterMappingPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_AddRouterMessagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "message":
+		return ec.fieldContext_AddRouterMessagePayload_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AddRouterMessagePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_AddTaskRelationshipPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11175,6 +13432,44 @@ func (ec *executionContext) childFields_AdvanceIdeaPayload(ctx context.Context, 
 		return ec.fieldContext_AdvanceIdeaPayload_idea(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AdvanceIdeaPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_AgentMessage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AgentMessage_id(ctx, field)
+	case "role":
+		return ec.fieldContext_AgentMessage_role(ctx, field)
+	case "content":
+		return ec.fieldContext_AgentMessage_content(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AgentMessage_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AgentMessage", field.Name)
+}
+
+func (ec *executionContext) childFields_AgentMessageConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AgentMessageConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_AgentMessageConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AgentMessageConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_AgentMessageConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AgentMessageConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AgentMessageEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_AgentMessageEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_AgentMessageEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AgentMessageEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_AnswerQuestionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11269,12 +13564,28 @@ func (ec *executionContext) childFields_BuildAgent(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type BuildAgent", field.Name)
 }
 
+func (ec *executionContext) childFields_CancelQueueItemPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "item":
+		return ec.fieldContext_CancelQueueItemPayload_item(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CancelQueueItemPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_ClaimExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "example":
 		return ec.fieldContext_ClaimExamplePayload_example(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ClaimExamplePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ClaimQueueItemsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ClaimQueueItemsPayload_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClaimQueueItemsPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ClaimTaskPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11293,6 +13604,14 @@ func (ec *executionContext) childFields_ClaimTaskPayload(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type ClaimTaskPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_ClearAgentMessagesPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deleted":
+		return ec.fieldContext_ClearAgentMessagesPayload_deleted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClearAgentMessagesPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CompleteExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "example":
@@ -11307,6 +13626,14 @@ func (ec *executionContext) childFields_CompleteExecutionPassPayload(ctx context
 		return ec.fieldContext_CompleteExecutionPassPayload_pass(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CompleteExecutionPassPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CompleteQueueItemPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "item":
+		return ec.fieldContext_CompleteQueueItemPayload_item(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CompleteQueueItemPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_CompleteTaskPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11411,12 +13738,28 @@ func (ec *executionContext) childFields_CreateModelPayload(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type CreateModelPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreatePlannerPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "planner":
+		return ec.fieldContext_CreatePlannerPayload_planner(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreatePlannerPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateProjectPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "project":
 		return ec.fieldContext_CreateProjectPayload_project(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateProjectPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateRouterPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "router":
+		return ec.fieldContext_CreateRouterPayload_router(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateRouterPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_CreateSuitePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11503,6 +13846,14 @@ func (ec *executionContext) childFields_CreateValidationRulePayload(ctx context.
 	return nil, fmt.Errorf("no field named %q was found under type CreateValidationRulePayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateWorkerPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "worker":
+		return ec.fieldContext_CreateWorkerPayload_worker(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateWorkerPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CriticalPath(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "tasks":
@@ -11583,6 +13934,16 @@ func (ec *executionContext) childFields_DeleteValidationRulePayload(ctx context.
 		return ec.fieldContext_DeleteValidationRulePayload_deletedId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeleteValidationRulePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_EnqueueFunctionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "item":
+		return ec.fieldContext_EnqueueFunctionPayload_item(ctx, field)
+	case "deduplicated":
+		return ec.fieldContext_EnqueueFunctionPayload_deduplicated(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EnqueueFunctionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Example(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11781,12 +14142,28 @@ func (ec *executionContext) childFields_ExecutionRun(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type ExecutionRun", field.Name)
 }
 
+func (ec *executionContext) childFields_ExtendQueueLeasePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "item":
+		return ec.fieldContext_ExtendQueueLeasePayload_item(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExtendQueueLeasePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_FailExamplePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "example":
 		return ec.fieldContext_FailExamplePayload_example(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FailExamplePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_FailQueueItemPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "item":
+		return ec.fieldContext_FailQueueItemPayload_item(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FailQueueItemPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_FailTaskPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12005,6 +14382,14 @@ func (ec *executionContext) childFields_ImportMcpToolsPayload(ctx context.Contex
 	return nil, fmt.Errorf("no field named %q was found under type ImportMcpToolsPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_LinkPlannerPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "link":
+		return ec.fieldContext_LinkPlannerPayload_link(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LinkPlannerPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_McpServer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -12185,6 +14570,56 @@ func (ec *executionContext) childFields_PlannedWave(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type PlannedWave", field.Name)
 }
 
+func (ec *executionContext) childFields_Planner(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Planner_id(ctx, field)
+	case "project":
+		return ec.fieldContext_Planner_project(ctx, field)
+	case "plannerName":
+		return ec.fieldContext_Planner_plannerName(ctx, field)
+	case "userQuestion":
+		return ec.fieldContext_Planner_userQuestion(ctx, field)
+	case "instruction":
+		return ec.fieldContext_Planner_instruction(ctx, field)
+	case "executionPlan":
+		return ec.fieldContext_Planner_executionPlan(ctx, field)
+	case "model":
+		return ec.fieldContext_Planner_model(ctx, field)
+	case "temperature":
+		return ec.fieldContext_Planner_temperature(ctx, field)
+	case "failedTaskLimit":
+		return ec.fieldContext_Planner_failedTaskLimit(ctx, field)
+	case "failedTaskCount":
+		return ec.fieldContext_Planner_failedTaskCount(ctx, field)
+	case "status":
+		return ec.fieldContext_Planner_status(ctx, field)
+	case "userResponse":
+		return ec.fieldContext_Planner_userResponse(ctx, field)
+	case "nextTask":
+		return ec.fieldContext_Planner_nextTask(ctx, field)
+	case "variableFilePaths":
+		return ec.fieldContext_Planner_variableFilePaths(ctx, field)
+	case "imageFilePaths":
+		return ec.fieldContext_Planner_imageFilePaths(ctx, field)
+	case "agentMetadata":
+		return ec.fieldContext_Planner_agentMetadata(ctx, field)
+	case "schemaVersion":
+		return ec.fieldContext_Planner_schemaVersion(ctx, field)
+	case "messages":
+		return ec.fieldContext_Planner_messages(ctx, field)
+	case "workers":
+		return ec.fieldContext_Planner_workers(ctx, field)
+	case "routers":
+		return ec.fieldContext_Planner_routers(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Planner_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Planner_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Planner", field.Name)
+}
+
 func (ec *executionContext) childFields_Project(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -12337,6 +14772,108 @@ func (ec *executionContext) childFields_QuestionOption(ctx context.Context, fiel
 		return ec.fieldContext_QuestionOption_description(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type QuestionOption", field.Name)
+}
+
+func (ec *executionContext) childFields_QueueError(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "attempt":
+		return ec.fieldContext_QueueError_attempt(ctx, field)
+	case "message":
+		return ec.fieldContext_QueueError_message(ctx, field)
+	case "at":
+		return ec.fieldContext_QueueError_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QueueError", field.Name)
+}
+
+func (ec *executionContext) childFields_QueueFunction(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_QueueFunction_id(ctx, field)
+	case "name":
+		return ec.fieldContext_QueueFunction_name(ctx, field)
+	case "maxAttempts":
+		return ec.fieldContext_QueueFunction_maxAttempts(ctx, field)
+	case "leaseSeconds":
+		return ec.fieldContext_QueueFunction_leaseSeconds(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_QueueFunction_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QueueFunction", field.Name)
+}
+
+func (ec *executionContext) childFields_QueueItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_QueueItem_id(ctx, field)
+	case "project":
+		return ec.fieldContext_QueueItem_project(ctx, field)
+	case "entityType":
+		return ec.fieldContext_QueueItem_entityType(ctx, field)
+	case "entityId":
+		return ec.fieldContext_QueueItem_entityId(ctx, field)
+	case "entity":
+		return ec.fieldContext_QueueItem_entity(ctx, field)
+	case "functionName":
+		return ec.fieldContext_QueueItem_functionName(ctx, field)
+	case "payload":
+		return ec.fieldContext_QueueItem_payload(ctx, field)
+	case "status":
+		return ec.fieldContext_QueueItem_status(ctx, field)
+	case "priority":
+		return ec.fieldContext_QueueItem_priority(ctx, field)
+	case "uniqueKey":
+		return ec.fieldContext_QueueItem_uniqueKey(ctx, field)
+	case "attempt":
+		return ec.fieldContext_QueueItem_attempt(ctx, field)
+	case "maxAttempts":
+		return ec.fieldContext_QueueItem_maxAttempts(ctx, field)
+	case "leaseSeconds":
+		return ec.fieldContext_QueueItem_leaseSeconds(ctx, field)
+	case "scheduledAt":
+		return ec.fieldContext_QueueItem_scheduledAt(ctx, field)
+	case "errorMessage":
+		return ec.fieldContext_QueueItem_errorMessage(ctx, field)
+	case "errors":
+		return ec.fieldContext_QueueItem_errors(ctx, field)
+	case "result":
+		return ec.fieldContext_QueueItem_result(ctx, field)
+	case "claimedBy":
+		return ec.fieldContext_QueueItem_claimedBy(ctx, field)
+	case "leaseExpiresAt":
+		return ec.fieldContext_QueueItem_leaseExpiresAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_QueueItem_finishedAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_QueueItem_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_QueueItem_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QueueItem", field.Name)
+}
+
+func (ec *executionContext) childFields_QueueItemConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_QueueItemConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_QueueItemConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_QueueItemConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_QueueItemConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QueueItemConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_QueueItemEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_QueueItemEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_QueueItemEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QueueItemEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_ReasoningExecution(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12513,6 +15050,14 @@ func (ec *executionContext) childFields_RefinementAction(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type RefinementAction", field.Name)
 }
 
+func (ec *executionContext) childFields_RegisterQueueFunctionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "function":
+		return ec.fieldContext_RegisterQueueFunctionPayload_function(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RegisterQueueFunctionPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RegisterTaskAgentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "taskAgent":
@@ -12585,6 +15130,120 @@ func (ec *executionContext) childFields_RevokeApiTokenPayload(ctx context.Contex
 		return ec.fieldContext_RevokeApiTokenPayload_apiToken(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevokeApiTokenPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Router(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Router_id(ctx, field)
+	case "project":
+		return ec.fieldContext_Router_project(ctx, field)
+	case "status":
+		return ec.fieldContext_Router_status(ctx, field)
+	case "model":
+		return ec.fieldContext_Router_model(ctx, field)
+	case "temperature":
+		return ec.fieldContext_Router_temperature(ctx, field)
+	case "title":
+		return ec.fieldContext_Router_title(ctx, field)
+	case "preview":
+		return ec.fieldContext_Router_preview(ctx, field)
+	case "agentMetadata":
+		return ec.fieldContext_Router_agentMetadata(ctx, field)
+	case "schemaVersion":
+		return ec.fieldContext_Router_schemaVersion(ctx, field)
+	case "messages":
+		return ec.fieldContext_Router_messages(ctx, field)
+	case "planners":
+		return ec.fieldContext_Router_planners(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Router_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Router_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Router", field.Name)
+}
+
+func (ec *executionContext) childFields_RouterConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_RouterConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_RouterConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_RouterConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_RouterConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RouterConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_RouterEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_RouterEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_RouterEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RouterEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_RouterMessage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_RouterMessage_id(ctx, field)
+	case "router":
+		return ec.fieldContext_RouterMessage_router(ctx, field)
+	case "role":
+		return ec.fieldContext_RouterMessage_role(ctx, field)
+	case "content":
+		return ec.fieldContext_RouterMessage_content(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_RouterMessage_createdAt(ctx, field)
+	case "planners":
+		return ec.fieldContext_RouterMessage_planners(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RouterMessage", field.Name)
+}
+
+func (ec *executionContext) childFields_RouterMessageConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_RouterMessageConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_RouterMessageConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_RouterMessageConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_RouterMessageConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RouterMessageConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_RouterMessageEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_RouterMessageEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_RouterMessageEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RouterMessageEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_RouterPlannerLink(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "router":
+		return ec.fieldContext_RouterPlannerLink_router(ctx, field)
+	case "planner":
+		return ec.fieldContext_RouterPlannerLink_planner(ctx, field)
+	case "message":
+		return ec.fieldContext_RouterPlannerLink_message(ctx, field)
+	case "relationshipType":
+		return ec.fieldContext_RouterPlannerLink_relationshipType(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_RouterPlannerLink_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RouterPlannerLink", field.Name)
 }
 
 func (ec *executionContext) childFields_RuleViolation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12663,6 +15322,14 @@ func (ec *executionContext) childFields_SetReasoningStepsPayload(ctx context.Con
 		return ec.fieldContext_SetReasoningStepsPayload_steps(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SetReasoningStepsPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_SetRouterStatusPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "router":
+		return ec.fieldContext_SetRouterStatusPayload_router(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetRouterStatusPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_SetTaskProfilePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13481,6 +16148,14 @@ func (ec *executionContext) childFields_UnplannableTask(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type UnplannableTask", field.Name)
 }
 
+func (ec *executionContext) childFields_UpdatePlannerPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "planner":
+		return ec.fieldContext_UpdatePlannerPayload_planner(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdatePlannerPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_UpdateProjectPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "project":
@@ -13503,6 +16178,14 @@ func (ec *executionContext) childFields_UpdateValidationRulePayload(ctx context.
 		return ec.fieldContext_UpdateValidationRulePayload_rule(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdateValidationRulePayload", field.Name)
+}
+
+func (ec *executionContext) childFields_UpdateWorkerPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "worker":
+		return ec.fieldContext_UpdateWorkerPayload_worker(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateWorkerPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_UploadTraceEventsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13679,6 +16362,62 @@ func (ec *executionContext) childFields_WaveTaskAssignment(ctx context.Context, 
 		return ec.fieldContext_WaveTaskAssignment_completedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WaveTaskAssignment", field.Name)
+}
+
+func (ec *executionContext) childFields_Worker(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Worker_id(ctx, field)
+	case "planner":
+		return ec.fieldContext_Worker_planner(ctx, field)
+	case "workerName":
+		return ec.fieldContext_Worker_workerName(ctx, field)
+	case "taskStatus":
+		return ec.fieldContext_Worker_taskStatus(ctx, field)
+	case "nextTask":
+		return ec.fieldContext_Worker_nextTask(ctx, field)
+	case "taskDescription":
+		return ec.fieldContext_Worker_taskDescription(ctx, field)
+	case "acceptanceCriteria":
+		return ec.fieldContext_Worker_acceptanceCriteria(ctx, field)
+	case "taskContext":
+		return ec.fieldContext_Worker_taskContext(ctx, field)
+	case "taskResult":
+		return ec.fieldContext_Worker_taskResult(ctx, field)
+	case "queryingStructuredData":
+		return ec.fieldContext_Worker_queryingStructuredData(ctx, field)
+	case "imageKeys":
+		return ec.fieldContext_Worker_imageKeys(ctx, field)
+	case "variableKeys":
+		return ec.fieldContext_Worker_variableKeys(ctx, field)
+	case "tools":
+		return ec.fieldContext_Worker_tools(ctx, field)
+	case "inputVariableFilepaths":
+		return ec.fieldContext_Worker_inputVariableFilepaths(ctx, field)
+	case "inputImageFilepaths":
+		return ec.fieldContext_Worker_inputImageFilepaths(ctx, field)
+	case "outputVariableFilepaths":
+		return ec.fieldContext_Worker_outputVariableFilepaths(ctx, field)
+	case "outputImageFilepaths":
+		return ec.fieldContext_Worker_outputImageFilepaths(ctx, field)
+	case "currentAttempt":
+		return ec.fieldContext_Worker_currentAttempt(ctx, field)
+	case "tables":
+		return ec.fieldContext_Worker_tables(ctx, field)
+	case "filepaths":
+		return ec.fieldContext_Worker_filepaths(ctx, field)
+	case "agentMetadata":
+		return ec.fieldContext_Worker_agentMetadata(ctx, field)
+	case "schemaVersion":
+		return ec.fieldContext_Worker_schemaVersion(ctx, field)
+	case "messages":
+		return ec.fieldContext_Worker_messages(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Worker_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Worker_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Worker", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -14085,12 +16824,40 @@ func (ec *executionContext) field_Mutation_addActionToolMapping_args(ctx context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addAgentMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.AddAgentMessageInput, error) {
+			return ec.unmarshalNAddAgentMessageInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddAgentMessageInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addParameterMapping_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.AddParameterMappingInput, error) {
 			return ec.unmarshalNAddParameterMappingInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddParameterMappingInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_addRouterMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.AddRouterMessageInput, error) {
+			return ec.unmarshalNAddRouterMessageInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddRouterMessageInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14197,6 +16964,20 @@ func (ec *executionContext) field_Mutation_cancelExecutionRun_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_cancelQueueItem_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CancelQueueItemInput, error) {
+			return ec.unmarshalNCancelQueueItemInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCancelQueueItemInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_claimExample_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14211,12 +16992,40 @@ func (ec *executionContext) field_Mutation_claimExample_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_claimQueueItems_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.ClaimQueueItemsInput, error) {
+			return ec.unmarshalNClaimQueueItemsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimQueueItemsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_claimTask_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.ClaimTaskInput, error) {
 			return ec.unmarshalNClaimTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimTaskInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_clearAgentMessages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.ClearAgentMessagesInput, error) {
+			return ec.unmarshalNClearAgentMessagesInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClearAgentMessagesInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14245,6 +17054,20 @@ func (ec *executionContext) field_Mutation_completeExecutionPass_args(ctx contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.CompleteExecutionPassInput, error) {
 			return ec.unmarshalNCompleteExecutionPassInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCompleteExecutionPassInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_completeQueueItem_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CompleteQueueItemInput, error) {
+			return ec.unmarshalNCompleteQueueItemInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCompleteQueueItemInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14365,12 +17188,40 @@ func (ec *executionContext) field_Mutation_createModel_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createPlanner_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreatePlannerInput, error) {
+			return ec.unmarshalNCreatePlannerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreatePlannerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createProject_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.CreateProjectInput, error) {
 			return ec.unmarshalNCreateProjectInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateProjectInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createRouter_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreateRouterInput, error) {
+			return ec.unmarshalNCreateRouterInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateRouterInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14519,6 +17370,20 @@ func (ec *executionContext) field_Mutation_createValidationRule_args(ctx context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createWorker_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.CreateWorkerInput, error) {
+			return ec.unmarshalNCreateWorkerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateWorkerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteActionToolMap_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14645,12 +17510,54 @@ func (ec *executionContext) field_Mutation_deleteValidationRule_args(ctx context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_enqueueFunction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.EnqueueFunctionInput, error) {
+			return ec.unmarshalNEnqueueFunctionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐEnqueueFunctionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_extendQueueLease_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.ExtendQueueLeaseInput, error) {
+			return ec.unmarshalNExtendQueueLeaseInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExtendQueueLeaseInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_failExample_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.FailExampleInput, error) {
 			return ec.unmarshalNFailExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFailExampleInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_failQueueItem_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.FailQueueItemInput, error) {
+			return ec.unmarshalNFailQueueItemInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFailQueueItemInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14707,6 +17614,20 @@ func (ec *executionContext) field_Mutation_importMcpTools_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.ImportMcpToolsInput, error) {
 			return ec.unmarshalNImportMcpToolsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐImportMcpToolsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_linkPlanner_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.LinkPlannerInput, error) {
+			return ec.unmarshalNLinkPlannerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐLinkPlannerInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14791,6 +17712,20 @@ func (ec *executionContext) field_Mutation_recordValidationReport_args(ctx conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (domain.RecordValidationReportInput, error) {
 			return ec.unmarshalNRecordValidationReportInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRecordValidationReportInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_registerQueueFunction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.RegisterQueueFunctionInput, error) {
+			return ec.unmarshalNRegisterQueueFunctionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRegisterQueueFunctionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14967,6 +17902,20 @@ func (ec *executionContext) field_Mutation_setReasoningSteps_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setRouterStatus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.SetRouterStatusInput, error) {
+			return ec.unmarshalNSetRouterStatusInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetRouterStatusInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_setTaskProfile_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -15107,6 +18056,20 @@ func (ec *executionContext) field_Mutation_transitionTask_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updatePlanner_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.UpdatePlannerInput, error) {
+			return ec.unmarshalNUpdatePlannerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUpdatePlannerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateProject_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -15149,6 +18112,20 @@ func (ec *executionContext) field_Mutation_updateValidationRule_args(ctx context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateWorker_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (domain.UpdateWorkerInput, error) {
+			return ec.unmarshalNUpdateWorkerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUpdateWorkerInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_uploadTraceEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -15160,6 +18137,44 @@ func (ec *executionContext) field_Mutation_uploadTraceEvents_args(ctx context.Co
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Planner_messages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -15527,6 +18542,20 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_planner_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_project_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -15647,6 +18676,60 @@ func (ec *executionContext) field_Query_questions_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_queueItems_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*domain.QueueItemFilter, error) {
+			return ec.unmarshalOQueueItemFilter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_reasoningExecution_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -15696,6 +18779,74 @@ func (ec *executionContext) field_Query_reasoningExecutions_args(ctx context.Con
 		return nil, err
 	}
 	args["after"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_router_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_routers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "projectId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["projectId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) ([]domain.RouterStatus, error) {
+			return ec.unmarshalORouterStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterStatusᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg5
 	return args, nil
 }
 
@@ -15890,6 +19041,58 @@ func (ec *executionContext) field_Query_wavePlan_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["taskListId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_worker_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Router_messages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -16222,6 +19425,44 @@ func (ec *executionContext) field_User_projects_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Worker_messages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -18390,6 +21631,38 @@ func (ec *executionContext) fieldContext_AddActionToolMappingPayload_actionToolM
 	return fc, nil
 }
 
+func (ec *executionContext) _AddAgentMessagePayload_message(ctx context.Context, field graphql.CollectedField, obj *model.AddAgentMessagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddAgentMessagePayload_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.AgentMessage) graphql.Marshaler {
+			return ec.marshalNAgentMessage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddAgentMessagePayload_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddAgentMessagePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentMessage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AddParameterMappingPayload_parameterMapping(ctx context.Context, field graphql.CollectedField, obj *model.AddParameterMappingPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18449,6 +21722,38 @@ func (ec *executionContext) fieldContext_AddParameterMappingPayload_actionToolMa
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ActionToolMap(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AddRouterMessagePayload_message(ctx context.Context, field graphql.CollectedField, obj *model.AddRouterMessagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddRouterMessagePayload_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.RouterMessage) graphql.Marshaler {
+			return ec.marshalNRouterMessage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddRouterMessagePayload_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddRouterMessagePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterMessage(ctx, field)
 		},
 	}
 	return fc, nil
@@ -18869,6 +22174,272 @@ func (ec *executionContext) _AgentHeartbeat_cpuPercent(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_AgentHeartbeat_cpuPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AgentHeartbeat", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AgentMessage_id(ctx context.Context, field graphql.CollectedField, obj *domain.AgentMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentMessage_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentMessage_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentMessage", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AgentMessage_role(ctx context.Context, field graphql.CollectedField, obj *domain.AgentMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentMessage_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.AgentMessageRole) graphql.Marshaler {
+			return ec.marshalNAgentMessageRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentMessageRole(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentMessage_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentMessage", field, false, false, errors.New("field of type AgentMessageRole does not have child fields"))
+}
+
+func (ec *executionContext) _AgentMessage_content(ctx context.Context, field graphql.CollectedField, obj *domain.AgentMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentMessage_content(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Content, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentMessage_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentMessage", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _AgentMessage_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.AgentMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentMessage_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentMessage_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentMessage", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AgentMessageConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.AgentMessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentMessageConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AgentMessageEdge) graphql.Marshaler {
+			return ec.marshalNAgentMessageEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAgentMessageEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentMessageConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentMessageConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentMessageEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AgentMessageConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.AgentMessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentMessageConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.AgentMessage) graphql.Marshaler {
+			return ec.marshalNAgentMessage2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentMessageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentMessageConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentMessageConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentMessage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AgentMessageConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.AgentMessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentMessageConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentMessageConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentMessageConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AgentMessageConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.AgentMessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentMessageConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentMessageConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentMessageConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AgentMessageEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.AgentMessageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentMessageEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentMessageEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AgentMessageEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AgentMessageEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.AgentMessageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AgentMessageEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.AgentMessage) graphql.Marshaler {
+			return ec.marshalNAgentMessage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AgentMessageEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AgentMessageEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentMessage(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _AgentTerminated_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.AgentTerminatedEvent) (ret graphql.Marshaler) {
@@ -19929,6 +23500,38 @@ func (ec *executionContext) fieldContext_BuildAgent_waitingOn(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _CancelQueueItemPayload_item(ctx context.Context, field graphql.CollectedField, obj *model.CancelQueueItemPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CancelQueueItemPayload_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Item, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CancelQueueItemPayload_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CancelQueueItemPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ClaimExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.ClaimExamplePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19956,6 +23559,38 @@ func (ec *executionContext) fieldContext_ClaimExamplePayload_example(_ context.C
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Example(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ClaimQueueItemsPayload_items(ctx context.Context, field graphql.CollectedField, obj *model.ClaimQueueItemsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimQueueItemsPayload_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimQueueItemsPayload_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ClaimQueueItemsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
 		},
 	}
 	return fc, nil
@@ -20112,6 +23747,29 @@ func (ec *executionContext) fieldContext_ClaimTaskPayload_waitReason(_ context.C
 	return graphql.NewScalarFieldContext("ClaimTaskPayload", field, false, false, errors.New("field of type WaitReason does not have child fields"))
 }
 
+func (ec *executionContext) _ClearAgentMessagesPayload_deleted(ctx context.Context, field graphql.CollectedField, obj *model.ClearAgentMessagesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClearAgentMessagesPayload_deleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deleted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClearAgentMessagesPayload_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClearAgentMessagesPayload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _CompleteExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.CompleteExamplePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20171,6 +23829,38 @@ func (ec *executionContext) fieldContext_CompleteExecutionPassPayload_pass(_ con
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ExecutionPass(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CompleteQueueItemPayload_item(ctx context.Context, field graphql.CollectedField, obj *model.CompleteQueueItemPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompleteQueueItemPayload_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Item, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CompleteQueueItemPayload_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompleteQueueItemPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
 		},
 	}
 	return fc, nil
@@ -21070,6 +24760,38 @@ func (ec *executionContext) fieldContext_CreateModelPayload_model(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _CreatePlannerPayload_planner(ctx context.Context, field graphql.CollectedField, obj *model.CreatePlannerPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatePlannerPayload_planner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Planner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Planner) graphql.Marshaler {
+			return ec.marshalNPlanner2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlanner(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatePlannerPayload_planner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreatePlannerPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Planner(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreateProjectPayload_project(ctx context.Context, field graphql.CollectedField, obj *model.CreateProjectPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21097,6 +24819,38 @@ func (ec *executionContext) fieldContext_CreateProjectPayload_project(_ context.
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateRouterPayload_router(ctx context.Context, field graphql.CollectedField, obj *model.CreateRouterPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateRouterPayload_router(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Router, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Router) graphql.Marshaler {
+			return ec.marshalNRouter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateRouterPayload_router(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateRouterPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Router(ctx, field)
 		},
 	}
 	return fc, nil
@@ -21486,6 +25240,38 @@ func (ec *executionContext) fieldContext_CreateValidationRulePayload_rule(_ cont
 	return fc, nil
 }
 
+func (ec *executionContext) _CreateWorkerPayload_worker(ctx context.Context, field graphql.CollectedField, obj *model.CreateWorkerPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateWorkerPayload_worker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Worker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Worker) graphql.Marshaler {
+			return ec.marshalNWorker2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorker(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateWorkerPayload_worker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateWorkerPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Worker(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CriticalPath_tasks(ctx context.Context, field graphql.CollectedField, obj *planning.CriticalPath) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21746,6 +25532,61 @@ func (ec *executionContext) _DeleteValidationRulePayload_deletedId(ctx context.C
 }
 func (ec *executionContext) fieldContext_DeleteValidationRulePayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteValidationRulePayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _EnqueueFunctionPayload_item(ctx context.Context, field graphql.CollectedField, obj *model.EnqueueFunctionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnqueueFunctionPayload_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Item, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnqueueFunctionPayload_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EnqueueFunctionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EnqueueFunctionPayload_deduplicated(ctx context.Context, field graphql.CollectedField, obj *model.EnqueueFunctionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnqueueFunctionPayload_deduplicated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deduplicated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnqueueFunctionPayload_deduplicated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnqueueFunctionPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Example_id(ctx context.Context, field graphql.CollectedField, obj *domain.Example) (ret graphql.Marshaler) {
@@ -23765,6 +27606,38 @@ func (ec *executionContext) fieldContext_ExecutionRun_questions(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _ExtendQueueLeasePayload_item(ctx context.Context, field graphql.CollectedField, obj *model.ExtendQueueLeasePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExtendQueueLeasePayload_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Item, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExtendQueueLeasePayload_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExtendQueueLeasePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _FailExamplePayload_example(ctx context.Context, field graphql.CollectedField, obj *model.FailExamplePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23792,6 +27665,38 @@ func (ec *executionContext) fieldContext_FailExamplePayload_example(_ context.Co
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Example(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FailQueueItemPayload_item(ctx context.Context, field graphql.CollectedField, obj *model.FailQueueItemPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FailQueueItemPayload_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Item, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FailQueueItemPayload_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FailQueueItemPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
 		},
 	}
 	return fc, nil
@@ -25592,6 +29497,38 @@ func (ec *executionContext) fieldContext_ImportMcpToolsPayload_unchanged(_ conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Tool(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LinkPlannerPayload_link(ctx context.Context, field graphql.CollectedField, obj *model.LinkPlannerPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkPlannerPayload_link(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Link, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.RouterPlannerLink) graphql.Marshaler {
+			return ec.marshalNRouterPlannerLink2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterPlannerLink(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkPlannerPayload_link(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LinkPlannerPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterPlannerLink(ctx, field)
 		},
 	}
 	return fc, nil
@@ -29322,6 +33259,754 @@ func (ec *executionContext) fieldContext_Mutation_finishReasoningExecution(ctx c
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createRouter(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createRouter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateRouter(ctx, fc.Args["input"].(domain.CreateRouterInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateRouterPayload) graphql.Marshaler {
+			return ec.marshalNCreateRouterPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateRouterPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createRouter(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateRouterPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createRouter_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setRouterStatus(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setRouterStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetRouterStatus(ctx, fc.Args["input"].(domain.SetRouterStatusInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SetRouterStatusPayload) graphql.Marshaler {
+			return ec.marshalNSetRouterStatusPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSetRouterStatusPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setRouterStatus(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetRouterStatusPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setRouterStatus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addRouterMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addRouterMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddRouterMessage(ctx, fc.Args["input"].(domain.AddRouterMessageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AddRouterMessagePayload) graphql.Marshaler {
+			return ec.marshalNAddRouterMessagePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAddRouterMessagePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addRouterMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AddRouterMessagePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addRouterMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createPlanner(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createPlanner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreatePlanner(ctx, fc.Args["input"].(domain.CreatePlannerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreatePlannerPayload) graphql.Marshaler {
+			return ec.marshalNCreatePlannerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreatePlannerPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createPlanner(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreatePlannerPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createPlanner_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_linkPlanner(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_linkPlanner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LinkPlanner(ctx, fc.Args["input"].(domain.LinkPlannerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LinkPlannerPayload) graphql.Marshaler {
+			return ec.marshalNLinkPlannerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐLinkPlannerPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_linkPlanner(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LinkPlannerPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_linkPlanner_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updatePlanner(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updatePlanner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdatePlanner(ctx, fc.Args["input"].(domain.UpdatePlannerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdatePlannerPayload) graphql.Marshaler {
+			return ec.marshalNUpdatePlannerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐUpdatePlannerPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updatePlanner(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdatePlannerPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updatePlanner_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createWorker(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createWorker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateWorker(ctx, fc.Args["input"].(domain.CreateWorkerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateWorkerPayload) graphql.Marshaler {
+			return ec.marshalNCreateWorkerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateWorkerPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createWorker(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateWorkerPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createWorker_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateWorker(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateWorker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateWorker(ctx, fc.Args["input"].(domain.UpdateWorkerInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdateWorkerPayload) graphql.Marshaler {
+			return ec.marshalNUpdateWorkerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐUpdateWorkerPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateWorker(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateWorkerPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateWorker_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addAgentMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addAgentMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddAgentMessage(ctx, fc.Args["input"].(domain.AddAgentMessageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AddAgentMessagePayload) graphql.Marshaler {
+			return ec.marshalNAddAgentMessagePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAddAgentMessagePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addAgentMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AddAgentMessagePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addAgentMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_clearAgentMessages(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_clearAgentMessages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClearAgentMessages(ctx, fc.Args["input"].(domain.ClearAgentMessagesInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClearAgentMessagesPayload) graphql.Marshaler {
+			return ec.marshalNClearAgentMessagesPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐClearAgentMessagesPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_clearAgentMessages(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClearAgentMessagesPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_clearAgentMessages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_registerQueueFunction(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_registerQueueFunction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RegisterQueueFunction(ctx, fc.Args["input"].(domain.RegisterQueueFunctionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RegisterQueueFunctionPayload) graphql.Marshaler {
+			return ec.marshalNRegisterQueueFunctionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRegisterQueueFunctionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_registerQueueFunction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegisterQueueFunctionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_registerQueueFunction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_enqueueFunction(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_enqueueFunction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().EnqueueFunction(ctx, fc.Args["input"].(domain.EnqueueFunctionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.EnqueueFunctionPayload) graphql.Marshaler {
+			return ec.marshalNEnqueueFunctionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐEnqueueFunctionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_enqueueFunction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EnqueueFunctionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_enqueueFunction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_claimQueueItems(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_claimQueueItems(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ClaimQueueItems(ctx, fc.Args["input"].(domain.ClaimQueueItemsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ClaimQueueItemsPayload) graphql.Marshaler {
+			return ec.marshalNClaimQueueItemsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐClaimQueueItemsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_claimQueueItems(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClaimQueueItemsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_claimQueueItems_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_extendQueueLease(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_extendQueueLease(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ExtendQueueLease(ctx, fc.Args["input"].(domain.ExtendQueueLeaseInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExtendQueueLeasePayload) graphql.Marshaler {
+			return ec.marshalNExtendQueueLeasePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExtendQueueLeasePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_extendQueueLease(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExtendQueueLeasePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_extendQueueLease_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_completeQueueItem(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_completeQueueItem(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CompleteQueueItem(ctx, fc.Args["input"].(domain.CompleteQueueItemInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CompleteQueueItemPayload) graphql.Marshaler {
+			return ec.marshalNCompleteQueueItemPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteQueueItemPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_completeQueueItem(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CompleteQueueItemPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_completeQueueItem_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_failQueueItem(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_failQueueItem(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().FailQueueItem(ctx, fc.Args["input"].(domain.FailQueueItemInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FailQueueItemPayload) graphql.Marshaler {
+			return ec.marshalNFailQueueItemPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐFailQueueItemPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_failQueueItem(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FailQueueItemPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_failQueueItem_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelQueueItem(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelQueueItem(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelQueueItem(ctx, fc.Args["input"].(domain.CancelQueueItemInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CancelQueueItemPayload) graphql.Marshaler {
+			return ec.marshalNCancelQueueItemPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCancelQueueItemPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelQueueItem(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CancelQueueItemPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelQueueItem_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createTaskList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31351,6 +36036,858 @@ func (ec *executionContext) fieldContext_PlannedWave_tasks(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Planner_id(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_project(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Planner().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Planner",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Planner_plannerName(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_plannerName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PlannerName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_plannerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_userQuestion(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_userQuestion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserQuestion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_userQuestion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_instruction(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_instruction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Instruction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_instruction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_executionPlan(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_executionPlan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExecutionPlan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_executionPlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_model(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_temperature(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_temperature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Temperature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_temperature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_failedTaskLimit(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_failedTaskLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedTaskLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_failedTaskLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_failedTaskCount(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_failedTaskCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedTaskCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_failedTaskCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_status(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.PlannerStatus) graphql.Marshaler {
+			return ec.marshalNPlannerStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type PlannerStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_userResponse(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_userResponse(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserResponse, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_userResponse(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_nextTask(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_nextTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextTask, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_nextTask(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_variableFilePaths(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_variableFilePaths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VariableFilePaths, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_variableFilePaths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_imageFilePaths(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_imageFilePaths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImageFilePaths, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_imageFilePaths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_agentMetadata(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_agentMetadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentMetadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_agentMetadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_schemaVersion(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_schemaVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SchemaVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_schemaVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_messages(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_messages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Planner().Messages(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AgentMessageConnection) graphql.Marshaler {
+			return ec.marshalNAgentMessageConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAgentMessageConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_messages(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Planner",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentMessageConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Planner_messages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Planner_workers(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_workers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Planner().Workers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Worker) graphql.Marshaler {
+			return ec.marshalNWorker2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorkerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_workers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Planner",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Worker(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Planner_routers(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_routers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Planner().Routers(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.RouterPlannerLink) graphql.Marshaler {
+			return ec.marshalNRouterPlannerLink2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterPlannerLinkᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_routers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Planner",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterPlannerLink(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Planner_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Planner_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Planner) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Planner_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Planner_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Planner", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PlannerStatusChanged_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannerStatusChanged_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlannerStatusChanged_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlannerStatusChanged", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PlannerStatusChanged_type(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannerStatusChanged_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlannerStatusChanged_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlannerStatusChanged", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _PlannerStatusChanged_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannerStatusChanged_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlannerStatusChanged_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlannerStatusChanged", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _PlannerStatusChanged_project(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannerStatusChanged_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlannerStatusChanged().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlannerStatusChanged_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlannerStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlannerStatusChanged_task(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannerStatusChanged_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlannerStatusChanged().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlannerStatusChanged_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlannerStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlannerStatusChanged_run(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannerStatusChanged_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlannerStatusChanged().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlannerStatusChanged_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlannerStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlannerStatusChanged_agent(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannerStatusChanged_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlannerStatusChanged().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlannerStatusChanged_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlannerStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlannerStatusChanged_planner(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannerStatusChanged_planner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PlannerStatusChanged().Planner(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Planner) graphql.Marshaler {
+			return ec.marshalOPlanner2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlanner(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlannerStatusChanged_planner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PlannerStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Planner(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PlannerStatusChanged_fromPlannerStatus(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannerStatusChanged_fromPlannerStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromPlannerStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.PlannerStatus) graphql.Marshaler {
+			return ec.marshalNPlannerStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlannerStatusChanged_fromPlannerStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlannerStatusChanged", field, false, false, errors.New("field of type PlannerStatus does not have child fields"))
+}
+
+func (ec *executionContext) _PlannerStatusChanged_toPlannerStatus(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannerStatusChanged_toPlannerStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToPlannerStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.PlannerStatus) graphql.Marshaler {
+			return ec.marshalNPlannerStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PlannerStatusChanged_toPlannerStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlannerStatusChanged", field, false, false, errors.New("field of type PlannerStatus does not have child fields"))
+}
+
+func (ec *executionContext) _PlannerStatusChanged_reason(ctx context.Context, field graphql.CollectedField, obj *domain.PlannerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PlannerStatusChanged_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PlannerStatusChanged_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PlannerStatusChanged", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Project_id(ctx context.Context, field graphql.CollectedField, obj *domain.Project) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -32778,6 +38315,258 @@ func (ec *executionContext) fieldContext_Query_reasoningExecutions(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_reasoningExecutions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_router(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_router(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Router(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Router) graphql.Marshaler {
+			return ec.marshalORouter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouter(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_router(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Router(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_router_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_routers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_routers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Routers(ctx, fc.Args["projectId"].(string), fc.Args["status"].([]domain.RouterStatus), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RouterConnection) graphql.Marshaler {
+			return ec.marshalNRouterConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_routers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_routers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_planner(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_planner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Planner(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Planner) graphql.Marshaler {
+			return ec.marshalOPlanner2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlanner(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_planner(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Planner(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_planner_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_worker(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_worker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Worker(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Worker) graphql.Marshaler {
+			return ec.marshalOWorker2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorker(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_worker(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Worker(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_worker_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_queueFunctions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_queueFunctions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().QueueFunctions(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.QueueFunction) graphql.Marshaler {
+			return ec.marshalNQueueFunction2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueFunctionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_queueFunctions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueFunction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_queueItems(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_queueItems(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().QueueItems(ctx, fc.Args["projectId"].(string), fc.Args["filter"].(*domain.QueueItemFilter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.QueueItemConnection) graphql.Marshaler {
+			return ec.marshalNQueueItemConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQueueItemConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_queueItems(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItemConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_queueItems_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -34900,6 +40689,2355 @@ func (ec *executionContext) fieldContext_QuestionSkipped_reason(_ context.Contex
 	return graphql.NewScalarFieldContext("QuestionSkipped", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _QueueError_attempt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueError_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueError_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueError", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueueError_message(ctx context.Context, field graphql.CollectedField, obj *domain.QueueError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueError_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueError_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueError", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueError_at(ctx context.Context, field graphql.CollectedField, obj *domain.QueueError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueError_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueError_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueError", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueFunction_id(ctx context.Context, field graphql.CollectedField, obj *domain.QueueFunction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueFunction_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueFunction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueFunction", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _QueueFunction_name(ctx context.Context, field graphql.CollectedField, obj *domain.QueueFunction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueFunction_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueFunction_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueFunction", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueFunction_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *domain.QueueFunction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueFunction_maxAttempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxAttempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueFunction_maxAttempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueFunction", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueueFunction_leaseSeconds(ctx context.Context, field graphql.CollectedField, obj *domain.QueueFunction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueFunction_leaseSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LeaseSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueFunction_leaseSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueFunction", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueueFunction_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueFunction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueFunction_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueFunction_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueFunction", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_id(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_project(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItem().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItem",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItem_entityType(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_entityType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EntityType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.QueueEntityType) graphql.Marshaler {
+			return ec.marshalNQueueEntityType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueEntityType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_entityType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type QueueEntityType does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_entityId(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_entityId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EntityID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_entityId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_entity(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_entity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItem().Entity(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.QueueEntity) graphql.Marshaler {
+			return ec.marshalNQueueEntity2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQueueEntity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_entity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, true, true, errors.New("field of type QueueEntity does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_functionName(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_functionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FunctionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_functionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_payload(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Payload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_status(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.QueueItemStatus) graphql.Marshaler {
+			return ec.marshalNQueueItemStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type QueueItemStatus does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_priority(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_priority(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Priority, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_priority(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_uniqueKey(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_uniqueKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UniqueKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_uniqueKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_attempt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_maxAttempts(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_maxAttempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxAttempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_maxAttempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_leaseSeconds(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_leaseSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LeaseSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_leaseSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_scheduledAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_scheduledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScheduledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_scheduledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_errorMessage(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_errorMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorMessage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_errorMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_errors(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_errors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItem().Errors(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.QueueError) graphql.Marshaler {
+			return ec.marshalNQueueError2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_errors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItem",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItem_result(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_result(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Result, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_result(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_claimedBy(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_claimedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClaimedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_claimedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_leaseExpiresAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_leaseExpiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LeaseExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_leaseExpiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_finishedAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_finishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FinishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_finishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItem_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItem_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItem_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItem", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemCancelled_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCancelled_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCancelled_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemCancelled", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemCancelled_type(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCancelled_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCancelled_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemCancelled", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemCancelled_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCancelled_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCancelled_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemCancelled", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemCancelled_project(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCancelled_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemCancelled().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCancelled_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemCancelled",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemCancelled_task(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCancelled_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemCancelled().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCancelled_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemCancelled",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemCancelled_run(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCancelled_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemCancelled().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCancelled_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemCancelled",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemCancelled_agent(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCancelled_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemCancelled().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCancelled_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemCancelled",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemCancelled_item(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCancelled_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemCancelled().Item(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+			return ec.marshalOQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCancelled_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemCancelled",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemCancelled_functionName(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCancelled_functionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FunctionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCancelled_functionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemCancelled", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemCancelled_fromItemStatus(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCancelledEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCancelled_fromItemStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromItemStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.QueueItemStatus) graphql.Marshaler {
+			return ec.marshalNQueueItemStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCancelled_fromItemStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemCancelled", field, false, false, errors.New("field of type QueueItemStatus does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemClaimed_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemClaimedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemClaimed_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemClaimed_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemClaimed", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemClaimed_type(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemClaimedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemClaimed_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemClaimed_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemClaimed", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemClaimed_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemClaimedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemClaimed_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemClaimed_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemClaimed", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemClaimed_project(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemClaimedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemClaimed_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemClaimed().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemClaimed_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemClaimed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemClaimed_task(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemClaimedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemClaimed_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemClaimed().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemClaimed_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemClaimed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemClaimed_run(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemClaimedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemClaimed_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemClaimed().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemClaimed_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemClaimed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemClaimed_agent(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemClaimedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemClaimed_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemClaimed().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemClaimed_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemClaimed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemClaimed_item(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemClaimedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemClaimed_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemClaimed().Item(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+			return ec.marshalOQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemClaimed_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemClaimed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemClaimed_functionName(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemClaimedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemClaimed_functionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FunctionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemClaimed_functionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemClaimed", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemClaimed_attempt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemClaimedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemClaimed_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemClaimed_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemClaimed", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemClaimed_claimedBy(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemClaimedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemClaimed_claimedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClaimedBy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemClaimed_claimedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemClaimed", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemCompleted_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCompleted_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCompleted_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemCompleted", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemCompleted_type(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCompleted_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCompleted_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemCompleted", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemCompleted_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCompleted_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCompleted_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemCompleted", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemCompleted_project(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCompleted_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemCompleted().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCompleted_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemCompleted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemCompleted_task(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCompleted_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemCompleted().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCompleted_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemCompleted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemCompleted_run(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCompleted_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemCompleted().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCompleted_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemCompleted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemCompleted_agent(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCompleted_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemCompleted().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCompleted_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemCompleted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemCompleted_item(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCompleted_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemCompleted().Item(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+			return ec.marshalOQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCompleted_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemCompleted",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemCompleted_functionName(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCompleted_functionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FunctionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCompleted_functionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemCompleted", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemCompleted_attempt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemCompletedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemCompleted_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemCompleted_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemCompleted", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.QueueItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.QueueItemEdge) graphql.Marshaler {
+			return ec.marshalNQueueItemEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQueueItemEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItemEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.QueueItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.QueueItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.QueueItemConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.QueueItemEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.QueueItemEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+			return ec.marshalNQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemEnqueued_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemEnqueuedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEnqueued_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEnqueued_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemEnqueued", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemEnqueued_type(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemEnqueuedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEnqueued_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEnqueued_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemEnqueued", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemEnqueued_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemEnqueuedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEnqueued_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEnqueued_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemEnqueued", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemEnqueued_project(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemEnqueuedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEnqueued_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemEnqueued().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEnqueued_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemEnqueued",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemEnqueued_task(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemEnqueuedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEnqueued_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemEnqueued().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEnqueued_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemEnqueued",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemEnqueued_run(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemEnqueuedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEnqueued_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemEnqueued().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEnqueued_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemEnqueued",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemEnqueued_agent(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemEnqueuedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEnqueued_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemEnqueued().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEnqueued_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemEnqueued",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemEnqueued_item(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemEnqueuedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEnqueued_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemEnqueued().Item(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+			return ec.marshalOQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEnqueued_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemEnqueued",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemEnqueued_functionName(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemEnqueuedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEnqueued_functionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FunctionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEnqueued_functionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemEnqueued", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemEnqueued_scheduledAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemEnqueuedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemEnqueued_scheduledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScheduledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalOTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemEnqueued_scheduledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemEnqueued", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemFailed_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemFailed", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemFailed_type(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemFailed", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemFailed_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemFailed", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemFailed_project(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemFailed().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemFailed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemFailed_task(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemFailed().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemFailed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemFailed_run(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemFailed().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemFailed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemFailed_agent(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemFailed().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemFailed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemFailed_item(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_item(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.QueueItemFailed().Item(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+			return ec.marshalOQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_item(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QueueItemFailed",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QueueItemFailed_functionName(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_functionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FunctionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_functionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemFailed", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemFailed_attempt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemFailed", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemFailed_willRetry(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_willRetry(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WillRetry, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_willRetry(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemFailed", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemFailed_error(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Error, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemFailed", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QueueItemFailed_scheduledAt(ctx context.Context, field graphql.CollectedField, obj *domain.QueueItemFailedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueItemFailed_scheduledAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScheduledAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueItemFailed_scheduledAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueItemFailed", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _ReasoningExecution_id(ctx context.Context, field graphql.CollectedField, obj *domain.ReasoningExecution) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -36886,6 +45024,38 @@ func (ec *executionContext) fieldContext_RefinementAction_createdAt(_ context.Co
 	return graphql.NewScalarFieldContext("RefinementAction", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _RegisterQueueFunctionPayload_function(ctx context.Context, field graphql.CollectedField, obj *model.RegisterQueueFunctionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegisterQueueFunctionPayload_function(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Function, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.QueueFunction) graphql.Marshaler {
+			return ec.marshalNQueueFunction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueFunction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegisterQueueFunctionPayload_function(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RegisterQueueFunctionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueFunction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RegisterTaskAgentPayload_taskAgent(ctx context.Context, field graphql.CollectedField, obj *model.RegisterTaskAgentPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -37273,6 +45443,1274 @@ func (ec *executionContext) fieldContext_RevokeApiTokenPayload_apiToken(_ contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Router_id(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Router_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Router", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Router_project(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Router().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Router_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Router",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Router_status(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.RouterStatus) graphql.Marshaler {
+			return ec.marshalNRouterStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Router_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Router", field, false, false, errors.New("field of type RouterStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Router_model(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Router_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Router", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Router_temperature(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_temperature(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Temperature, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Router_temperature(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Router", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Router_title(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Router_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Router", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Router_preview(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_preview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Preview, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Router_preview(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Router", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Router_agentMetadata(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_agentMetadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentMetadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Router_agentMetadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Router", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Router_schemaVersion(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_schemaVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SchemaVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Router_schemaVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Router", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Router_messages(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_messages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Router().Messages(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RouterMessageConnection) graphql.Marshaler {
+			return ec.marshalNRouterMessageConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterMessageConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Router_messages(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Router",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterMessageConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Router_messages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Router_planners(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_planners(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Router().Planners(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.RouterPlannerLink) graphql.Marshaler {
+			return ec.marshalNRouterPlannerLink2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterPlannerLinkᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Router_planners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Router",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterPlannerLink(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Router_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Router_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Router", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Router_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Router) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Router_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Router_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Router", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _RouterConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.RouterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RouterEdge) graphql.Marshaler {
+			return ec.marshalNRouterEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.RouterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Router) graphql.Marshaler {
+			return ec.marshalNRouter2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Router(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.RouterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.RouterConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RouterEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.RouterEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RouterEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.RouterEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Router) graphql.Marshaler {
+			return ec.marshalNRouter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Router(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessage_id(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessage_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessage_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterMessage", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RouterMessage_router(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessage_router(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RouterMessage().Router(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Router) graphql.Marshaler {
+			return ec.marshalNRouter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessage_router(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessage",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Router(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessage_role(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessage_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.RouterMessageRole) graphql.Marshaler {
+			return ec.marshalNRouterMessageRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessageRole(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessage_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterMessage", field, false, false, errors.New("field of type RouterMessageRole does not have child fields"))
+}
+
+func (ec *executionContext) _RouterMessage_content(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessage_content(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Content, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessage_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterMessage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RouterMessage_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessage_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessage_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterMessage", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _RouterMessage_planners(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessage_planners(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RouterMessage().Planners(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.Planner) graphql.Marshaler {
+			return ec.marshalNPlanner2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessage_planners(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessage",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Planner(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessageAdded_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessageAddedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageAdded_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageAdded_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterMessageAdded", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RouterMessageAdded_type(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessageAddedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageAdded_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageAdded_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterMessageAdded", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _RouterMessageAdded_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessageAddedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageAdded_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageAdded_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterMessageAdded", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _RouterMessageAdded_project(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessageAddedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageAdded_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RouterMessageAdded().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageAdded_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessageAdded",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessageAdded_task(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessageAddedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageAdded_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RouterMessageAdded().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageAdded_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessageAdded",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessageAdded_run(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessageAddedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageAdded_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RouterMessageAdded().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageAdded_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessageAdded",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessageAdded_agent(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessageAddedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageAdded_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RouterMessageAdded().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageAdded_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessageAdded",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessageAdded_router(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessageAddedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageAdded_router(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RouterMessageAdded().Router(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Router) graphql.Marshaler {
+			return ec.marshalORouter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouter(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageAdded_router(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessageAdded",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Router(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessageAdded_message(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessageAddedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageAdded_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RouterMessageAdded().Message(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.RouterMessage) graphql.Marshaler {
+			return ec.marshalORouterMessage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageAdded_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessageAdded",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterMessage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessageAdded_role(ctx context.Context, field graphql.CollectedField, obj *domain.RouterMessageAddedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageAdded_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.RouterMessageRole) graphql.Marshaler {
+			return ec.marshalNRouterMessageRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessageRole(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageAdded_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterMessageAdded", field, false, false, errors.New("field of type RouterMessageRole does not have child fields"))
+}
+
+func (ec *executionContext) _RouterMessageConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.RouterMessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RouterMessageEdge) graphql.Marshaler {
+			return ec.marshalNRouterMessageEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterMessageEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessageConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterMessageEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessageConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.RouterMessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*domain.RouterMessage) graphql.Marshaler {
+			return ec.marshalNRouterMessage2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessageConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterMessage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessageConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.RouterMessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessageConnection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterMessageConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.RouterMessageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterMessageConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RouterMessageEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.RouterMessageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterMessageEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RouterMessageEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.RouterMessageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterMessageEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.RouterMessage) graphql.Marshaler {
+			return ec.marshalNRouterMessage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterMessageEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterMessageEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterMessage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterPlannerLink_router(ctx context.Context, field graphql.CollectedField, obj *domain.RouterPlannerLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterPlannerLink_router(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RouterPlannerLink().Router(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Router) graphql.Marshaler {
+			return ec.marshalNRouter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterPlannerLink_router(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterPlannerLink",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Router(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterPlannerLink_planner(ctx context.Context, field graphql.CollectedField, obj *domain.RouterPlannerLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterPlannerLink_planner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RouterPlannerLink().Planner(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Planner) graphql.Marshaler {
+			return ec.marshalNPlanner2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlanner(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterPlannerLink_planner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterPlannerLink",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Planner(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterPlannerLink_message(ctx context.Context, field graphql.CollectedField, obj *domain.RouterPlannerLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterPlannerLink_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RouterPlannerLink().Message(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.RouterMessage) graphql.Marshaler {
+			return ec.marshalORouterMessage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RouterPlannerLink_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RouterPlannerLink",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RouterMessage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RouterPlannerLink_relationshipType(ctx context.Context, field graphql.CollectedField, obj *domain.RouterPlannerLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterPlannerLink_relationshipType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RelationshipType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.PlannerLinkType) graphql.Marshaler {
+			return ec.marshalNPlannerLinkType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerLinkType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterPlannerLink_relationshipType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterPlannerLink", field, false, false, errors.New("field of type PlannerLinkType does not have child fields"))
+}
+
+func (ec *executionContext) _RouterPlannerLink_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.RouterPlannerLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RouterPlannerLink_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RouterPlannerLink_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RouterPlannerLink", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _RuleViolation_rule(ctx context.Context, field graphql.CollectedField, obj *domain.RuleViolation) (ret graphql.Marshaler) {
@@ -39159,6 +48597,38 @@ func (ec *executionContext) fieldContext_SetReasoningStepsPayload_steps(_ contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ReasoningStep(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SetRouterStatusPayload_router(ctx context.Context, field graphql.CollectedField, obj *model.SetRouterStatusPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetRouterStatusPayload_router(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Router, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Router) graphql.Marshaler {
+			return ec.marshalNRouter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetRouterStatusPayload_router(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetRouterStatusPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Router(ctx, field)
 		},
 	}
 	return fc, nil
@@ -48379,6 +57849,38 @@ func (ec *executionContext) fieldContext_UnplannableTask_reason(_ context.Contex
 	return graphql.NewScalarFieldContext("UnplannableTask", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _UpdatePlannerPayload_planner(ctx context.Context, field graphql.CollectedField, obj *model.UpdatePlannerPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdatePlannerPayload_planner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Planner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Planner) graphql.Marshaler {
+			return ec.marshalNPlanner2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlanner(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdatePlannerPayload_planner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdatePlannerPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Planner(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _UpdateProjectPayload_project(ctx context.Context, field graphql.CollectedField, obj *model.UpdateProjectPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -48470,6 +57972,38 @@ func (ec *executionContext) fieldContext_UpdateValidationRulePayload_rule(_ cont
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ValidationRule(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateWorkerPayload_worker(ctx context.Context, field graphql.CollectedField, obj *model.UpdateWorkerPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateWorkerPayload_worker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Worker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Worker) graphql.Marshaler {
+			return ec.marshalNWorker2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorker(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateWorkerPayload_worker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateWorkerPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Worker(ctx, field)
 		},
 	}
 	return fc, nil
@@ -50635,6 +60169,909 @@ func (ec *executionContext) fieldContext_WaveTaskAssignment_completedAt(_ contex
 	return graphql.NewScalarFieldContext("WaveTaskAssignment", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Worker_id(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_planner(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_planner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Worker().Planner(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Planner) graphql.Marshaler {
+			return ec.marshalNPlanner2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlanner(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_planner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Worker",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Planner(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Worker_workerName(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_workerName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkerName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_workerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_taskStatus(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_taskStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.WorkerTaskStatus) graphql.Marshaler {
+			return ec.marshalNWorkerTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorkerTaskStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_taskStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type WorkerTaskStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_nextTask(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_nextTask(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NextTask, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_nextTask(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_taskDescription(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_taskDescription(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskDescription, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_taskDescription(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_acceptanceCriteria(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_acceptanceCriteria(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Worker().AcceptanceCriteria(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_acceptanceCriteria(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_taskContext(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_taskContext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskContext, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_taskContext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_taskResult(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_taskResult(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaskResult, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_taskResult(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_queryingStructuredData(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_queryingStructuredData(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QueryingStructuredData, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_queryingStructuredData(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_imageKeys(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_imageKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Worker().ImageKeys(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_imageKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_variableKeys(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_variableKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Worker().VariableKeys(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_variableKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_tools(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_tools(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Worker().Tools(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_tools(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_inputVariableFilepaths(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_inputVariableFilepaths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InputVariableFilepaths, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_inputVariableFilepaths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_inputImageFilepaths(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_inputImageFilepaths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InputImageFilepaths, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_inputImageFilepaths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_outputVariableFilepaths(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_outputVariableFilepaths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OutputVariableFilepaths, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_outputVariableFilepaths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_outputImageFilepaths(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_outputImageFilepaths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OutputImageFilepaths, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_outputImageFilepaths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_currentAttempt(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_currentAttempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentAttempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_currentAttempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_tables(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_tables(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tables, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_tables(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_filepaths(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_filepaths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Worker().Filepaths(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_filepaths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_agentMetadata(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_agentMetadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentMetadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.JSON) graphql.Marshaler {
+			return ec.marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_agentMetadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_schemaVersion(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_schemaVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SchemaVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_schemaVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_messages(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_messages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Worker().Messages(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AgentMessageConnection) graphql.Marshaler {
+			return ec.marshalNAgentMessageConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAgentMessageConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_messages(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Worker",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AgentMessageConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Worker_messages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Worker_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Worker_updatedAt(ctx context.Context, field graphql.CollectedField, obj *domain.Worker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Worker_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Worker_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Worker", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WorkerStatusChanged_cursor(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkerStatusChanged_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkerStatusChanged_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkerStatusChanged", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WorkerStatusChanged_type(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkerStatusChanged_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.ExecutionEventType) graphql.Marshaler {
+			return ec.marshalNExecutionEventType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkerStatusChanged_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkerStatusChanged", field, false, false, errors.New("field of type ExecutionEventType does not have child fields"))
+}
+
+func (ec *executionContext) _WorkerStatusChanged_occurredAt(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkerStatusChanged_occurredAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OccurredAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkerStatusChanged_occurredAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkerStatusChanged", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _WorkerStatusChanged_project(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkerStatusChanged_project(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WorkerStatusChanged().Project(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Project) graphql.Marshaler {
+			return ec.marshalNProject2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐProject(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkerStatusChanged_project(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WorkerStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Project(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WorkerStatusChanged_task(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkerStatusChanged_task(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WorkerStatusChanged().Task(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Task) graphql.Marshaler {
+			return ec.marshalOTask2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐTask(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WorkerStatusChanged_task(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WorkerStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Task(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WorkerStatusChanged_run(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkerStatusChanged_run(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WorkerStatusChanged().Run(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.ExecutionRun) graphql.Marshaler {
+			return ec.marshalOExecutionRun2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExecutionRun(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WorkerStatusChanged_run(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WorkerStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExecutionRun(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WorkerStatusChanged_agent(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkerStatusChanged_agent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WorkerStatusChanged().Agent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.BuildAgent) graphql.Marshaler {
+			return ec.marshalOBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐBuildAgent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WorkerStatusChanged_agent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WorkerStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BuildAgent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WorkerStatusChanged_worker(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkerStatusChanged_worker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WorkerStatusChanged().Worker(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Worker) graphql.Marshaler {
+			return ec.marshalOWorker2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorker(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WorkerStatusChanged_worker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WorkerStatusChanged",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Worker(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WorkerStatusChanged_fromWorkerStatus(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkerStatusChanged_fromWorkerStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromWorkerStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.WorkerTaskStatus) graphql.Marshaler {
+			return ec.marshalNWorkerTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorkerTaskStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkerStatusChanged_fromWorkerStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkerStatusChanged", field, false, false, errors.New("field of type WorkerTaskStatus does not have child fields"))
+}
+
+func (ec *executionContext) _WorkerStatusChanged_toWorkerStatus(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkerStatusChanged_toWorkerStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ToWorkerStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.WorkerTaskStatus) graphql.Marshaler {
+			return ec.marshalNWorkerTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorkerTaskStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkerStatusChanged_toWorkerStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkerStatusChanged", field, false, false, errors.New("field of type WorkerTaskStatus does not have child fields"))
+}
+
+func (ec *executionContext) _WorkerStatusChanged_currentAttempt(ctx context.Context, field graphql.CollectedField, obj *domain.WorkerStatusChangedEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WorkerStatusChanged_currentAttempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CurrentAttempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WorkerStatusChanged_currentAttempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WorkerStatusChanged", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -51782,6 +62219,57 @@ func (ec *executionContext) unmarshalInputAddActionToolMappingInput(ctx context.
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAddAgentMessageInput(ctx context.Context, obj any) (domain.AddAgentMessageInput, error) {
+	var it domain.AddAgentMessageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"plannerId", "workerId", "role", "content"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "plannerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("plannerId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PlannerID = data
+		case "workerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerID = data
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalNAgentMessageRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentMessageRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		case "content":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
+			data, err := ec.unmarshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Content = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputAddParameterMappingInput(ctx context.Context, obj any) (domain.AddParameterMappingInput, error) {
 	var it domain.AddParameterMappingInput
 	if obj == nil {
@@ -51821,6 +62309,50 @@ func (ec *executionContext) unmarshalInputAddParameterMappingInput(ctx context.C
 				return it, err
 			}
 			it.ToolParameterID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAddRouterMessageInput(ctx context.Context, obj any) (domain.AddRouterMessageInput, error) {
+	var it domain.AddRouterMessageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"routerId", "role", "content"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "routerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("routerId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RouterID = data
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalNRouterMessageRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessageRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		case "content":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Content = data
 		}
 	}
 	return it, nil
@@ -52139,6 +62671,36 @@ func (ec *executionContext) unmarshalInputAskQuestionInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCancelQueueItemInput(ctx context.Context, obj any) (domain.CancelQueueItemInput, error) {
+	var it domain.CancelQueueItemInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputClaimExampleInput(ctx context.Context, obj any) (domain.ClaimExampleInput, error) {
 	var it domain.ClaimExampleInput
 	if obj == nil {
@@ -52190,6 +62752,50 @@ func (ec *executionContext) unmarshalInputClaimExampleInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputClaimQueueItemsInput(ctx context.Context, obj any) (domain.ClaimQueueItemsInput, error) {
+	var it domain.ClaimQueueItemsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"functionNames", "workerName", "limit"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "functionNames":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("functionNames"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FunctionNames = data
+		case "workerName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerName = data
+		case "limit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("limit"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Limit = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputClaimTaskInput(ctx context.Context, obj any) (domain.ClaimTaskInput, error) {
 	var it domain.ClaimTaskInput
 	if obj == nil {
@@ -52236,6 +62842,50 @@ func (ec *executionContext) unmarshalInputClaimTaskInput(ctx context.Context, ob
 				return it, err
 			}
 			it.WorkingDirectory = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputClearAgentMessagesInput(ctx context.Context, obj any) (domain.ClearAgentMessagesInput, error) {
+	var it domain.ClearAgentMessagesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"routerId", "plannerId", "workerId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "routerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("routerId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RouterID = data
+		case "plannerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("plannerId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PlannerID = data
+		case "workerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerID = data
 		}
 	}
 	return it, nil
@@ -52324,6 +62974,50 @@ func (ec *executionContext) unmarshalInputCompleteExecutionPassInput(ctx context
 				return it, err
 			}
 			it.RefinementChanges = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCompleteQueueItemInput(ctx context.Context, obj any) (domain.CompleteQueueItemInput, error) {
+	var it domain.CompleteQueueItemInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "attempt", "result"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "attempt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attempt"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attempt = data
+		case "result":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("result"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Result = data
 		}
 	}
 	return it, nil
@@ -52695,6 +63389,127 @@ func (ec *executionContext) unmarshalInputCreateModelInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreatePlannerInput(ctx context.Context, obj any) (domain.CreatePlannerInput, error) {
+	var it domain.CreatePlannerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"projectId", "routerId", "messageId", "relationshipType", "plannerName", "userQuestion", "instruction", "executionPlan", "model", "temperature", "failedTaskLimit", "variableFilePaths", "imageFilePaths", "agentMetadata"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "routerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("routerId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RouterID = data
+		case "messageId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("messageId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MessageID = data
+		case "relationshipType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("relationshipType"))
+			data, err := ec.unmarshalOPlannerLinkType2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerLinkType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RelationshipType = data
+		case "plannerName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("plannerName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PlannerName = data
+		case "userQuestion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userQuestion"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UserQuestion = data
+		case "instruction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("instruction"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Instruction = data
+		case "executionPlan":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executionPlan"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExecutionPlan = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		case "temperature":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("temperature"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Temperature = data
+		case "failedTaskLimit":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("failedTaskLimit"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FailedTaskLimit = data
+		case "variableFilePaths":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("variableFilePaths"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.VariableFilePaths = data
+		case "imageFilePaths":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("imageFilePaths"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ImageFilePaths = data
+		case "agentMetadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentMetadata"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentMetadata = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateProjectInput(ctx context.Context, obj any) (domain.CreateProjectInput, error) {
 	var it domain.CreateProjectInput
 	if obj == nil {
@@ -52734,6 +63549,71 @@ func (ec *executionContext) unmarshalInputCreateProjectInput(ctx context.Context
 				return it, err
 			}
 			it.Description = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateRouterInput(ctx context.Context, obj any) (domain.CreateRouterInput, error) {
+	var it domain.CreateRouterInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"projectId", "model", "temperature", "title", "preview", "agentMetadata"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "projectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("projectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProjectID = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		case "temperature":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("temperature"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Temperature = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "preview":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("preview"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Preview = data
+		case "agentMetadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentMetadata"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentMetadata = data
 		}
 	}
 	return it, nil
@@ -53473,6 +64353,134 @@ func (ec *executionContext) unmarshalInputCreateValidationRuleInput(ctx context.
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateWorkerInput(ctx context.Context, obj any) (domain.CreateWorkerInput, error) {
+	var it domain.CreateWorkerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"plannerId", "workerName", "taskDescription", "acceptanceCriteria", "taskContext", "queryingStructuredData", "imageKeys", "variableKeys", "tools", "inputVariableFilepaths", "inputImageFilepaths", "tables", "filepaths", "nextTask", "agentMetadata"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "plannerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("plannerId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PlannerID = data
+		case "workerName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workerName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkerName = data
+		case "taskDescription":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskDescription"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskDescription = data
+		case "acceptanceCriteria":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("acceptanceCriteria"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AcceptanceCriteria = data
+		case "taskContext":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskContext"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskContext = data
+		case "queryingStructuredData":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("queryingStructuredData"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QueryingStructuredData = data
+		case "imageKeys":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("imageKeys"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ImageKeys = data
+		case "variableKeys":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("variableKeys"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.VariableKeys = data
+		case "tools":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tools"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tools = data
+		case "inputVariableFilepaths":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inputVariableFilepaths"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InputVariableFilepaths = data
+		case "inputImageFilepaths":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("inputImageFilepaths"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InputImageFilepaths = data
+		case "tables":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tables"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tables = data
+		case "filepaths":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("filepaths"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Filepaths = data
+		case "nextTask":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nextTask"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NextTask = data
+		case "agentMetadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentMetadata"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentMetadata = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputDeleteActionInput(ctx context.Context, obj any) (model.DeleteActionInput, error) {
 	var it model.DeleteActionInput
 	if obj == nil {
@@ -53743,6 +64751,78 @@ func (ec *executionContext) unmarshalInputDeleteValidationRuleInput(ctx context.
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputEnqueueFunctionInput(ctx context.Context, obj any) (domain.EnqueueFunctionInput, error) {
+	var it domain.EnqueueFunctionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"entityType", "entityId", "functionName", "payload", "priority", "uniqueKey", "scheduledAt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "entityType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityType"))
+			data, err := ec.unmarshalNQueueEntityType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueEntityType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityType = data
+		case "entityId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityID = data
+		case "functionName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("functionName"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FunctionName = data
+		case "payload":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("payload"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Payload = data
+		case "priority":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("priority"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Priority = data
+		case "uniqueKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("uniqueKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UniqueKey = data
+		case "scheduledAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scheduledAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScheduledAt = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputExampleFilter(ctx context.Context, obj any) (domain.ExampleFilter, error) {
 	var it domain.ExampleFilter
 	if obj == nil {
@@ -53801,6 +64881,43 @@ func (ec *executionContext) unmarshalInputExampleFilter(ctx context.Context, obj
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputExtendQueueLeaseInput(ctx context.Context, obj any) (domain.ExtendQueueLeaseInput, error) {
+	var it domain.ExtendQueueLeaseInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "attempt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "attempt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attempt"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attempt = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputFailExampleInput(ctx context.Context, obj any) (domain.FailExampleInput, error) {
 	var it domain.FailExampleInput
 	if obj == nil {
@@ -53833,6 +64950,57 @@ func (ec *executionContext) unmarshalInputFailExampleInput(ctx context.Context, 
 				return it, err
 			}
 			it.Reason = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputFailQueueItemInput(ctx context.Context, obj any) (domain.FailQueueItemInput, error) {
+	var it domain.FailQueueItemInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "attempt", "error", "retryable"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "attempt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attempt"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attempt = data
+		case "error":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("error"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Error = data
+		case "retryable":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("retryable"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Retryable = data
 		}
 	}
 	return it, nil
@@ -54072,6 +65240,57 @@ func (ec *executionContext) unmarshalInputImportMcpToolsInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputLinkPlannerInput(ctx context.Context, obj any) (domain.LinkPlannerInput, error) {
+	var it domain.LinkPlannerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"routerId", "plannerId", "messageId", "relationshipType"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "routerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("routerId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RouterID = data
+		case "plannerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("plannerId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PlannerID = data
+		case "messageId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("messageId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MessageID = data
+		case "relationshipType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("relationshipType"))
+			data, err := ec.unmarshalNPlannerLinkType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerLinkType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RelationshipType = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputParameterInput(ctx context.Context, obj any) (domain.ParameterInput, error) {
 	var it domain.ParameterInput
 	if obj == nil {
@@ -54301,6 +65520,50 @@ func (ec *executionContext) unmarshalInputQuestionOptionInput(ctx context.Contex
 				return it, err
 			}
 			it.Description = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputQueueItemFilter(ctx context.Context, obj any) (domain.QueueItemFilter, error) {
+	var it domain.QueueItemFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "functionName", "entityId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOQueueItemStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemStatusᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "functionName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("functionName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FunctionName = data
+		case "entityId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityID = data
 		}
 	}
 	return it, nil
@@ -54668,6 +65931,50 @@ func (ec *executionContext) unmarshalInputRecordValidationReportInput(ctx contex
 				return it, err
 			}
 			it.ProposedRepairs = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRegisterQueueFunctionInput(ctx context.Context, obj any) (domain.RegisterQueueFunctionInput, error) {
+	var it domain.RegisterQueueFunctionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "maxAttempts", "leaseSeconds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "maxAttempts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxAttempts"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxAttempts = data
+		case "leaseSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("leaseSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LeaseSeconds = data
 		}
 	}
 	return it, nil
@@ -55096,6 +66403,43 @@ func (ec *executionContext) unmarshalInputSetReasoningStepsInput(ctx context.Con
 				return it, err
 			}
 			it.Steps = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSetRouterStatusInput(ctx context.Context, obj any) (domain.SetRouterStatusInput, error) {
+	var it domain.SetRouterStatusInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "status"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalNRouterStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
 		}
 	}
 	return it, nil
@@ -55799,6 +67143,85 @@ func (ec *executionContext) unmarshalInputTransitionTaskInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdatePlannerInput(ctx context.Context, obj any) (domain.UpdatePlannerInput, error) {
+	var it domain.UpdatePlannerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "status", "executionPlan", "userResponse", "nextTask", "variableFilePaths", "imageFilePaths", "agentMetadata"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOPlannerStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "executionPlan":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("executionPlan"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExecutionPlan = data
+		case "userResponse":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("userResponse"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UserResponse = data
+		case "nextTask":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nextTask"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NextTask = data
+		case "variableFilePaths":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("variableFilePaths"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.VariableFilePaths = data
+		case "imageFilePaths":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("imageFilePaths"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ImageFilePaths = data
+		case "agentMetadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentMetadata"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentMetadata = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateProjectInput(ctx context.Context, obj any) (domain.UpdateProjectInput, error) {
 	var it domain.UpdateProjectInput
 	if obj == nil {
@@ -56120,6 +67543,78 @@ func (ec *executionContext) unmarshalInputUpdateValidationRuleInput(ctx context.
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateWorkerInput(ctx context.Context, obj any) (domain.UpdateWorkerInput, error) {
+	var it domain.UpdateWorkerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "taskStatus", "nextTask", "taskResult", "outputVariableFilepaths", "outputImageFilepaths", "agentMetadata"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "taskStatus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskStatus"))
+			data, err := ec.unmarshalOWorkerTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorkerTaskStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskStatus = data
+		case "nextTask":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nextTask"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NextTask = data
+		case "taskResult":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("taskResult"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TaskResult = data
+		case "outputVariableFilepaths":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("outputVariableFilepaths"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OutputVariableFilepaths = data
+		case "outputImageFilepaths":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("outputImageFilepaths"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OutputImageFilepaths = data
+		case "agentMetadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentMetadata"))
+			data, err := ec.unmarshalOJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentMetadata = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUploadTraceEventsInput(ctx context.Context, obj any) (model.UploadTraceEventsInput, error) {
 	var it model.UploadTraceEventsInput
 	if obj == nil {
@@ -56230,6 +67725,11 @@ func (ec *executionContext) _ExecutionEvent(ctx context.Context, sel ast.Selecti
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case *domain.WorkerStatusChangedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WorkerStatusChanged(ctx, sel, obj)
 	case *domain.WaveStartedEvent:
 		if obj == nil {
 			return graphql.Null
@@ -56305,6 +67805,11 @@ func (ec *executionContext) _ExecutionEvent(ctx context.Context, sel ast.Selecti
 			return graphql.Null
 		}
 		return ec._RunCancelled(ctx, sel, obj)
+	case *domain.RouterMessageAddedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._RouterMessageAdded(ctx, sel, obj)
 	case *domain.ReasoningStartedEvent:
 		if obj == nil {
 			return graphql.Null
@@ -56315,6 +67820,31 @@ func (ec *executionContext) _ExecutionEvent(ctx context.Context, sel ast.Selecti
 			return graphql.Null
 		}
 		return ec._ReasoningFinished(ctx, sel, obj)
+	case *domain.QueueItemFailedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._QueueItemFailed(ctx, sel, obj)
+	case *domain.QueueItemEnqueuedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._QueueItemEnqueued(ctx, sel, obj)
+	case *domain.QueueItemCompletedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._QueueItemCompleted(ctx, sel, obj)
+	case *domain.QueueItemClaimedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._QueueItemClaimed(ctx, sel, obj)
+	case *domain.QueueItemCancelledEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._QueueItemCancelled(ctx, sel, obj)
 	case *domain.QuestionSkippedEvent:
 		if obj == nil {
 			return graphql.Null
@@ -56335,6 +67865,11 @@ func (ec *executionContext) _ExecutionEvent(ctx context.Context, sel ast.Selecti
 			return graphql.Null
 		}
 		return ec._QuestionAnswered(ctx, sel, obj)
+	case *domain.PlannerStatusChangedEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PlannerStatusChanged(ctx, sel, obj)
 	case *domain.PassStartedEvent:
 		if obj == nil {
 			return graphql.Null
@@ -56378,6 +67913,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case *domain.Worker:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Worker(ctx, sel, obj)
 	case *domain.WaveTaskAssignment:
 		if obj == nil {
 			return graphql.Null
@@ -56483,6 +68023,16 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._SemanticValidationReport(ctx, sel, obj)
+	case *domain.RouterMessage:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._RouterMessage(ctx, sel, obj)
+	case *domain.Router:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Router(ctx, sel, obj)
 	case *domain.RefinementAction:
 		if obj == nil {
 			return graphql.Null
@@ -56498,6 +68048,16 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._ReasoningExecution(ctx, sel, obj)
+	case *domain.QueueItem:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._QueueItem(ctx, sel, obj)
+	case *domain.QueueFunction:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._QueueFunction(ctx, sel, obj)
 	case *domain.Question:
 		if obj == nil {
 			return graphql.Null
@@ -56508,6 +68068,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Project(ctx, sel, obj)
+	case *domain.Planner:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Planner(ctx, sel, obj)
 	case *domain.ParallelismAnalysis:
 		if obj == nil {
 			return graphql.Null
@@ -56563,6 +68128,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._ApiToken(ctx, sel, obj)
+	case *domain.AgentMessage:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AgentMessage(ctx, sel, obj)
 	case *domain.ActionToolParameterMapping:
 		if obj == nil {
 			return graphql.Null
@@ -56593,6 +68163,33 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return typedObj
 		} else {
 			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
+func (ec *executionContext) _QueueEntity(ctx context.Context, sel ast.SelectionSet, obj model.QueueEntity) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case domain.Worker:
+		return ec._Worker(ctx, sel, &obj)
+	case *domain.Worker:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Worker(ctx, sel, obj)
+	case domain.Planner:
+		return ec._Planner(ctx, sel, &obj)
+	case *domain.Planner:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Planner(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of QueueEntity must implement graphql.Marshaler", obj))
 		}
 	}
 }
@@ -58220,6 +69817,44 @@ func (ec *executionContext) _AddActionToolMappingPayload(ctx context.Context, se
 	return out
 }
 
+var addAgentMessagePayloadImplementors = []string{"AddAgentMessagePayload"}
+
+func (ec *executionContext) _AddAgentMessagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddAgentMessagePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, addAgentMessagePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AddAgentMessagePayload")
+		case "message":
+			out.Values[i] = ec._AddAgentMessagePayload_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var addParameterMappingPayloadImplementors = []string{"AddParameterMappingPayload"}
 
 func (ec *executionContext) _AddParameterMappingPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddParameterMappingPayload) graphql.Marshaler {
@@ -58239,6 +69874,44 @@ func (ec *executionContext) _AddParameterMappingPayload(ctx context.Context, sel
 			}
 		case "actionToolMap":
 			out.Values[i] = ec._AddParameterMappingPayload_actionToolMap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var addRouterMessagePayloadImplementors = []string{"AddRouterMessagePayload"}
+
+func (ec *executionContext) _AddRouterMessagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddRouterMessagePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, addRouterMessagePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AddRouterMessagePayload")
+		case "message":
+			out.Values[i] = ec._AddRouterMessagePayload_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -58580,6 +70253,188 @@ func (ec *executionContext) _AgentHeartbeat(ctx context.Context, sel ast.Selecti
 			out.Values[i] = ec._AgentHeartbeat_cpuPercent(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var agentMessageImplementors = []string{"AgentMessage", "Node"}
+
+func (ec *executionContext) _AgentMessage(ctx context.Context, sel ast.SelectionSet, obj *domain.AgentMessage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, agentMessageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AgentMessage")
+		case "id":
+			out.Values[i] = ec._AgentMessage_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._AgentMessage_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "content":
+			out.Values[i] = ec._AgentMessage_content(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._AgentMessage_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var agentMessageConnectionImplementors = []string{"AgentMessageConnection"}
+
+func (ec *executionContext) _AgentMessageConnection(ctx context.Context, sel ast.SelectionSet, obj *model.AgentMessageConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, agentMessageConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AgentMessageConnection")
+		case "edges":
+			out.Values[i] = ec._AgentMessageConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._AgentMessageConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._AgentMessageConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AgentMessageConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var agentMessageEdgeImplementors = []string{"AgentMessageEdge"}
+
+func (ec *executionContext) _AgentMessageEdge(ctx context.Context, sel ast.SelectionSet, obj *model.AgentMessageEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, agentMessageEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AgentMessageEdge")
+		case "cursor":
+			out.Values[i] = ec._AgentMessageEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._AgentMessageEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -59363,6 +71218,44 @@ func (ec *executionContext) _BuildAgent(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var cancelQueueItemPayloadImplementors = []string{"CancelQueueItemPayload"}
+
+func (ec *executionContext) _CancelQueueItemPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CancelQueueItemPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cancelQueueItemPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CancelQueueItemPayload")
+		case "item":
+			out.Values[i] = ec._CancelQueueItemPayload_item(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var claimExamplePayloadImplementors = []string{"ClaimExamplePayload"}
 
 func (ec *executionContext) _ClaimExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.ClaimExamplePayload) graphql.Marshaler {
@@ -59378,6 +71271,44 @@ func (ec *executionContext) _ClaimExamplePayload(ctx context.Context, sel ast.Se
 		case "example":
 			out.Values[i] = ec._ClaimExamplePayload_example(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var claimQueueItemsPayloadImplementors = []string{"ClaimQueueItemsPayload"}
+
+func (ec *executionContext) _ClaimQueueItemsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ClaimQueueItemsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, claimQueueItemsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClaimQueueItemsPayload")
+		case "items":
+			out.Values[i] = ec._ClaimQueueItemsPayload_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -59459,6 +71390,44 @@ func (ec *executionContext) _ClaimTaskPayload(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var clearAgentMessagesPayloadImplementors = []string{"ClearAgentMessagesPayload"}
+
+func (ec *executionContext) _ClearAgentMessagesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ClearAgentMessagesPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, clearAgentMessagesPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClearAgentMessagesPayload")
+		case "deleted":
+			out.Values[i] = ec._ClearAgentMessagesPayload_deleted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var completeExamplePayloadImplementors = []string{"CompleteExamplePayload"}
 
 func (ec *executionContext) _CompleteExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CompleteExamplePayload) graphql.Marshaler {
@@ -59511,6 +71480,44 @@ func (ec *executionContext) _CompleteExecutionPassPayload(ctx context.Context, s
 			out.Values[i] = graphql.MarshalString("CompleteExecutionPassPayload")
 		case "pass":
 			out.Values[i] = ec._CompleteExecutionPassPayload_pass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var completeQueueItemPayloadImplementors = []string{"CompleteQueueItemPayload"}
+
+func (ec *executionContext) _CompleteQueueItemPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CompleteQueueItemPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, completeQueueItemPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CompleteQueueItemPayload")
+		case "item":
+			out.Values[i] = ec._CompleteQueueItemPayload_item(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -60327,6 +72334,44 @@ func (ec *executionContext) _CreateModelPayload(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var createPlannerPayloadImplementors = []string{"CreatePlannerPayload"}
+
+func (ec *executionContext) _CreatePlannerPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePlannerPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createPlannerPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreatePlannerPayload")
+		case "planner":
+			out.Values[i] = ec._CreatePlannerPayload_planner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var createProjectPayloadImplementors = []string{"CreateProjectPayload"}
 
 func (ec *executionContext) _CreateProjectPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateProjectPayload) graphql.Marshaler {
@@ -60341,6 +72386,44 @@ func (ec *executionContext) _CreateProjectPayload(ctx context.Context, sel ast.S
 			out.Values[i] = graphql.MarshalString("CreateProjectPayload")
 		case "project":
 			out.Values[i] = ec._CreateProjectPayload_project(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var createRouterPayloadImplementors = []string{"CreateRouterPayload"}
+
+func (ec *executionContext) _CreateRouterPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateRouterPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createRouterPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateRouterPayload")
+		case "router":
+			out.Values[i] = ec._CreateRouterPayload_router(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -60731,6 +72814,44 @@ func (ec *executionContext) _CreateValidationRulePayload(ctx context.Context, se
 			out.Values[i] = graphql.MarshalString("CreateValidationRulePayload")
 		case "rule":
 			out.Values[i] = ec._CreateValidationRulePayload_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var createWorkerPayloadImplementors = []string{"CreateWorkerPayload"}
+
+func (ec *executionContext) _CreateWorkerPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateWorkerPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createWorkerPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateWorkerPayload")
+		case "worker":
+			out.Values[i] = ec._CreateWorkerPayload_worker(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -61149,6 +73270,49 @@ func (ec *executionContext) _DeleteValidationRulePayload(ctx context.Context, se
 			out.Values[i] = graphql.MarshalString("DeleteValidationRulePayload")
 		case "deletedId":
 			out.Values[i] = ec._DeleteValidationRulePayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var enqueueFunctionPayloadImplementors = []string{"EnqueueFunctionPayload"}
+
+func (ec *executionContext) _EnqueueFunctionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.EnqueueFunctionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, enqueueFunctionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EnqueueFunctionPayload")
+		case "item":
+			out.Values[i] = ec._EnqueueFunctionPayload_item(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deduplicated":
+			out.Values[i] = ec._EnqueueFunctionPayload_deduplicated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -62449,6 +74613,44 @@ func (ec *executionContext) _ExecutionRun(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var extendQueueLeasePayloadImplementors = []string{"ExtendQueueLeasePayload"}
+
+func (ec *executionContext) _ExtendQueueLeasePayload(ctx context.Context, sel ast.SelectionSet, obj *model.ExtendQueueLeasePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, extendQueueLeasePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExtendQueueLeasePayload")
+		case "item":
+			out.Values[i] = ec._ExtendQueueLeasePayload_item(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var failExamplePayloadImplementors = []string{"FailExamplePayload"}
 
 func (ec *executionContext) _FailExamplePayload(ctx context.Context, sel ast.SelectionSet, obj *model.FailExamplePayload) graphql.Marshaler {
@@ -62463,6 +74665,44 @@ func (ec *executionContext) _FailExamplePayload(ctx context.Context, sel ast.Sel
 			out.Values[i] = graphql.MarshalString("FailExamplePayload")
 		case "example":
 			out.Values[i] = ec._FailExamplePayload_example(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var failQueueItemPayloadImplementors = []string{"FailQueueItemPayload"}
+
+func (ec *executionContext) _FailQueueItemPayload(ctx context.Context, sel ast.SelectionSet, obj *model.FailQueueItemPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, failQueueItemPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FailQueueItemPayload")
+		case "item":
+			out.Values[i] = ec._FailQueueItemPayload_item(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -63708,6 +75948,44 @@ func (ec *executionContext) _ImportMcpToolsPayload(ctx context.Context, sel ast.
 	return out
 }
 
+var linkPlannerPayloadImplementors = []string{"LinkPlannerPayload"}
+
+func (ec *executionContext) _LinkPlannerPayload(ctx context.Context, sel ast.SelectionSet, obj *model.LinkPlannerPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, linkPlannerPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LinkPlannerPayload")
+		case "link":
+			out.Values[i] = ec._LinkPlannerPayload_link(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var logAppendedImplementors = []string{"LogAppended", "ExecutionEvent"}
 
 func (ec *executionContext) _LogAppended(ctx context.Context, sel ast.SelectionSet, obj *domain.LogAppendedEvent) graphql.Marshaler {
@@ -64863,6 +77141,125 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "finishReasoningExecution":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_finishReasoningExecution(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createRouter":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createRouter(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setRouterStatus":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setRouterStatus(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addRouterMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addRouterMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createPlanner":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createPlanner(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "linkPlanner":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_linkPlanner(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatePlanner":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updatePlanner(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createWorker":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createWorker(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateWorker":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateWorker(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addAgentMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addAgentMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clearAgentMessages":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_clearAgentMessages(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "registerQueueFunction":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_registerQueueFunction(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enqueueFunction":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_enqueueFunction(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "claimQueueItems":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_claimQueueItems(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "extendQueueLease":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_extendQueueLease(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completeQueueItem":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_completeQueueItem(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failQueueItem":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_failQueueItem(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelQueueItem":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelQueueItem(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -66103,6 +78500,534 @@ func (ec *executionContext) _PlannedWave(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var plannerImplementors = []string{"Planner", "Node", "QueueEntity"}
+
+func (ec *executionContext) _Planner(ctx context.Context, sel ast.SelectionSet, obj *domain.Planner) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, plannerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Planner")
+		case "id":
+			out.Values[i] = ec._Planner_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Planner_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "plannerName":
+			out.Values[i] = ec._Planner_plannerName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "userQuestion":
+			out.Values[i] = ec._Planner_userQuestion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "instruction":
+			out.Values[i] = ec._Planner_instruction(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "executionPlan":
+			out.Values[i] = ec._Planner_executionPlan(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "model":
+			out.Values[i] = ec._Planner_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "temperature":
+			out.Values[i] = ec._Planner_temperature(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failedTaskLimit":
+			out.Values[i] = ec._Planner_failedTaskLimit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "failedTaskCount":
+			out.Values[i] = ec._Planner_failedTaskCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Planner_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "userResponse":
+			out.Values[i] = ec._Planner_userResponse(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nextTask":
+			out.Values[i] = ec._Planner_nextTask(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "variableFilePaths":
+			out.Values[i] = ec._Planner_variableFilePaths(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "imageFilePaths":
+			out.Values[i] = ec._Planner_imageFilePaths(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "agentMetadata":
+			out.Values[i] = ec._Planner_agentMetadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "schemaVersion":
+			out.Values[i] = ec._Planner_schemaVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "messages":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Planner_messages(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "workers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Planner_workers(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "routers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Planner_routers(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Planner_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Planner_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var plannerStatusChangedImplementors = []string{"PlannerStatusChanged", "ExecutionEvent"}
+
+func (ec *executionContext) _PlannerStatusChanged(ctx context.Context, sel ast.SelectionSet, obj *domain.PlannerStatusChangedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, plannerStatusChangedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PlannerStatusChanged")
+		case "cursor":
+			out.Values[i] = ec._PlannerStatusChanged_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._PlannerStatusChanged_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._PlannerStatusChanged_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PlannerStatusChanged_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PlannerStatusChanged_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PlannerStatusChanged_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PlannerStatusChanged_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "planner":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PlannerStatusChanged_planner(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "fromPlannerStatus":
+			out.Values[i] = ec._PlannerStatusChanged_fromPlannerStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "toPlannerStatus":
+			out.Values[i] = ec._PlannerStatusChanged_toPlannerStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reason":
+			out.Values[i] = ec._PlannerStatusChanged_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var projectImplementors = []string{"Project", "Node"}
 
 func (ec *executionContext) _Project(ctx context.Context, sel ast.SelectionSet, obj *domain.Project) graphql.Marshaler {
@@ -67094,6 +80019,138 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_reasoningExecutions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "router":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_router(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "routers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_routers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "planner":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_planner(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "worker":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_worker(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "queueFunctions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_queueFunctions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "queueItems":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_queueItems(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -68774,6 +81831,1743 @@ func (ec *executionContext) _QuestionSkipped(ctx context.Context, sel ast.Select
 	return out
 }
 
+var queueErrorImplementors = []string{"QueueError"}
+
+func (ec *executionContext) _QueueError(ctx context.Context, sel ast.SelectionSet, obj *domain.QueueError) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueErrorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueError")
+		case "attempt":
+			out.Values[i] = ec._QueueError_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._QueueError_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "at":
+			out.Values[i] = ec._QueueError_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queueFunctionImplementors = []string{"QueueFunction", "Node"}
+
+func (ec *executionContext) _QueueFunction(ctx context.Context, sel ast.SelectionSet, obj *domain.QueueFunction) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueFunctionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueFunction")
+		case "id":
+			out.Values[i] = ec._QueueFunction_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._QueueFunction_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxAttempts":
+			out.Values[i] = ec._QueueFunction_maxAttempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leaseSeconds":
+			out.Values[i] = ec._QueueFunction_leaseSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._QueueFunction_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queueItemImplementors = []string{"QueueItem", "Node"}
+
+func (ec *executionContext) _QueueItem(ctx context.Context, sel ast.SelectionSet, obj *domain.QueueItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueItem")
+		case "id":
+			out.Values[i] = ec._QueueItem_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItem_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "entityType":
+			out.Values[i] = ec._QueueItem_entityType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "entityId":
+			out.Values[i] = ec._QueueItem_entityId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "entity":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItem_entity(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "functionName":
+			out.Values[i] = ec._QueueItem_functionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payload":
+			out.Values[i] = ec._QueueItem_payload(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._QueueItem_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "priority":
+			out.Values[i] = ec._QueueItem_priority(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "uniqueKey":
+			out.Values[i] = ec._QueueItem_uniqueKey(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attempt":
+			out.Values[i] = ec._QueueItem_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "maxAttempts":
+			out.Values[i] = ec._QueueItem_maxAttempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "leaseSeconds":
+			out.Values[i] = ec._QueueItem_leaseSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scheduledAt":
+			out.Values[i] = ec._QueueItem_scheduledAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "errorMessage":
+			out.Values[i] = ec._QueueItem_errorMessage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "errors":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItem_errors(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "result":
+			out.Values[i] = ec._QueueItem_result(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "claimedBy":
+			out.Values[i] = ec._QueueItem_claimedBy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "leaseExpiresAt":
+			out.Values[i] = ec._QueueItem_leaseExpiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "finishedAt":
+			out.Values[i] = ec._QueueItem_finishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._QueueItem_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._QueueItem_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queueItemCancelledImplementors = []string{"QueueItemCancelled", "ExecutionEvent"}
+
+func (ec *executionContext) _QueueItemCancelled(ctx context.Context, sel ast.SelectionSet, obj *domain.QueueItemCancelledEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueItemCancelledImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueItemCancelled")
+		case "cursor":
+			out.Values[i] = ec._QueueItemCancelled_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._QueueItemCancelled_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._QueueItemCancelled_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemCancelled_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemCancelled_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemCancelled_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemCancelled_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "item":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemCancelled_item(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "functionName":
+			out.Values[i] = ec._QueueItemCancelled_functionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "fromItemStatus":
+			out.Values[i] = ec._QueueItemCancelled_fromItemStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queueItemClaimedImplementors = []string{"QueueItemClaimed", "ExecutionEvent"}
+
+func (ec *executionContext) _QueueItemClaimed(ctx context.Context, sel ast.SelectionSet, obj *domain.QueueItemClaimedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueItemClaimedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueItemClaimed")
+		case "cursor":
+			out.Values[i] = ec._QueueItemClaimed_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._QueueItemClaimed_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._QueueItemClaimed_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemClaimed_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemClaimed_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemClaimed_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemClaimed_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "item":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemClaimed_item(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "functionName":
+			out.Values[i] = ec._QueueItemClaimed_functionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attempt":
+			out.Values[i] = ec._QueueItemClaimed_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "claimedBy":
+			out.Values[i] = ec._QueueItemClaimed_claimedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queueItemCompletedImplementors = []string{"QueueItemCompleted", "ExecutionEvent"}
+
+func (ec *executionContext) _QueueItemCompleted(ctx context.Context, sel ast.SelectionSet, obj *domain.QueueItemCompletedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueItemCompletedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueItemCompleted")
+		case "cursor":
+			out.Values[i] = ec._QueueItemCompleted_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._QueueItemCompleted_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._QueueItemCompleted_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemCompleted_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemCompleted_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemCompleted_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemCompleted_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "item":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemCompleted_item(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "functionName":
+			out.Values[i] = ec._QueueItemCompleted_functionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attempt":
+			out.Values[i] = ec._QueueItemCompleted_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queueItemConnectionImplementors = []string{"QueueItemConnection"}
+
+func (ec *executionContext) _QueueItemConnection(ctx context.Context, sel ast.SelectionSet, obj *model.QueueItemConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueItemConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueItemConnection")
+		case "edges":
+			out.Values[i] = ec._QueueItemConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._QueueItemConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._QueueItemConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queueItemEdgeImplementors = []string{"QueueItemEdge"}
+
+func (ec *executionContext) _QueueItemEdge(ctx context.Context, sel ast.SelectionSet, obj *model.QueueItemEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueItemEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueItemEdge")
+		case "cursor":
+			out.Values[i] = ec._QueueItemEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._QueueItemEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queueItemEnqueuedImplementors = []string{"QueueItemEnqueued", "ExecutionEvent"}
+
+func (ec *executionContext) _QueueItemEnqueued(ctx context.Context, sel ast.SelectionSet, obj *domain.QueueItemEnqueuedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueItemEnqueuedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueItemEnqueued")
+		case "cursor":
+			out.Values[i] = ec._QueueItemEnqueued_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._QueueItemEnqueued_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._QueueItemEnqueued_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemEnqueued_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemEnqueued_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemEnqueued_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemEnqueued_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "item":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemEnqueued_item(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "functionName":
+			out.Values[i] = ec._QueueItemEnqueued_functionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scheduledAt":
+			out.Values[i] = ec._QueueItemEnqueued_scheduledAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queueItemFailedImplementors = []string{"QueueItemFailed", "ExecutionEvent"}
+
+func (ec *executionContext) _QueueItemFailed(ctx context.Context, sel ast.SelectionSet, obj *domain.QueueItemFailedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueItemFailedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueItemFailed")
+		case "cursor":
+			out.Values[i] = ec._QueueItemFailed_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._QueueItemFailed_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._QueueItemFailed_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemFailed_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemFailed_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemFailed_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemFailed_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "item":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._QueueItemFailed_item(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "functionName":
+			out.Values[i] = ec._QueueItemFailed_functionName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attempt":
+			out.Values[i] = ec._QueueItemFailed_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "willRetry":
+			out.Values[i] = ec._QueueItemFailed_willRetry(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "error":
+			out.Values[i] = ec._QueueItemFailed_error(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scheduledAt":
+			out.Values[i] = ec._QueueItemFailed_scheduledAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var reasoningExecutionImplementors = []string{"ReasoningExecution", "Node"}
 
 func (ec *executionContext) _ReasoningExecution(ctx context.Context, sel ast.SelectionSet, obj *domain.ReasoningExecution) graphql.Marshaler {
@@ -70271,6 +85065,44 @@ func (ec *executionContext) _RefinementAction(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var registerQueueFunctionPayloadImplementors = []string{"RegisterQueueFunctionPayload"}
+
+func (ec *executionContext) _RegisterQueueFunctionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RegisterQueueFunctionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, registerQueueFunctionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RegisterQueueFunctionPayload")
+		case "function":
+			out.Values[i] = ec._RegisterQueueFunctionPayload_function(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var registerTaskAgentPayloadImplementors = []string{"RegisterTaskAgentPayload"}
 
 func (ec *executionContext) _RegisterTaskAgentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RegisterTaskAgentPayload) graphql.Marshaler {
@@ -70578,6 +85410,1028 @@ func (ec *executionContext) _RevokeApiTokenPayload(ctx context.Context, sel ast.
 			out.Values[i] = ec._RevokeApiTokenPayload_apiToken(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routerImplementors = []string{"Router", "Node"}
+
+func (ec *executionContext) _Router(ctx context.Context, sel ast.SelectionSet, obj *domain.Router) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Router")
+		case "id":
+			out.Values[i] = ec._Router_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Router_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._Router_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "model":
+			out.Values[i] = ec._Router_model(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "temperature":
+			out.Values[i] = ec._Router_temperature(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._Router_title(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "preview":
+			out.Values[i] = ec._Router_preview(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "agentMetadata":
+			out.Values[i] = ec._Router_agentMetadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "schemaVersion":
+			out.Values[i] = ec._Router_schemaVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "messages":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Router_messages(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "planners":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Router_planners(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Router_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Router_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routerConnectionImplementors = []string{"RouterConnection"}
+
+func (ec *executionContext) _RouterConnection(ctx context.Context, sel ast.SelectionSet, obj *model.RouterConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routerConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RouterConnection")
+		case "edges":
+			out.Values[i] = ec._RouterConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._RouterConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._RouterConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routerEdgeImplementors = []string{"RouterEdge"}
+
+func (ec *executionContext) _RouterEdge(ctx context.Context, sel ast.SelectionSet, obj *model.RouterEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routerEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RouterEdge")
+		case "cursor":
+			out.Values[i] = ec._RouterEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._RouterEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routerMessageImplementors = []string{"RouterMessage", "Node"}
+
+func (ec *executionContext) _RouterMessage(ctx context.Context, sel ast.SelectionSet, obj *domain.RouterMessage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routerMessageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RouterMessage")
+		case "id":
+			out.Values[i] = ec._RouterMessage_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "router":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterMessage_router(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "role":
+			out.Values[i] = ec._RouterMessage_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "content":
+			out.Values[i] = ec._RouterMessage_content(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._RouterMessage_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "planners":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterMessage_planners(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routerMessageAddedImplementors = []string{"RouterMessageAdded", "ExecutionEvent"}
+
+func (ec *executionContext) _RouterMessageAdded(ctx context.Context, sel ast.SelectionSet, obj *domain.RouterMessageAddedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routerMessageAddedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RouterMessageAdded")
+		case "cursor":
+			out.Values[i] = ec._RouterMessageAdded_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._RouterMessageAdded_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._RouterMessageAdded_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterMessageAdded_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterMessageAdded_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterMessageAdded_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterMessageAdded_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "router":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterMessageAdded_router(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "message":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterMessageAdded_message(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "role":
+			out.Values[i] = ec._RouterMessageAdded_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routerMessageConnectionImplementors = []string{"RouterMessageConnection"}
+
+func (ec *executionContext) _RouterMessageConnection(ctx context.Context, sel ast.SelectionSet, obj *model.RouterMessageConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routerMessageConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RouterMessageConnection")
+		case "edges":
+			out.Values[i] = ec._RouterMessageConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nodes":
+			out.Values[i] = ec._RouterMessageConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._RouterMessageConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterMessageConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routerMessageEdgeImplementors = []string{"RouterMessageEdge"}
+
+func (ec *executionContext) _RouterMessageEdge(ctx context.Context, sel ast.SelectionSet, obj *model.RouterMessageEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routerMessageEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RouterMessageEdge")
+		case "cursor":
+			out.Values[i] = ec._RouterMessageEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._RouterMessageEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var routerPlannerLinkImplementors = []string{"RouterPlannerLink"}
+
+func (ec *executionContext) _RouterPlannerLink(ctx context.Context, sel ast.SelectionSet, obj *domain.RouterPlannerLink) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, routerPlannerLinkImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RouterPlannerLink")
+		case "router":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterPlannerLink_router(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "planner":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterPlannerLink_planner(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "message":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RouterPlannerLink_message(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "relationshipType":
+			out.Values[i] = ec._RouterPlannerLink_relationshipType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._RouterPlannerLink_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -72213,6 +88067,44 @@ func (ec *executionContext) _SetReasoningStepsPayload(ctx context.Context, sel a
 			out.Values[i] = graphql.MarshalString("SetReasoningStepsPayload")
 		case "steps":
 			out.Values[i] = ec._SetReasoningStepsPayload_steps(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var setRouterStatusPayloadImplementors = []string{"SetRouterStatusPayload"}
+
+func (ec *executionContext) _SetRouterStatusPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetRouterStatusPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setRouterStatusPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetRouterStatusPayload")
+		case "router":
+			out.Values[i] = ec._SetRouterStatusPayload_router(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -79079,6 +94971,44 @@ func (ec *executionContext) _UnplannableTask(ctx context.Context, sel ast.Select
 	return out
 }
 
+var updatePlannerPayloadImplementors = []string{"UpdatePlannerPayload"}
+
+func (ec *executionContext) _UpdatePlannerPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdatePlannerPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updatePlannerPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdatePlannerPayload")
+		case "planner":
+			out.Values[i] = ec._UpdatePlannerPayload_planner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var updateProjectPayloadImplementors = []string{"UpdateProjectPayload"}
 
 func (ec *executionContext) _UpdateProjectPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateProjectPayload) graphql.Marshaler {
@@ -79169,6 +95099,44 @@ func (ec *executionContext) _UpdateValidationRulePayload(ctx context.Context, se
 			out.Values[i] = graphql.MarshalString("UpdateValidationRulePayload")
 		case "rule":
 			out.Values[i] = ec._UpdateValidationRulePayload_rule(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var updateWorkerPayloadImplementors = []string{"UpdateWorkerPayload"}
+
+func (ec *executionContext) _UpdateWorkerPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateWorkerPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateWorkerPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateWorkerPayload")
+		case "worker":
+			out.Values[i] = ec._UpdateWorkerPayload_worker(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -80537,6 +96505,648 @@ func (ec *executionContext) _WaveTaskAssignment(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var workerImplementors = []string{"Worker", "Node", "QueueEntity"}
+
+func (ec *executionContext) _Worker(ctx context.Context, sel ast.SelectionSet, obj *domain.Worker) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, workerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Worker")
+		case "id":
+			out.Values[i] = ec._Worker_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "planner":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Worker_planner(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "workerName":
+			out.Values[i] = ec._Worker_workerName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "taskStatus":
+			out.Values[i] = ec._Worker_taskStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nextTask":
+			out.Values[i] = ec._Worker_nextTask(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "taskDescription":
+			out.Values[i] = ec._Worker_taskDescription(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "acceptanceCriteria":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Worker_acceptanceCriteria(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "taskContext":
+			out.Values[i] = ec._Worker_taskContext(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "taskResult":
+			out.Values[i] = ec._Worker_taskResult(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "queryingStructuredData":
+			out.Values[i] = ec._Worker_queryingStructuredData(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "imageKeys":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Worker_imageKeys(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "variableKeys":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Worker_variableKeys(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "tools":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Worker_tools(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "inputVariableFilepaths":
+			out.Values[i] = ec._Worker_inputVariableFilepaths(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "inputImageFilepaths":
+			out.Values[i] = ec._Worker_inputImageFilepaths(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "outputVariableFilepaths":
+			out.Values[i] = ec._Worker_outputVariableFilepaths(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "outputImageFilepaths":
+			out.Values[i] = ec._Worker_outputImageFilepaths(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currentAttempt":
+			out.Values[i] = ec._Worker_currentAttempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tables":
+			out.Values[i] = ec._Worker_tables(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "filepaths":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Worker_filepaths(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agentMetadata":
+			out.Values[i] = ec._Worker_agentMetadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "schemaVersion":
+			out.Values[i] = ec._Worker_schemaVersion(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "messages":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Worker_messages(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Worker_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Worker_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var workerStatusChangedImplementors = []string{"WorkerStatusChanged", "ExecutionEvent"}
+
+func (ec *executionContext) _WorkerStatusChanged(ctx context.Context, sel ast.SelectionSet, obj *domain.WorkerStatusChangedEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, workerStatusChangedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WorkerStatusChanged")
+		case "cursor":
+			out.Values[i] = ec._WorkerStatusChanged_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._WorkerStatusChanged_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "occurredAt":
+			out.Values[i] = ec._WorkerStatusChanged_occurredAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "project":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkerStatusChanged_project(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "task":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkerStatusChanged_task(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "run":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkerStatusChanged_run(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkerStatusChanged_agent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "worker":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WorkerStatusChanged_worker(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "fromWorkerStatus":
+			out.Values[i] = ec._WorkerStatusChanged_fromWorkerStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "toWorkerStatus":
+			out.Values[i] = ec._WorkerStatusChanged_toWorkerStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "currentAttempt":
+			out.Values[i] = ec._WorkerStatusChanged_currentAttempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -81279,6 +97889,21 @@ func (ec *executionContext) marshalNAddActionToolMappingPayload2ᚖgithubᚗcom�
 	return ec._AddActionToolMappingPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAddAgentMessageInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddAgentMessageInput(ctx context.Context, v any) (domain.AddAgentMessageInput, error) {
+	res, err := ec.unmarshalInputAddAgentMessageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAddAgentMessagePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAddAgentMessagePayload(ctx context.Context, sel ast.SelectionSet, v *model.AddAgentMessagePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AddAgentMessagePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNAddParameterMappingInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddParameterMappingInput(ctx context.Context, v any) (domain.AddParameterMappingInput, error) {
 	res, err := ec.unmarshalInputAddParameterMappingInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -81292,6 +97917,21 @@ func (ec *executionContext) marshalNAddParameterMappingPayload2ᚖgithubᚗcom�
 		return graphql.Null
 	}
 	return ec._AddParameterMappingPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAddRouterMessageInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddRouterMessageInput(ctx context.Context, v any) (domain.AddRouterMessageInput, error) {
+	res, err := ec.unmarshalInputAddRouterMessageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAddRouterMessagePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAddRouterMessagePayload(ctx context.Context, sel ast.SelectionSet, v *model.AddRouterMessagePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AddRouterMessagePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNAddTaskRelationshipInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAddTaskRelationshipInput(ctx context.Context, v any) (domain.AddTaskRelationshipInput, error) {
@@ -81346,6 +97986,85 @@ func (ec *executionContext) unmarshalNAgentDirective2githubᚗcomᚋtaskgraphᚋ
 }
 
 func (ec *executionContext) marshalNAgentDirective2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentDirective(ctx context.Context, sel ast.SelectionSet, v domain.AgentDirective) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNAgentMessage2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.AgentMessage) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAgentMessage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentMessage(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAgentMessage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentMessage(ctx context.Context, sel ast.SelectionSet, v *domain.AgentMessage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AgentMessage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAgentMessageConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAgentMessageConnection(ctx context.Context, sel ast.SelectionSet, v *model.AgentMessageConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AgentMessageConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAgentMessageEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAgentMessageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AgentMessageEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAgentMessageEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAgentMessageEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAgentMessageEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐAgentMessageEdge(ctx context.Context, sel ast.SelectionSet, v *model.AgentMessageEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AgentMessageEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAgentMessageRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentMessageRole(ctx context.Context, v any) (domain.AgentMessageRole, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.AgentMessageRole(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAgentMessageRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐAgentMessageRole(ctx context.Context, sel ast.SelectionSet, v domain.AgentMessageRole) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -81520,6 +98239,21 @@ func (ec *executionContext) marshalNBuildAgent2ᚖgithubᚗcomᚋtaskgraphᚋtas
 	return ec._BuildAgent(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCancelQueueItemInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCancelQueueItemInput(ctx context.Context, v any) (domain.CancelQueueItemInput, error) {
+	res, err := ec.unmarshalInputCancelQueueItemInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCancelQueueItemPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCancelQueueItemPayload(ctx context.Context, sel ast.SelectionSet, v *model.CancelQueueItemPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CancelQueueItemPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNClaimExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimExampleInput(ctx context.Context, v any) (domain.ClaimExampleInput, error) {
 	res, err := ec.unmarshalInputClaimExampleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -81535,6 +98269,21 @@ func (ec *executionContext) marshalNClaimExamplePayload2ᚖgithubᚗcomᚋtaskgr
 	return ec._ClaimExamplePayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNClaimQueueItemsInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimQueueItemsInput(ctx context.Context, v any) (domain.ClaimQueueItemsInput, error) {
+	res, err := ec.unmarshalInputClaimQueueItemsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClaimQueueItemsPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐClaimQueueItemsPayload(ctx context.Context, sel ast.SelectionSet, v *model.ClaimQueueItemsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClaimQueueItemsPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNClaimTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClaimTaskInput(ctx context.Context, v any) (domain.ClaimTaskInput, error) {
 	res, err := ec.unmarshalInputClaimTaskInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -81548,6 +98297,21 @@ func (ec *executionContext) marshalNClaimTaskPayload2ᚖgithubᚗcomᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._ClaimTaskPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNClearAgentMessagesInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐClearAgentMessagesInput(ctx context.Context, v any) (domain.ClearAgentMessagesInput, error) {
+	res, err := ec.unmarshalInputClearAgentMessagesInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNClearAgentMessagesPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐClearAgentMessagesPayload(ctx context.Context, sel ast.SelectionSet, v *model.ClearAgentMessagesPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClearAgentMessagesPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCompleteExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteExampleInput(ctx context.Context, v any) (model.CompleteExampleInput, error) {
@@ -81578,6 +98342,21 @@ func (ec *executionContext) marshalNCompleteExecutionPassPayload2ᚖgithubᚗcom
 		return graphql.Null
 	}
 	return ec._CompleteExecutionPassPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCompleteQueueItemInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCompleteQueueItemInput(ctx context.Context, v any) (domain.CompleteQueueItemInput, error) {
+	res, err := ec.unmarshalInputCompleteQueueItemInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCompleteQueueItemPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCompleteQueueItemPayload(ctx context.Context, sel ast.SelectionSet, v *model.CompleteQueueItemPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CompleteQueueItemPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCompleteTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCompleteTaskInput(ctx context.Context, v any) (domain.CompleteTaskInput, error) {
@@ -81770,6 +98549,21 @@ func (ec *executionContext) marshalNCreateModelPayload2ᚖgithubᚗcomᚋtaskgra
 	return ec._CreateModelPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreatePlannerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreatePlannerInput(ctx context.Context, v any) (domain.CreatePlannerInput, error) {
+	res, err := ec.unmarshalInputCreatePlannerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreatePlannerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreatePlannerPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreatePlannerPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreatePlannerPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateProjectInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateProjectInput(ctx context.Context, v any) (domain.CreateProjectInput, error) {
 	res, err := ec.unmarshalInputCreateProjectInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -81783,6 +98577,21 @@ func (ec *executionContext) marshalNCreateProjectPayload2ᚖgithubᚗcomᚋtaskg
 		return graphql.Null
 	}
 	return ec._CreateProjectPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreateRouterInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateRouterInput(ctx context.Context, v any) (domain.CreateRouterInput, error) {
+	res, err := ec.unmarshalInputCreateRouterInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateRouterPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateRouterPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateRouterPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateRouterPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreateSuiteInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateSuiteInput(ctx context.Context, v any) (domain.CreateSuiteInput, error) {
@@ -81935,6 +98744,21 @@ func (ec *executionContext) marshalNCreateValidationRulePayload2ᚖgithubᚗcom�
 	return ec._CreateValidationRulePayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreateWorkerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐCreateWorkerInput(ctx context.Context, v any) (domain.CreateWorkerInput, error) {
+	res, err := ec.unmarshalInputCreateWorkerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateWorkerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐCreateWorkerPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateWorkerPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateWorkerPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCriticalPath2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋplanningᚐCriticalPath(ctx context.Context, sel ast.SelectionSet, v planning.CriticalPath) graphql.Marshaler {
 	return ec._CriticalPath(ctx, sel, &v)
 }
@@ -82072,6 +98896,21 @@ func (ec *executionContext) marshalNDeleteValidationRulePayload2ᚖgithubᚗcom�
 		return graphql.Null
 	}
 	return ec._DeleteValidationRulePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNEnqueueFunctionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐEnqueueFunctionInput(ctx context.Context, v any) (domain.EnqueueFunctionInput, error) {
+	res, err := ec.unmarshalInputEnqueueFunctionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEnqueueFunctionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐEnqueueFunctionPayload(ctx context.Context, sel ast.SelectionSet, v *model.EnqueueFunctionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EnqueueFunctionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNExample2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExampleᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Example) graphql.Marshaler {
@@ -82301,6 +99140,21 @@ func (ec *executionContext) marshalNExecutionStatus2githubᚗcomᚋtaskgraphᚋt
 	return res
 }
 
+func (ec *executionContext) unmarshalNExtendQueueLeaseInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐExtendQueueLeaseInput(ctx context.Context, v any) (domain.ExtendQueueLeaseInput, error) {
+	res, err := ec.unmarshalInputExtendQueueLeaseInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNExtendQueueLeasePayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐExtendQueueLeasePayload(ctx context.Context, sel ast.SelectionSet, v *model.ExtendQueueLeasePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ExtendQueueLeasePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNFailExampleInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFailExampleInput(ctx context.Context, v any) (domain.FailExampleInput, error) {
 	res, err := ec.unmarshalInputFailExampleInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -82314,6 +99168,21 @@ func (ec *executionContext) marshalNFailExamplePayload2ᚖgithubᚗcomᚋtaskgra
 		return graphql.Null
 	}
 	return ec._FailExamplePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFailQueueItemInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFailQueueItemInput(ctx context.Context, v any) (domain.FailQueueItemInput, error) {
+	res, err := ec.unmarshalInputFailQueueItemInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFailQueueItemPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐFailQueueItemPayload(ctx context.Context, sel ast.SelectionSet, v *model.FailQueueItemPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FailQueueItemPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFailTaskInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐFailTaskInput(ctx context.Context, v any) (domain.FailTaskInput, error) {
@@ -82823,6 +99692,21 @@ func (ec *executionContext) marshalNJSON2githubᚗcomᚋtaskgraphᚋtaskgraphᚋ
 	return v
 }
 
+func (ec *executionContext) unmarshalNLinkPlannerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐLinkPlannerInput(ctx context.Context, v any) (domain.LinkPlannerInput, error) {
+	res, err := ec.unmarshalInputLinkPlannerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNLinkPlannerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐLinkPlannerPayload(ctx context.Context, sel ast.SelectionSet, v *model.LinkPlannerPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LinkPlannerPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMcpServer2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐMcpServerᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.McpServer) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -83140,6 +100024,66 @@ func (ec *executionContext) marshalNPlannedWave2ᚕgithubᚗcomᚋtaskgraphᚋta
 	return ret
 }
 
+func (ec *executionContext) marshalNPlanner2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Planner) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPlanner2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlanner(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPlanner2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlanner(ctx context.Context, sel ast.SelectionSet, v *domain.Planner) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Planner(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPlannerLinkType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerLinkType(ctx context.Context, v any) (domain.PlannerLinkType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.PlannerLinkType(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPlannerLinkType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerLinkType(ctx context.Context, sel ast.SelectionSet, v domain.PlannerLinkType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNPlannerStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerStatus(ctx context.Context, v any) (domain.PlannerStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.PlannerStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPlannerStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerStatus(ctx context.Context, sel ast.SelectionSet, v domain.PlannerStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNPriority2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPriority(ctx context.Context, v any) (domain.Priority, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := domain.Priority(tmp)
@@ -83404,6 +100348,164 @@ func (ec *executionContext) unmarshalNQuestionType2githubᚗcomᚋtaskgraphᚋta
 }
 
 func (ec *executionContext) marshalNQuestionType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQuestionType(ctx context.Context, sel ast.SelectionSet, v domain.QuestionType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNQueueEntity2githubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQueueEntity(ctx context.Context, sel ast.SelectionSet, v model.QueueEntity) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._QueueEntity(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNQueueEntityType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueEntityType(ctx context.Context, v any) (domain.QueueEntityType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.QueueEntityType(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNQueueEntityType2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueEntityType(ctx context.Context, sel ast.SelectionSet, v domain.QueueEntityType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNQueueError2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.QueueError) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQueueError2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueError(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNQueueError2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueError(ctx context.Context, sel ast.SelectionSet, v *domain.QueueError) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._QueueError(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNQueueFunction2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueFunctionᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.QueueFunction) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQueueFunction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueFunction(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNQueueFunction2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueFunction(ctx context.Context, sel ast.SelectionSet, v *domain.QueueFunction) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._QueueFunction(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNQueueItem2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.QueueItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx context.Context, sel ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._QueueItem(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNQueueItemConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQueueItemConnection(ctx context.Context, sel ast.SelectionSet, v *model.QueueItemConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._QueueItemConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNQueueItemEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQueueItemEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.QueueItemEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQueueItemEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQueueItemEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNQueueItemEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐQueueItemEdge(ctx context.Context, sel ast.SelectionSet, v *model.QueueItemEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._QueueItemEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNQueueItemStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemStatus(ctx context.Context, v any) (domain.QueueItemStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.QueueItemStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNQueueItemStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemStatus(ctx context.Context, sel ast.SelectionSet, v domain.QueueItemStatus) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(string(v))
 	if res == graphql.Null {
@@ -83685,6 +100787,21 @@ func (ec *executionContext) marshalNRefinementActionType2githubᚗcomᚋtaskgrap
 	return res
 }
 
+func (ec *executionContext) unmarshalNRegisterQueueFunctionInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRegisterQueueFunctionInput(ctx context.Context, v any) (domain.RegisterQueueFunctionInput, error) {
+	res, err := ec.unmarshalInputRegisterQueueFunctionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRegisterQueueFunctionPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRegisterQueueFunctionPayload(ctx context.Context, sel ast.SelectionSet, v *model.RegisterQueueFunctionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RegisterQueueFunctionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRegisterTaskAgentInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRegisterTaskAgentInput(ctx context.Context, v any) (domain.RegisterTaskAgentInput, error) {
 	res, err := ec.unmarshalInputRegisterTaskAgentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -83856,6 +100973,190 @@ func (ec *executionContext) marshalNRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋ
 	return res
 }
 
+func (ec *executionContext) marshalNRouter2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Router) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRouter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouter(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRouter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouter(ctx context.Context, sel ast.SelectionSet, v *domain.Router) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Router(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRouterConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterConnection(ctx context.Context, sel ast.SelectionSet, v *model.RouterConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RouterConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRouterEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RouterEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRouterEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRouterEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterEdge(ctx context.Context, sel ast.SelectionSet, v *model.RouterEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RouterEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRouterMessage2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.RouterMessage) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRouterMessage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessage(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRouterMessage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessage(ctx context.Context, sel ast.SelectionSet, v *domain.RouterMessage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RouterMessage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRouterMessageConnection2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterMessageConnection(ctx context.Context, sel ast.SelectionSet, v *model.RouterMessageConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RouterMessageConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRouterMessageEdge2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterMessageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RouterMessageEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRouterMessageEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterMessageEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRouterMessageEdge2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐRouterMessageEdge(ctx context.Context, sel ast.SelectionSet, v *model.RouterMessageEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RouterMessageEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRouterMessageRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessageRole(ctx context.Context, v any) (domain.RouterMessageRole, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.RouterMessageRole(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRouterMessageRole2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessageRole(ctx context.Context, sel ast.SelectionSet, v domain.RouterMessageRole) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNRouterPlannerLink2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterPlannerLinkᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.RouterPlannerLink) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRouterPlannerLink2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterPlannerLink(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRouterPlannerLink2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterPlannerLink(ctx context.Context, sel ast.SelectionSet, v *domain.RouterPlannerLink) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RouterPlannerLink(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRouterStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterStatus(ctx context.Context, v any) (domain.RouterStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.RouterStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRouterStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterStatus(ctx context.Context, sel ast.SelectionSet, v domain.RouterStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNRuleViolation2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRuleViolationᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.RuleViolation) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -83995,6 +101296,21 @@ func (ec *executionContext) marshalNSetReasoningStepsPayload2ᚖgithubᚗcomᚋt
 		return graphql.Null
 	}
 	return ec._SetReasoningStepsPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSetRouterStatusInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetRouterStatusInput(ctx context.Context, v any) (domain.SetRouterStatusInput, error) {
+	res, err := ec.unmarshalInputSetRouterStatusInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetRouterStatusPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐSetRouterStatusPayload(ctx context.Context, sel ast.SelectionSet, v *model.SetRouterStatusPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SetRouterStatusPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSetTaskProfileInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSetTaskProfileInput(ctx context.Context, v any) (domain.SetTaskProfileInput, error) {
@@ -85125,6 +102441,21 @@ func (ec *executionContext) marshalNUnplannableTask2ᚕgithubᚗcomᚋtaskgraph�
 	return ret
 }
 
+func (ec *executionContext) unmarshalNUpdatePlannerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUpdatePlannerInput(ctx context.Context, v any) (domain.UpdatePlannerInput, error) {
+	res, err := ec.unmarshalInputUpdatePlannerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdatePlannerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐUpdatePlannerPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdatePlannerPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdatePlannerPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNUpdateProjectInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUpdateProjectInput(ctx context.Context, v any) (domain.UpdateProjectInput, error) {
 	res, err := ec.unmarshalInputUpdateProjectInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -85168,6 +102499,21 @@ func (ec *executionContext) marshalNUpdateValidationRulePayload2ᚖgithubᚗcom�
 		return graphql.Null
 	}
 	return ec._UpdateValidationRulePayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUpdateWorkerInput2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐUpdateWorkerInput(ctx context.Context, v any) (domain.UpdateWorkerInput, error) {
+	res, err := ec.unmarshalInputUpdateWorkerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdateWorkerPayload2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋgraphᚋmodelᚐUpdateWorkerPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateWorkerPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdateWorkerPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (graphql.Upload, error) {
@@ -85432,6 +102778,49 @@ func (ec *executionContext) marshalNWaveTaskAssignment2ᚖgithubᚗcomᚋtaskgra
 		return graphql.Null
 	}
 	return ec._WaveTaskAssignment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWorker2ᚕᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorkerᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.Worker) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWorker2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorker(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWorker2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorker(ctx context.Context, sel ast.SelectionSet, v *domain.Worker) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Worker(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWorkerTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorkerTaskStatus(ctx context.Context, v any) (domain.WorkerTaskStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.WorkerTaskStatus(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWorkerTaskStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorkerTaskStatus(ctx context.Context, sel ast.SelectionSet, v domain.WorkerTaskStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -86056,6 +103445,51 @@ func (ec *executionContext) unmarshalOParameterInput2ᚕᚖgithubᚗcomᚋtaskgr
 	return res, nil
 }
 
+func (ec *executionContext) marshalOPlanner2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlanner(ctx context.Context, sel ast.SelectionSet, v *domain.Planner) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Planner(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPlannerLinkType2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerLinkType(ctx context.Context, v any) (*domain.PlannerLinkType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.PlannerLinkType(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOPlannerLinkType2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerLinkType(ctx context.Context, sel ast.SelectionSet, v *domain.PlannerLinkType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
+}
+
+func (ec *executionContext) unmarshalOPlannerStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerStatus(ctx context.Context, v any) (*domain.PlannerStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.PlannerStatus(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOPlannerStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPlannerStatus(ctx context.Context, sel ast.SelectionSet, v *domain.PlannerStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
+}
+
 func (ec *executionContext) unmarshalOPriority2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐPriorityᚄ(ctx context.Context, v any) ([]domain.Priority, error) {
 	if v == nil {
 		return nil, nil
@@ -86359,6 +103793,57 @@ func (ec *executionContext) marshalOQuestionType2ᚕgithubᚗcomᚋtaskgraphᚋt
 	return ret
 }
 
+func (ec *executionContext) marshalOQueueItem2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItem(ctx context.Context, sel ast.SelectionSet, v *domain.QueueItem) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._QueueItem(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOQueueItemFilter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemFilter(ctx context.Context, v any) (*domain.QueueItemFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputQueueItemFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOQueueItemStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemStatusᚄ(ctx context.Context, v any) ([]domain.QueueItemStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.QueueItemStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNQueueItemStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOQueueItemStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.QueueItemStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNQueueItemStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐQueueItemStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalOReasoningExecution2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐReasoningExecution(ctx context.Context, sel ast.SelectionSet, v *domain.ReasoningExecution) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -86493,6 +103978,56 @@ func (ec *executionContext) marshalORiskLevel2ᚖgithubᚗcomᚋtaskgraphᚋtask
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) marshalORouter2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouter(ctx context.Context, sel ast.SelectionSet, v *domain.Router) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Router(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORouterMessage2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterMessage(ctx context.Context, sel ast.SelectionSet, v *domain.RouterMessage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RouterMessage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORouterStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterStatusᚄ(ctx context.Context, v any) ([]domain.RouterStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]domain.RouterStatus, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNRouterStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterStatus(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalORouterStatus2ᚕgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []domain.RouterStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRouterStatus2githubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐRouterStatus(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOSemanticValidationReport2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐSemanticValidationReport(ctx context.Context, sel ast.SelectionSet, v *domain.SemanticValidationReport) graphql.Marshaler {
@@ -86743,6 +104278,18 @@ func (ec *executionContext) marshalOTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtas
 	return res
 }
 
+func (ec *executionContext) unmarshalOTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
+	res, err := graphql.UnmarshalTime(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalTime(v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
 	if v == nil {
 		return nil, nil
@@ -86828,6 +104375,32 @@ func (ec *executionContext) marshalOWave2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraph
 		return graphql.Null
 	}
 	return ec._Wave(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWorker2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorker(ctx context.Context, sel ast.SelectionSet, v *domain.Worker) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Worker(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWorkerTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorkerTaskStatus(ctx context.Context, v any) (*domain.WorkerTaskStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := domain.WorkerTaskStatus(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWorkerTaskStatus2ᚖgithubᚗcomᚋtaskgraphᚋtaskgraphᚋinternalᚋdomainᚐWorkerTaskStatus(ctx context.Context, sel ast.SelectionSet, v *domain.WorkerTaskStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

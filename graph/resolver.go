@@ -9,7 +9,9 @@ import (
 	"github.com/taskgraph/taskgraph/internal/catalog"
 	"github.com/taskgraph/taskgraph/internal/grouping"
 	"github.com/taskgraph/taskgraph/internal/questions"
+	"github.com/taskgraph/taskgraph/internal/queue"
 	"github.com/taskgraph/taskgraph/internal/reasoning"
+	"github.com/taskgraph/taskgraph/internal/routing"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/validation"
 )
@@ -24,6 +26,8 @@ type Resolver struct {
 	Reasoning   *reasoning.Service  // reasoning records: multi-pass executions
 	Grouping    *grouping.Service   // grouping suggestions and task agents
 	QuestionSvc *questions.Service  // questions put to people (field name: resolvers have Questions methods)
+	Routing     *routing.Service    // routers, planners, workers and their messages
+	Queue       *queue.Service      // the function queue
 	GlobalIDs   *app.Nodes          // node() and nodes() over every domain's kinds
 }
 
@@ -31,6 +35,6 @@ type Resolver struct {
 // each domain's kinds.
 func Schema(r *Resolver) graphql.ExecutableSchema {
 	r.GlobalIDs = app.NewNodes(r.Svc.NodeOf, r.Catalog.NodeOf, r.Rules.NodeOf, r.Reasoning.NodeOf, r.Grouping.NodeOf,
-		r.QuestionSvc.NodeOf)
+		r.QuestionSvc.NodeOf, r.Routing.NodeOf, r.Queue.NodeOf)
 	return NewExecutableSchema(Config{Resolvers: r})
 }

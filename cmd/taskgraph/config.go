@@ -21,6 +21,7 @@ type serveConfig struct {
 	heartbeatInterval time.Duration
 	missedHeartbeats  int
 	maxAttempts       int
+	queueSweep        time.Duration // period of the function queue's lease-expiry sweep
 	production        bool
 	logFormat         string
 	dataDir           string
@@ -56,6 +57,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"expected period of agent heartbeats (env TASKGRAPH_HEARTBEAT_INTERVAL)")
 	fs.IntVar(&c.missedHeartbeats, "missed-heartbeats", envInt("TASKGRAPH_MISSED_HEARTBEATS", 3),
 		"an agent is dead after this many intervals without a heartbeat (env TASKGRAPH_MISSED_HEARTBEATS)")
+	fs.DurationVar(&c.queueSweep, "queue-sweep-interval", envDuration("TASKGRAPH_QUEUE_SWEEP_INTERVAL", time.Second),
+		"period of the function queue's lease-expiry sweep (env TASKGRAPH_QUEUE_SWEEP_INTERVAL)")
 	fs.IntVar(&c.maxAttempts, "max-attempts", envInt("TASKGRAPH_MAX_ATTEMPTS", 3),
 		"attempts per task per run (env TASKGRAPH_MAX_ATTEMPTS)")
 	fs.BoolVar(&c.production, "production", envBool("TASKGRAPH_PRODUCTION"),
@@ -114,6 +117,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		return c, fmt.Errorf("--question-sweep-interval must be positive")
 	case c.missedHeartbeats < 1:
 		return c, fmt.Errorf("--missed-heartbeats must be at least 1")
+	case c.queueSweep <= 0:
+		return c, fmt.Errorf("--queue-sweep-interval must be positive")
 	case c.maxAttempts < 1:
 		return c, fmt.Errorf("--max-attempts must be at least 1")
 	case c.logFormat != "auto" && c.logFormat != "text" && c.logFormat != "json":

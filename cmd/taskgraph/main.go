@@ -47,6 +47,7 @@ Usage:
   taskgraph token create [flags]       create an API token and print it once
   taskgraph watch --project SLUG       print a project's events live (see taskgraph watch -h)
   taskgraph agent --run ID --exec CMD  execute a run's tasks as build agents (see taskgraph agent -h)
+  taskgraph worker --function NAME --exec CMD  run queue items (see taskgraph worker -h)
   taskgraph demo                       create and start a demo run (see taskgraph demo -h)
   taskgraph ask "TEXT" [--option V]…   ask people a question for the agent of a --exec command; print the answer
   taskgraph schema                     print the GraphQL schema
@@ -70,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runWatch(ctx, args[1:], stdout, stderr)
 	case "agent":
 		return runAgent(ctx, args[1:], stdout, stderr)
+	case "worker":
+		return runWorker(ctx, args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args[1:], stdout, stderr)
 	case "ask":

@@ -21,7 +21,9 @@ import (
 	"github.com/taskgraph/taskgraph/internal/grouping"
 	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/questions"
+	"github.com/taskgraph/taskgraph/internal/queue"
 	"github.com/taskgraph/taskgraph/internal/reasoning"
+	"github.com/taskgraph/taskgraph/internal/routing"
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
@@ -119,6 +121,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 			return err
 		}
 	}
+	rt := routing.New(db, app.NewRunner(db, broker), routing.Options{})
+	qu := queue.New(db, app.NewRunner(db, broker), queue.Options{SweepInterval: cfg.queueSweep, Logger: log})
 	token, err := svc.Accounts.BootstrapAdmin(ctx, cfg.adminToken)
 	if err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
@@ -136,7 +140,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	serverConfig := server.Config{
 		Schema: graph.Schema(&graph.Resolver{Svc: svc, Catalog: cat, Rules: val, Reasoning: rsn, Grouping: grp,
-			QuestionSvc: qs}),
+			QuestionSvc: qs, Routing: rt, Queue: qu}),
 		Authenticate:     svc.Accounts.Authenticate,
 		TokensLive:       svc.Accounts.LiveTokens,
 		Ready:            db.Ping,
@@ -197,6 +201,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if tg != nil {
 		go tg.Run(ctx)
 	}
+	go qu.RunSweep(ctx)
 	err = server.Serve(ctx, ln, handler, log)
 	if metricsDone != nil {
 		if merr := <-metricsDone; err == nil && merr != nil {

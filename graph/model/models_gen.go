@@ -7,6 +7,9 @@ import (
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
+type QueueEntity interface {
+}
+
 type AcceptGroupingSuggestionPayload struct {
 	Suggestion *domain.GroupingSuggestion `json:"suggestion"`
 	TaskList   *domain.TaskList           `json:"taskList"`
@@ -18,10 +21,18 @@ type AddActionToolMappingPayload struct {
 	ActionToolMap *domain.ActionToolMap `json:"actionToolMap"`
 }
 
+type AddAgentMessagePayload struct {
+	Message *domain.AgentMessage `json:"message"`
+}
+
 type AddParameterMappingPayload struct {
 	ParameterMapping *domain.ActionToolParameterMapping `json:"parameterMapping"`
 	// The map at its new version.
 	ActionToolMap *domain.ActionToolMap `json:"actionToolMap"`
+}
+
+type AddRouterMessagePayload struct {
+	Message *domain.RouterMessage `json:"message"`
 }
 
 type AddTaskRelationshipPayload struct {
@@ -49,9 +60,22 @@ type AskQuestionPayload struct {
 	Question *domain.Question `json:"question"`
 }
 
+type CancelQueueItemPayload struct {
+	Item *domain.QueueItem `json:"item"`
+}
+
 type ClaimExamplePayload struct {
 	// Null when no PENDING example matches.
 	Example *domain.Example `json:"example,omitempty"`
+}
+
+type ClaimQueueItemsPayload struct {
+	// Empty when nothing is due.
+	Items []*domain.QueueItem `json:"items"`
+}
+
+type ClearAgentMessagesPayload struct {
+	Deleted int `json:"deleted"`
 }
 
 type CompleteExampleInput struct {
@@ -69,6 +93,10 @@ type CompleteExamplePayload struct {
 
 type CompleteExecutionPassPayload struct {
 	Pass *domain.ExecutionPass `json:"pass"`
+}
+
+type CompleteQueueItemPayload struct {
+	Item *domain.QueueItem `json:"item"`
 }
 
 type CompleteTaskPayload struct {
@@ -106,8 +134,16 @@ type CreateModelPayload struct {
 	Model *domain.Model `json:"model"`
 }
 
+type CreatePlannerPayload struct {
+	Planner *domain.Planner `json:"planner"`
+}
+
 type CreateProjectPayload struct {
 	Project *domain.Project `json:"project"`
+}
+
+type CreateRouterPayload struct {
+	Router *domain.Router `json:"router"`
 }
 
 type CreateSuitePayload struct {
@@ -150,6 +186,10 @@ type CreateUserPayload struct {
 
 type CreateValidationRulePayload struct {
 	Rule *domain.ValidationRule `json:"rule"`
+}
+
+type CreateWorkerPayload struct {
+	Worker *domain.Worker `json:"worker"`
 }
 
 type DeleteActionInput struct {
@@ -220,8 +260,22 @@ type DeleteValidationRulePayload struct {
 	DeletedID string `json:"deletedId"`
 }
 
+type EnqueueFunctionPayload struct {
+	Item *domain.QueueItem `json:"item"`
+	// True when an item holding the uniqueKey was returned and nothing was added.
+	Deduplicated bool `json:"deduplicated"`
+}
+
+type ExtendQueueLeasePayload struct {
+	Item *domain.QueueItem `json:"item"`
+}
+
 type FailExamplePayload struct {
 	Example *domain.Example `json:"example"`
+}
+
+type FailQueueItemPayload struct {
+	Item *domain.QueueItem `json:"item"`
 }
 
 type FailTaskPayload struct {
@@ -243,6 +297,10 @@ type ImportMcpToolsPayload struct {
 	Created   []*domain.Tool `json:"created"`
 	Updated   []*domain.Tool `json:"updated"`
 	Unchanged []*domain.Tool `json:"unchanged"`
+}
+
+type LinkPlannerPayload struct {
+	Link *domain.RouterPlannerLink `json:"link"`
 }
 
 type Mutation struct {
@@ -270,6 +328,10 @@ type RecordTestResultPayload struct {
 
 type RecordValidationReportPayload struct {
 	Report *domain.SemanticValidationReport `json:"report"`
+}
+
+type RegisterQueueFunctionPayload struct {
+	Function *domain.QueueFunction `json:"function"`
 }
 
 type RegisterTaskAgentPayload struct {
@@ -331,6 +393,10 @@ type SetReasoningStepsPayload struct {
 	Steps []*domain.ReasoningStep `json:"steps"`
 }
 
+type SetRouterStatusPayload struct {
+	Router *domain.Router `json:"router"`
+}
+
 type SetTaskProfilePayload struct {
 	Profile *domain.TaskProfile `json:"profile"`
 }
@@ -380,6 +446,10 @@ type TransitionTaskPayload struct {
 	StateChange *domain.TaskStateChange `json:"stateChange"`
 }
 
+type UpdatePlannerPayload struct {
+	Planner *domain.Planner `json:"planner"`
+}
+
 type UpdateProjectPayload struct {
 	Project *domain.Project `json:"project"`
 }
@@ -390,6 +460,10 @@ type UpdateTaskPayload struct {
 
 type UpdateValidationRulePayload struct {
 	Rule *domain.ValidationRule `json:"rule"`
+}
+
+type UpdateWorkerPayload struct {
+	Worker *domain.Worker `json:"worker"`
 }
 
 type UploadTraceEventsInput struct {

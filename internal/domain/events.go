@@ -181,6 +181,9 @@ func DecodeEvent(e *Event) (ExecutionEvent, error) {
 	if ev == nil {
 		ev = newGroupingKind(e.Type)
 	}
+	if ev == nil {
+		ev = newRoutingKind(e.Type) // routing_events.go
+	}
 	if ev != nil {
 		*ev.Record() = *e
 		if err := decode(ev); err != nil {

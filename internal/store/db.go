@@ -276,6 +276,8 @@ type Q struct {
 	Events   EventQueries    // events.go: the event log
 	Catalog  CatalogQueries  // catalog.go, catalog_maps.go: suites, actions, MCP servers, tools and the maps between them
 	Examples ExampleQueries  // examples.go: models, trace sessions and examples
+	Routing  RoutingQueries  // routing.go: routers, planners, workers, their messages and links
+	Queue    QueueQueries    // queue.go: the function queue
 
 	Validation ValidationQueries // validation.go: validation rules
 	Reasoning  ReasoningQueries  // reasoning.go: reasoning executions, passes, assessments, reports, refinements, steps
@@ -294,6 +296,8 @@ type (
 	EventQueries    struct{ *Q }
 	CatalogQueries  struct{ *Q }
 	ExampleQueries  struct{ *Q }
+	RoutingQueries  struct{ *Q }
+	QueueQueries    struct{ *Q }
 
 	ValidationQueries struct{ *Q }
 	ReasoningQueries  struct{ *Q }
@@ -312,6 +316,7 @@ func (q *Q) bind() {
 	q.Users, q.Projects, q.Tasks, q.Lists = UserQueries{q}, ProjectQueries{q}, TaskQueries{q}, ListQueries{q}
 	q.Planning, q.Runs, q.Events, q.Catalog = PlanningQueries{q}, RunQueries{q}, EventQueries{q}, CatalogQueries{q}
 	q.Examples = ExampleQueries{q}
+	q.Routing, q.Queue = RoutingQueries{q}, QueueQueries{q}
 	q.Validation = ValidationQueries{q}
 	q.Reasoning = ReasoningQueries{q}
 	q.Grouping = GroupingQueries{q}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/taskgraph/taskgraph/graph"
+)
+
+// TestEventFieldNamesMerge: a field name means one type in every type that
+// implements ExecutionEvent, so that one selection can span every kind
+// without aliases (GraphQL refuses to merge same-named fields of different
+// types, even in fragments on different types).
+func TestEventFieldNamesMerge(t *testing.T) {
+	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
+	seen := map[string]string{} // field name -> "Type: type"
+	for _, def := range schema.GetPossibleTypes(schema.Types["ExecutionEvent"]) {
+		for _, f := range def.Fields {
+			if prev, ok := seen[f.Name]; ok {
+				if typeOf(prev) != f.Type.String() {
+					t.Errorf("field %s is %s in %s but %s", f.Name, f.Type.String(), def.Name, prev)
+				}
+				continue
+			}
+			seen[f.Name] = def.Name + ": " + f.Type.String()
+		}
+	}
+}
+
+func typeOf(entry string) string {
+	for i := range entry {
+		if entry[i] == ':' {
+			return entry[i+2:]
+		}
+	}
+	return entry
+}
