@@ -212,7 +212,10 @@ func sqliteColumns(t *testing.T, conn *sql.DB) catalog {
 	rows, err := conn.Query(`
 		SELECT m.name, p.name, p."notnull", p.type
 		FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p
-		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\_%' ESCAPE '\' AND m.name <> ?`,
+		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\_%' ESCAPE '\' AND m.name <> ?
+		  -- Full-text indexes (FTS5 virtual tables and their shadow tables)
+		  -- are SQLite's counterpart of PostgreSQL's GIN indexes, not tables.
+		  AND m.name NOT IN (SELECT name FROM pragma_table_list WHERE type IN ('virtual', 'shadow'))`,
 		gooseTable)
 	require.NoError(t, err)
 	defer rows.Close()

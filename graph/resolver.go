@@ -8,6 +8,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/catalog"
 	"github.com/taskgraph/taskgraph/internal/service"
+	"github.com/taskgraph/taskgraph/internal/sessions"
 )
 
 //go:generate go tool gqlgen generate
@@ -16,11 +17,12 @@ import (
 type Resolver struct {
 	Svc       *service.Service // the core: projects, tasks, lists, plans, runs, events
 	Catalog   *catalog.Service
-	GlobalIDs *app.Nodes // node() and nodes() over every domain's kinds
+	Sessions  *sessions.Service // agent sessions, todo lists, ReAct steps, lessons
+	GlobalIDs *app.Nodes        // node() and nodes() over every domain's kinds
 }
 
 // Schema builds the executable schema over the domains' use-cases.
-func Schema(svc *service.Service, cat *catalog.Service) graphql.ExecutableSchema {
-	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat,
-		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf)}})
+func Schema(svc *service.Service, cat *catalog.Service, sess *sessions.Service) graphql.ExecutableSchema {
+	return NewExecutableSchema(Config{Resolvers: &Resolver{Svc: svc, Catalog: cat, Sessions: sess,
+		GlobalIDs: app.NewNodes(svc.NodeOf, cat.NodeOf, sess.NodeOf)}})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
+	"github.com/taskgraph/taskgraph/internal/sessions"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
@@ -88,6 +89,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	svc := service.New(db, opts)
 	cat := catalog.New(db, app.NewRunner(db, broker), catalog.Options{LoggerFrom: server.LoggerFrom,
 		DataDir: cfg.dataDir, MaxUploadBytes: cfg.maxUploadBytes})
+	sess := sessions.New(db, app.NewRunner(db, broker), svc, sessions.Options{LoggerFrom: server.LoggerFrom})
 	token, err := svc.Accounts.BootstrapAdmin(ctx, cfg.adminToken)
 	if err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
@@ -100,7 +102,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	handler := server.New(server.Config{
-		Schema:           graph.Schema(svc, cat),
+		Schema:           graph.Schema(svc, cat, sess),
 		Authenticate:     svc.Accounts.Authenticate,
 		Ready:            db.Ping,
 		Logger:           log,

@@ -63,6 +63,10 @@ type CreateActionToolMapPayload struct {
 	ActionToolMap *domain.ActionToolMap `json:"actionToolMap"`
 }
 
+type CreateAgentSessionPayload struct {
+	Session *domain.AgentSession `json:"session"`
+}
+
 type CreateAPITokenPayload struct {
 	// The secret: shown this once, stored only as a hash.
 	Token    string           `json:"token"`
@@ -113,6 +117,10 @@ type CreateTaskPayload struct {
 
 type CreateTaskTemplatePayload struct {
 	TaskTemplate *domain.TaskTemplate `json:"taskTemplate"`
+}
+
+type CreateTodoListPayload struct {
+	TodoList *domain.TodoList `json:"todoList"`
 }
 
 type CreateToolPayload struct {
@@ -215,7 +223,19 @@ type ImportMcpToolsPayload struct {
 type Mutation struct {
 }
 
+type PruneAgentSessionStatesPayload struct {
+	Deleted int `json:"deleted"`
+}
+
 type Query struct {
+}
+
+type RecordLessonPayload struct {
+	Lesson *domain.Lesson `json:"lesson"`
+}
+
+type RecordReActStepPayload struct {
+	Step *domain.ReActStep `json:"step"`
 }
 
 type RecordTestResultPayload struct {
@@ -261,6 +281,15 @@ type RunActionPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
 }
 
+type SaveAgentSessionStatePayload struct {
+	Session  *domain.AgentSession      `json:"session"`
+	Snapshot *domain.AgentSessionState `json:"snapshot"`
+}
+
+type SetAgentSessionStatusPayload struct {
+	Session *domain.AgentSession `json:"session"`
+}
+
 type StartExecutionRunPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
 }
@@ -283,6 +312,10 @@ type UpdateProjectPayload struct {
 
 type UpdateTaskPayload struct {
 	Task *domain.Task `json:"task"`
+}
+
+type UpdateTodoItemPayload struct {
+	TodoList *domain.TodoList `json:"todoList"`
 }
 
 type UploadTraceEventsInput struct {

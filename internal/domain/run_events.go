@@ -213,7 +213,7 @@ func newRunKind(t ExecutionEventType) ExecutionEvent {
 	case EventTestResultRecorded:
 		return &TestResultRecordedEvent{}
 	}
-	return nil
+	return newSessionKind(t)
 }
 
 // runEvent is an event of typ in run, about a task and an agent when their

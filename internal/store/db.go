@@ -266,6 +266,7 @@ type Q struct {
 	Events   EventQueries    // events.go: the event log
 	Catalog  CatalogQueries  // catalog.go: suites, actions, MCP servers, tools and the maps between them
 	Examples ExampleQueries  // examples.go: models, trace sessions and examples
+	Sessions SessionQueries  // sessions.go: agent sessions, their states, todo lists and steps; lessons
 }
 
 // The query groups: each is Q seen through one aggregate.
@@ -279,6 +280,7 @@ type (
 	EventQueries    struct{ *Q }
 	CatalogQueries  struct{ *Q }
 	ExampleQueries  struct{ *Q }
+	SessionQueries  struct{ *Q }
 )
 
 // newQ returns a Q over ext.
@@ -293,6 +295,7 @@ func (q *Q) bind() {
 	q.Users, q.Projects, q.Tasks, q.Lists = UserQueries{q}, ProjectQueries{q}, TaskQueries{q}, ListQueries{q}
 	q.Planning, q.Runs, q.Events, q.Catalog = PlanningQueries{q}, RunQueries{q}, EventQueries{q}, CatalogQueries{q}
 	q.Examples = ExampleQueries{q}
+	q.Sessions = SessionQueries{q}
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {

@@ -1,0 +1,398 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+// Agent sessions: sessions and their state snapshots, todo lists, ReAct steps,
+// and lessons with their full-text index (SQLite FTS5 table lessons_fts,
+// PostgreSQL GIN index over lessonDocument).
+
+// InsertSession inserts a session.
+func (q SessionQueries) InsertSession(ctx context.Context, s *domain.AgentSession) error {
+	_, err := q.namedExec(ctx, `INSERT INTO agent_sessions (id, project_id, user_id, mission, status, profile, task_id,
+		agent_id, run_id, state, state_version, last_step_id, created_at, updated_at)
+		VALUES (:id, :project_id, :user_id, :mission, :status, :profile, :task_id, :agent_id, :run_id, :state,
+		:state_version, :last_step_id, :created_at, :updated_at)`, s)
+	return err
+}
+
+// SessionsByIDs loads sessions by id.
+func (q SessionQueries) SessionsByIDs(ctx context.Context, ids []string) ([]*domain.AgentSession, error) {
+	return byIDs[domain.AgentSession](ctx, q.Q, "agent_sessions", ids)
+}
+
+// SessionsByAgents loads the sessions of build agents, oldest first.
+func (q SessionQueries) SessionsByAgents(ctx context.Context, agentIDs []string) ([]*domain.AgentSession, error) {
+	return byColumn[domain.AgentSession](ctx, q.Q, "agent_sessions", "agent_id", agentIDs, "created_at, id")
+}
+
+// SessionForUpdate reads a session inside a transaction, locking its row
+// until the transaction ends (SQLite's immediate transaction already holds
+// the one write lock).
+func (q SessionQueries) SessionForUpdate(ctx context.Context, id string) (*domain.AgentSession, error) {
+	var s domain.AgentSession
+	if err := q.get(ctx, &s, `SELECT * FROM agent_sessions WHERE id = ?`+q.forUpdate(), id); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// SetSessionStatus writes a session's status.
+func (q SessionQueries) SetSessionStatus(ctx context.Context, id string, status domain.AgentSessionStatus, at time.Time) error {
+	_, err := q.exec(ctx, `UPDATE agent_sessions SET status = ?, updated_at = ? WHERE id = ?`, status, at, id)
+	return err
+}
+
+// ErrVersionMoved: a compare-and-swap found another version than expected.
+var ErrVersionMoved = errors.New("store: version moved")
+
+// SwapState stores state as version expected+1 of a session whose current
+// version is expected (compare-and-swap), and records the snapshot. It
+// returns ErrVersionMoved, having written nothing, when the version moved.
+func (q SessionQueries) SwapState(ctx context.Context, snap *domain.AgentSessionState, expected int) error {
+	res, err := q.exec(ctx, `UPDATE agent_sessions SET state = ?, state_version = ?, updated_at = ?
+		WHERE id = ? AND state_version = ?`, snap.State, expected+1, snap.CreatedAt, snap.SessionID, expected)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		return ErrVersionMoved
+	}
+	return q.InsertState(ctx, snap)
+}
+
+// InsertState records a state snapshot.
+func (q SessionQueries) InsertState(ctx context.Context, snap *domain.AgentSessionState) error {
+	_, err := q.namedExec(ctx, `INSERT INTO agent_session_states (id, session_id, version, state, created_at)
+		VALUES (:id, :session_id, :version, :state, :created_at)`, snap)
+	return err
+}
+
+// PruneStates deletes a session's snapshots but the newest keepLast and
+// returns how many it deleted.
+func (q SessionQueries) PruneStates(ctx context.Context, sessionID string, keepLast int) (int, error) {
+	res, err := q.exec(ctx, `DELETE FROM agent_session_states WHERE session_id = ? AND version <=
+		(SELECT state_version FROM agent_sessions WHERE id = ?) - ?`, sessionID, sessionID, keepLast)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+func statePage(page domain.PageArgs) *pageQuery[*domain.AgentSessionState] {
+	return &pageQuery[*domain.AgentSessionState]{
+		selectCols: "st.*", from: "agent_session_states st", idCol: "st.id",
+		key:   sortKey{col: "st.version", kind: keyInt, desc: true},
+		keyOf: func(s *domain.AgentSessionState) any { return int64(s.Version) },
+		idOf:  func(s *domain.AgentSessionState) string { return s.ID },
+		page:  page,
+	}
+}
+
+// StatesBySessions pages each session's snapshots, newest first.
+func (q SessionQueries) StatesBySessions(ctx context.Context, sessions []string, page domain.PageArgs) (map[string]domain.Page[*domain.AgentSessionState], error) {
+	return childPages(ctx, q.Q, statePage(page), "st.session_id", sessions, func(s *domain.AgentSessionState) string { return s.SessionID })
+}
+
+// CountStatesBySessions counts each session's snapshots.
+func (q SessionQueries) CountStatesBySessions(ctx context.Context, sessions []string) (map[string]int, error) {
+	return childCounts(ctx, q.Q, statePage(domain.PageArgs{}), "st.session_id", sessions)
+}
+
+// SessionQuery selects a project's sessions.
+type SessionQuery struct {
+	ProjectID string
+	Status    []domain.AgentSessionStatus
+	Page      domain.PageArgs
+}
+
+// Sessions pages a project's sessions, newest first.
+func (q SessionQueries) Sessions(ctx context.Context, sq SessionQuery) (domain.Page[*domain.AgentSession], error) {
+	pq := &pageQuery[*domain.AgentSession]{
+		selectCols: "s.*", from: "agent_sessions s", idCol: "s.id",
+		key:   sortKey{col: "s.created_at", kind: keyTime, desc: true},
+		keyOf: func(s *domain.AgentSession) any { return s.CreatedAt },
+		idOf:  func(s *domain.AgentSession) string { return s.ID },
+		page:  sq.Page,
+	}
+	pq.filter("s.project_id = ?", sq.ProjectID)
+	if len(sq.Status) > 0 {
+		pq.filter("s.status IN (?)", sq.Status)
+	}
+	return rootPage(ctx, q.Q, pq)
+}
+
+// NextStepID takes the next ReAct step number of a session and returns the
+// session as updated. The UPDATE holds the session's row until the
+// transaction ends, so numbers commit in order; a rollback gives its number
+// back: a session's committed steps are always 1..N.
+func (q SessionQueries) NextStepID(ctx context.Context, sessionID string, at time.Time) (*domain.AgentSession, error) {
+	var s domain.AgentSession
+	err := q.get(ctx, &s, `UPDATE agent_sessions SET last_step_id = last_step_id + 1, updated_at = ?
+		WHERE id = ? RETURNING *`, at, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// InsertStep records a ReAct step.
+func (q SessionQueries) InsertStep(ctx context.Context, st *domain.ReActStep) error {
+	_, err := q.namedExec(ctx, `INSERT INTO react_steps (id, session_id, step_id, thought, action, action_type,
+		action_data, observation, success, error, recorded_at)
+		VALUES (:id, :session_id, :step_id, :thought, :action, :action_type, :action_data, :observation, :success,
+		:error, :recorded_at)`, st)
+	return err
+}
+
+// StepsByIDs loads steps by id.
+func (q SessionQueries) StepsByIDs(ctx context.Context, ids []string) ([]*domain.ReActStep, error) {
+	return byIDs[domain.ReActStep](ctx, q.Q, "react_steps", ids)
+}
+
+func stepPage(page domain.PageArgs) *pageQuery[*domain.ReActStep] {
+	return &pageQuery[*domain.ReActStep]{
+		selectCols: "rs.*", from: "react_steps rs", idCol: "rs.id",
+		key:   sortKey{col: "rs.step_id", kind: keyInt},
+		keyOf: func(s *domain.ReActStep) any { return int64(s.StepID) },
+		idOf:  func(s *domain.ReActStep) string { return s.ID },
+		page:  page,
+	}
+}
+
+// StepsBySessions pages each session's steps by step number.
+func (q SessionQueries) StepsBySessions(ctx context.Context, sessions []string, page domain.PageArgs) (map[string]domain.Page[*domain.ReActStep], error) {
+	return childPages(ctx, q.Q, stepPage(page), "rs.session_id", sessions, func(s *domain.ReActStep) string { return s.SessionID })
+}
+
+// CountStepsBySessions counts each session's steps.
+func (q SessionQueries) CountStepsBySessions(ctx context.Context, sessions []string) (map[string]int, error) {
+	return childCounts(ctx, q.Q, stepPage(domain.PageArgs{}), "rs.session_id", sessions)
+}
+
+// StatesByIDs loads snapshots by id.
+func (q SessionQueries) StatesByIDs(ctx context.Context, ids []string) ([]*domain.AgentSessionState, error) {
+	return byIDs[domain.AgentSessionState](ctx, q.Q, "agent_session_states", ids)
+}
+
+// InsertTodoList inserts a todo list.
+func (q SessionQueries) InsertTodoList(ctx context.Context, l *domain.TodoList) error {
+	_, err := q.namedExec(ctx, `INSERT INTO todo_lists (id, session_id, mission, status, version, items, created_at, updated_at)
+		VALUES (:id, :session_id, :mission, :status, :version, :items, :created_at, :updated_at)`, l)
+	return err
+}
+
+// SetTodoListsStatus moves a session's lists in status from to status to
+// (raising their versions) and returns how many moved.
+func (q SessionQueries) SetTodoListsStatus(ctx context.Context, sessionID string, from, to domain.TodoListStatus, at time.Time) (int, error) {
+	res, err := q.exec(ctx, `UPDATE todo_lists SET status = ?, version = version + 1, updated_at = ?
+		WHERE session_id = ? AND status = ?`, to, at, sessionID, from)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// TodoListForUpdate reads a todo list inside a transaction, locking it.
+func (q SessionQueries) TodoListForUpdate(ctx context.Context, id string) (*domain.TodoList, error) {
+	var l domain.TodoList
+	if err := q.get(ctx, &l, `SELECT * FROM todo_lists WHERE id = ?`+q.forUpdate(), id); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// UpdateTodoList writes a list's items, status and version.
+func (q SessionQueries) UpdateTodoList(ctx context.Context, l *domain.TodoList) error {
+	_, err := q.exec(ctx, `UPDATE todo_lists SET items = ?, status = ?, version = ?, updated_at = ? WHERE id = ?`,
+		l.Items, l.Status, l.Version, l.UpdatedAt, l.ID)
+	return err
+}
+
+// TodoListsByIDs loads todo lists by id.
+func (q SessionQueries) TodoListsByIDs(ctx context.Context, ids []string) ([]*domain.TodoList, error) {
+	return byIDs[domain.TodoList](ctx, q.Q, "todo_lists", ids)
+}
+
+// TodoListsBySessions loads the todo lists of sessions, oldest first.
+func (q SessionQueries) TodoListsBySessions(ctx context.Context, sessions []string) ([]*domain.TodoList, error) {
+	return byColumn[domain.TodoList](ctx, q.Q, "todo_lists", "session_id", sessions, "created_at, id")
+}
+
+// InsertLesson records a lesson unless one with the same dedupe key exists;
+// it reports whether it inserted.
+func (q SessionQueries) InsertLesson(ctx context.Context, l *domain.Lesson) (bool, error) {
+	res, err := q.namedExec(ctx, `INSERT INTO lessons (id, project_id, session_id, context, what_failed, what_worked,
+		lesson, tool_name, confidence, dedupe_key, created_at)
+		VALUES (:id, :project_id, :session_id, :context, :what_failed, :what_worked, :lesson, :tool_name, :confidence,
+		:dedupe_key, :created_at)
+		ON CONFLICT (dedupe_key) DO NOTHING`, l)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// LessonByDedupeKey finds the lesson stored under a dedupe key.
+func (q SessionQueries) LessonByDedupeKey(ctx context.Context, key string) (*domain.Lesson, error) {
+	var l domain.Lesson
+	if err := q.get(ctx, &l, `SELECT * FROM lessons WHERE dedupe_key = ?`, key); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// LessonsByIDs loads lessons by id.
+func (q SessionQueries) LessonsByIDs(ctx context.Context, ids []string) ([]*domain.Lesson, error) {
+	return byIDs[domain.Lesson](ctx, q.Q, "lessons", ids)
+}
+
+// lessonDocument is the text PostgreSQL searches; the expression is that of
+// the GIN index lessons_search_idx, word for word, so the index serves it.
+const lessonDocument = `to_tsvector('english', ` +
+	`context || ' ' || lesson || ' ' || what_worked || ' ' || COALESCE(what_failed, '') || ' ' || COALESCE(tool_name, ''))`
+
+// LessonQuery selects lessons.
+type LessonQuery struct {
+	// Which lessons: those of ProjectIDs, plus the global ones when Global;
+	// with OwnerID, also those of every project the user owns; All: every one.
+	All        bool
+	ProjectIDs []string
+	OwnerID    string
+	Global     bool
+
+	Terms         []string // full-text terms (any of them); none: no search
+	ToolName      *string
+	MinConfidence *float64
+	Offset, Limit int
+}
+
+func (lq LessonQuery) where(alias string) ([]string, []any) {
+	var where []string
+	var args []any
+	if !lq.All {
+		var or []string
+		if len(lq.ProjectIDs) > 0 {
+			or = append(or, alias+".project_id IN (?)")
+			args = append(args, lq.ProjectIDs)
+		}
+		if lq.OwnerID != "" {
+			or = append(or, alias+".project_id IN (SELECT id FROM projects WHERE owner_id = ?)")
+			args = append(args, lq.OwnerID)
+		}
+		if lq.Global {
+			or = append(or, alias+".project_id IS NULL")
+		}
+		if len(or) == 0 {
+			or = append(or, "1 = 0")
+		}
+		where = append(where, "("+strings.Join(or, " OR ")+")")
+	}
+	if lq.ToolName != nil {
+		where = append(where, alias+".tool_name = ?")
+		args = append(args, *lq.ToolName)
+	}
+	if lq.MinConfidence != nil {
+		where = append(where, alias+".confidence >= ?")
+		args = append(args, *lq.MinConfidence)
+	}
+	return where, args
+}
+
+// match is the full-text condition over terms and the relevance it ranks
+// by (higher is better), with their arguments.
+func (q SessionQueries) match(lq LessonQuery) (from, cond, rank string, args []any) {
+	if q.db.dialect == Postgres {
+		return "lessons l, to_tsquery('english', ?) tsq", lessonDocument + " @@ tsq",
+			"ts_rank(" + lessonDocument + ", tsq)", []any{strings.Join(lq.Terms, " | ")}
+	}
+	quoted := make([]string, len(lq.Terms))
+	for i, t := range lq.Terms {
+		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	}
+	// bm25 is lower for better matches.
+	return "lessons_fts JOIN lessons l ON l.id = lessons_fts.lesson_id", "lessons_fts MATCH ?",
+		"(-bm25(lessons_fts))", []any{strings.Join(quoted, " OR ")}
+}
+
+// SearchLessons lists lessons: with terms, those matching any of them by
+// relevance × confidence, else by confidence; ties by newest.
+func (q SessionQueries) SearchLessons(ctx context.Context, lq LessonQuery) ([]*domain.Lesson, error) {
+	where, args := lq.where("l")
+	from, score := "lessons l", "l.confidence"
+	if len(lq.Terms) > 0 {
+		f, cond, rank, margs := q.match(lq)
+		from, score = f, rank+" * l.confidence"
+		where = append([]string{cond}, where...)
+		args = append(margs, args...)
+	}
+	query := "SELECT l.*, " + score + " AS score FROM " + from
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += fmt.Sprintf(" ORDER BY score DESC, l.created_at DESC, l.id DESC LIMIT %d OFFSET %d", lq.Limit, lq.Offset)
+	query, args = in(query, args...)
+	var rows []struct {
+		domain.Lesson
+		Score float64 `db:"score"`
+	}
+	if err := q.selectx(ctx, &rows, query, args...); err != nil {
+		return nil, err
+	}
+	out := make([]*domain.Lesson, len(rows))
+	for i := range rows {
+		out[i] = &rows[i].Lesson
+	}
+	return out, nil
+}
+
+// CountLessons counts what SearchLessons would list, paging aside.
+func (q SessionQueries) CountLessons(ctx context.Context, lq LessonQuery) (int, error) {
+	where, args := lq.where("l")
+	from := "lessons l"
+	if len(lq.Terms) > 0 {
+		f, cond, _, margs := q.match(lq)
+		from = f
+		where = append([]string{cond}, where...)
+		args = append(margs, args...)
+	}
+	query := "SELECT COUNT(*) FROM " + from
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query, args = in(query, args...)
+	var n int
+	err := q.get(ctx, &n, query, args...)
+	return n, err
+}
+
+// OffsetCursor is the cursor of the row at offset n of a ranked list (lessons
+// rank by relevance, which no row holds, so their pages are by position).
+func OffsetCursor(n int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("off:" + strconv.Itoa(n)))
+}
+
+// ParseOffsetCursor reads an OffsetCursor given in field.
+func ParseOffsetCursor(s, field string) (int, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	rest, ok := strings.CutPrefix(string(raw), "off:")
+	n, cerr := strconv.Atoi(rest)
+	if err != nil || !ok || cerr != nil || n < 0 {
+		return 0, domain.InputError(field, "%q is not a cursor of this connection", s)
+	}
+	return n, nil
+}
