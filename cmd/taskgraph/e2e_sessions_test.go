@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -637,5 +638,43 @@ func TestSessionsNestedStatements(t *testing.T) {
 		require.Equal(t, 50, n50)
 		require.Equal(t, small, large, "statements for 1 session vs 50")
 		t.Logf("sessions query: %d statements for 1 session, %d for 50", small, large)
+	})
+}
+
+// TestSessionsReferenceAgent: `taskgraph agent` opens a session for its
+// task, hands its id to the command (TASKGRAPH_SESSION_ID), records the
+// command's ::step lines as ReAct steps and its ::lesson lines as lessons,
+// and ends the session with the task.
+func TestSessionsReferenceAgent(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		e := newExecList(t, s, 1)
+		e.add(t, "A", nil)
+		runID := e.start(t)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		script := `test -n "$TASKGRAPH_SESSION_ID" || exit 3
+echo '::step {"thought": "read the task", "action": "cat", "actionType": "TOOL_CALL", "actionData": {"file": "task.json"}, "observation": "ok", "success": true}'
+echo '::step {"thought": "done", "actionType": "COMPLETE"}'
+echo '::step not json'
+echo '::lesson {"context": "reference agent", "whatWorked": "printing steps", "lesson": "steps are cheap", "toolName": "sh", "confidence": 0.7}'`
+		require.NoError(t, run(ctx, []string{"agent", "--url", s.URL, "--token", e.agent, "--run", runID,
+			"--heartbeat", "50ms", "--poll", "20ms", "--exec", script}, io.Discard, io.Discard))
+		d := s.query(t, e.token, `query($id: ID!) { executionRun(id: $id) { status agents { sessions {
+			id status mission steps { nodes { stepId thought action actionType actionData observation success } } } } } }`,
+			M{"id": runID}).at("executionRun")
+		require.Equal(t, "COMPLETED", d.S("status"))
+		sess := d.at("agents.0.sessions.0")
+		require.Equal(t, "COMPLETED", sess.S("status"))
+		steps := sess.L("steps.nodes")
+		require.Len(t, steps, 2)
+		require.Equal(t, "read the task", steps[0].S("thought"))
+		require.Equal(t, "task.json", steps[0].S("actionData.file"))
+		require.Equal(t, "ok", steps[0].S("observation"))
+		require.Equal(t, 2, steps[1].N("stepId"))
+		require.Equal(t, "COMPLETE", steps[1].S("actionType"))
+		l := s.query(t, e.token, `query($p: ID!) { lessons(projectId: $p) { nodes { lesson session { id } } } }`, M{"p": e.project})
+		require.Equal(t, "steps are cheap", l.S("lessons.nodes.0.lesson"))
+		require.Equal(t, sess.S("id"), l.S("lessons.nodes.0.session.id"))
 	})
 }
