@@ -14,7 +14,7 @@ import (
 
 // Agent sessions: sessions and their state snapshots, todo lists, ReAct steps,
 // and lessons with their full-text index (SQLite FTS5 table lessons_fts,
-// PostgreSQL GIN index over lessonDocument).
+// PostgreSQL GIN index over the stored tsvector search_vector).
 
 // InsertSession inserts a session.
 func (q SessionQueries) InsertSession(ctx context.Context, s *domain.AgentSession) error {
@@ -250,21 +250,35 @@ func (q SessionQueries) InsertLesson(ctx context.Context, l *domain.Lesson) (boo
 // LessonByDedupeKey finds the lesson stored under a dedupe key.
 func (q SessionQueries) LessonByDedupeKey(ctx context.Context, key string) (*domain.Lesson, error) {
 	var l domain.Lesson
-	if err := q.get(ctx, &l, `SELECT * FROM lessons WHERE dedupe_key = ?`, key); err != nil {
+	if err := q.get(ctx, &l, `SELECT `+lessonColumns("l")+` FROM lessons l WHERE l.dedupe_key = ?`, key); err != nil {
 		return nil, err
 	}
 	return &l, nil
 }
 
-// LessonsByIDs loads lessons by id.
-func (q SessionQueries) LessonsByIDs(ctx context.Context, ids []string) ([]*domain.Lesson, error) {
-	return byIDs[domain.Lesson](ctx, q.Q, "lessons", ids)
+// lessonColumns are the columns of domain.Lesson, with a table alias (on
+// PostgreSQL lessons also hold their search document, never read back).
+func lessonColumns(alias string) string {
+	cols := []string{"id", "project_id", "session_id", "context", "what_failed", "what_worked", "lesson", "tool_name",
+		"confidence", "dedupe_key", "created_at"}
+	for i, c := range cols {
+		cols[i] = alias + "." + c
+	}
+	return strings.Join(cols, ", ")
 }
 
-// lessonDocument is the text PostgreSQL searches; the expression is that of
-// the GIN index lessons_search_idx, word for word, so the index serves it.
-const lessonDocument = `to_tsvector('english', ` +
-	`context || ' ' || lesson || ' ' || what_worked || ' ' || COALESCE(what_failed, '') || ' ' || COALESCE(tool_name, ''))`
+// LessonsByIDs loads lessons by id.
+func (q SessionQueries) LessonsByIDs(ctx context.Context, ids []string) ([]*domain.Lesson, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	query, args := in(`SELECT `+lessonColumns("l")+` FROM lessons l WHERE l.id IN (?) ORDER BY l.id`, ids)
+	var out []*domain.Lesson
+	if err := q.selectx(ctx, &out, query, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 // LessonQuery selects lessons.
 type LessonQuery struct {
@@ -317,8 +331,8 @@ func (lq LessonQuery) where(alias string) ([]string, []any) {
 // by (higher is better), with their arguments.
 func (q SessionQueries) match(lq LessonQuery) (from, cond, rank string, args []any) {
 	if q.db.dialect == Postgres {
-		return "lessons l, to_tsquery('english', ?) tsq", lessonDocument + " @@ tsq",
-			"ts_rank(" + lessonDocument + ", tsq)", []any{strings.Join(lq.Terms, " | ")}
+		return "lessons l, to_tsquery('english', ?) tsq", "l.search_vector @@ tsq",
+			"ts_rank(l.search_vector, tsq)", []any{strings.Join(lq.Terms, " | ")}
 	}
 	quoted := make([]string, len(lq.Terms))
 	for i, t := range lq.Terms {
@@ -340,7 +354,7 @@ func (q SessionQueries) SearchLessons(ctx context.Context, lq LessonQuery) ([]*d
 		where = append([]string{cond}, where...)
 		args = append(margs, args...)
 	}
-	query := "SELECT l.*, " + score + " AS score FROM " + from
+	query := "SELECT " + lessonColumns("l") + ", " + score + " AS score FROM " + from
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}

@@ -100,14 +100,17 @@ CREATE TABLE lessons (
     -- The hash of the lesson's scope and texts: the same lesson is stored once.
     dedupe_key  TEXT             NOT NULL,
     created_at  TIMESTAMPTZ      NOT NULL,
+    -- The searched document, kept by the database (SQLite's counterpart is
+    -- the FTS5 table lessons_fts); stored, so ranking reads it instead of
+    -- parsing every matching lesson again.
+    search_vector TSVECTOR GENERATED ALWAYS AS (to_tsvector('english',
+        context || ' ' || lesson || ' ' || what_worked || ' ' || COALESCE(what_failed, '') || ' ' || COALESCE(tool_name, ''))) STORED,
     CONSTRAINT lessons_dedupe_key_key UNIQUE (dedupe_key),
     CONSTRAINT lessons_confidence_check CHECK (confidence >= 0 AND confidence <= 1)
 );
 CREATE INDEX lessons_project_id_confidence_idx ON lessons (project_id, confidence);
--- Full-text search over the lesson's texts. The expression is the one the
--- queries use (store.lessonDocument), so the planner picks this index.
-CREATE INDEX lessons_search_idx ON lessons USING GIN (to_tsvector('english',
-    context || ' ' || lesson || ' ' || what_worked || ' ' || COALESCE(what_failed, '') || ' ' || COALESCE(tool_name, '')));
+-- Full-text search over the lesson's texts.
+CREATE INDEX lessons_search_idx ON lessons USING GIN (search_vector);
 
 -- Events of a session: the session they are about, and the new kinds.
 ALTER TABLE events ADD COLUMN session_id UUID;
