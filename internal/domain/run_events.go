@@ -182,8 +182,8 @@ type upgrader interface {
 	upgrade(message *string) error
 }
 
-// newRunKind is the empty decoded value of an execution kind; nil for the
-// other kinds.
+// newRunKind is the empty decoded value of an execution kind, or of a
+// session kind (session_events.go); nil for the other kinds.
 func newRunKind(t ExecutionEventType) ExecutionEvent {
 	switch t {
 	case EventRunStarted:

@@ -354,11 +354,15 @@ func (q SessionQueries) SearchLessons(ctx context.Context, lq LessonQuery) ([]*d
 		where = append([]string{cond}, where...)
 		args = append(margs, args...)
 	}
-	query := "SELECT " + lessonColumns("l") + ", " + score + " AS score FROM " + from
+	// The ranking sorts narrow rows (id, score, time); only the page's
+	// lessons are read whole.
+	inner := "SELECT l.id AS id, " + score + " AS score, l.created_at AS created_at FROM " + from
 	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
+		inner += " WHERE " + strings.Join(where, " AND ")
 	}
-	query += fmt.Sprintf(" ORDER BY score DESC, l.created_at DESC, l.id DESC LIMIT %d OFFSET %d", lq.Limit, lq.Offset)
+	inner += fmt.Sprintf(" ORDER BY score DESC, l.created_at DESC, l.id DESC LIMIT %d OFFSET %d", lq.Limit, lq.Offset)
+	query := "SELECT " + lessonColumns("l") + ", r.score AS score FROM (" + inner + ") r JOIN lessons l ON l.id = r.id" +
+		" ORDER BY r.score DESC, r.created_at DESC, r.id DESC"
 	query, args = in(query, args...)
 	var rows []struct {
 		domain.Lesson
