@@ -678,3 +678,18 @@ echo '::lesson {"context": "reference agent", "whatWorked": "printing steps", "l
 		require.Equal(t, sess.S("id"), l.S("lessons.nodes.0.session.id"))
 	})
 }
+
+// TestSessionsWatchLines: taskgraph watch prints the session kinds.
+func TestSessionsWatchLines(t *testing.T) {
+	for _, c := range []struct{ raw, want string }{
+		{`{"type":"REACT_STEP_RECORDED","stepId":3,"thought":"look","action":"grep","success":false}`, `step 3: "look" -> grep (failed)`},
+		{`{"type":"SESSION_STATE_SAVED","version":4}`, "state v4"},
+		{`{"type":"TODO_ITEM_CHANGED","position":1,"itemFrom":"PENDING","itemTo":"IN_PROGRESS"}`, "item 1 PENDING -> IN_PROGRESS"},
+		{`{"type":"SESSION_STATUS_CHANGED","sessionFrom":"PENDING","sessionTo":"IN_PROGRESS"}`, "session PENDING -> IN_PROGRESS"},
+		{`{"type":"LESSON_RECORDED","toolName":"psql","confidence":0.9}`, "psql, confidence 0.90"},
+	} {
+		var e watchEvent
+		require.NoError(t, json.Unmarshal([]byte(c.raw), &e))
+		require.Equal(t, c.want, e.detail())
+	}
+}
