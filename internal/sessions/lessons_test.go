@@ -8,6 +8,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/sessions"
+	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // lessonFixture records 30 lessons: 27 fillers about unrelated tools, and
@@ -97,5 +98,32 @@ func TestRelevantLessons(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, got)
 		require.Equal(t, "psql", *got[0].ToolName)
+	})
+}
+
+// TestLessonIndexFollowsRows: the full-text index follows lessons as they are
+// written and deleted.
+func TestLessonIndexFollowsRows(t *testing.T) {
+	run(t, func(t *testing.T, b *bundle) {
+		ctx := as(b.admin)
+		search := func() int {
+			pg, err := b.svc.Lessons(ctx, sessions.LessonsArgs{Query: ptr("kubernetes rollout")})
+			require.NoError(t, err)
+			n, err := pg.Total(ctx)
+			require.NoError(t, err)
+			require.Len(t, pg.Items, n)
+			return n
+		}
+		_, err := b.svc.RecordLesson(ctx, domain.RecordLessonInput{ProjectID: &b.project, Context: "A kubernetes rollout stalled",
+			WhatWorked: "pausing it", Lesson: "Watch rollouts", Confidence: 0.5})
+		require.NoError(t, err)
+		require.Equal(t, 1, search())
+		del := `DELETE FROM lessons WHERE project_id = ?`
+		if b.db.Dialect() == store.Postgres {
+			del = `DELETE FROM lessons WHERE project_id = $1`
+		}
+		_, err = b.db.SQL().Exec(del, b.projectID)
+		require.NoError(t, err)
+		require.Equal(t, 0, search())
 	})
 }

@@ -327,11 +327,18 @@ func (lq LessonQuery) where(alias string) ([]string, []any) {
 	return where, args
 }
 
-// match is the full-text condition over terms and the relevance it ranks
-// by (higher is better), with their arguments.
-func (q SessionQueries) match(lq LessonQuery) (from, cond, rank string, args []any) {
-	if q.db.dialect == Postgres {
-		return "lessons l, to_tsquery('english', ?) tsq", "l.search_vector @@ tsq",
+// lessonSource is what a lesson query reads: the table (with the alias its
+// columns go by), the full-text condition and the relevance it ranks by
+// (higher is better), with the condition's arguments. On SQLite a search reads
+// the FTS5 table alone — it carries the lessons' project, confidence and time
+// as unindexed columns — so ranking every match joins nothing; on PostgreSQL
+// the lessons' stored tsvector.
+func (q SessionQueries) lessonSource(lq LessonQuery) (from, alias, cond, rank string, args []any) {
+	switch {
+	case len(lq.Terms) == 0:
+		return "lessons l", "l", "", "", nil
+	case q.db.dialect == Postgres:
+		return "lessons l, to_tsquery('english', ?) tsq", "l", "l.search_vector @@ tsq",
 			"ts_rank(l.search_vector, tsq)", []any{strings.Join(lq.Terms, " | ")}
 	}
 	quoted := make([]string, len(lq.Terms))
@@ -339,28 +346,35 @@ func (q SessionQueries) match(lq LessonQuery) (from, cond, rank string, args []a
 		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
 	}
 	// bm25 is lower for better matches.
-	return "lessons_fts JOIN lessons l ON l.id = lessons_fts.lesson_id", "lessons_fts MATCH ?",
-		"(-bm25(lessons_fts))", []any{strings.Join(quoted, " OR ")}
+	return "lessons_fts", "lessons_fts", "lessons_fts MATCH ?", "(-bm25(lessons_fts))", []any{strings.Join(quoted, " OR ")}
+}
+
+// lessonWhere is the WHERE clause of a lesson query over from.
+func (q SessionQueries) lessonWhere(lq LessonQuery) (from, alias, where string, args []any) {
+	from, alias, cond, _, margs := q.lessonSource(lq)
+	conds, fargs := lq.where(alias)
+	if cond != "" {
+		conds = append([]string{cond}, conds...)
+	}
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	return from, alias, where, append(margs, fargs...)
 }
 
 // SearchLessons lists lessons: with terms, those matching any of them by
 // relevance × confidence, else by confidence; ties by newest.
 func (q SessionQueries) SearchLessons(ctx context.Context, lq LessonQuery) ([]*domain.Lesson, error) {
-	where, args := lq.where("l")
-	from, score := "lessons l", "l.confidence"
-	if len(lq.Terms) > 0 {
-		f, cond, rank, margs := q.match(lq)
-		from, score = f, rank+" * l.confidence"
-		where = append([]string{cond}, where...)
-		args = append(margs, args...)
+	from, a, where, args := q.lessonWhere(lq)
+	score := a + ".confidence"
+	if _, _, _, rank, _ := q.lessonSource(lq); rank != "" {
+		score = rank + " * " + score
 	}
 	// The ranking sorts narrow rows (id, score, time); only the page's
 	// lessons are read whole.
-	inner := "SELECT l.id AS id, " + score + " AS score, l.created_at AS created_at FROM " + from
-	if len(where) > 0 {
-		inner += " WHERE " + strings.Join(where, " AND ")
-	}
-	inner += fmt.Sprintf(" ORDER BY score DESC, l.created_at DESC, l.id DESC LIMIT %d OFFSET %d", lq.Limit, lq.Offset)
+	inner := fmt.Sprintf("SELECT %[1]s.id AS id, %[2]s AS score, %[1]s.created_at AS created_at FROM %[3]s%[4]s"+
+		" ORDER BY score DESC, %[1]s.created_at DESC, %[1]s.id DESC LIMIT %[5]d OFFSET %[6]d",
+		a, score, from, where, lq.Limit, lq.Offset)
 	query := "SELECT " + lessonColumns("l") + ", r.score AS score FROM (" + inner + ") r JOIN lessons l ON l.id = r.id" +
 		" ORDER BY r.score DESC, r.created_at DESC, r.id DESC"
 	query, args = in(query, args...)
@@ -380,19 +394,8 @@ func (q SessionQueries) SearchLessons(ctx context.Context, lq LessonQuery) ([]*d
 
 // CountLessons counts what SearchLessons would list, paging aside.
 func (q SessionQueries) CountLessons(ctx context.Context, lq LessonQuery) (int, error) {
-	where, args := lq.where("l")
-	from := "lessons l"
-	if len(lq.Terms) > 0 {
-		f, cond, _, margs := q.match(lq)
-		from = f
-		where = append([]string{cond}, where...)
-		args = append(margs, args...)
-	}
-	query := "SELECT COUNT(*) FROM " + from
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query, args = in(query, args...)
+	from, _, where, args := q.lessonWhere(lq)
+	query, args := in("SELECT COUNT(*) FROM "+from+where, args...)
 	var n int
 	err := q.get(ctx, &n, query, args...)
 	return n, err

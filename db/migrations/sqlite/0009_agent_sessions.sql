@@ -94,33 +94,39 @@ CREATE TABLE lessons (
 CREATE INDEX lessons_project_id_confidence_idx ON lessons (project_id, confidence);
 
 -- Full-text search over the lesson's texts (FTS5, Porter stemming). The index
--- keeps its own copy of the texts under the lesson's id; the triggers keep it
--- in step with lessons inside the writing transaction (cascades included).
--- Not an external-content table: that would key on the implicit rowid, which
--- VACUUM may renumber.
+-- keeps its own copy of the texts under the lesson's id, with the lesson's
+-- project, confidence and time as unindexed columns, so that a search ranks
+-- every match without reading lessons; the triggers keep it in step with
+-- lessons inside the writing transaction (cascades included). A lesson's
+-- project, confidence and time never change. Not an external-content table:
+-- that would key on the implicit rowid, which VACUUM may renumber.
 CREATE VIRTUAL TABLE lessons_fts USING fts5(
-    lesson_id UNINDEXED, context, lesson, what_worked, what_failed, tool_name,
+    id UNINDEXED, project_id UNINDEXED, confidence UNINDEXED, created_at UNINDEXED,
+    context, lesson, what_worked, what_failed, tool_name,
     tokenize = 'porter unicode61'
 );
 
 -- +goose StatementBegin
 CREATE TRIGGER lessons_fts_insert AFTER INSERT ON lessons BEGIN
-    INSERT INTO lessons_fts (lesson_id, context, lesson, what_worked, what_failed, tool_name)
-    VALUES (new.id, new.context, new.lesson, new.what_worked, COALESCE(new.what_failed, ''), COALESCE(new.tool_name, ''));
+    INSERT INTO lessons_fts (id, project_id, confidence, created_at, context, lesson, what_worked, what_failed, tool_name)
+    VALUES (new.id, new.project_id, new.confidence, new.created_at, new.context, new.lesson, new.what_worked,
+            COALESCE(new.what_failed, ''), new.tool_name);
 END;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
 CREATE TRIGGER lessons_fts_delete AFTER DELETE ON lessons BEGIN
-    DELETE FROM lessons_fts WHERE lesson_id = old.id;
+    DELETE FROM lessons_fts WHERE id = old.id;
 END;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
-CREATE TRIGGER lessons_fts_update AFTER UPDATE OF context, lesson, what_worked, what_failed, tool_name ON lessons BEGIN
-    DELETE FROM lessons_fts WHERE lesson_id = old.id;
-    INSERT INTO lessons_fts (lesson_id, context, lesson, what_worked, what_failed, tool_name)
-    VALUES (new.id, new.context, new.lesson, new.what_worked, COALESCE(new.what_failed, ''), COALESCE(new.tool_name, ''));
+CREATE TRIGGER lessons_fts_update AFTER UPDATE OF project_id, confidence, created_at, context, lesson, what_worked,
+    what_failed, tool_name ON lessons BEGIN
+    DELETE FROM lessons_fts WHERE id = old.id;
+    INSERT INTO lessons_fts (id, project_id, confidence, created_at, context, lesson, what_worked, what_failed, tool_name)
+    VALUES (new.id, new.project_id, new.confidence, new.created_at, new.context, new.lesson, new.what_worked,
+            COALESCE(new.what_failed, ''), new.tool_name);
 END;
 -- +goose StatementEnd
 
