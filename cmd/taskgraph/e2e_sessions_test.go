@@ -383,6 +383,30 @@ func TestSessionsLessons(t *testing.T) {
 		require.NotEmpty(t, got)
 		require.Equal(t, "psql", got[0])
 		require.Contains(t, d.Col("task.relevantLessons", "id"), g1, "global lessons count")
+
+		// Under a list of tasks, one statement reads every task's lessons.
+		relevant := `query($id: ID!) { node(id: $id) { ... on Project { tasks(first: 50) { nodes { id relevantLessons(first: 2) { id toolName } } } } } }`
+		statements := func() (int64, int) {
+			before := s.DB.Statements()
+			d := s.query(t, s.AdminToken, relevant, M{"id": f.project})
+			nodes := d.L("node.tasks.nodes")
+			for _, n := range nodes {
+				require.LessOrEqual(t, len(n.L("relevantLessons")), 2)
+			}
+			return s.DB.Statements() - before, len(nodes)
+		}
+		statements() // warm the token's last-used mark
+		one, n1 := statements()
+		for i := range 9 {
+			s.createTask(t, s.AdminToken, f.project, fmt.Sprintf("Format file %d before the database migration", i), nil)
+		}
+		ten, n10 := statements()
+		require.Equal(t, []int{1, 10}, []int{n1, n10})
+		require.Equal(t, one, ten, "statements for 1 task vs 10")
+		d = s.query(t, s.AdminToken, relevant, M{"id": f.project})
+		for _, n := range d.L("node.tasks.nodes") {
+			require.Len(t, n.L("relevantLessons"), 2)
+		}
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
@@ -236,9 +237,17 @@ func (s *Service) lessonPage(ctx context.Context, lq store.LessonQuery, page dom
 	return pg, nil
 }
 
+// relevantKey is one Task.relevantLessons read: the task's project, the text
+// it is ranked against, and how many lessons.
+type relevantKey struct {
+	projectID, text string
+	n               int
+}
+
 // RelevantLessons ranks the lessons of a task's project and the global ones
 // against the task's title, description and file names: the first of them.
-// The task was shown by its parent field, so its project is visible.
+// The task was shown by its parent field, so its project is visible. The
+// reads of a request's tasks are batched into one statement.
 func (s *Service) RelevantLessons(ctx context.Context, t *domain.Task, first *int) ([]*domain.Lesson, error) {
 	n := 5
 	if first != nil {
@@ -250,11 +259,29 @@ func (s *Service) RelevantLessons(ctx context.Context, t *domain.Task, first *in
 	if n == 0 {
 		return []*domain.Lesson{}, nil
 	}
-	text := t.Title + " " + strings.Join(t.AffectedFiles, " ") + " " + t.Description
-	lq := store.LessonQuery{ProjectIDs: []string{t.ProjectID}, Global: true, Terms: domain.SearchTerms(text), Limit: n}
-	out, err := s.db.Sessions.SearchLessons(ctx, lq)
+	key := relevantKey{projectID: t.ProjectID, text: t.Title + " " + strings.Join(t.AffectedFiles, " ") + " " + t.Description, n: n}
+	ld := app.Set(ctx, relevantLoaderKey{}, func(w loader.Timing) *loader.Loader[relevantKey, []*domain.Lesson] {
+		return loader.New(w, func(ctx context.Context, keys []relevantKey) (map[relevantKey][]*domain.Lesson, error) {
+			lqs := make([]store.LessonQuery, len(keys))
+			for i, k := range keys {
+				lqs[i] = store.LessonQuery{ProjectIDs: []string{k.projectID}, Global: true, Terms: domain.SearchTerms(k.text), Limit: k.n}
+			}
+			found, err := s.db.Sessions.SearchLessonsBatch(ctx, lqs)
+			if err != nil {
+				return nil, err
+			}
+			out := make(map[relevantKey][]*domain.Lesson, len(keys))
+			for i, k := range keys {
+				out[k] = found[i]
+			}
+			return out, nil
+		})
+	})
+	out, err := ld.Load(ctx, key)
 	if out == nil && err == nil {
 		out = []*domain.Lesson{}
 	}
 	return out, err
 }
+
+type relevantLoaderKey struct{}

@@ -362,32 +362,60 @@ func (q SessionQueries) lessonWhere(lq LessonQuery) (from, alias, where string, 
 	return from, alias, where, append(margs, fargs...)
 }
 
-// SearchLessons lists lessons: with terms, those matching any of them by
-// relevance × confidence, else by confidence; ties by newest.
-func (q SessionQueries) SearchLessons(ctx context.Context, lq LessonQuery) ([]*domain.Lesson, error) {
+// rankedLessons is the query of one ranked page of lessons: narrow rows (id,
+// score, created_at), so that the ranking sorts little; only the page's
+// lessons are read whole, by the caller.
+func (q SessionQueries) rankedLessons(lq LessonQuery) (string, []any) {
 	from, a, where, args := q.lessonWhere(lq)
 	score := a + ".confidence"
 	if _, _, _, rank, _ := q.lessonSource(lq); rank != "" {
 		score = rank + " * " + score
 	}
-	// The ranking sorts narrow rows (id, score, time); only the page's
-	// lessons are read whole.
-	inner := fmt.Sprintf("SELECT %[1]s.id AS id, %[2]s AS score, %[1]s.created_at AS created_at FROM %[3]s%[4]s"+
+	return fmt.Sprintf("SELECT %[1]s.id AS id, %[2]s AS score, %[1]s.created_at AS created_at FROM %[3]s%[4]s"+
 		" ORDER BY score DESC, %[1]s.created_at DESC, %[1]s.id DESC LIMIT %[5]d OFFSET %[6]d",
-		a, score, from, where, lq.Limit, lq.Offset)
-	query := "SELECT " + lessonColumns("l") + ", r.score AS score FROM (" + inner + ") r JOIN lessons l ON l.id = r.id" +
-		" ORDER BY r.score DESC, r.created_at DESC, r.id DESC"
-	query, args = in(query, args...)
-	var rows []struct {
-		domain.Lesson
-		Score float64 `db:"score"`
+		a, score, from, where, lq.Limit, lq.Offset), args
+}
+
+type rankedLesson struct {
+	domain.Lesson
+	Key   int     `db:"k"`
+	Score float64 `db:"score"`
+}
+
+// SearchLessons lists lessons: with terms, those matching any of them by
+// relevance × confidence, else by confidence; ties by newest.
+func (q SessionQueries) SearchLessons(ctx context.Context, lq LessonQuery) ([]*domain.Lesson, error) {
+	out, err := q.SearchLessonsBatch(ctx, []LessonQuery{lq})
+	if err != nil {
+		return nil, err
 	}
+	return out[0], nil
+}
+
+// SearchLessonsBatch runs several lesson searches in one statement; the
+// result's i-th list answers lqs[i].
+func (q SessionQueries) SearchLessonsBatch(ctx context.Context, lqs []LessonQuery) ([][]*domain.Lesson, error) {
+	out := make([][]*domain.Lesson, len(lqs))
+	if len(lqs) == 0 {
+		return out, nil
+	}
+	parts := make([]string, len(lqs))
+	var args []any
+	for i, lq := range lqs {
+		inner, iargs := q.rankedLessons(lq)
+		parts[i] = fmt.Sprintf("SELECT %d AS k, r.id, r.score, r.created_at FROM (%s) r", i, inner)
+		args = append(args, iargs...)
+	}
+	query := "SELECT u.k AS k, " + lessonColumns("l") + ", u.score AS score FROM (" + strings.Join(parts, " UNION ALL ") +
+		") u JOIN lessons l ON l.id = u.id ORDER BY u.k, u.score DESC, u.created_at DESC, u.id DESC"
+	query, args = in(query, args...)
+	var rows []rankedLesson
 	if err := q.selectx(ctx, &rows, query, args...); err != nil {
 		return nil, err
 	}
-	out := make([]*domain.Lesson, len(rows))
 	for i := range rows {
-		out[i] = &rows[i].Lesson
+		k := rows[i].Key
+		out[k] = append(out[k], &rows[i].Lesson)
 	}
 	return out, nil
 }
