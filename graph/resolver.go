@@ -13,6 +13,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/reasoning"
 	"github.com/taskgraph/taskgraph/internal/routing"
 	"github.com/taskgraph/taskgraph/internal/service"
+	"github.com/taskgraph/taskgraph/internal/sessions"
 	"github.com/taskgraph/taskgraph/internal/validation"
 )
 
@@ -28,6 +29,7 @@ type Resolver struct {
 	QuestionSvc *questions.Service  // questions put to people (field name: resolvers have Questions methods)
 	Routing     *routing.Service    // routers, planners, workers and their messages
 	Queue       *queue.Service      // the function queue
+	Sessions    *sessions.Service   // agent sessions, todo lists, ReAct steps, lessons
 	GlobalIDs   *app.Nodes          // node() and nodes() over every domain's kinds
 }
 
@@ -35,6 +37,6 @@ type Resolver struct {
 // each domain's kinds.
 func Schema(r *Resolver) graphql.ExecutableSchema {
 	r.GlobalIDs = app.NewNodes(r.Svc.NodeOf, r.Catalog.NodeOf, r.Rules.NodeOf, r.Reasoning.NodeOf, r.Grouping.NodeOf,
-		r.QuestionSvc.NodeOf, r.Routing.NodeOf, r.Queue.NodeOf)
+		r.QuestionSvc.NodeOf, r.Routing.NodeOf, r.Queue.NodeOf, r.Sessions.NodeOf)
 	return NewExecutableSchema(Config{Resolvers: r})
 }

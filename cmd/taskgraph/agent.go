@@ -16,7 +16,7 @@ import (
 
 const agentClaim = `mutation($in: ClaimTaskInput!) { claimTask(input: $in) {
   agent { id } execution { attemptNumber } waitReason
-  task { id displayId title description acceptanceCriteria codebaseTests apiTests uiTests affectedFiles } } }`
+  task { id displayId title description acceptanceCriteria codebaseTests apiTests uiTests affectedFiles project { id } } } }`
 
 type agentConfig struct {
 	url, token, run, command string
@@ -41,6 +41,9 @@ type agentTask struct {
 	APITests           []string `json:"apiTests"`
 	UITests            []string `json:"uiTests"`
 	AffectedFiles      []string `json:"affectedFiles"`
+	Project            *struct {
+		ID string `json:"id"`
+	} `json:"project,omitempty"`
 }
 
 // runAgent is the reference build agent: it claims tasks of a run, executes

@@ -36,12 +36,24 @@ type agentWork struct {
 	resumed  chan struct{} // closed when a pause ends
 	proc     *os.Process   // the command, once started
 	lost     bool          // CANCEL or LEASE_LOST: the task is no longer ours
+
+	session string // the agent session opened for the task ("" when none could be)
 }
 
 // progressPrefix starts an output line by which a command reports progress:
 // "::progress 40 compiling" sets progressPercent 40 and currentStep
 // "compiling" for the next heartbeats.
 const progressPrefix = "::progress "
+
+// stepPrefix and lessonPrefix start output lines by which a command records,
+// in the task's agent session, a ReAct step — `::step {"thought": …,
+// "action": …, "actionType": "TOOL_CALL", "actionData": {…}, "observation":
+// …, "success": true}` — or a lesson — `::lesson {"context": …, "whatWorked":
+// …, "lesson": …, "toolName": …, "confidence": 0.8}`.
+const (
+	stepPrefix   = "::step "
+	lessonPrefix = "::lesson "
+)
 
 // execute runs the task to its report: completeTask, failTask, or nothing
 // when the run was cancelled or the lease lost.
@@ -58,6 +70,7 @@ func (w *agentWork) execute(ctx context.Context) error {
 	if w.cfg.simulate {
 		runErr = w.simulate(workCtx)
 	} else {
+		w.openSession(workCtx)
 		runErr = w.runCommand(workCtx)
 	}
 	close(stop)
@@ -66,6 +79,9 @@ func (w *agentWork) execute(ctx context.Context) error {
 	w.mu.Lock()
 	lost := w.lost
 	w.mu.Unlock()
+	if !lost && ctx.Err() == nil {
+		w.closeSession(ctx, runErr == nil)
+	}
 	var err error
 	switch {
 	case lost:
@@ -250,6 +266,9 @@ func (w *agentWork) runCommand(ctx context.Context) error {
 		"TASKGRAPH_TASK_TITLE="+w.task.Title, "TASKGRAPH_TASK_FILE="+file, "TASKGRAPH_AGENT_ID="+w.agentID,
 		// For commands that call the server as the agent (taskgraph ask).
 		"TASKGRAPH_URL="+w.cfg.url, "TASKGRAPH_TOKEN="+w.cfg.token)
+	if w.session != "" {
+		cmd.Env = append(cmd.Env, "TASKGRAPH_SESSION_ID="+w.session)
+	}
 	setProcessGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.WaitDelay = 5 * time.Second
@@ -277,6 +296,12 @@ func (w *agentWork) runCommand(ctx context.Context) error {
 				if p, err := strconv.Atoi(n); err == nil {
 					w.setProgress(p, step)
 				}
+			}
+			if rest, ok := strings.CutPrefix(line, stepPrefix); ok {
+				w.record(ctx, "step", rest)
+			}
+			if rest, ok := strings.CutPrefix(line, lessonPrefix); ok {
+				w.record(ctx, "lesson", rest)
 			}
 			w.logs.add(line)
 		}
@@ -351,5 +376,79 @@ func (l *logBatcher) flush(ctx context.Context) {
 		map[string]any{"in": map[string]any{"agentId": l.agentID, "lines": lines}}, nil)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "taskgraph agent: %d log lines not sent: %v\n", len(lines), err)
+	}
+}
+
+// openSession opens the task's agent session (its events join the run's
+// stream); the command gets its id as TASKGRAPH_SESSION_ID. Without one (a
+// server without sessions), the command runs all the same.
+func (w *agentWork) openSession(ctx context.Context) {
+	if w.task.Project == nil {
+		return
+	}
+	var d struct {
+		CreateAgentSession struct{ Session struct{ ID string } }
+	}
+	err := w.c.do(ctx, `mutation($in: CreateAgentSessionInput!) { createAgentSession(input: $in) { session { id } } }`,
+		map[string]any{"in": map[string]any{"projectId": w.task.Project.ID, "mission": w.task.Title, "agentId": w.agentID,
+			"state": map[string]any{"taskId": w.task.ID}}}, &d)
+	if err != nil {
+		fmt.Fprintf(w.out, "agent: %s: no agent session (%v)\n", w.task.DisplayID, err)
+		return
+	}
+	w.session = d.CreateAgentSession.Session.ID
+	w.setSessionStatus(ctx, "IN_PROGRESS")
+}
+
+// closeSession ends the task's session as the command ended.
+func (w *agentWork) closeSession(ctx context.Context, ok bool) {
+	if ok {
+		w.setSessionStatus(ctx, "COMPLETED")
+	} else {
+		w.setSessionStatus(ctx, "FAILED")
+	}
+}
+
+func (w *agentWork) setSessionStatus(ctx context.Context, status string) {
+	if w.session == "" {
+		return
+	}
+	err := w.c.do(ctx, `mutation($in: SetAgentSessionStatusInput!) { setAgentSessionStatus(input: $in) { session { id } } }`,
+		map[string]any{"in": map[string]any{"id": w.session, "status": status}}, nil)
+	if err != nil {
+		fmt.Fprintf(w.out, "agent: %s: session status %s: %v\n", w.task.DisplayID, status, err)
+	}
+}
+
+// recordFields are the keys a ::step or ::lesson line may carry.
+var recordFields = map[string][]string{
+	"step":   {"thought", "action", "actionType", "actionData", "observation", "success", "error"},
+	"lesson": {"context", "whatFailed", "whatWorked", "lesson", "toolName", "confidence"},
+}
+
+// record turns a ::step or ::lesson line's JSON into recordReActStep or
+// recordLesson in the task's session. A bad line is reported and skipped:
+// the command goes on.
+func (w *agentWork) record(ctx context.Context, kind, raw string) {
+	if w.session == "" {
+		return
+	}
+	var in map[string]any
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		fmt.Fprintf(w.out, "agent: %s: bad ::%s line: %v\n", w.task.DisplayID, kind, err)
+		return
+	}
+	vars := map[string]any{"sessionId": w.session}
+	for _, k := range recordFields[kind] {
+		if v, ok := in[k]; ok {
+			vars[k] = v
+		}
+	}
+	query := `mutation($in: RecordReActStepInput!) { recordReActStep(input: $in) { step { stepId } } }`
+	if kind == "lesson" {
+		query = `mutation($in: RecordLessonInput!) { recordLesson(input: $in) { lesson { id } } }`
+	}
+	if err := w.c.do(ctx, query, map[string]any{"in": vars}, nil); err != nil {
+		fmt.Fprintf(w.out, "agent: %s: ::%s not recorded: %v\n", w.task.DisplayID, kind, err)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/routing"
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
+	"github.com/taskgraph/taskgraph/internal/sessions"
 	"github.com/taskgraph/taskgraph/internal/store"
 	"github.com/taskgraph/taskgraph/internal/telegram"
 	"github.com/taskgraph/taskgraph/internal/validation"
@@ -123,6 +124,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	}
 	rt := routing.New(db, app.NewRunner(db, broker), routing.Options{})
 	qu := queue.New(db, app.NewRunner(db, broker), queue.Options{SweepInterval: cfg.queueSweep, Logger: log})
+	sess := sessions.New(db, app.NewRunner(db, broker), svc, sessions.Options{LoggerFrom: server.LoggerFrom})
 	token, err := svc.Accounts.BootstrapAdmin(ctx, cfg.adminToken)
 	if err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
@@ -140,7 +142,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	serverConfig := server.Config{
 		Schema: graph.Schema(&graph.Resolver{Svc: svc, Catalog: cat, Rules: val, Reasoning: rsn, Grouping: grp,
-			QuestionSvc: qs, Routing: rt, Queue: qu}),
+			QuestionSvc: qs, Routing: rt, Queue: qu, Sessions: sess}),
 		Authenticate:     svc.Accounts.Authenticate,
 		TokensLive:       svc.Accounts.LiveTokens,
 		Ready:            db.Ping,

@@ -42,6 +42,12 @@ const watchQuery = `subscription($project: ID!, $after: String, $types: [Executi
     ... on QuestionAnswered { question { questionText } answer byTimeout }
     ... on QuestionExpired { question { questionText } timeoutAction }
     ... on QuestionSkipped { question { questionText } reason }
+    ... on SessionStatusChanged { sessionFrom: from sessionTo: to }
+    ... on SessionStateSaved { version }
+    ... on TodoListCreated { itemCount }
+    ... on TodoItemChanged { position itemFrom: from itemTo: to }
+    ... on ReActStepRecorded { stepId thought action actionType success }
+    ... on LessonRecorded { toolName confidence }
   }
 }`
 
@@ -252,6 +258,21 @@ type watchEvent struct {
 	Answer        string `json:"answer"`
 	ByTimeout     bool   `json:"byTimeout"`
 	TimeoutAction string `json:"timeoutAction"`
+	// Agent sessions' kinds (their from/to are aliased: other types than a task's).
+	SessionFrom string   `json:"sessionFrom"`
+	SessionTo   string   `json:"sessionTo"`
+	Version     int      `json:"version"`
+	ItemCount   int      `json:"itemCount"`
+	Position    int      `json:"position"`
+	ItemFrom    string   `json:"itemFrom"`
+	ItemTo      string   `json:"itemTo"`
+	StepID      int      `json:"stepId"`
+	Thought     *string  `json:"thought"`
+	Action      *string  `json:"action"`
+	ActionType  *string  `json:"actionType"`
+	Success     *bool    `json:"success"`
+	ToolName    *string  `json:"toolName"`
+	Confidence  *float64 `json:"confidence"`
 }
 
 // watchLogLines is how many lines of a LOG_APPENDED event watch shows.
@@ -377,6 +398,32 @@ func (e *watchEvent) detail() string {
 			add(": %s", e.TimeoutAction)
 		case "QUESTION_SKIPPED":
 			reason(e.Reason)
+		}
+	case "SESSION_STATUS_CHANGED":
+		add("session %s -> %s", e.SessionFrom, e.SessionTo)
+	case "SESSION_STATE_SAVED":
+		add("state v%d", e.Version)
+	case "TODO_LIST_CREATED":
+		add("%s", plural(e.ItemCount, "item"))
+	case "TODO_ITEM_CHANGED":
+		add("item %d %s -> %s", e.Position, e.ItemFrom, e.ItemTo)
+	case "REACT_STEP_RECORDED":
+		add("step %d", e.StepID)
+		if e.Thought != nil {
+			add(": %q", *e.Thought)
+		}
+		if e.Action != nil {
+			add(" -> %s", *e.Action)
+		}
+		if e.Success != nil && !*e.Success {
+			add(" (failed)")
+		}
+	case "LESSON_RECORDED":
+		if e.ToolName != nil {
+			add("%s, ", *e.ToolName)
+		}
+		if e.Confidence != nil {
+			add("confidence %.2f", *e.Confidence)
 		}
 	}
 	return b.String()

@@ -112,6 +112,10 @@ type CreateActionToolMapPayload struct {
 	ActionToolMap *domain.ActionToolMap `json:"actionToolMap"`
 }
 
+type CreateAgentSessionPayload struct {
+	Session *domain.AgentSession `json:"session"`
+}
+
 type CreateAPITokenPayload struct {
 	// The secret: shown this once, stored only as a hash.
 	Token    string           `json:"token"`
@@ -170,6 +174,10 @@ type CreateTaskPayload struct {
 
 type CreateTaskTemplatePayload struct {
 	TaskTemplate *domain.TaskTemplate `json:"taskTemplate"`
+}
+
+type CreateTodoListPayload struct {
+	TodoList *domain.TodoList `json:"todoList"`
 }
 
 type CreateToolPayload struct {
@@ -310,12 +318,24 @@ type PauseTaskAgentPayload struct {
 	TaskAgent *domain.TaskAgentInstance `json:"taskAgent"`
 }
 
+type PruneAgentSessionStatesPayload struct {
+	Deleted int `json:"deleted"`
+}
+
 type Query struct {
 }
 
 type RecordConvergenceAssessmentPayload struct {
 	Assessment *domain.ConvergenceAssessment `json:"assessment"`
 	Pass       *domain.ExecutionPass         `json:"pass"`
+}
+
+type RecordLessonPayload struct {
+	Lesson *domain.Lesson `json:"lesson"`
+}
+
+type RecordReActStepPayload struct {
+	Step *domain.ReActStep `json:"step"`
 }
 
 type RecordRefinementPayload struct {
@@ -383,6 +403,15 @@ type RevokeAPITokenPayload struct {
 
 type RunActionPayload struct {
 	Run *domain.ExecutionRun `json:"run"`
+}
+
+type SaveAgentSessionStatePayload struct {
+	Session  *domain.AgentSession      `json:"session"`
+	Snapshot *domain.AgentSessionState `json:"snapshot"`
+}
+
+type SetAgentSessionStatusPayload struct {
+	Session *domain.AgentSession `json:"session"`
 }
 
 type SetGroupingWeightsPayload struct {
@@ -456,6 +485,10 @@ type UpdateProjectPayload struct {
 
 type UpdateTaskPayload struct {
 	Task *domain.Task `json:"task"`
+}
+
+type UpdateTodoItemPayload struct {
+	TodoList *domain.TodoList `json:"todoList"`
 }
 
 type UpdateValidationRulePayload struct {

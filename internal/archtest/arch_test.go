@@ -17,7 +17,7 @@ var kernel = []string{"internal/domain", "internal/store", "internal/events", "i
 // (internal/service) and one package per self-contained domain. A new domain
 // is added here and to docs/architecture.md.
 var useCases = []string{"internal/service", "internal/catalog", "internal/validation", "internal/reasoning", "internal/grouping",
-	"internal/questions", "internal/routing", "internal/queue"}
+	"internal/questions", "internal/routing", "internal/queue", "internal/sessions"}
 
 // allowed says which of the module's packages each package may import
 // (production code; tests may import more).

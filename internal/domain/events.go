@@ -46,6 +46,7 @@ type Event struct {
 	RunID      *string            `db:"run_id"`
 	TaskID     *string            `db:"task_id"`
 	AgentID    *string            `db:"agent_id"`
+	SessionID  *string            `db:"session_id"` // the agent session it is about (session_events.go)
 	Type       ExecutionEventType `db:"type"`
 	Payload    JSON               `db:"payload"`
 	OccurredAt time.Time          `db:"occurred_at"`

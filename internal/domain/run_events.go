@@ -192,8 +192,8 @@ type upgrader interface {
 	upgrade(message *string) error
 }
 
-// newRunKind is the empty decoded value of an execution kind; nil for the
-// other kinds.
+// newRunKind is the empty decoded value of an execution kind, or of a
+// session kind (session_events.go); nil for the other kinds.
 func newRunKind(t ExecutionEventType) ExecutionEvent {
 	switch t {
 	case EventRunStarted:
@@ -224,6 +224,9 @@ func newRunKind(t ExecutionEventType) ExecutionEvent {
 		return &TestResultRecordedEvent{}
 	}
 	if k := newQuestionKind(t); k != nil {
+		return k
+	}
+	if k := newSessionKind(t); k != nil {
 		return k
 	}
 	return newReasoningKind(t)

@@ -283,6 +283,7 @@ type Q struct {
 	Reasoning  ReasoningQueries  // reasoning.go: reasoning executions, passes, assessments, reports, refinements, steps
 	Grouping   GroupingQueries   // grouping.go: grouping weights, suggestions, task agents, grouping cursors
 	Questions  QuestionQueries   // questions.go: questions put to people
+	Sessions   SessionQueries    // sessions.go: agent sessions, their states, todo lists and steps; lessons
 }
 
 // The query groups: each is Q seen through one aggregate.
@@ -302,6 +303,7 @@ type (
 	ValidationQueries struct{ *Q }
 	ReasoningQueries  struct{ *Q }
 	QuestionQueries   struct{ *Q }
+	SessionQueries    struct{ *Q }
 )
 
 // newQ returns a Q over ext.
@@ -321,6 +323,7 @@ func (q *Q) bind() {
 	q.Reasoning = ReasoningQueries{q}
 	q.Grouping = GroupingQueries{q}
 	q.Questions = QuestionQueries{q}
+	q.Sessions = SessionQueries{q}
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {

@@ -73,8 +73,8 @@ func (q EventQueries) insertEvents(ctx context.Context, evs []*domain.Event) err
 	if len(evs) == 0 {
 		return nil
 	}
-	_, err := q.namedExec(ctx, `INSERT INTO events (project_id, seq, run_id, task_id, agent_id, type, payload, occurred_at)
-		VALUES (:project_id, :seq, :run_id, :task_id, :agent_id, :type, :payload, :occurred_at)`, evs)
+	_, err := q.namedExec(ctx, `INSERT INTO events (project_id, seq, run_id, task_id, agent_id, session_id, type, payload, occurred_at)
+		VALUES (:project_id, :seq, :run_id, :task_id, :agent_id, :session_id, :type, :payload, :occurred_at)`, evs)
 	return err
 }
 
