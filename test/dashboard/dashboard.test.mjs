@@ -194,6 +194,14 @@ try {
   assert.equal(unlabelled, 0, 'every control has a label');
   await shot('08-run-completed');
 
+  step('the task page lists the answered question');
+  await page.goto(`${BASE_URL}/ui/#/t/${encodeURIComponent(about.id)}`);
+  const qrow = page.locator(`table.questions tr[data-question="${qid}"]`);
+  await qrow.waitFor();
+  assert.match(await qrow.textContent(), /ANSWERED/);
+  assert.match(await qrow.textContent(), /Redis by Administrator/);
+  await shot('09-task-questions');
+
   assert.deepEqual(errors, [], 'no script errors');
   say('DONE');
 } catch (err) {

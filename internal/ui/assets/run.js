@@ -71,11 +71,12 @@ export async function runPage(ctx, id) {
     headline, failure, controls, counters,
     h('div', { class: 'run-grid' },
       h('section', { class: 'area-lanes', 'aria-labelledby': 'lanes-h' }, h('h2', { id: 'lanes-h' }, 'Waves'), lanes),
-      h('section', { class: 'area-agents', 'aria-labelledby': 'agents-h' }, h('h2', { id: 'agents-h' }, 'Agents'), agentsBox),
+      // The panels (pending questions first) head the side column: they ask for a person's attention.
+      h('div', { class: 'area-side' }, panels,
+        h('section', { class: 'area-agents', 'aria-labelledby': 'agents-h' }, h('h2', { id: 'agents-h' }, 'Agents'), agentsBox)),
       h('section', { class: 'area-gantt', 'aria-labelledby': 'gantt-h' }, h('h2', { id: 'gantt-h' }, 'Timeline'), gantt, ganttText),
       h('section', { class: 'area-log', 'aria-labelledby': 'log-h' }, logTitle, logHint, logBox),
-      h('section', { class: 'area-feed', 'aria-labelledby': 'feed-h' }, h('h2', { id: 'feed-h' }, 'Events'), feed),
-      panels),
+      h('section', { class: 'area-feed', 'aria-labelledby': 'feed-h' }, h('h2', { id: 'feed-h' }, 'Events'), feed)),
   );
 
   // ---- counters and controls
