@@ -133,8 +133,15 @@ try {
   });
   const qid = asked.askQuestion.question.id;
   assert.equal(asked.askQuestion.question.run?.id, RUN_ID, 'the question belongs to the run');
+  // A question without options is answered in a text field; this one is skipped.
+  const free = await api(`mutation($in: AskQuestionInput!) { askQuestion(input: $in) { question { id } } }`, {
+    in: { taskId: about.id, questionType: 'VALIDATION', priority: 'LOW', questionText: 'Anything to add about the login tests?' },
+  });
+  const fid = free.askQuestion.question.id;
   const qcard = page.locator(`article.question[data-question="${qid}"]`);
+  const fcard = page.locator(`article.question[data-question="${fid}"]`);
   await qcard.waitFor({ timeout: 30000 });
+  await fcard.getByLabel('Your answer').waitFor({ timeout: 30000 });
   assert.match(await qcard.textContent(), /HIGH priority/);
   assert.match(await qcard.textContent(), /not blocking/);
   assert.match(await qcard.textContent(), new RegExp(about.displayId));
@@ -145,6 +152,10 @@ try {
   const answered = await api('query($id: ID!) { question(id: $id) { status answer answeredBy { id } } }', { id: qid });
   assert.equal(answered.question.status, 'ANSWERED');
   assert.equal(answered.question.answer, 'redis');
+  await fcard.getByRole('button', { name: 'Skip this question' }).click();
+  await fcard.waitFor({ state: 'detached', timeout: 30000 });
+  assert.equal((await api('query($id: ID!) { question(id: $id) { status } }', { id: fid })).question.status, 'SKIPPED');
+  await page.getByText('No question is waiting for an answer.').waitFor();
   await page.locator('.feed li.ev-question_answered').first().waitFor();
 
   step('cards change state live, without a reload');
@@ -169,6 +180,16 @@ try {
     step('the README screenshot: a run with work in progress');
     await page.waitForFunction(() => document.querySelector('.task-card[data-status="IN_PROGRESS"]') &&
       document.querySelectorAll('.task-card[data-status="COMPLETED"]').length >= 4, null, { timeout: 30000 }).catch(() => {});
+    // A pending question in the panel (if the run is still going: a question asked after it ends is not the run's).
+    const shown = await api(`mutation($in: AskQuestionInput!) { askQuestion(input: $in) { question { id run { id } } } }`, {
+      in: {
+        taskId: about.id, questionType: 'APPROVAL', priority: 'MEDIUM', questionText: 'May the login tests run against staging?',
+        options: [{ value: 'yes', label: 'Yes' }, { value: 'no', label: 'No' }],
+      },
+    });
+    if (shown.askQuestion.question.run) {
+      await page.locator(`article.question[data-question="${shown.askQuestion.question.id}"]`).waitFor({ timeout: 10000 }).catch(() => {});
+    }
     await page.setViewportSize({ width: 1440, height: 1500 });
     await page.waitForTimeout(100); // one frame for the layout
     await page.screenshot({ path: README_PNG, fullPage: false });
