@@ -138,10 +138,20 @@ try {
     in: { taskId: about.id, questionType: 'VALIDATION', priority: 'LOW', questionText: 'Anything to add about the login tests?' },
   });
   const fid = free.askQuestion.question.id;
+  // One that someone else answers first.
+  const other = await api(`mutation($in: AskQuestionInput!) { askQuestion(input: $in) { question { id } } }`, {
+    in: {
+      taskId: about.id, questionType: 'APPROVAL', questionText: 'Keep the old login form?',
+      options: [{ value: 'keep', label: 'Keep' }, { value: 'drop', label: 'Drop' }],
+    },
+  });
+  const cid = other.askQuestion.question.id;
   const qcard = page.locator(`article.question[data-question="${qid}"]`);
   const fcard = page.locator(`article.question[data-question="${fid}"]`);
   await qcard.waitFor({ timeout: 30000 });
   await fcard.getByLabel('Your answer').waitFor({ timeout: 30000 });
+  const ccard = page.locator(`article.question[data-question="${cid}"]`);
+  await ccard.waitFor({ timeout: 30000 });
   assert.match(await qcard.textContent(), /HIGH priority/);
   assert.match(await qcard.textContent(), /not blocking/);
   assert.match(await qcard.textContent(), new RegExp(about.displayId));
@@ -155,7 +165,29 @@ try {
   await fcard.getByRole('button', { name: 'Skip this question' }).click();
   await fcard.waitFor({ state: 'detached', timeout: 30000 });
   assert.equal((await api('query($id: ID!) { question(id: $id) { status } }', { id: fid })).question.status, 'SKIPPED');
+
+  // Someone else answers first while the panel still shows the question (its
+  // reads are held back): the page's answer is refused with CONFLICT, said in the panel.
+  let holding = true;
+  const held = [];
+  await page.route('**/graphql', async (route) => {
+    if (holding && (route.request().postData() || '').includes('RunQuestions')) { held.push(route); return; }
+    await route.continue();
+  });
+  await api('mutation($in: AnswerQuestionInput!) { answerQuestion(input: $in) { question { id } } }', { in: { id: cid, answer: 'drop' } });
+  await page.waitForFunction(() => document.querySelectorAll('.feed li.ev-question_answered').length >= 2, null, { timeout: 30000 });
+  await ccard.getByRole('button', { name: 'Answer Keep' }).click();
+  const conflict = page.locator('.panel-questions .q-messages [role="alert"]');
+  await conflict.waitFor({ timeout: 30000 });
+  assert.match(await conflict.textContent(), /Keep the old login form\?.*someone answered it first/);
+  holding = false;
+  for (const r of held.splice(0)) await r.continue();
+  await page.unroute('**/graphql');
+  await ccard.waitFor({ state: 'detached', timeout: 30000 });
   await page.getByText('No question is waiting for an answer.').waitFor();
+  assert.match(await conflict.textContent(), /someone answered it first/, 'the error stays after the question leaves the list');
+  await shot('05-run-question-conflict');
+  assert.equal((await api('query($id: ID!) { question(id: $id) { answer } }', { id: cid })).question.answer, 'drop');
   await page.locator('.feed li.ev-question_answered').first().waitFor();
 
   step('cards change state live, without a reload');

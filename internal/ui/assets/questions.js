@@ -93,21 +93,21 @@ function render(st, pending) {
 
 function card(st, q) {
   const headId = `q-${q.id.replace(/[^A-Za-z0-9_-]/g, '')}`;
-  const msg = h('div', { class: 'q-error' });
   const controls = h('div', { class: 'q-options', role: 'group', 'aria-label': 'Answers' });
   const art = h('article', { class: `card question q-${q.priority.toLowerCase()}`, 'aria-labelledby': headId, dataset: { question: q.id } });
   const busy = (on) => { for (const b of art.querySelectorAll('button, input')) b.disabled = on; };
+  // Errors are shown above the list, not in the card: a question someone
+  // else answered first leaves the list, and its error must stay readable.
   const act = async (op, input) => {
-    clear(msg);
+    clear(st.messages);
     busy(true);
     try {
       await query('question_action', { in: input }, op);
-      clear(st.messages);
       // The question's event reads the list again; read it now as well, in case the stream is down.
       questionsPanel.reload();
     } catch (err) {
       busy(false);
-      put(msg, h('p', { class: 'error', role: 'alert' }, h('strong', {}, 'Error: '), explain(err)));
+      put(st.messages, h('p', { class: 'error', role: 'alert' }, h('strong', {}, `“${q.questionText}”: `), explain(err)));
       // Someone else answered: show the list as it now is.
       if (err.code === 'CONFLICT') questionsPanel.reload();
     }
@@ -140,7 +140,7 @@ function card(st, q) {
   put(art,
     h('h3', { id: headId }, questionBadge(q.status), ' ', q.questionText),
     h('p', { class: 'q-facts hint' }, facts.map((f, i) => [i ? ' · ' : '', f])),
-    controls, msg);
+    controls);
   return art;
 }
 
