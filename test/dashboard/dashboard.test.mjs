@@ -4,7 +4,7 @@
 //   script -> test  "READY"    the run page is open: start the agents
 //   script -> test  "RESTART"  restart the server (same address, same database)
 //   script -> test  "DONE"     every check passed
-// Environment: BASE_URL, TOKEN, PROJECT_NAME, RUN_ID (unused but logged),
+// Environment: BASE_URL, TOKEN, PROJECT_NAME, RUN_ID (the run the agents work),
 // CHROMIUM (the browser binary), OUT_DIR (screenshots), README_PNG (optional:
 // where to write the README's screenshot of a live run).
 import { chromium } from 'playwright-core';
@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-const { BASE_URL, TOKEN, CHROMIUM, OUT_DIR, README_PNG } = process.env;
+const { BASE_URL, TOKEN, RUN_ID, CHROMIUM, OUT_DIR, README_PNG } = process.env;
 const PROJECT_NAME = process.env.PROJECT_NAME || 'Demo';
 const say = (line) => process.stdout.write(`${line}\n`);
 const step = (name) => say(`step: ${name}`);
@@ -25,6 +25,17 @@ const shot = async (name, opts = {}) => {
   const path = join(OUT_DIR, `${name}.png`);
   await page.screenshot({ path, fullPage: true, ...opts });
   say(`screenshot: ${path}`);
+};
+// api calls the GraphQL API as the test's (admin) token, as another client would.
+const api = async (q, variables) => {
+  const res = await fetch(`${BASE_URL}/graphql`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({ query: q, variables }),
+  });
+  const body = await res.json();
+  if (body.errors) throw new Error(`API: ${JSON.stringify(body.errors)}`);
+  return body.data;
 };
 const count = (status) => page.locator(`.task-card[data-status="${status}"]`).count();
 
@@ -106,7 +117,78 @@ try {
   await card.focus();
   await page.keyboard.press('Enter');
   assert.equal(await card.getAttribute('aria-pressed'), 'true');
+  await page.getByRole('heading', { name: 'Questions' }).waitFor();
+  await page.getByText('No question is waiting for an answer.').waitFor();
   say('READY');
+
+  step('a question asked over the API appears live; an option button answers it');
+  await page.waitForFunction(() => document.querySelectorAll('.task-card:not([data-status="PENDING"])').length >= 1, null, { timeout: 60000 });
+  const tree = await api('query($id: ID!) { executionRun(id: $id) { waves { assignments { task { id displayId } } } } }', { id: RUN_ID });
+  const about = tree.executionRun.waves.at(-1).assignments[0].task;
+  const asked = await api(`mutation($in: AskQuestionInput!) { askQuestion(input: $in) { question { id status run { id } } } }`, {
+    in: {
+      taskId: about.id, questionType: 'DECISION', priority: 'HIGH', questionText: 'Which session store should the login use?',
+      options: [{ value: 'redis', label: 'Redis', description: 'shared by every replica' }, { value: 'memory', label: 'In memory' }],
+    },
+  });
+  const qid = asked.askQuestion.question.id;
+  assert.equal(asked.askQuestion.question.run?.id, RUN_ID, 'the question belongs to the run');
+  // A question without options is answered in a text field; this one is skipped.
+  const free = await api(`mutation($in: AskQuestionInput!) { askQuestion(input: $in) { question { id } } }`, {
+    in: { taskId: about.id, questionType: 'VALIDATION', priority: 'LOW', questionText: 'Anything to add about the login tests?' },
+  });
+  const fid = free.askQuestion.question.id;
+  // One that someone else answers first.
+  const other = await api(`mutation($in: AskQuestionInput!) { askQuestion(input: $in) { question { id } } }`, {
+    in: {
+      taskId: about.id, questionType: 'APPROVAL', questionText: 'Keep the old login form?',
+      options: [{ value: 'keep', label: 'Keep' }, { value: 'drop', label: 'Drop' }],
+    },
+  });
+  const cid = other.askQuestion.question.id;
+  const qcard = page.locator(`article.question[data-question="${qid}"]`);
+  const fcard = page.locator(`article.question[data-question="${fid}"]`);
+  await qcard.waitFor({ timeout: 30000 });
+  await fcard.getByLabel('Your answer').waitFor({ timeout: 30000 });
+  const ccard = page.locator(`article.question[data-question="${cid}"]`);
+  await ccard.waitFor({ timeout: 30000 });
+  assert.match(await qcard.textContent(), /HIGH priority/);
+  assert.match(await qcard.textContent(), /not blocking/);
+  assert.match(await qcard.textContent(), new RegExp(about.displayId));
+  assert.ok(await page.evaluate(() => window.__sameDocument === true), 'no reload');
+  await shot('05-run-question');
+  await qcard.getByRole('button', { name: /^Answer Redis/ }).click();
+  await qcard.waitFor({ state: 'detached', timeout: 30000 });
+  const answered = await api('query($id: ID!) { question(id: $id) { status answer answeredBy { id } } }', { id: qid });
+  assert.equal(answered.question.status, 'ANSWERED');
+  assert.equal(answered.question.answer, 'redis');
+  await fcard.getByRole('button', { name: 'Skip this question' }).click();
+  await fcard.waitFor({ state: 'detached', timeout: 30000 });
+  assert.equal((await api('query($id: ID!) { question(id: $id) { status } }', { id: fid })).question.status, 'SKIPPED');
+
+  // Someone else answers first while the panel still shows the question (its
+  // reads are held back): the page's answer is refused with CONFLICT, said in the panel.
+  let holding = true;
+  const held = [];
+  await page.route('**/graphql', async (route) => {
+    if (holding && (route.request().postData() || '').includes('RunQuestions')) { held.push(route); return; }
+    await route.continue();
+  });
+  await api('mutation($in: AnswerQuestionInput!) { answerQuestion(input: $in) { question { id } } }', { in: { id: cid, answer: 'drop' } });
+  await page.waitForFunction(() => document.querySelectorAll('.feed li.ev-question_answered').length >= 2, null, { timeout: 30000 });
+  await ccard.getByRole('button', { name: 'Answer Keep' }).click();
+  const conflict = page.locator('.panel-questions .q-messages [role="alert"]');
+  await conflict.waitFor({ timeout: 30000 });
+  assert.match(await conflict.textContent(), /Keep the old login form\?.*someone answered it first/);
+  holding = false;
+  for (const r of held.splice(0)) await r.continue();
+  await page.unroute('**/graphql');
+  await ccard.waitFor({ state: 'detached', timeout: 30000 });
+  await page.getByText('No question is waiting for an answer.').waitFor();
+  assert.match(await conflict.textContent(), /someone answered it first/, 'the error stays after the question leaves the list');
+  await shot('05-run-question-conflict');
+  assert.equal((await api('query($id: ID!) { question(id: $id) { answer } }', { id: cid })).question.answer, 'drop');
+  await page.locator('.feed li.ev-question_answered').first().waitFor();
 
   step('cards change state live, without a reload');
   await page.waitForFunction(() => document.querySelectorAll('.task-card[data-status="COMPLETED"]').length >= 2, null, { timeout: 60000 });
@@ -114,13 +196,13 @@ try {
   assert.ok(await page.locator('.agents-table tbody tr').count() >= 1, 'agents listed');
   assert.ok(await page.locator('.gantt-svg rect.bar').count() >= 2, 'Gantt bars drawn');
   assert.ok(await page.locator('.feed li').count() >= 5, 'event feed');
-  await shot('05-run-live');
+  await shot('06-run-live');
 
   step('the server restarts: the page shows it is reconnecting, then resumes');
   say('RESTART');
   await page.waitForSelector('#conn[data-state="reconnecting"]', { timeout: 60000 });
   assert.match(await page.locator('#conn').textContent(), /Reconnecting/);
-  await shot('06-run-reconnecting');
+  await shot('07-run-reconnecting');
   const completedBefore = await count('COMPLETED');
   await page.waitForSelector('#conn[data-state="live"]', { timeout: 60000 });
   assert.match(await page.locator('#conn').textContent(), /resumed/);
@@ -130,6 +212,16 @@ try {
     step('the README screenshot: a run with work in progress');
     await page.waitForFunction(() => document.querySelector('.task-card[data-status="IN_PROGRESS"]') &&
       document.querySelectorAll('.task-card[data-status="COMPLETED"]').length >= 4, null, { timeout: 30000 }).catch(() => {});
+    // A pending question in the panel (if the run is still going: a question asked after it ends is not the run's).
+    const shown = await api(`mutation($in: AskQuestionInput!) { askQuestion(input: $in) { question { id run { id } } } }`, {
+      in: {
+        taskId: about.id, questionType: 'APPROVAL', priority: 'MEDIUM', questionText: 'May the login tests run against staging?',
+        options: [{ value: 'yes', label: 'Yes' }, { value: 'no', label: 'No' }],
+      },
+    });
+    if (shown.askQuestion.question.run) {
+      await page.locator(`article.question[data-question="${shown.askQuestion.question.id}"]`).waitFor({ timeout: 10000 }).catch(() => {});
+    }
     await page.setViewportSize({ width: 1440, height: 1500 });
     await page.waitForTimeout(100); // one frame for the layout
     await page.screenshot({ path: README_PNG, fullPage: false });
@@ -153,7 +245,15 @@ try {
   const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, progress')]
     .filter((e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).length);
   assert.equal(unlabelled, 0, 'every control has a label');
-  await shot('07-run-completed');
+  await shot('08-run-completed');
+
+  step('the task page lists the answered question');
+  await page.goto(`${BASE_URL}/ui/#/t/${encodeURIComponent(about.id)}`);
+  const qrow = page.locator(`table.questions tr[data-question="${qid}"]`);
+  await qrow.waitFor();
+  assert.match(await qrow.textContent(), /ANSWERED/);
+  assert.match(await qrow.textContent(), /Redis by Administrator/);
+  await shot('09-task-questions');
 
   assert.deepEqual(errors, [], 'no script errors');
   say('DONE');

@@ -2,13 +2,14 @@
 // query (queries/*.graphql). Pages:
 //   #/                 projects
 //   #/p/<slug>?…       a project: its task lists, and its tasks (filter, sort, search, paging)
-//   #/t/<id>           a task: relationships, file impacts, history, executions and logs
+//   #/t/<id>           a task: relationships, file impacts, history, questions, executions and logs
 //   #/l/<id>           a task list: its wave plan with conflicts, and its runs
 //   #/r/<id>           a run, live
 import { query, token, setToken, GraphQLError } from './gql.js';
 import { h, put, clear, badge, link, fmtTime, fmtDuration, errorBox, field, select } from './dom.js';
 import { taskListPage } from './plan.js';
 import { runPage } from './run.js';
+import { questionsSection } from './questions.js';
 
 const main = document.getElementById('main');
 const userBox = document.getElementById('user');
@@ -279,6 +280,7 @@ async function taskPage(ctx, id) {
           s.fromStatus ? badge(s.fromStatus, 'small') : 'created', ' → ', badge(s.toStatus, 'small'),
           s.reason ? ` — ${s.reason}` : '',
           s.run ? [' (', link(`#/r/${encodeURIComponent(s.run.id)}`, `run #${s.run.runNumber}`), ')'] : null)))),
+    questionsSection(t.questions),
     execSection,
   );
   // Executions: the runs named by the task's history hold its executions.

@@ -4,6 +4,7 @@
 // the last event received.
 import { query, subscribe } from './gql.js';
 import { h, put, svg, clear, badge, icon, link, fmtClock, fmtDuration, errorBox, statusClass } from './dom.js';
+import { questionsPanel } from './questions.js';
 
 const FEED_MAX = 200;
 const LOG_TAIL = 200;
@@ -12,10 +13,10 @@ const ACTIVE = ['PENDING', 'RUNNING', 'PAUSED'];
 
 // runPanels are the run page's extension point: a panel is
 // { id, title, mount(container, page), onEvent(event, page), dispose() }.
-// page exposes { run, tasks, agents, selectTask(id) }. Panels for pending
-// questions, agent sessions and reasoning executions plug in here once the
-// API has them.
-export const runPanels = [];
+// page exposes { run, tasks, agents, selectTask(id) }. The run's pending
+// questions are one (questions.js); agent sessions and reasoning executions
+// are meant to plug in here too.
+export const runPanels = [questionsPanel];
 
 export async function runPage(ctx, id) {
   const data = await query('run', { id, feed: 100 });
@@ -70,11 +71,12 @@ export async function runPage(ctx, id) {
     headline, failure, controls, counters,
     h('div', { class: 'run-grid' },
       h('section', { class: 'area-lanes', 'aria-labelledby': 'lanes-h' }, h('h2', { id: 'lanes-h' }, 'Waves'), lanes),
-      h('section', { class: 'area-agents', 'aria-labelledby': 'agents-h' }, h('h2', { id: 'agents-h' }, 'Agents'), agentsBox),
+      // The panels (pending questions first) head the side column: they ask for a person's attention.
+      h('div', { class: 'area-side' }, panels,
+        h('section', { class: 'area-agents', 'aria-labelledby': 'agents-h' }, h('h2', { id: 'agents-h' }, 'Agents'), agentsBox)),
       h('section', { class: 'area-gantt', 'aria-labelledby': 'gantt-h' }, h('h2', { id: 'gantt-h' }, 'Timeline'), gantt, ganttText),
       h('section', { class: 'area-log', 'aria-labelledby': 'log-h' }, logTitle, logHint, logBox),
-      h('section', { class: 'area-feed', 'aria-labelledby': 'feed-h' }, h('h2', { id: 'feed-h' }, 'Events'), feed),
-      panels),
+      h('section', { class: 'area-feed', 'aria-labelledby': 'feed-h' }, h('h2', { id: 'feed-h' }, 'Events'), feed)),
   );
 
   // ---- counters and controls
@@ -231,6 +233,10 @@ export async function runPage(ctx, id) {
       case 'WAVE_STARTED': return `wave ${ev.waveNumber} started`;
       case 'WAVE_COMPLETED': return `wave ${ev.waveNumber} ${ev.waveStatus}`;
       case 'RUN_FAILED': return ev.failureReason;
+      case 'QUESTION_ASKED': return ev.question.questionText;
+      case 'QUESTION_ANSWERED': return `${ev.question.questionText} → ${ev.answer}${ev.byTimeout ? ' (by timeout)' : ''}`;
+      case 'QUESTION_EXPIRED': return `${ev.question.questionText} (${ev.timeoutAction.replace(/_/g, ' ')})`;
+      case 'QUESTION_SKIPPED': return `${ev.question.questionText}${ev.reason ? ` — ${ev.reason}` : ''}`;
       default: return ev.reason || '';
     }
   }
