@@ -16,7 +16,7 @@ build: ## build bin/taskgraph
 	$(GO) build -o bin/taskgraph ./cmd/taskgraph
 
 test: ## run every test with the race detector (PostgreSQL too when TASKGRAPH_TEST_DATABASE_URL is set)
-	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 generate: ## regenerate gqlgen code (graph/generated.go, graph/model/models_gen.go)
 	$(GO) tool gqlgen generate

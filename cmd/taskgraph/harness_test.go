@@ -92,10 +92,11 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 		onMetricsListen:      func(addr net.Addr) { s.MetricsURL = "http://" + addr.String() + "/metrics" },
 		noGroupingBackground: o.noGroupingBackground,
 	}
-	// The question expiry sweep would add its statements to those the
-	// statement-count tests measure: it waits an hour unless a test asks.
+	// The question expiry and queue rescue sweeps would add their statements
+	// to those the statement-count tests measure: they wait an hour unless a
+	// test asks.
 	args := append([]string{"--addr", "127.0.0.1:0", "--database", dbURL, "--admin-token", s.AdminToken, "--log-format", "json",
-		"--question-sweep-interval", "1h"}, o.args...)
+		"--question-sweep-interval", "1h", "--queue-sweep-interval", "1h"}, o.args...)
 	logs := o.logs
 	if logs == nil {
 		logs = io.Discard
