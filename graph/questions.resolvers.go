@@ -80,6 +80,10 @@ func (r *questionResolver) Agent(ctx context.Context, obj *domain.Question) (*do
 	return r.Svc.Runs.AgentByID(ctx, obj.AgentID)
 }
 
+func (r *questionResolver) TaskAgent(ctx context.Context, obj *domain.Question) (*domain.TaskAgentInstance, error) {
+	return r.Grouping.TaskAgentByID(ctx, obj.TaskAgentID)
+}
+
 func (r *questionResolver) Options(ctx context.Context, obj *domain.Question) ([]*domain.QuestionOption, error) {
 	return obj.Options, nil
 }

@@ -155,9 +155,11 @@ func (q *Question) GlobalID() string { return GlobalID(KindQuestion, q.ID) }
 
 // AskQuestionInput is askQuestion's input, ids decoded.
 type AskQuestionInput struct {
-	AgentID       *string
-	TaskID        *string
-	TaskListID    *string
+	AgentID    *string
+	TaskID     *string
+	TaskListID *string
+	// TaskAgentID names the task agent asking, if any (a global id).
+	TaskAgentID   *string
 	QuestionType  QuestionType
 	Priority      *QuestionPriority
 	QuestionText  string

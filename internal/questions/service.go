@@ -147,11 +147,20 @@ func (s *Service) AskQuestion(ctx context.Context, in domain.AskQuestionInput) (
 		if err != nil {
 			return err
 		}
-		rules.ID, rules.ProjectID, rules.TaskListID, rules.TaskID, rules.RunID, rules.AgentID =
-			app.NewID(), q.ProjectID, q.TaskListID, q.TaskID, q.RunID, q.AgentID
+		taskAgentID, err := s.askingTaskAgent(ctx, tx, p, in.TaskAgentID, q.ProjectID)
+		if err != nil {
+			return err
+		}
+		rules.ID, rules.ProjectID, rules.TaskListID, rules.TaskID, rules.RunID, rules.AgentID, rules.TaskAgentID =
+			app.NewID(), q.ProjectID, q.TaskListID, q.TaskID, q.RunID, q.AgentID, taskAgentID
 		rules.CallbackData, rules.CreatedAt, rules.UpdatedAt = domain.NewCallbackData(), at, at
 		if err := tx.Questions.InsertQuestion(ctx, rules); err != nil {
 			return err
+		}
+		if taskAgentID != nil {
+			if err := tx.Grouping.CountQuestionAsked(ctx, *taskAgentID); err != nil {
+				return err
+			}
 		}
 		tx.Record(domain.NewQuestionAsked(rules, at))
 		s.notified(tx, rules)
@@ -159,6 +168,37 @@ func (s *Service) AskQuestion(ctx context.Context, in domain.AskQuestionInput) (
 		return nil
 	})
 	return out, err
+}
+
+// askingTaskAgent checks the task agent a question names (gid, a global id;
+// nil: none) and returns its id: it must exist, be visible to p, belong to
+// the question's project and not be TERMINATED. Its row stays locked until
+// commit, so it cannot be terminated while the question counts for it.
+func (s *Service) askingTaskAgent(ctx context.Context, tx *app.Tx, p *auth.Principal, gid *string, projectID string) (*string, error) {
+	if gid == nil {
+		return nil, nil
+	}
+	notFound := &domain.Error{Code: domain.CodeNotFound, Field: "taskAgentId", Message: "task agent not found"}
+	id, err := domain.DecodeID(domain.KindTaskAgent, *gid, "taskAgentId")
+	var de *domain.Error
+	if errors.As(err, &de) && de.Code == domain.CodeNotFound {
+		return nil, notFound // an id of another kind
+	} else if err != nil {
+		return nil, err
+	}
+	a, err := tx.Grouping.TaskAgentForUpdate(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !s.visible(ctx, tx, p, a.ProjectID)) {
+		return nil, notFound
+	} else if err != nil {
+		return nil, err
+	}
+	if a.ProjectID != projectID {
+		return nil, domain.InputError("taskAgentId", "the task agent belongs to another project")
+	}
+	if a.Status == domain.TaskAgentTerminated {
+		return nil, domain.InputError("taskAgentId", "the task agent is terminated")
+	}
+	return &a.ID, nil
 }
 
 // visible reports whether p may see projectID (read in tx).

@@ -308,6 +308,12 @@ func (q GroupingQueries) CountSuggestionMade(ctx context.Context, agentID string
 	return err
 }
 
+// CountQuestionAsked adds one to a task agent's questionsAsked.
+func (q GroupingQueries) CountQuestionAsked(ctx context.Context, agentID string) error {
+	_, err := q.exec(ctx, `UPDATE task_agent_instances SET questions_asked = questions_asked + 1 WHERE id = ?`, agentID)
+	return err
+}
+
 // TaskAgentsByIDs loads task agents by id.
 func (q GroupingQueries) TaskAgentsByIDs(ctx context.Context, ids []string) ([]*domain.TaskAgentInstance, error) {
 	return byIDs[domain.TaskAgentInstance](ctx, q.Q, "task_agent_instances", ids)
