@@ -110,10 +110,20 @@ func TestReasoningSessionLink(t *testing.T) {
 		// The session field of a list costs the same for 1 execution as for 3.
 		r.start(t, M{"projectId": f.project, "sessionId": second, "taskInput": "third", "ttl": 1})
 		list := `query($p: ID!, $n: Int) { reasoningExecutions(projectId: $p, first: $n) { nodes { id session { id } } } }`
+		// The server's own background work (sweeps) counts too and only ever
+		// adds: the fewest statements of three reads is the query's.
 		count := func(n int) (int64, []jv) {
-			before := s.DB.Statements()
-			d := s.query(t, s.AdminToken, list, M{"p": f.project, "n": n})
-			return s.DB.Statements() - before, d.L("reasoningExecutions.nodes")
+			var fewest int64 = -1
+			var nodes []jv
+			for range 3 {
+				before := s.DB.Statements()
+				d := s.query(t, s.AdminToken, list, M{"p": f.project, "n": n})
+				if c := s.DB.Statements() - before; fewest < 0 || c < fewest {
+					fewest = c
+				}
+				nodes = d.L("reasoningExecutions.nodes")
+			}
+			return fewest, nodes
 		}
 		count(1) // warm the token's last-used mark
 		one, _ := count(1)
