@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/reasoning"
 )
 
 func (r *convergenceAssessedResolver) Project(ctx context.Context, obj *domain.ConvergenceAssessedEvent) (*domain.Project, error) {
@@ -188,8 +189,9 @@ func (r *queryResolver) ReasoningExecution(ctx context.Context, id string) (*dom
 	return r.Reasoning.ReasoningExecution(ctx, id)
 }
 
-func (r *queryResolver) ReasoningExecutions(ctx context.Context, projectID string, status []domain.ReasoningStatus, first *int, after *string) (*model.ReasoningExecutionConnection, error) {
-	pg, err := r.Reasoning.ReasoningExecutions(ctx, projectID, status, domain.PageArgs{First: first, After: after})
+func (r *queryResolver) ReasoningExecutions(ctx context.Context, projectID string, status []domain.ReasoningStatus, taskID *string, runID *string, first *int, after *string) (*model.ReasoningExecutionConnection, error) {
+	pg, err := r.Reasoning.ReasoningExecutions(ctx, reasoning.ReasoningExecutionsArgs{ProjectID: projectID, Status: status,
+		TaskID: taskID, RunID: runID, Page: domain.PageArgs{First: first, After: after}})
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +200,10 @@ func (r *queryResolver) ReasoningExecutions(ctx context.Context, projectID strin
 
 func (r *reasoningExecutionResolver) Project(ctx context.Context, obj *domain.ReasoningExecution) (*domain.Project, error) {
 	return r.Svc.Projects.ProjectByID(ctx, obj.ProjectID)
+}
+
+func (r *reasoningExecutionResolver) Session(ctx context.Context, obj *domain.ReasoningExecution) (*domain.AgentSession, error) {
+	return r.Sessions.SessionByID(ctx, obj.SessionID)
 }
 
 func (r *reasoningExecutionResolver) Task(ctx context.Context, obj *domain.ReasoningExecution) (*domain.Task, error) {

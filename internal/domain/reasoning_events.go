@@ -88,7 +88,7 @@ func reasoningEvent(e *ReasoningExecution, typ ExecutionEventType, at time.Time,
 	if err != nil {
 		panic("domain: event payload: " + err.Error()) // plain structs of strings and numbers: cannot happen
 	}
-	return &Event{ProjectID: e.ProjectID, RunID: e.RunID, TaskID: e.TaskID, Type: typ, Payload: JSON(b), OccurredAt: at}
+	return &Event{ProjectID: e.ProjectID, SessionID: e.SessionID, RunID: e.RunID, TaskID: e.TaskID, Type: typ, Payload: JSON(b), OccurredAt: at}
 }
 
 // NewReasoningStarted is the event of e starting.

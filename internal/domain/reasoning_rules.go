@@ -13,6 +13,7 @@ type (
 	StartReasoningExecutionInput struct {
 		ProjectID             string
 		TaskInput             string
+		SessionID             *string
 		TaskID                *string
 		RunID                 *string
 		Configuration         JSON

@@ -319,3 +319,25 @@ func TestReasoningStatistics(t *testing.T) {
 		t.Fatalf("empty %+v", empty)
 	}
 }
+
+// TestReasoningEventsCarryLinks: every reasoning event names the execution's
+// session, task and run, so it streams on their streams; without them, none.
+func TestReasoningEventsCarryLinks(t *testing.T) {
+	at := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+	session, task, run := "s-1", "t-1", "r-1"
+	dur := 5
+	pass := &ExecutionPass{ID: "p", PassNumber: 0, Phase: PhaseA, StartedAt: at, EndedAt: &at, DurationMs: &dur}
+	assessment := &ConvergenceAssessment{PassID: "p", CreatedAt: at}
+	for _, e := range []*ReasoningExecution{
+		{ID: "e", ProjectID: "pr", SessionID: &session, TaskID: &task, RunID: &run, Status: ReasoningFailed, CreatedAt: at, UpdatedAt: at},
+		{ID: "e", ProjectID: "pr", Status: ReasoningFailed, CreatedAt: at, UpdatedAt: at},
+	} {
+		for _, ev := range []*Event{NewReasoningStarted(e), NewPassStarted(e, pass), NewPassCompleted(e, pass),
+			NewConvergenceAssessed(e, pass, assessment), NewReasoningFinished(e)} {
+			if ev.ProjectID != e.ProjectID || ev.SessionID != e.SessionID || ev.TaskID != e.TaskID || ev.RunID != e.RunID {
+				t.Errorf("%s: project %v session %v task %v run %v, want those of the execution", ev.Type,
+					ev.ProjectID, ev.SessionID, ev.TaskID, ev.RunID)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/loader"
+	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // loaders are the request's batched reads of reasoning records: every nested
@@ -108,9 +109,21 @@ func (s *Service) ReasoningExecution(ctx context.Context, gid string) (*domain.R
 	return e, nil
 }
 
+// ReasoningExecutionsArgs are the arguments of the reasoningExecutions query.
+type ReasoningExecutionsArgs struct {
+	ProjectID string
+	// Status keeps the executions in these statuses (empty: all).
+	Status []domain.ReasoningStatus
+	// TaskID and RunID, global ids, keep the executions about that task or of
+	// that run, which must be the project's (NOT_FOUND naming the argument).
+	TaskID, RunID *string
+	Page          domain.PageArgs
+}
+
 // ReasoningExecutions pages a project's executions, oldest first, filtered
-// by status when statuses is not empty.
-func (s *Service) ReasoningExecutions(ctx context.Context, projectGID string, statuses []domain.ReasoningStatus, page domain.PageArgs) (domain.Page[*domain.ReasoningExecution], error) {
+// by status, task and run when given.
+func (s *Service) ReasoningExecutions(ctx context.Context, args ReasoningExecutionsArgs) (domain.Page[*domain.ReasoningExecution], error) {
+	projectGID, statuses := args.ProjectID, args.Status
 	var none domain.Page[*domain.ReasoningExecution]
 	p, err := app.Caller(ctx)
 	if err != nil {
@@ -134,7 +147,52 @@ func (s *Service) ReasoningExecutions(ctx context.Context, projectGID string, st
 	for i, v := range statuses {
 		st[i] = string(v)
 	}
-	return s.db.Reasoning.ReasoningExecutionsOfProject(ctx, projectID, st, page)
+	filter := store.ReasoningExecutionFilter{ProjectID: projectID, Statuses: st}
+	if filter.TaskID, err = s.taskOfProject(ctx, args.TaskID, projectID); err != nil {
+		return none, err
+	}
+	if filter.RunID, err = s.runOfProject(ctx, args.RunID, projectID); err != nil {
+		return none, err
+	}
+	return s.db.Reasoning.ReasoningExecutionsOfProject(ctx, filter, args.Page)
+}
+
+// taskOfProject decodes the taskId argument: nil without one, NOT_FOUND
+// (field taskId) unless it names a task of the project.
+func (s *Service) taskOfProject(ctx context.Context, gid *string, projectID string) (*string, error) {
+	id, err := domain.DecodeOptionalID(domain.KindTask, gid, "taskId")
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		return nil, notFound("taskId", "task")
+	} else if err != nil || id == nil {
+		return nil, err
+	}
+	tasks, err := s.db.Tasks.TasksByIDs(ctx, []string{*id})
+	if err != nil {
+		return nil, err
+	}
+	if len(tasks) == 0 || tasks[0].ProjectID != projectID {
+		return nil, notFound("taskId", "task")
+	}
+	return id, nil
+}
+
+// runOfProject decodes the runId argument: nil without one, NOT_FOUND
+// (field runId) unless it names a run of the project.
+func (s *Service) runOfProject(ctx context.Context, gid *string, projectID string) (*string, error) {
+	id, err := domain.DecodeOptionalID(domain.KindExecutionRun, gid, "runId")
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		return nil, notFound("runId", "execution run")
+	} else if err != nil || id == nil {
+		return nil, err
+	}
+	runs, err := s.db.Runs.RunsByIDs(ctx, []string{*id})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 || runs[0].ProjectID != projectID {
+		return nil, notFound("runId", "execution run")
+	}
+	return id, nil
 }
 
 // NodeOf loads a reasoning record by kind (an app.NodeSource): nil when the

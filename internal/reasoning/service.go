@@ -1,8 +1,9 @@
 // Package reasoning holds the use-cases of reasoning records: multi-pass
 // reasoning executions with their versioned task profiles, passes,
 // convergence assessments, semantic validation reports, refinements and plan
-// steps. An execution belongs to a project, optionally to a task and a run of
-// it; its events go on that project's log (and the run's stream).
+// steps. An execution belongs to a project, optionally to an agent session,
+// a task and a run of it; its events go on that project's log (and the
+// session's and the run's streams).
 //
 // Reasoning records are project-scoped: ADMIN changes any, MEMBER those of
 // the projects it owns, AGENT tokens read their project's and change nothing.

@@ -10,8 +10,10 @@ import (
 )
 
 // StartReasoningExecution starts an execution in a project, optionally
-// linked to a task and a run of that project, with the given profile as
-// version 1 (the default profile without one). Event: REASONING_STARTED.
+// linked to an agent session, a task and a run of that project, with the
+// given profile as version 1 (the default profile without one). Event:
+// REASONING_STARTED; with a session, every event of the execution names it
+// and so streams on sessionEvents.
 func (s *Service) StartReasoningExecution(ctx context.Context, in domain.StartReasoningExecutionInput) (*domain.ReasoningExecution, error) {
 	p, err := writer(ctx)
 	if err != nil {
@@ -53,6 +55,12 @@ func (s *Service) StartReasoningExecution(ctx context.Context, in domain.StartRe
 		}
 		isDefault = false
 	}
+	sessionID, err := domain.DecodeOptionalID(domain.KindAgentSession, in.SessionID, "sessionId")
+	if domain.ErrorCode(err) == domain.CodeNotFound {
+		return nil, notFound("sessionId", "agent session")
+	} else if err != nil {
+		return nil, err
+	}
 	taskID, err := domain.DecodeOptionalID(domain.KindTask, in.TaskID, "taskId")
 	if domain.ErrorCode(err) == domain.CodeNotFound {
 		return nil, notFound("taskId", "task")
@@ -65,7 +73,7 @@ func (s *Service) StartReasoningExecution(ctx context.Context, in domain.StartRe
 	} else if err != nil {
 		return nil, err
 	}
-	e.TaskID, e.RunID = taskID, runID
+	e.SessionID, e.TaskID, e.RunID = sessionID, taskID, runID
 	now := s.now()
 	e.CreatedAt, e.UpdatedAt = now, now
 	profile := newProfile(e.ID, 1, profileIn, isDefault, now)
@@ -76,6 +84,16 @@ func (s *Service) StartReasoningExecution(ctx context.Context, in domain.StartRe
 		}
 		if len(projects) == 0 || !app.CanSee(p, projects[0]) {
 			return notFound("projectId", "project")
+		}
+		if sessionID != nil {
+			// The project is visible, so a session of it is too.
+			sessions, err := tx.Sessions.SessionsByIDs(ctx, []string{*sessionID})
+			if err != nil {
+				return err
+			}
+			if len(sessions) == 0 || sessions[0].ProjectID != projectID {
+				return notFound("sessionId", "agent session") // another project's session is not one of this project's
+			}
 		}
 		if taskID != nil {
 			tasks, err := tx.Tasks.TasksByIDs(ctx, []string{*taskID})

@@ -49,14 +49,28 @@ func (q ReasoningQueries) TouchReasoningExecution(ctx context.Context, id string
 	return err
 }
 
-// ReasoningExecutionsOfProject pages a project's executions, oldest first,
-// those in statuses only when statuses is not empty.
-func (q ReasoningQueries) ReasoningExecutionsOfProject(ctx context.Context, projectID string, statuses []string, page domain.PageArgs) (domain.Page[*domain.ReasoningExecution], error) {
+// ReasoningExecutionFilter selects a project's executions: those in
+// Statuses (empty: all), about TaskID and of RunID when set.
+type ReasoningExecutionFilter struct {
+	ProjectID     string
+	Statuses      []string
+	TaskID, RunID *string
+}
+
+// ReasoningExecutionsOfProject pages a project's executions that f keeps,
+// oldest first (the task_id and run_id indexes serve the filters).
+func (q ReasoningQueries) ReasoningExecutionsOfProject(ctx context.Context, f ReasoningExecutionFilter, page domain.PageArgs) (domain.Page[*domain.ReasoningExecution], error) {
 	pq := createdPage("re", "reasoning_executions", func(e *domain.ReasoningExecution) time.Time { return e.CreatedAt },
 		func(e *domain.ReasoningExecution) string { return e.ID }, page)
-	pq.filter("re.project_id = ?", projectID)
-	if len(statuses) > 0 {
-		pq.filter("re.status IN (?)", statuses)
+	pq.filter("re.project_id = ?", f.ProjectID)
+	if len(f.Statuses) > 0 {
+		pq.filter("re.status IN (?)", f.Statuses)
+	}
+	if f.TaskID != nil {
+		pq.filter("re.task_id = ?", *f.TaskID)
+	}
+	if f.RunID != nil {
+		pq.filter("re.run_id = ?", *f.RunID)
 	}
 	return rootPage(ctx, q.Q, pq)
 }
