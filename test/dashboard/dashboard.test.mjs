@@ -190,6 +190,26 @@ try {
   assert.equal((await api('query($id: ID!) { question(id: $id) { answer } }', { id: cid })).question.answer, 'drop');
   await page.locator('.feed li.ev-question_answered').first().waitFor();
 
+  step('a reasoning execution of the run appears in the Reasoning panel with its score chart');
+  const rproj = (await api('query($id: ID!) { executionRun(id: $id) { project { id } } }', { id: RUN_ID })).executionRun.project.id;
+  const rex = (await api('mutation($in: StartReasoningExecutionInput!) { startReasoningExecution(input: $in) { execution { id } } }', {
+    in: { projectId: rproj, taskId: about.id, runId: RUN_ID, taskInput: 'Choose the login session store', ttl: 3 },
+  })).startReasoningExecution.execution.id;
+  for (const [phase, ttl, converged, c, k] of [['A', 3, false, 0.6, 0.7], ['B', 2, true, 0.97, 0.93]]) {
+    const pass = (await api('mutation($in: StartExecutionPassInput!) { startExecutionPass(input: $in) { pass { id } } }', {
+      in: { executionId: rex, phase, ttlRemaining: ttl },
+    })).startExecutionPass.pass.id;
+    await api('mutation($in: CompleteExecutionPassInput!) { completeExecutionPass(input: $in) { pass { id } } }', { in: { passId: pass } });
+    await api('mutation($in: RecordConvergenceAssessmentInput!) { recordConvergenceAssessment(input: $in) { pass { id } } }', {
+      in: { passId: pass, converged, completenessScore: c, coherenceScore: k, ...(converged ? {} : { reasonCodes: ['INCOMPLETE'] }) },
+    });
+  }
+  const rcard = page.locator(`.panel-reasoning article.reasoning[data-reasoning="${rex}"]`);
+  await page.waitForFunction((id) => document.querySelectorAll(`.panel-reasoning article[data-reasoning="${id}"] .score-table tbody tr`).length === 2,
+    rex, { timeout: 30000 });
+  assert.equal(await rcard.locator('svg.score-svg circle').count(), 2, 'the chart has a point a pass');
+  assert.match(await rcard.locator('figcaption').textContent(), /97% \/ 93%/);
+
   step('cards change state live, without a reload');
   await page.waitForFunction(() => document.querySelectorAll('.task-card[data-status="COMPLETED"]').length >= 2, null, { timeout: 60000 });
   assert.ok(await page.evaluate(() => window.__sameDocument === true), 'no reload');
@@ -254,6 +274,10 @@ try {
   assert.match(await qrow.textContent(), /ANSWERED/);
   assert.match(await qrow.textContent(), /Redis by Administrator/);
   await shot('09-task-questions');
+  const rtask = page.locator(`.reasoning-section article.reasoning[data-reasoning="${rex}"]`);
+  await rtask.waitFor();
+  assert.equal(await rtask.locator('table.passes tbody tr').count(), 2, 'the task page lists the two passes');
+  assert.equal(await rtask.locator('.score-table tbody tr').count(), 2, 'and their scores as a table');
 
   assert.deepEqual(errors, [], 'no script errors');
   say('DONE');

@@ -10,6 +10,7 @@ import { h, put, clear, badge, link, fmtTime, fmtDuration, errorBox, field, sele
 import { taskListPage } from './plan.js';
 import { runPage } from './run.js';
 import { questionsSection } from './questions.js';
+import { reasoningSection } from './reasoning.js';
 
 const main = document.getElementById('main');
 const userBox = document.getElementById('user');
@@ -281,6 +282,7 @@ async function taskPage(ctx, id) {
           s.reason ? ` — ${s.reason}` : '',
           s.run ? [' (', link(`#/r/${encodeURIComponent(s.run.id)}`, `run #${s.run.runNumber}`), ')'] : null)))),
     questionsSection(t.questions),
+    reasoningSection(t.project.id, t.id),
     execSection,
   );
   // Executions: the runs named by the task's history hold its executions.

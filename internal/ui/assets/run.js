@@ -5,6 +5,7 @@
 import { query, subscribe } from './gql.js';
 import { h, put, svg, clear, badge, icon, link, fmtClock, fmtDuration, errorBox, statusClass } from './dom.js';
 import { questionsPanel } from './questions.js';
+import { reasoningPanel } from './reasoning.js';
 
 const FEED_MAX = 200;
 const LOG_TAIL = 200;
@@ -14,9 +15,9 @@ const ACTIVE = ['PENDING', 'RUNNING', 'PAUSED'];
 // runPanels are the run page's extension point: a panel is
 // { id, title, mount(container, page), onEvent(event, page), dispose() }.
 // page exposes { run, tasks, agents, selectTask(id) }. The run's pending
-// questions are one (questions.js); agent sessions and reasoning executions
-// are meant to plug in here too.
-export const runPanels = [questionsPanel];
+// questions are one (questions.js), the run's reasoning executions another
+// (reasoning.js).
+export const runPanels = [questionsPanel, reasoningPanel];
 
 export async function runPage(ctx, id) {
   const data = await query('run', { id, feed: 100 });
