@@ -353,11 +353,6 @@ func (g *gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts t
 	return c, nil
 }
 
-var (
-	_ transport.WebsocketConn        = (*wsConn)(nil)
-	_ transport.WebsocketReadLimiter = (*wsConn)(nil)
-)
-
 var messageBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // messageFields are the field indexes of gqlgen's message types.

@@ -44,6 +44,11 @@ type wsConn struct {
 	linger     *time.Timer
 }
 
+var (
+	_ transport.WebsocketConn        = (*wsConn)(nil)
+	_ transport.WebsocketReadLimiter = (*wsConn)(nil)
+)
+
 func (c *wsConn) start() {
 	_ = c.ws.SetReadDeadline(time.Now().Add(c.cfg.PongTimeout))
 	c.ws.SetPongHandler(func(string) error {
