@@ -3,8 +3,10 @@
 GO        ?= go
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 PKGS      := ./...
+# bench-peer's npm packages (dev-only), installed again when a lock file changes.
+PEER_NPM  := bench/peer/node_modules/.package-lock.json bench/peer/postgraphile4/node_modules/.package-lock.json
 
-.PHONY: help run test generate verify lint bench bench-capacity build dashboard-png
+.PHONY: help run test generate verify lint bench bench-capacity bench-peer build dashboard-png
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -18,8 +20,9 @@ build: ## build bin/taskgraph
 test: ## run every test with the race detector (PostgreSQL too when TASKGRAPH_TEST_DATABASE_URL is set)
 	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 
-generate: ## regenerate gqlgen code (graph/generated.go, graph/model/models_gen.go)
+generate: ## regenerate gqlgen code (graph/generated.go, graph/model/models_gen.go, graph/field_modes.go)
 	$(GO) tool gqlgen generate
+	$(GO) run ./internal/tools/fieldmodes graph/generated.go graph/field_modes.go
 
 verify: generate ## check that generated code is committed, go.mod tidy, code gofmt'ed and vet-clean
 	@git diff --exit-code -- graph/ || (echo "generated code is stale: run make generate and commit" && exit 1)
@@ -37,6 +40,17 @@ bench: ## benchmarks on SQLite and PostgreSQL (set TASKGRAPH_TEST_DATABASE_URL, 
 
 bench-capacity: ## agents at 1 Hz heartbeat one server holds with p99 < 20ms (minutes; steps: TASKGRAPH_BENCH_CAPACITY_STEPS)
 	TASKGRAPH_BENCH_CAPACITY=1 TASKGRAPH_TEST_DATABASE_URL=$${TASKGRAPH_TEST_DATABASE_URL:-$(PG_URL)} $(GO) test -run '^$$' -bench BenchmarkHeartbeatCapacity -benchtime 1x -timeout 30m -v ./cmd/taskgraph/
+
+bench-peer: $(PEER_NPM) ## Taskgraph vs PostGraphile 4 and 5 and a Go floor on PostgreSQL (minutes; npm; PEER_FLAGS='-rounds 3 -duration 5s')
+	$(GO) run ./bench/peer $(PEER_FLAGS)
+
+bench/peer/node_modules/.package-lock.json: bench/peer/package-lock.json
+	@command -v npm >/dev/null || (echo "bench-peer needs npm (Node.js's package manager) to install PostGraphile" && exit 1)
+	cd bench/peer && npm ci --no-audit --no-fund
+
+bench/peer/postgraphile4/node_modules/.package-lock.json: bench/peer/postgraphile4/package-lock.json
+	@command -v npm >/dev/null || (echo "bench-peer needs npm (Node.js's package manager) to install PostGraphile" && exit 1)
+	cd bench/peer/postgraphile4 && npm ci --no-audit --no-fund
 
 dashboard-png: ## rewrite docs/img/dashboard-run.png with the dashboard's browser test (needs chromium, npm ci in test/dashboard)
 	TASKGRAPH_DASHBOARD_README_PNG=1 $(GO) test -count=1 -run 'TestDashboardBrowser/sqlite' ./cmd/taskgraph/

@@ -53,6 +53,14 @@ func (r *agentSessionResolver) Steps(ctx context.Context, obj *domain.AgentSessi
 	return model.NewReActStepConnection(pg), nil
 }
 
+func (r *agentSessionResolver) Lessons(ctx context.Context, obj *domain.AgentSession, first *int, after *string) (*model.LessonConnection, error) {
+	pg, err := r.Sessions.LessonsOfSession(ctx, obj.ID, domain.PageArgs{First: first, After: after})
+	if err != nil {
+		return nil, err
+	}
+	return model.NewLessonConnection(pg), nil
+}
+
 func (r *agentSessionStateResolver) Session(ctx context.Context, obj *domain.AgentSessionState) (*domain.AgentSession, error) {
 	return r.Sessions.SessionByID(ctx, &obj.SessionID)
 }
@@ -164,9 +172,9 @@ func (r *queryResolver) AgentSession(ctx context.Context, id string) (*domain.Ag
 	return r.Sessions.AgentSession(ctx, id)
 }
 
-func (r *queryResolver) AgentSessions(ctx context.Context, projectID string, status []domain.AgentSessionStatus, first *int, after *string) (*model.AgentSessionConnection, error) {
+func (r *queryResolver) AgentSessions(ctx context.Context, projectID string, status []domain.AgentSessionStatus, taskID *string, runID *string, first *int, after *string) (*model.AgentSessionConnection, error) {
 	pg, err := r.Sessions.AgentSessions(ctx, sessions.AgentSessionsArgs{ProjectID: projectID, Status: status,
-		Page: domain.PageArgs{First: first, After: after}})
+		TaskID: taskID, RunID: runID, Page: domain.PageArgs{First: first, After: after}})
 	if err != nil {
 		return nil, err
 	}

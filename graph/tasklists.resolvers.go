@@ -20,6 +20,14 @@ func (r *mutationResolver) CreateTaskList(ctx context.Context, input domain.Crea
 	return &model.CreateTaskListPayload{TaskList: l}, nil
 }
 
+func (r *mutationResolver) UpdateTaskList(ctx context.Context, input domain.UpdateTaskListInput) (*model.UpdateTaskListPayload, error) {
+	l, err := r.Svc.Lists.UpdateTaskList(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return &model.UpdateTaskListPayload{TaskList: l}, nil
+}
+
 func (r *mutationResolver) AddTasksToList(ctx context.Context, input domain.AddTasksToListInput) (*model.AddTasksToListPayload, error) {
 	l, items, err := r.Svc.Lists.AddTasksToList(ctx, input)
 	if err != nil {

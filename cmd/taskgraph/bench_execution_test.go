@@ -24,13 +24,14 @@ import (
 // over HTTP, on SQLite and on PostgreSQL when TASKGRAPH_TEST_DATABASE_URL is
 // set. Knobs (environment):
 //
-//	TASKGRAPH_BENCH_CLIENTS        parallel clients of BenchmarkClaim (16)
+//	TASKGRAPH_BENCH_CLIENTS        parallel clients of BenchmarkClaim (32)
 //	TASKGRAPH_BENCH_AGENTS         live agents of BenchmarkHeartbeat (50)
 //	TASKGRAPH_BENCH_CAPACITY       set to 1 to run BenchmarkHeartbeatCapacity
 //	TASKGRAPH_BENCH_CAPACITY_STEPS agents per step (100,250,500,1000,2000)
 //	TASKGRAPH_BENCH_CAPACITY_SECS  seconds per step (5)
 //	TASKGRAPH_BENCH_MS_PER_HOUR    simulated milliseconds per effort hour (20)
 //	TASKGRAPH_BENCH_SIM_AGENTS     agents of BenchmarkSimulatedRun (8)
+//	TASKGRAPH_BENCH_SCHEDULES      schedules BenchmarkSimulatedRun runs (WAVES,EAGER)
 
 func envIntOr(key string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(key)); err == nil && v > 0 {
@@ -113,7 +114,7 @@ func statementsOf(tb testing.TB, s *testServer, f func()) int64 {
 // percentiles, and SQL statements of one claim and one completion measured
 // alone.
 func BenchmarkClaim(b *testing.B) {
-	clients := envIntOr("TASKGRAPH_BENCH_CLIENTS", 16)
+	clients := envIntOr("TASKGRAPH_BENCH_CLIENTS", 32)
 	for _, c := range testdb.Cases(b) {
 		b.Run(c.Name, func(b *testing.B) {
 			s := startServerWait(b, c.URL(b), loader.DefaultTiming)
@@ -332,137 +333,151 @@ var simEfforts = []struct {
 // file impacts that conflict, executed by A agents (TASKGRAPH_BENCH_SIM_AGENTS,
 // default 8, also the list's maxParallelAgents) that each hold a task for its
 // effort hours × TASKGRAPH_BENCH_MS_PER_HOUR (default 20ms) and poll every
-// 5ms when none is ready. It reports the makespan, the lower bound
+// 5ms when none is ready, once per schedule (sub-benchmarks WAVES and EAGER;
+// TASKGRAPH_BENCH_SCHEDULES picks). It reports the makespan, the lower bound
 // max(critical path, total work / A) from the planner's wavePlan in the same
 // scale, and their ratio. One iteration is one run; use -benchtime 1x.
 func BenchmarkSimulatedRun(b *testing.B) {
 	const tasks = 500
 	agents := min(envIntOr("TASKGRAPH_BENCH_SIM_AGENTS", 8), 100)
 	scale := time.Duration(envIntOr("TASKGRAPH_BENCH_MS_PER_HOUR", 20)) * time.Millisecond
+	schedules := strings.Split(envOr("TASKGRAPH_BENCH_SCHEDULES", "WAVES,EAGER"), ",")
 	for _, c := range testdb.Cases(b) {
 		b.Run(c.Name, func(b *testing.B) {
 			s := startServerWait(b, c.URL(b), loader.DefaultTiming)
 			hc := fastClient(agents)
-			var makespan, bound, waveBound time.Duration
-			var waves, claims, polls int
-			b.StopTimer()
-			for range b.N {
-				e := benchList(b, s, agents)
-				rng := rand.New(rand.NewPCG(42, 7))
-				in := make([]M, tasks)
-				hours := make([]float64, tasks)
-				for i := range in {
-					w := rng.IntN(100)
-					ef := simEfforts[0]
-					for _, x := range simEfforts {
-						if w < x.weight {
-							ef = x
-							break
-						}
-						w -= x.weight
-					}
-					hours[i] = ef.hours
-					in[i] = M{"title": fmt.Sprintf("sim %03d", i), "taskListId": e.list, "effort": ef.name}
-					if rng.IntN(100) < 30 {
-						in[i]["fileImpacts"] = []M{{"filePath": fmt.Sprintf("src/f%02d.go", rng.IntN(30)), "operation": "UPDATE"}}
-					}
-				}
-				ids := bulkTasks(b, s, e.token, e.project, in)
-				hoursOf := map[string]float64{}
-				for i, id := range ids {
-					hoursOf[id] = hours[i]
-				}
-				var links [][3]string
-				for i := 1; i < tasks; i++ {
-					if rng.IntN(100) >= 60 {
-						continue
-					}
-					seen := map[int]bool{}
-					for range 1 + rng.IntN(2) {
-						j := max(0, i-50) + rng.IntN(min(i, 50))
-						if !seen[j] {
-							seen[j] = true
-							links = append(links, [3]string{ids[i], ids[j], "DEPENDS_ON"})
-						}
-					}
-				}
-				bulkLinks(b, s, e.token, links)
-				plan := s.query(b, e.token, `query($id: ID!) { wavePlan(taskListId: $id) { totalTasks estimatedHours
-					criticalPath { estimatedHours } waves { number tasks { id } } } }`, M{"id": e.list}).at("wavePlan")
-				require.Equal(b, tasks, plan.N("totalTasks"))
-				cp, total := plan.F("criticalPath.estimatedHours"), plan.F("estimatedHours")
-				lb := max(cp, total/float64(agents))
-				bound += time.Duration(lb * float64(scale))
-				// What the wave barrier alone costs: no schedule that finishes
-				// a wave before starting the next beats the sum, over the
-				// waves, of max(longest task, the wave's work / agents).
-				wb := 0.0
-				for _, w := range plan.L("waves") {
-					longest, work := 0.0, 0.0
-					for _, id := range w.Col("tasks", "id") {
-						longest, work = max(longest, hoursOf[id]), work+hoursOf[id]
-					}
-					wb += max(longest, work/float64(agents))
-				}
-				waveBound += time.Duration(wb * float64(scale))
-				waves += len(plan.L("waves"))
-				b.Logf("%s: %d tasks, %d links, %d waves, critical path %.1fh, total %.1fh, bound %.1fh, wave bound %.1fh",
-					c.Name, tasks, len(links), len(plan.L("waves")), cp, total, lb, wb)
-
-				run := e.startList(b, e.list)
-				var (
-					wg       sync.WaitGroup
-					errOnce  sync.Once
-					failure  error
-					nClaims  atomic.Int64
-					nPolls   atomic.Int64
-					finished atomic.Bool
-				)
-				b.StartTimer()
-				start := time.Now()
-				for range agents {
-					wg.Go(func() {
-						for !finished.Load() {
-							var r claimResult
-							if err := s.call(hc, e.agent, claimMutation, M{"in": M{"runId": run}}, &r); err != nil {
-								errOnce.Do(func() { failure = err })
-								return
-							}
-							if r.ClaimTask.Task == nil {
-								if *r.ClaimTask.WaitReason == "RUN_FINISHED" {
-									finished.Store(true)
-									return
-								}
-								nPolls.Add(1)
-								time.Sleep(5 * time.Millisecond)
-								continue
-							}
-							nClaims.Add(1)
-							time.Sleep(time.Duration(hoursOf[r.ClaimTask.Task.ID] * float64(scale)))
-							if err := s.call(hc, e.agent, completeMutation, M{"in": M{"agentId": r.ClaimTask.Agent.ID}}, nil); err != nil {
-								errOnce.Do(func() { failure = err })
-								return
-							}
-						}
-					})
-				}
-				wg.Wait()
-				makespan += time.Since(start)
-				b.StopTimer()
-				require.NoError(b, failure)
-				require.Equal(b, "COMPLETED", s.query(b, e.token, `query($id: ID!) { executionRun(id: $id) { status } }`,
-					M{"id": run}).S("executionRun.status"))
-				claims += int(nClaims.Load())
-				polls += int(nPolls.Load())
+			for _, schedule := range schedules {
+				b.Run(strings.TrimSpace(schedule), func(b *testing.B) {
+					simulateRuns(b, s, hc, strings.TrimSpace(schedule), tasks, agents, scale)
+				})
 			}
-			n := float64(b.N)
-			b.ReportMetric(makespan.Seconds()/n, "makespan-s")
-			b.ReportMetric(bound.Seconds()/n, "bound-s")
-			b.ReportMetric(makespan.Seconds()/bound.Seconds(), "makespan/bound")
-			b.ReportMetric(waveBound.Seconds()/n, "wave-bound-s")
-			b.ReportMetric(makespan.Seconds()/waveBound.Seconds(), "makespan/wave-bound")
-			b.ReportMetric(float64(waves)/n, "waves")
-			b.ReportMetric(float64(polls)/float64(claims), "polls/claim")
 		})
 	}
+}
+
+// simulateRuns is one sub-benchmark of BenchmarkSimulatedRun: b.N runs of
+// the simulated graph on a list with the given schedule.
+func simulateRuns(b *testing.B, s *testServer, hc *http.Client, schedule string, tasks, agents int, scale time.Duration) {
+	var makespan, bound, waveBound time.Duration
+	var waves, claims, polls int
+	b.StopTimer()
+	for range b.N {
+		e := benchList(b, s, agents)
+		s.query(b, e.token, `mutation($in: UpdateTaskListInput!) { updateTaskList(input: $in) { taskList { id } } }`,
+			M{"in": M{"id": e.list, "schedule": schedule}})
+		rng := rand.New(rand.NewPCG(42, 7))
+		in := make([]M, tasks)
+		hours := make([]float64, tasks)
+		for i := range in {
+			w := rng.IntN(100)
+			ef := simEfforts[0]
+			for _, x := range simEfforts {
+				if w < x.weight {
+					ef = x
+					break
+				}
+				w -= x.weight
+			}
+			hours[i] = ef.hours
+			in[i] = M{"title": fmt.Sprintf("sim %03d", i), "taskListId": e.list, "effort": ef.name}
+			if rng.IntN(100) < 30 {
+				in[i]["fileImpacts"] = []M{{"filePath": fmt.Sprintf("src/f%02d.go", rng.IntN(30)), "operation": "UPDATE"}}
+			}
+		}
+		ids := bulkTasks(b, s, e.token, e.project, in)
+		hoursOf := map[string]float64{}
+		for i, id := range ids {
+			hoursOf[id] = hours[i]
+		}
+		var links [][3]string
+		for i := 1; i < tasks; i++ {
+			if rng.IntN(100) >= 60 {
+				continue
+			}
+			seen := map[int]bool{}
+			for range 1 + rng.IntN(2) {
+				j := max(0, i-50) + rng.IntN(min(i, 50))
+				if !seen[j] {
+					seen[j] = true
+					links = append(links, [3]string{ids[i], ids[j], "DEPENDS_ON"})
+				}
+			}
+		}
+		bulkLinks(b, s, e.token, links)
+		plan := s.query(b, e.token, `query($id: ID!) { wavePlan(taskListId: $id) { totalTasks estimatedHours
+					criticalPath { estimatedHours } waves { number tasks { id } } } }`, M{"id": e.list}).at("wavePlan")
+		require.Equal(b, tasks, plan.N("totalTasks"))
+		cp, total := plan.F("criticalPath.estimatedHours"), plan.F("estimatedHours")
+		lb := max(cp, total/float64(agents))
+		bound += time.Duration(lb * float64(scale))
+		// What the wave barrier alone costs: no schedule that finishes
+		// a wave before starting the next beats the sum, over the
+		// waves, of max(longest task, the wave's work / agents).
+		wb := 0.0
+		for _, w := range plan.L("waves") {
+			longest, work := 0.0, 0.0
+			for _, id := range w.Col("tasks", "id") {
+				longest, work = max(longest, hoursOf[id]), work+hoursOf[id]
+			}
+			wb += max(longest, work/float64(agents))
+		}
+		waveBound += time.Duration(wb * float64(scale))
+		waves += len(plan.L("waves"))
+		b.Logf("%s: %d tasks, %d links, %d waves, critical path %.1fh, total %.1fh, bound %.1fh, wave bound %.1fh",
+			schedule, tasks, len(links), len(plan.L("waves")), cp, total, lb, wb)
+
+		run := e.startList(b, e.list)
+		var (
+			wg       sync.WaitGroup
+			errOnce  sync.Once
+			failure  error
+			nClaims  atomic.Int64
+			nPolls   atomic.Int64
+			finished atomic.Bool
+		)
+		b.StartTimer()
+		start := time.Now()
+		for range agents {
+			wg.Go(func() {
+				for !finished.Load() {
+					var r claimResult
+					if err := s.call(hc, e.agent, claimMutation, M{"in": M{"runId": run}}, &r); err != nil {
+						errOnce.Do(func() { failure = err })
+						return
+					}
+					if r.ClaimTask.Task == nil {
+						if *r.ClaimTask.WaitReason == "RUN_FINISHED" {
+							finished.Store(true)
+							return
+						}
+						nPolls.Add(1)
+						time.Sleep(5 * time.Millisecond)
+						continue
+					}
+					nClaims.Add(1)
+					time.Sleep(time.Duration(hoursOf[r.ClaimTask.Task.ID] * float64(scale)))
+					if err := s.call(hc, e.agent, completeMutation, M{"in": M{"agentId": r.ClaimTask.Agent.ID}}, nil); err != nil {
+						errOnce.Do(func() { failure = err })
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		makespan += time.Since(start)
+		b.StopTimer()
+		require.NoError(b, failure)
+		require.Equal(b, "COMPLETED", s.query(b, e.token, `query($id: ID!) { executionRun(id: $id) { status } }`,
+			M{"id": run}).S("executionRun.status"))
+		claims += int(nClaims.Load())
+		polls += int(nPolls.Load())
+	}
+	n := float64(b.N)
+	b.ReportMetric(makespan.Seconds()/n, "makespan-s")
+	b.ReportMetric(bound.Seconds()/n, "bound-s")
+	b.ReportMetric(makespan.Seconds()/bound.Seconds(), "makespan/bound")
+	b.ReportMetric(waveBound.Seconds()/n, "wave-bound-s")
+	b.ReportMetric(makespan.Seconds()/waveBound.Seconds(), "makespan/wave-bound")
+	b.ReportMetric(float64(waves)/n, "waves")
+	b.ReportMetric(float64(polls)/float64(claims), "polls/claim")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,6 +20,26 @@ func TestAllowedOriginsFlag(t *testing.T) {
 
 	for _, bad := range []string{"example.com", "https://a.example.com/app", "://x"} {
 		_, err := parseServe([]string{"--allowed-origins", bad}, io.Discard)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestGCFlags(t *testing.T) {
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
+	c, err := parseServe(nil, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, defaultGCPercent, c.gcPercent)
+	require.Zero(t, c.memoryLimit)
+
+	t.Setenv("GOGC", "150")
+	c, err = parseServe([]string{"--memory-limit", "2GiB"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, -1, c.gcPercent, "GOGC set: the runtime's setting stays")
+	require.Equal(t, int64(2<<30), c.memoryLimit)
+
+	for _, bad := range [][]string{{"--gc-percent", "0"}, {"--gc-percent", "-2"}, {"--memory-limit", "lots"}} {
+		_, err := parseServe(bad, io.Discard)
 		require.Error(t, err, bad)
 	}
 }

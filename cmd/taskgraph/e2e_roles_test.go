@@ -75,6 +75,8 @@ var targetedMutations = []mutationCase{
 		func(f, _ roleFixture) M { return M{"id": f.block} }},
 	{"createTaskList", `mutation($p: ID!) { createTaskList(input: {projectId: $p, name: "x"}) { taskList { id } } }`,
 		func(f, _ roleFixture) M { return M{"p": f.project} }},
+	{"updateTaskList", `mutation($id: ID!) { updateTaskList(input: {id: $id, schedule: EAGER}) { taskList { id } } }`,
+		func(f, _ roleFixture) M { return M{"id": f.list} }},
 	{"addTasksToList", `mutation($l: ID!, $t: ID!) { addTasksToList(input: {taskListId: $l, taskIds: [$t]}) { taskList { id } } }`,
 		func(f, _ roleFixture) M { return M{"l": f.list, "t": f.task2} }},
 	{"addTasksToList its task", `mutation($l: ID!, $t: ID!) { addTasksToList(input: {taskListId: $l, taskIds: [$t]}) { taskList { id } } }`,

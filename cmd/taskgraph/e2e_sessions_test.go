@@ -619,17 +619,18 @@ func TestSessionsOnRunStream(t *testing.T) {
 }
 
 // sessionsStatementsQuery reads a project's sessions with their states, todo
-// lists and steps.
+// lists, steps and lessons.
 const sessionsStatementsQuery = `query($p: ID!) { agentSessions(projectId: $p, first: 50) { totalCount nodes {
 	id stateVersion state project { id }
 	states(first: 5) { totalCount nodes { version session { id } } }
 	todoLists { id status items { position status dependencies } }
 	activeTodoList { id version }
 	steps(first: 10) { totalCount nodes { stepId thought } }
+	lessons(first: 5) { totalCount nodes { lesson session { id } } }
 } } }`
 
-// TestSessionsNestedStatements: states, todo lists and steps under a list of
-// 50 sessions cost the same statements as under 1.
+// TestSessionsNestedStatements: states, todo lists, steps and lessons under a
+// list of 50 sessions cost the same statements as under 1.
 func TestSessionsNestedStatements(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
@@ -640,7 +641,9 @@ func TestSessionsNestedStatements(t *testing.T) {
 				sessions = append(sessions, s.query(t, f.agent, createSessionMutation,
 					M{"in": M{"projectId": f.project, "mission": "m"}}).S("createAgentSession.session.id"))
 			}
-			for _, sess := range sessions {
+			for i, sess := range sessions {
+				s.query(t, f.agent, recordLessonMutation, M{"in": M{"sessionId": sess, "context": "c", "whatWorked": "w",
+					"lesson": fmt.Sprintf("lesson %d", i), "confidence": 0.5}})
 				s.query(t, f.agent, saveStateMutation, M{"in": M{"sessionId": sess, "expectedVersion": 1, "state": M{"n": 1}}})
 				s.query(t, f.agent, createTodoListMutation, M{"in": M{"sessionId": sess, "items": []M{{"description": "x"}, {"description": "y", "dependencies": []int{0}}}}})
 				s.query(t, f.agent, recordStepMutation, M{"in": M{"sessionId": sess, "thought": "a"}})

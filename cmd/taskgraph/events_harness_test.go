@@ -270,16 +270,33 @@ func (r *rawWS) subscribeMsg(id, projectID string) M {
 // metric reads one unlabelled sample of the server's /metrics.
 func (s *testServer) metric(t testing.TB, name string) float64 {
 	t.Helper()
+	v, ok := s.sample(t, name)
+	if !ok {
+		t.Fatalf("metric %s not found", name)
+	}
+	return v
+}
+
+// counter reads one sample of the server's /metrics, 0 when the counter has
+// none yet.
+func (s *testServer) counter(t testing.TB, sample string) float64 {
+	t.Helper()
+	v, _ := s.sample(t, sample)
+	return v
+}
+
+// sample finds one sample (a name, with its labels if any) in /metrics.
+func (s *testServer) sample(t testing.TB, sample string) (float64, bool) {
+	t.Helper()
 	_, body := s.get(t, "/metrics")
 	for _, line := range strings.Split(body, "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			require.NoError(t, err)
-			return f
+			return f, true
 		}
 	}
-	t.Fatalf("metric %s not found", name)
-	return 0
+	return 0, false
 }
 
 // eventually polls cond until it holds, failing after waitLimit.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
@@ -31,6 +32,32 @@ type testServer struct {
 	AdminToken string
 	DB         *store.DB // the server's own handle: read Statements() from it
 	Stdout     *bytes.Buffer
+	registry   *prometheus.Registry
+}
+
+// checkBatches fails the test if a query or mutation of the server closed a
+// batched read on its safety timer or gave up counting its work: the level
+// dispatch's bookkeeping (internal/server/levels.go) missed a field. Every
+// end-to-end test checks it as its server stops.
+func (s *testServer) checkBatches(t testing.TB) {
+	t.Helper()
+	if s.registry == nil {
+		return
+	}
+	families, err := s.registry.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			v := m.GetCounter().GetValue()
+			switch {
+			case f.GetName() == "taskgraph_loader_abandoned_total" && v > 0:
+				t.Errorf("%v operations gave up level dispatch", v)
+			case f.GetName() == "taskgraph_loader_batches_total" && len(m.GetLabel()) == 1 &&
+				m.GetLabel()[0].GetValue() == "timer" && v > 0:
+				t.Errorf("%v batched reads closed on the safety timer", v)
+			}
+		}
+	}
 }
 
 // eachDB runs f against a fresh server on every test database.
@@ -91,6 +118,7 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 		websocket:            o.websocket,
 		onMetricsListen:      func(addr net.Addr) { s.MetricsURL = "http://" + addr.String() + "/metrics" },
 		noGroupingBackground: o.noGroupingBackground,
+		onRegistry:           func(r *prometheus.Registry) { s.registry = r },
 	}
 	// The question expiry and queue rescue sweeps would add their statements
 	// to those the statement-count tests measure: they wait an hour unless a
@@ -115,6 +143,7 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
+			s.checkBatches(t)
 			cancel()
 			select {
 			case err := <-done:

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,6 +46,8 @@ type testHooks struct {
 	onMetricsListen func(addr net.Addr)
 	// noGroupingBackground keeps suggestions to suggestGroupings only.
 	noGroupingBackground bool
+	// onRegistry, when set, is given the server's metrics registry.
+	onRegistry func(*prometheus.Registry)
 }
 
 // runServe opens and migrates the database, makes sure an admin can log in, and
@@ -55,6 +58,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		return err
 	}
 	log := newLogger(cfg.logFormat, stderr)
+	if cfg.gcPercent > 0 {
+		debug.SetGCPercent(cfg.gcPercent)
+	}
+	if cfg.memoryLimit > 0 {
+		debug.SetMemoryLimit(cfg.memoryLimit)
+	}
 	db, err := store.Open(ctx, cfg.database)
 	if err != nil {
 		return err
@@ -140,6 +149,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if hooks != nil && hooks.onRegistry != nil {
+		hooks.onRegistry(registry)
+	}
 	serverConfig := server.Config{
 		Schema: graph.Schema(&graph.Resolver{Svc: svc, Catalog: cat, Rules: val, Reasoning: rsn, Grouping: grp,
 			QuestionSvc: qs, Routing: rt, Queue: qu, Sessions: sess}),
@@ -150,6 +162,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		Registry:         registry,
 		DBStats:          db.SQL().Stats,
 		OperationContext: func(ctx context.Context) context.Context { return app.WithLoaders(ctx, loaderTiming) },
+		TrackLevels: func(ctx context.Context) server.LevelTracker {
+			if t := app.Track(ctx); t != nil {
+				return t
+			}
+			return nil
+		},
+		ConcurrentFields: graph.ConcurrentFields,
 		Introspection:    !cfg.production,
 		FieldSuggestions: !cfg.production,
 		Export:           export.Handler(cat, server.LoggerFrom),

@@ -76,6 +76,10 @@ func TestNestedQueryStatements(t *testing.T) {
 		// token, project, tasks, relationships, targets, file impacts
 		require.LessOrEqual(t, large, int64(6))
 		t.Logf("nested query: %d statements for 10 tasks, %d for 100", small, large)
+		// Every batch closed when its level was in, none on the safety timer.
+		require.Positive(t, s.counter(t, `taskgraph_loader_batches_total{closed="quiescent"}`))
+		require.Zero(t, s.counter(t, `taskgraph_loader_batches_total{closed="timer"}`))
+		require.Zero(t, s.counter(t, `taskgraph_loader_abandoned_total`))
 	})
 }
 

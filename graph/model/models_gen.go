@@ -483,6 +483,10 @@ type UpdateProjectPayload struct {
 	Project *domain.Project `json:"project"`
 }
 
+type UpdateTaskListPayload struct {
+	TaskList *domain.TaskList `json:"taskList"`
+}
+
 type UpdateTaskPayload struct {
 	Task *domain.Task `json:"task"`
 }

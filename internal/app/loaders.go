@@ -74,6 +74,29 @@ func LoadersFrom(ctx context.Context) *Loaders {
 	return &Loaders{timing: loader.DefaultTiming, sets: map[any]Clearer{}}
 }
 
+// Track gives the request's loaders a tracker, so that their batches close
+// when the request is quiescent (see loader.Tracker), and returns it. It
+// returns nil when ctx has no loaders of its own or they are in use already.
+// The GraphQL executor calls it at the start of a query or mutation, before
+// any field runs.
+func Track(ctx context.Context) *loader.Tracker {
+	z, _ := ctx.Value(loadersKey{}).(*lazyLoaders)
+	if z == nil {
+		return nil
+	}
+	t := loader.NewTracker()
+	took := false
+	z.once.Do(func() {
+		timing := z.timing
+		timing.Tracker = t
+		z.l, took = &Loaders{timing: timing, sets: map[any]Clearer{}}, true
+	})
+	if !took {
+		return nil
+	}
+	return t
+}
+
 // ClearLoaders drops the cached reads of ctx's request, if it has loaders.
 func ClearLoaders(ctx context.Context) {
 	if z, _ := ctx.Value(loadersKey{}).(*lazyLoaders); z != nil {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
@@ -19,6 +20,7 @@ type Tx struct {
 	events []*domain.Event
 	runID  string
 	after  []func()
+	tail   tail
 }
 
 // Record adds events to the transaction. They are written with the change,
@@ -58,27 +60,37 @@ func (r *Runner) DB() *store.DB { return r.db }
 // Broker is the event broker, or nil.
 func (r *Runner) Broker() *events.Broker { return r.broker }
 
-// InTx runs fn in one transaction. When fn returns nil, the events it recorded
-// are appended as the transaction's last statements — numbering them holds the
-// project's event sequence until the end of the transaction, so it is held for
-// the commit only — and the transaction commits. Then, in order: the request's
-// cached reads are dropped (the payload shows the new state), fn's after-commit
-// work runs, and subscribers are woken.
+// InTx runs fn in one transaction. When fn returns nil, its tail is written
+// — the events it recorded, numbered under their project's event sequence,
+// which is then held until the commit only, and the list and wave counters
+// it moved (see tail) — and the transaction commits. Then, in order: the
+// request's cached reads are dropped (the payload shows the new state),
+// fn's after-commit work runs, and subscribers are woken.
 func (r *Runner) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	var done *Tx
-	err := r.db.InTx(ctx, func(q *store.Q) error {
-		tx := &Tx{Q: q}
-		if err := fn(tx); err != nil {
+	listsFirst := false
+	for {
+		err := r.db.InTx(ctx, func(q *store.Q) error {
+			tx := &Tx{Q: q, tail: tail{listsFirst: listsFirst}}
+			if err := fn(tx); err != nil {
+				return err
+			}
+			if err := tx.writeTail(ctx); err != nil {
+				return err
+			}
+			done = tx
+			return nil
+		})
+		// A list row was held by a transaction that may wait for our event
+		// sequence: again, with the lists first, as that one does.
+		if errors.Is(err, store.ErrBusy) && !listsFirst {
+			listsFirst = true
+			continue
+		}
+		if err != nil {
 			return err
 		}
-		if err := q.Events.AppendEvents(ctx, tx.events); err != nil {
-			return err
-		}
-		done = tx
-		return nil
-	})
-	if err != nil {
-		return err
+		break
 	}
 	ClearLoaders(ctx)
 	for _, f := range done.after {

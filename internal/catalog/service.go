@@ -20,7 +20,8 @@ import (
 
 // Options configure a Service.
 type Options struct {
-	// Clock is the time source (tests inject their own); default time.Now.
+	// Clock is the time source (tests inject their own); default the
+	// database's clock (store.DB.Clock).
 	Clock func() time.Time
 	// LoggerFrom returns the logger of a request; default slog.Default().
 	LoggerFrom func(ctx context.Context) *slog.Logger
@@ -44,7 +45,7 @@ type Service struct {
 func New(db *store.DB, run *app.Runner, opts Options) *Service {
 	s := &Service{db: db, run: run, clock: opts.Clock, loggerFrom: opts.LoggerFrom, maxUpload: opts.MaxUploadBytes}
 	if s.clock == nil {
-		s.clock = time.Now
+		s.clock = db.Clock
 	}
 	if s.loggerFrom == nil {
 		s.loggerFrom = func(context.Context) *slog.Logger { return slog.Default() }

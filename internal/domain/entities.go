@@ -101,22 +101,23 @@ func (t *Task) InEvaluationQueue() bool { return t.Queue != nil && *t.Queue == Q
 
 // TaskList is an ordered set of tasks that is planned and executed together.
 type TaskList struct {
-	ID                string         `db:"id"`
-	Name              string         `db:"name"`
-	Description       string         `db:"description"`
-	ProjectID         string         `db:"project_id"`
-	UserID            string         `db:"user_id"`
-	Status            TaskListStatus `db:"status"`
-	MaxParallelAgents int            `db:"max_parallel_agents"`
-	AutoExecute       bool           `db:"auto_execute"`
-	TotalTasks        int            `db:"total_tasks"`
-	CompletedTasks    int            `db:"completed_tasks"`
-	FailedTasks       int            `db:"failed_tasks"`
-	TelegramChatID    *string        `db:"telegram_chat_id"`
-	CreatedAt         time.Time      `db:"created_at"`
-	UpdatedAt         time.Time      `db:"updated_at"`
-	StartedAt         *time.Time     `db:"started_at"`
-	CompletedAt       *time.Time     `db:"completed_at"`
+	ID                string           `db:"id"`
+	Name              string           `db:"name"`
+	Description       string           `db:"description"`
+	ProjectID         string           `db:"project_id"`
+	UserID            string           `db:"user_id"`
+	Status            TaskListStatus   `db:"status"`
+	MaxParallelAgents int              `db:"max_parallel_agents"`
+	Schedule          TaskListSchedule `db:"schedule"`
+	AutoExecute       bool             `db:"auto_execute"`
+	TotalTasks        int              `db:"total_tasks"`
+	CompletedTasks    int              `db:"completed_tasks"`
+	FailedTasks       int              `db:"failed_tasks"`
+	TelegramChatID    *string          `db:"telegram_chat_id"`
+	CreatedAt         time.Time        `db:"created_at"`
+	UpdatedAt         time.Time        `db:"updated_at"`
+	StartedAt         *time.Time       `db:"started_at"`
+	CompletedAt       *time.Time       `db:"completed_at"`
 }
 
 // TaskListItem places a task at a position in a list.

@@ -112,34 +112,36 @@ const (
 
 // ExecutionRun is one execution of a task list's plan.
 type ExecutionRun struct {
-	ID                 string     `db:"id"`
-	TaskListID         string     `db:"task_list_id"`
-	ProjectID          string     `db:"project_id"`
-	RunNumber          int        `db:"run_number"`
-	Status             RunStatus  `db:"status"`
-	TriggeredBy        RunTrigger `db:"triggered_by"`
-	TriggeredReason    *string    `db:"triggered_reason"`
-	RetryOfRunID       *string    `db:"retry_of_run_id"`
-	MaxParallelAgents  int        `db:"max_parallel_agents"`
-	TasksTotal         int        `db:"tasks_total"`
-	TasksCompleted     int        `db:"tasks_completed"`
-	TasksFailed        int        `db:"tasks_failed"`
-	TasksSkipped       int        `db:"tasks_skipped"`
-	TasksBlocked       int        `db:"tasks_blocked"`
-	WavesTotal         int        `db:"waves_total"`
-	WavesCompleted     int        `db:"waves_completed"`
-	CurrentWave        *int       `db:"current_wave"`
-	AgentsSpawned      int        `db:"agents_spawned"`
-	AgentsActive       int        `db:"agents_active"`
-	MaxParallelReached int        `db:"max_parallel_reached"`
-	StartedAt          *time.Time `db:"started_at"`
-	CompletedAt        *time.Time `db:"completed_at"`
-	DurationMs         *int       `db:"duration_ms"`
-	FailureReason      *string    `db:"failure_reason"`
-	LastError          *string    `db:"last_error"`
-	CreatedBy          *string    `db:"created_by"`
-	CreatedAt          time.Time  `db:"created_at"`
-	UpdatedAt          time.Time  `db:"updated_at"`
+	ID                string     `db:"id"`
+	TaskListID        string     `db:"task_list_id"`
+	ProjectID         string     `db:"project_id"`
+	RunNumber         int        `db:"run_number"`
+	Status            RunStatus  `db:"status"`
+	TriggeredBy       RunTrigger `db:"triggered_by"`
+	TriggeredReason   *string    `db:"triggered_reason"`
+	RetryOfRunID      *string    `db:"retry_of_run_id"`
+	MaxParallelAgents int        `db:"max_parallel_agents"`
+	// Schedule is the list's schedule when the run started: the run keeps it.
+	Schedule           TaskListSchedule `db:"schedule"`
+	TasksTotal         int              `db:"tasks_total"`
+	TasksCompleted     int              `db:"tasks_completed"`
+	TasksFailed        int              `db:"tasks_failed"`
+	TasksSkipped       int              `db:"tasks_skipped"`
+	TasksBlocked       int              `db:"tasks_blocked"`
+	WavesTotal         int              `db:"waves_total"`
+	WavesCompleted     int              `db:"waves_completed"`
+	CurrentWave        *int             `db:"current_wave"`
+	AgentsSpawned      int              `db:"agents_spawned"`
+	AgentsActive       int              `db:"agents_active"`
+	MaxParallelReached int              `db:"max_parallel_reached"`
+	StartedAt          *time.Time       `db:"started_at"`
+	CompletedAt        *time.Time       `db:"completed_at"`
+	DurationMs         *int             `db:"duration_ms"`
+	FailureReason      *string          `db:"failure_reason"`
+	LastError          *string          `db:"last_error"`
+	CreatedBy          *string          `db:"created_by"`
+	CreatedAt          time.Time        `db:"created_at"`
+	UpdatedAt          time.Time        `db:"updated_at"`
 }
 
 // Wave is one wave of a run: tasks that may run in parallel.
@@ -170,6 +172,8 @@ type WaveTaskAssignment struct {
 	AssignedAt  time.Time  `db:"assigned_at"`
 	StartedAt   *time.Time `db:"started_at"`
 	CompletedAt *time.Time `db:"completed_at"`
+	// ClaimRank is the place's turn in an EAGER run's claims (EagerRanks).
+	ClaimRank int `db:"claim_rank"`
 }
 
 // BuildAgent is one agent working on one task of a run.
@@ -195,6 +199,9 @@ type BuildAgent struct {
 	TerminationReason           *string     `db:"termination_reason"`
 	ErrorMessage                *string     `db:"error_message"`
 	ClaimedBy                   *string     `db:"claimed_by"`
+	// Slot is the run slot (1 … maxParallelAgents) the agent holds while it
+	// is live; nil for agents that ended before slots existed.
+	Slot *int `db:"slot"`
 }
 
 // AgentHeartbeat is one heartbeat of an agent.

@@ -159,7 +159,18 @@ type CreateTaskListInput struct {
 	Description       *string
 	MaxParallelAgents *int
 	AutoExecute       *bool
+	Schedule          *TaskListSchedule
 	TaskIDs           []string
+}
+
+// UpdateTaskListInput changes a list's settings; nil fields keep theirs.
+type UpdateTaskListInput struct {
+	ID                string
+	Name              *string
+	Description       *string
+	MaxParallelAgents *int
+	AutoExecute       *bool
+	Schedule          *TaskListSchedule
 }
 
 // AddTasksToListInput appends tasks to a list.

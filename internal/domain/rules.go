@@ -73,6 +73,22 @@ func containsStatus(list []TaskStatus, s TaskStatus) bool {
 	return false
 }
 
+// ListCountDelta is how a task of a list moving from one status to another
+// changes the list's counters of completed and failed tasks.
+func ListCountDelta(from, to TaskStatus) (completed, failed int) {
+	count := func(s TaskStatus, sign int) {
+		switch s {
+		case StatusCompleted:
+			completed += sign
+		case StatusFailed:
+			failed += sign
+		}
+	}
+	count(from, -1)
+	count(to, 1)
+	return completed, failed
+}
+
 // ItemStatusFor is the list-item status that mirrors a task status.
 func ItemStatusFor(s TaskStatus) ItemStatus {
 	switch s {

@@ -91,6 +91,24 @@ func TestItemStatusFor(t *testing.T) {
 	}
 }
 
+func TestListCountDelta(t *testing.T) {
+	for _, c := range []struct {
+		from, to          domain.TaskStatus
+		completed, failed int
+	}{
+		{domain.StatusPending, domain.StatusInProgress, 0, 0},
+		{domain.StatusInProgress, domain.StatusValidating, 0, 0},
+		{domain.StatusValidating, domain.StatusCompleted, 1, 0},
+		{domain.StatusValidating, domain.StatusFailed, 0, 1},
+		{domain.StatusFailed, domain.StatusPending, 0, -1},
+		{domain.StatusCompleted, domain.StatusPending, -1, 0},
+		{domain.StatusFailed, domain.StatusBlocked, 0, -1},
+	} {
+		completed, failed := domain.ListCountDelta(c.from, c.to)
+		require.Equal(t, [2]int{c.completed, c.failed}, [2]int{completed, failed}, "%s -> %s", c.from, c.to)
+	}
+}
+
 func TestDisplayID(t *testing.T) {
 	tests := []struct {
 		slug string

@@ -72,6 +72,47 @@ func ClaimWait(run *ExecutionRun, liveAgents int) *WaitReason {
 	return &w
 }
 
+// NoTaskWait is why a claim that found no task it could take waits, given
+// the run's live agents, the claimable tasks that claims in flight hold
+// (inFlight: the claim's reads saw them claimable, its locks found them
+// taken) and whether blocking questions hold back tasks it could claim
+// (held). When the claims in flight fill the run's slots, CONCURRENCY_LIMIT:
+// had they committed first, that is what this claim would have seen.
+// Otherwise WAITING_ON_QUESTION when questions hold tasks back, else
+// NO_READY_TASK.
+func NoTaskWait(run *ExecutionRun, live, inFlight int, held bool) WaitReason {
+	switch {
+	case inFlight > 0 && live+inFlight >= run.MaxParallelAgents:
+		return WaitConcurrencyLimit
+	case held:
+		return WaitOnQuestion
+	}
+	return WaitNoReadyTask
+}
+
+// RunNeedsAdvance reports whether an active run's waves have moved past
+// what its row says: under WAVES its current wave has no open task left;
+// under EAGER a wave that is not over has none; or every wave is over and
+// the run has not ended. The transaction that closes a wave advances the
+// run after it commits; this catches one whose advance never ran.
+func RunNeedsAdvance(run *ExecutionRun, waves []*Wave) bool {
+	if run.Status.Finished() {
+		return false
+	}
+	over := 0
+	for _, w := range waves {
+		if w.Status.Finished() {
+			over++
+			continue
+		}
+		current := run.CurrentWave != nil && *run.CurrentWave == w.WaveNumber
+		if !w.Tally().Open && (run.Schedule == ScheduleEager || current) {
+			return true
+		}
+	}
+	return over == len(waves) && run.Status == RunRunning
+}
+
 // DirectiveFor is what a heartbeat tells an agent of a run in status s.
 func DirectiveFor(s RunStatus) AgentDirective {
 	switch s {
@@ -93,28 +134,37 @@ func HeartbeatIsNews(a *BuildAgent, progress *int, step *string) bool {
 		(step != nil && (a.CurrentStep == nil || *step != *a.CurrentStep))
 }
 
-// WaveTally counts the assignments of a wave by where their tasks stand.
+// WaveTally counts the tasks of a wave by where they stand.
 type WaveTally struct {
 	Open                       bool // a task is pending or running
 	Completed, Failed, Skipped int
 }
 
-// TallyWave counts a wave's assignments.
-func TallyWave(as []*WaveTaskAssignment) WaveTally {
-	var t WaveTally
-	for _, a := range as {
-		switch a.TaskStatus {
-		case WavePending, WaveInProgress:
-			t.Open = true
+// Tally is the wave's tally from its counters: the tasks of the wave that
+// are neither completed, failed nor skipped are open. The counters move with
+// each task's outcome, under the wave's row lock, so the transaction whose
+// outcome closes the wave's last open task is the one that sees it close.
+func (w *Wave) Tally() WaveTally {
+	return WaveTally{Open: w.CompletedCount+w.FailedCount+w.SkippedCount < w.TaskCount,
+		Completed: w.CompletedCount, Failed: w.FailedCount, Skipped: w.SkippedCount}
+}
+
+// WaveCountDelta is how a task's place in a wave moving from one status to
+// another changes the wave's counters (completed, failed, skipped).
+func WaveCountDelta(from, to WaveStatus) (completed, failed, skipped int) {
+	count := func(s WaveStatus, sign int) {
+		switch s {
 		case WaveCompleted:
-			t.Completed++
+			completed += sign
 		case WaveFailed:
-			t.Failed++
+			failed += sign
 		case WaveSkipped:
-			t.Skipped++
+			skipped += sign
 		}
 	}
-	return t
+	count(from, -1)
+	count(to, 1)
+	return completed, failed, skipped
 }
 
 // AdvanceWave is the wave barrier: what a wave that is not over becomes,
@@ -138,19 +188,14 @@ func AdvanceWave(status WaveStatus, t WaveTally) (next WaveStatus, holds bool) {
 	}
 }
 
-// RunOutcome is how a run whose waves are all over ends: COMPLETED when every
-// planned task completed, else FAILED with the reason.
-func RunOutcome(as []*WaveTaskAssignment) (RunStatus, *string) {
-	notDone := 0
-	for _, a := range as {
-		if a.TaskStatus != WaveCompleted {
-			notDone++
-		}
-	}
-	if notDone == 0 {
+// RunOutcome is how a run whose waves are all over ends, given its tasks
+// and how many of them completed: COMPLETED when every planned task
+// completed, else FAILED with the reason.
+func RunOutcome(total, completed int) (RunStatus, *string) {
+	if completed >= total {
 		return RunCompleted, nil
 	}
-	reason := fmt.Sprintf("%d of %d tasks did not complete", notDone, len(as))
+	reason := fmt.Sprintf("%d of %d tasks did not complete", total-completed, total)
 	return RunFailed, &reason
 }
 

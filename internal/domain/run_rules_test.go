@@ -76,12 +76,34 @@ func TestHeartbeatIsNews(t *testing.T) {
 	require.True(t, HeartbeatIsNews(&BuildAgent{HeartbeatCount: 1}, nil, &step), "a first step")
 }
 
-func assignments(statuses ...WaveStatus) []*WaveTaskAssignment {
-	out := make([]*WaveTaskAssignment, len(statuses))
-	for i, s := range statuses {
-		out[i] = &WaveTaskAssignment{TaskID: string(rune('a' + i)), TaskStatus: s}
+// waveOf is a wave of tasks in the given statuses, its counters moved by
+// WaveCountDelta as each task reached its status from PENDING.
+func waveOf(statuses ...WaveStatus) *Wave {
+	w := &Wave{TaskCount: len(statuses)}
+	for _, s := range statuses {
+		c, f, k := WaveCountDelta(WavePending, s)
+		w.CompletedCount, w.FailedCount, w.SkippedCount = w.CompletedCount+c, w.FailedCount+f, w.SkippedCount+k
 	}
-	return out
+	return w
+}
+
+func TestWaveCountDelta(t *testing.T) {
+	for _, c := range []struct {
+		from, to WaveStatus
+		want     [3]int
+	}{
+		{WavePending, WaveInProgress, [3]int{0, 0, 0}},
+		{WaveInProgress, WavePending, [3]int{0, 0, 0}},
+		{WaveInProgress, WaveCompleted, [3]int{1, 0, 0}},
+		{WaveInProgress, WaveFailed, [3]int{0, 1, 0}},
+		{WavePending, WaveFailed, [3]int{0, 1, 0}},
+		{WavePending, WaveSkipped, [3]int{0, 0, 1}},
+		{WaveFailed, WavePending, [3]int{0, -1, 0}},
+		{WaveCompleted, WaveCompleted, [3]int{0, 0, 0}},
+	} {
+		c1, f, k := WaveCountDelta(c.from, c.to)
+		require.Equal(t, c.want, [3]int{c1, f, k}, "%s -> %s", c.from, c.to)
+	}
 }
 
 func TestAdvanceWave(t *testing.T) {
@@ -91,35 +113,37 @@ func TestAdvanceWave(t *testing.T) {
 		tasks     []WaveStatus
 		next      WaveStatus
 		holds     bool
+		eager     WaveStatus // AdvanceEagerWave's answer
 		completed int
 		failed    int
 		skipped   int
 	}{
-		{"pending wave with work starts", WavePending, []WaveStatus{WavePending, WaveSkipped}, WaveInProgress, true, 0, 0, 1},
-		{"pending wave all skipped never runs", WavePending, []WaveStatus{WaveSkipped, WaveSkipped}, WaveSkipped, false, 0, 0, 2},
-		{"running wave with a task left holds", WaveInProgress, []WaveStatus{WaveCompleted, WaveInProgress}, WaveInProgress, true, 1, 0, 0},
-		{"running wave with a pending retry holds", WaveInProgress, []WaveStatus{WaveCompleted, WavePending}, WaveInProgress, true, 1, 0, 0},
-		{"all done completes", WaveInProgress, []WaveStatus{WaveCompleted, WaveCompleted, WaveSkipped}, WaveCompleted, false, 2, 0, 1},
-		{"a failure fails the wave", WaveInProgress, []WaveStatus{WaveCompleted, WaveFailed}, WaveFailed, false, 1, 1, 0},
+		{"pending wave with work starts", WavePending, []WaveStatus{WavePending, WaveSkipped}, WaveInProgress, true, WavePending, 0, 0, 1},
+		{"pending wave all skipped never runs", WavePending, []WaveStatus{WaveSkipped, WaveSkipped}, WaveSkipped, false, WaveSkipped, 0, 0, 2},
+		{"running wave with a task left holds", WaveInProgress, []WaveStatus{WaveCompleted, WaveInProgress}, WaveInProgress, true, WaveInProgress, 1, 0, 0},
+		{"running wave with a pending retry holds", WaveInProgress, []WaveStatus{WaveCompleted, WavePending}, WaveInProgress, true, WaveInProgress, 1, 0, 0},
+		{"all done completes", WaveInProgress, []WaveStatus{WaveCompleted, WaveCompleted, WaveSkipped}, WaveCompleted, false, WaveCompleted, 2, 0, 1},
+		{"a failure fails the wave", WaveInProgress, []WaveStatus{WaveCompleted, WaveFailed}, WaveFailed, false, WaveFailed, 1, 1, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tally := TallyWave(assignments(c.tasks...))
+			tally := waveOf(c.tasks...).Tally()
 			require.Equal(t, [3]int{c.completed, c.failed, c.skipped}, [3]int{tally.Completed, tally.Failed, tally.Skipped})
 			next, holds := AdvanceWave(c.status, tally)
 			require.Equal(t, c.next, next)
 			require.Equal(t, c.holds, holds)
+			require.Equal(t, c.eager, AdvanceEagerWave(c.status, tally), "EAGER")
 		})
 	}
 }
 
 func TestRunOutcome(t *testing.T) {
-	st, reason := RunOutcome(assignments(WaveCompleted, WaveCompleted))
+	st, reason := RunOutcome(2, 2)
 	require.Equal(t, RunCompleted, st)
 	require.Nil(t, reason)
-	st, reason = RunOutcome(assignments(WaveCompleted, WaveFailed, WaveSkipped))
+	st, reason = RunOutcome(3, 1)
 	require.Equal(t, RunFailed, st)
 	require.Equal(t, "2 of 3 tasks did not complete", *reason)
-	st, _ = RunOutcome(nil)
+	st, _ = RunOutcome(0, 0)
 	require.Equal(t, RunCompleted, st, "a run with nothing to do completes")
 }
 

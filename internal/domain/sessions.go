@@ -47,6 +47,18 @@ const (
 	SessionFailed     AgentSessionStatus = "FAILED"
 )
 
+// AgentSessionStatuses lists every session status, in lifecycle order.
+var AgentSessionStatuses = []AgentSessionStatus{SessionPending, SessionInProgress, SessionCompleted, SessionFailed}
+
+// CheckSessionStatusFilter bounds the status filter of a sessions query:
+// BAD_USER_INPUT (field status) for more entries than there are statuses.
+func CheckSessionStatusFilter(statuses []AgentSessionStatus) error {
+	if len(statuses) > len(AgentSessionStatuses) {
+		return InputError("status", "at most %d statuses", len(AgentSessionStatuses))
+	}
+	return nil
+}
+
 // CheckSessionTransition allows PENDING → IN_PROGRESS → COMPLETED | FAILED.
 func CheckSessionTransition(from, to AgentSessionStatus) error {
 	ok := from == SessionPending && to == SessionInProgress ||

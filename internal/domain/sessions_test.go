@@ -110,3 +110,27 @@ func TestSearchTerms(t *testing.T) {
 		domain.SearchTerms(`Database "migration"; go AND db.go -x OR (database)`))
 	require.Empty(t, domain.SearchTerms(` !!! ** `))
 }
+
+func TestCheckSessionStatusFilter(t *testing.T) {
+	all := domain.AgentSessionStatuses
+	for _, c := range []struct {
+		in []domain.AgentSessionStatus
+		ok bool
+	}{
+		{nil, true},
+		{[]domain.AgentSessionStatus{domain.SessionFailed}, true},
+		{[]domain.AgentSessionStatus{domain.SessionPending, domain.SessionPending}, true},
+		{all, true},
+		{append(append([]domain.AgentSessionStatus{}, all...), domain.SessionPending), false},
+	} {
+		err := domain.CheckSessionStatusFilter(c.in)
+		if c.ok {
+			require.NoError(t, err, "%v", c.in)
+			continue
+		}
+		e, ok := domain.AsError(err)
+		require.True(t, ok, "%v: %v", c.in, err)
+		require.Equal(t, domain.CodeBadUserInput, e.Code)
+		require.Equal(t, "status", e.Field)
+	}
+}

@@ -112,6 +112,9 @@ type Broker struct {
 	mu     sync.Mutex
 	feeds  map[string]*feed // by project, while it has subscribers
 	closed bool
+	// relayed: projects to notify the other replicas of (relay.go).
+	relayed   map[string]bool
+	relayWake chan struct{}
 }
 
 // NewBroker returns a broker over db. Run it to hear other replicas and to
@@ -157,11 +160,13 @@ func (b *Broker) Close() {
 }
 
 // Published tells the broker that projects have new committed events; the
-// service calls it after commit.
+// service calls it after commit. It wakes this process's feeds and, on
+// PostgreSQL, notifies the other replicas (relay).
 func (b *Broker) Published(projectIDs ...string) {
 	for _, p := range projectIDs {
 		b.wake(p)
 	}
+	b.relay(projectIDs)
 }
 
 func (b *Broker) wake(projectID string) {

@@ -1,11 +1,11 @@
 // Package events streams Taskgraph's event log live.
 //
 // A change's events are written in the change's own transaction
-// (store.Q.AppendEvents numbers them per project in commit order and, on
-// PostgreSQL, queues a NOTIFY that names the project — ids only, never
-// payloads). The Broker streams them to subscribers: the bus (Published, an
-// in-process call after commit; PostgreSQL LISTEN on every replica; a slow poll
-// as a safety net) only wakes it; what subscribers receive is always read from
+// (store.Q.AppendTail numbers them per project in commit order). The Broker
+// streams them to subscribers: the bus (Published, an in-process call after
+// commit, which also relays a PostgreSQL NOTIFY naming the project — ids
+// only, never payloads — to the other replicas, which LISTEN; a slow poll as
+// a safety net) only wakes it; what subscribers receive is always read from
 // the table, so a lost wake-up delays an event but never loses it.
 //
 // Per project with subscribers, one feed goroutine reads new rows once per

@@ -48,7 +48,7 @@ type Service struct {
 // New returns the grouping use-cases over db, committing through run.
 func New(db *store.DB, run *app.Runner, core *service.Service, opts Options) *Service {
 	if opts.Clock == nil {
-		opts.Clock = time.Now
+		opts.Clock = db.Clock
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

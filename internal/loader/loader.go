@@ -3,17 +3,20 @@
 // level of the query instead of one per row.
 //
 // gqlgen resolves the fields of a list's elements in parallel goroutines. A batch
-// opens with the first key and closes once no new key has arrived for the idle
-// window, or when the batch reaches its maximum age or size. Closing on quiet
-// rather than on a fixed timer keeps a level's keys together even when a busy
-// machine is slow to start its goroutines, and closes early when they are fast.
-// (graph-gophers/dataloader only offers the fixed timer: a short one splits
+// opens with the first key. With a Tracker (a GraphQL query or mutation), it
+// closes when the request is quiescent — every field the executor promised has
+// finished or waits on a batch — so a level's batches close together the moment
+// its last key is in, however busy the machine. Without one (a subscription's
+// event, a call outside an operation), or as a safety net, it closes once no new
+// key has arrived for the idle window, or at its maximum age or size.
+// (graph-gophers/dataloader only offers a fixed timer: a short one splits
 // batches under load, a long one adds its whole length to every level.)
 package loader
 
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,6 +25,9 @@ type Timing struct {
 	Idle    time.Duration // close after this long without a new key
 	MaxWait time.Duration // close at this age whatever happens
 	MaxKeys int           // close at this many keys
+	// Tracker, when set, closes batches when the request is quiescent; the
+	// idle window and MaxWait are then unused.
+	Tracker *Tracker
 }
 
 // DefaultTiming suits a server: a level costs at most a few milliseconds of
@@ -41,6 +47,11 @@ func (t Timing) withDefaults() Timing {
 	return t
 }
 
+// trackedMaxWait is the safety net of a tracked batch: quiescence closes it,
+// unless the tracker's bookkeeping missed a piece of work (Tracker.Closed
+// counts those). Long, so that a slow level on a busy machine is never split.
+const trackedMaxWait = 500 * time.Millisecond
+
 // Loader batches and caches loads of V by K for one request.
 type Loader[K comparable, V any] struct {
 	fetch  func(ctx context.Context, keys []K) (map[K]V, error)
@@ -52,9 +63,11 @@ type Loader[K comparable, V any] struct {
 }
 
 type result[V any] struct {
-	done chan struct{}
-	val  V
-	err  error
+	done    chan struct{}
+	val     V
+	err     error
+	ready   bool // val and err are set (under the loader's lock)
+	waiters int  // tracked goroutines waiting on done (under the loader's lock)
 }
 
 type batch[K comparable, V any] struct {
@@ -63,6 +76,7 @@ type batch[K comparable, V any] struct {
 	results  []*result[V]
 	deadline time.Time
 	timer    *time.Timer
+	tracked  bool // closed by its request's quiescence
 }
 
 // New returns a loader over fetch, which returns the values it found by key;
@@ -76,7 +90,7 @@ func (l *Loader[K, V]) Load(ctx context.Context, key K) (V, error) {
 	l.mu.Lock()
 	r := l.enqueue(ctx, key)
 	l.mu.Unlock()
-	return wait(ctx, r)
+	return l.wait(ctx, r)
 }
 
 // LoadMany returns the values of keys, in order, from one batch.
@@ -89,13 +103,37 @@ func (l *Loader[K, V]) LoadMany(ctx context.Context, keys []K) ([]V, error) {
 	l.mu.Unlock()
 	out := make([]V, len(keys))
 	for i, r := range rs {
-		v, err := wait(ctx, r)
+		v, err := l.wait(ctx, r)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = v
 	}
 	return out, nil
+}
+
+// wait returns r's value once it is fetched. A tracked request counts the
+// caller out while it waits: the close of r's batch counts it back in.
+func (l *Loader[K, V]) wait(ctx context.Context, r *result[V]) (V, error) {
+	if t := l.timing.Tracker; t != nil {
+		l.mu.Lock()
+		if r.ready {
+			l.mu.Unlock()
+			return r.val, r.err
+		}
+		r.waiters++
+		// Under the loader's lock, so that the close of r's batch either
+		// sees this waiter or has already marked r ready.
+		t.leave()
+		l.mu.Unlock()
+	}
+	select {
+	case <-r.done:
+		return r.val, r.err
+	case <-ctx.Done():
+		var zero V
+		return zero, ctx.Err()
+	}
 }
 
 // Get reads key at once, without waiting for a batch, and caches the value for
@@ -107,7 +145,7 @@ func (l *Loader[K, V]) Get(ctx context.Context, key K) (V, error) {
 		var zero V
 		return zero, err
 	}
-	r := &result[V]{done: make(chan struct{}), val: found[key]}
+	r := &result[V]{done: make(chan struct{}), val: found[key], ready: true}
 	close(r.done)
 	l.mu.Lock()
 	l.keep(key, r)
@@ -123,7 +161,7 @@ func (l *Loader[K, V]) Prime(key K, val V) {
 	if _, ok := l.cache[key]; ok {
 		return
 	}
-	r := &result[V]{done: make(chan struct{}), val: val}
+	r := &result[V]{done: make(chan struct{}), val: val, ready: true}
 	close(r.done)
 	l.keep(key, r)
 }
@@ -153,45 +191,56 @@ func (l *Loader[K, V]) enqueue(ctx context.Context, key K) *result[V] {
 	r := &result[V]{done: make(chan struct{})}
 	l.keep(key, r)
 	b := l.open
-	if b == nil {
-		b = &batch[K, V]{ctx: ctx, deadline: time.Now().Add(l.timing.MaxWait)}
-		b.timer = time.AfterFunc(l.timing.Idle, func() { l.close(b) })
+	t := l.timing.Tracker
+	switch {
+	case b == nil && t != nil && !t.Abandoned():
+		b = &batch[K, V]{ctx: ctx, tracked: true}
+		b.timer = time.AfterFunc(trackedMaxWait, func() { l.close(b, &t.timed) })
 		l.open = b
-	} else {
+		t.opened(func() { l.close(b, &t.quiescent) })
+	case b == nil:
+		b = &batch[K, V]{ctx: ctx, deadline: time.Now().Add(l.timing.MaxWait)}
+		b.timer = time.AfterFunc(l.timing.Idle, func() { l.close(b, nil) })
+		l.open = b
+	case !b.tracked:
 		b.timer.Reset(min(l.timing.Idle, time.Until(b.deadline)))
 	}
 	b.keys = append(b.keys, key)
 	b.results = append(b.results, r)
 	if len(b.keys) >= l.timing.MaxKeys {
-		b.timer.Stop()
-		go l.close(b)
+		go l.close(b, nil)
 	}
 	return r
 }
 
-// close takes b off the loader (once) and resolves its keys with one fetch.
-func (l *Loader[K, V]) close(b *batch[K, V]) {
+// close takes b off the loader (once; counting it in closed, if given) and
+// resolves its keys with one fetch. A tracked request counts the waiters back
+// in before they wake.
+func (l *Loader[K, V]) close(b *batch[K, V], closed *atomic.Int64) {
 	l.mu.Lock()
 	if l.open != b {
 		l.mu.Unlock()
 		return
 	}
 	l.open = nil
+	b.timer.Stop()
 	l.mu.Unlock()
+	if closed != nil {
+		closed.Add(1)
+	}
 	found, err := l.fetch(context.WithoutCancel(b.ctx), b.keys)
+	l.mu.Lock()
+	waiters := 0
 	for i, k := range b.keys {
 		r := b.results[i]
-		r.val, r.err = found[k], err
-		close(r.done)
+		r.val, r.err, r.ready = found[k], err, true
+		waiters += r.waiters
 	}
-}
-
-func wait[V any](ctx context.Context, r *result[V]) (V, error) {
-	select {
-	case <-r.done:
-		return r.val, r.err
-	case <-ctx.Done():
-		var zero V
-		return zero, ctx.Err()
+	if t := l.timing.Tracker; t != nil {
+		t.woken(waiters)
+	}
+	l.mu.Unlock()
+	for _, r := range b.results {
+		close(r.done)
 	}
 }

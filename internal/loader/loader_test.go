@@ -173,3 +173,79 @@ func TestCancelledWaiterReturnsAndOthersStillLoad(t *testing.T) {
 	require.Equal(t, 2, <-other)
 	require.Equal(t, int32(1), calls.Load())
 }
+
+// TestTrackedLevelsCloseOnQuiescence: 100 promised workers load a key each
+// from a first loader, then one from a second: each level is one batch,
+// closed when the last worker waits, never by a timer.
+func TestTrackedLevelsCloseOnQuiescence(t *testing.T) {
+	tr := loader.NewTracker()
+	first, second := &recorder{}, &recorder{}
+	timing := loader.Timing{Idle: time.Hour, MaxWait: time.Hour, Tracker: tr}
+	a, b := loader.New(timing, first.fetch), loader.New(timing, second.fetch)
+	const n = 100
+	tr.Promise(n)
+	var wg sync.WaitGroup
+	got := make([]int, n)
+	for i := 1; i <= n; i++ {
+		wg.Go(func() {
+			defer tr.Done()
+			v, err := a.Load(context.Background(), i)
+			require.NoError(t, err)
+			w, err := b.Load(context.Background(), v+1)
+			require.NoError(t, err)
+			got[i-1] = w
+		})
+	}
+	wg.Wait()
+	require.Equal(t, 1, first.count())
+	require.Equal(t, 1, second.count())
+	require.Len(t, first.batches[0], n)
+	require.Len(t, second.batches[0], n)
+	for i, w := range got {
+		require.Equal(t, ((i+1)*(i+1)+1)*((i+1)*(i+1)+1), w)
+	}
+	quiet, timed := tr.Closed()
+	require.Equal(t, int64(2), quiet)
+	require.Zero(t, timed)
+	require.False(t, tr.Abandoned())
+}
+
+// TestTrackedWaitersOfOneKey: several workers waiting on one key all wake,
+// and are all counted back in (the next level still closes at once).
+func TestTrackedWaitersOfOneKey(t *testing.T) {
+	tr := loader.NewTracker()
+	rec, next := &recorder{}, &recorder{}
+	timing := loader.Timing{Tracker: tr}
+	a, b := loader.New(timing, rec.fetch), loader.New(timing, next.fetch)
+	tr.Promise(10)
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			defer tr.Done()
+			_, err := a.Load(context.Background(), 7)
+			require.NoError(t, err)
+			_, err = b.Load(context.Background(), i+1)
+			require.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	require.Equal(t, [][]int{{7}}, rec.batches)
+	require.Equal(t, 1, next.count())
+	_, timed := tr.Closed()
+	require.Zero(t, timed)
+}
+
+// TestTrackerAbandonsOnUnpromisedWork: Done without a promise means the
+// bookkeeping is wrong; the tracker gives up and batches close on timers.
+func TestTrackerAbandonsOnUnpromisedWork(t *testing.T) {
+	tr := loader.NewTracker()
+	tr.Done()
+	require.True(t, tr.Abandoned())
+	rec := &recorder{}
+	l := loader.New(loader.Timing{Tracker: tr}, rec.fetch)
+	v, err := l.Load(context.Background(), 3)
+	require.NoError(t, err)
+	require.Equal(t, 9, v)
+	quiet, timed := tr.Closed()
+	require.Zero(t, quiet+timed, "an abandoned tracker's batches close on the idle window")
+}

@@ -23,7 +23,8 @@ import (
 
 // Options configure a Service.
 type Options struct {
-	// Clock is the time source (tests inject their own); default time.Now.
+	// Clock is the time source (tests inject their own); default the
+	// database's clock (store.DB.Clock).
 	Clock func() time.Time
 }
 
@@ -38,7 +39,7 @@ type Service struct {
 func New(db *store.DB, run *app.Runner, opts Options) *Service {
 	s := &Service{db: db, run: run, clock: opts.Clock}
 	if s.clock == nil {
-		s.clock = time.Now
+		s.clock = db.Clock
 	}
 	return s
 }

@@ -77,6 +77,10 @@ func (s *server) graphQLHandler() http.Handler {
 		}
 		return resp
 	})
+	// Inside the operation context, which gives the request its loaders.
+	if s.cfg.TrackLevels != nil && s.cfg.ConcurrentFields != nil {
+		srv.Use(newLevelDispatch(s.cfg.TrackLevels, s.cfg.Schema.Schema(), s.cfg.ConcurrentFields, s.metrics))
+	}
 	srv.Use(subscriptionsOnWebsocket{})
 	if s.cfg.Introspection {
 		srv.Use(extension.Introspection{})

@@ -30,6 +30,9 @@ type metrics struct {
 
 	websocketConnections prometheus.Gauge
 	subscriptions        prometheus.Gauge // operations running on websockets
+
+	loaderBatches   *prometheus.CounterVec // closed: quiescent, timer
+	loaderAbandoned prometheus.Counter
 }
 
 // newMetrics registers the server's collectors on reg. A second server on the
@@ -68,6 +71,16 @@ func newMetrics(reg prometheus.Registerer, dbStats func() sql.DBStats) *metrics 
 			Name:      "websocket_operations",
 			Help:      "Operations (mostly subscriptions) running on GraphQL websocket connections.",
 		})),
+		loaderBatches: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "loader_batches_total",
+			Help:      "Batched reads of queries and mutations by how they closed: quiescent (the level's last key was in) or timer (a safety net: promised work never came).",
+		}, []string{"closed"})),
+		loaderAbandoned: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "loader_abandoned_total",
+			Help:      "Operations whose work could not be counted, so that their batched reads fell back to the idle window.",
+		})),
 	}
 	if dbStats != nil {
 		register(reg, newDBStatsCollector(dbStats))
@@ -86,6 +99,19 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 		panic("server: registering metrics: " + err.Error())
 	}
 	return c
+}
+
+// countBatches adds one operation's batched reads.
+func (m *metrics) countBatches(quiescent, timed int64, abandoned bool) {
+	if quiescent > 0 {
+		m.loaderBatches.WithLabelValues("quiescent").Add(float64(quiescent))
+	}
+	if timed > 0 {
+		m.loaderBatches.WithLabelValues("timer").Add(float64(timed))
+	}
+	if abandoned {
+		m.loaderAbandoned.Inc()
+	}
 }
 
 func (m *metrics) countError(code string) {

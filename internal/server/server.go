@@ -83,6 +83,14 @@ type Config struct {
 	// OperationContext, when set, prepares the context of every GraphQL
 	// operation (per-operation dataloaders).
 	OperationContext func(ctx context.Context) context.Context
+	// TrackLevels, given a query's or mutation's context (prepared by
+	// OperationContext), returns the tracker of its loaders (nil: none), so
+	// that its batches close level by level as each level completes, with
+	// ConcurrentFields ("Type.field"): the fields the generated executor
+	// resolves in goroutines of their own (graph.ConcurrentFields). Either
+	// nil: batches close on their idle window.
+	TrackLevels      func(ctx context.Context) LevelTracker
+	ConcurrentFields map[string]bool
 
 	Introspection    bool // false in production
 	FieldSuggestions bool // "Did you mean …" in validation errors; false in production

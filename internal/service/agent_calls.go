@@ -88,7 +88,7 @@ func (s *Runs) LockRunOfTask(ctx context.Context, tx *app.Tx, taskID string) (*d
 // barrier moves as when an agent fails for good. A task that is neither held
 // by a live agent nor PENDING keeps its status; failed reports whether it
 // moved. Lock order: run (LockRunOfTask; the caller may have taken it
-// already), agent, task.
+// already), slot, agent, task.
 func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID, reason string, now time.Time) (failed bool, err error) {
 	run, err := s.LockRunOfTask(ctx, tx, taskID)
 	if err != nil {
@@ -102,6 +102,13 @@ func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID, reas
 		tx.ActFor(run.ID)
 	}
 	if run != nil && t0.AssignedAgentID != nil {
+		if seen, err := one(tx.Runs.AgentsByIDs(ctx, []string{*t0.AssignedAgentID})); err == nil {
+			if err := lockSlotOf(ctx, tx, seen); err != nil {
+				return false, err
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
 		a, err := tx.Runs.AgentForUpdate(ctx, *t0.AssignedAgentID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return false, err
@@ -120,7 +127,10 @@ func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID, reas
 					return false, err
 				}
 				tx.Record(domain.NewAgentTerminated(run, exec, reason, now))
-				return true, s.releaseTask(ctx, tx, engine, run, t, exec, false, reason, now)
+				if err := s.releaseTask(ctx, tx, engine, run, t, exec, false, reason, now, nil); err != nil {
+					return true, err
+				}
+				return true, s.advance(ctx, tx, engine, run, now)
 			}
 		}
 	}
@@ -148,5 +158,8 @@ func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID, reas
 	if !inRun {
 		return true, nil
 	}
-	return true, s.settle(ctx, tx, engine, run, t, domain.StatusFailed, now)
+	if err := s.settle(ctx, tx, engine, run, t, domain.StatusFailed, now, nil); err != nil {
+		return true, err
+	}
+	return true, s.advance(ctx, tx, engine, run, now)
 }

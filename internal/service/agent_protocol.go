@@ -55,55 +55,42 @@ const (
 	// holdReport (test results) is holdAlive with the task read: its
 	// declared tests.
 	holdReport
-	// holdSettle (completeTask, failTask) locks the run and the task too: the
-	// task's outcome moves the run's wave barrier.
+	// holdSettle (completeTask, failTask) locks the agent's slot first and
+	// the task too. It does not lock the run: the waves' counters carry the
+	// outcome, and a settlement that closes a wave advances the run after it
+	// commits (advanceRun).
 	holdSettle
 )
 
 // holder loads the calling agent's state and locks its row (lock order: run,
-// agent, task — the sweep's and cancel's too); an agent that no longer holds its task
-// gets LEASE_LOST (allowCancelled: the heartbeat of an agent whose run was
-// cancelled is answered CANCEL instead, with held.task nil).
+// slot, agent, task — the sweep's and cancel's too); an agent that no longer
+// holds its task gets LEASE_LOST (allowCancelled: the heartbeat of an agent
+// whose run was cancelled is answered CANCEL instead, with held.task nil).
 func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentGID string, mode holdMode, allowCancelled bool) (*held, error) {
 	id, err := domain.DecodeID(domain.KindBuildAgent, agentGID, "agentId")
 	if err != nil {
 		return nil, err
 	}
-	// Lock order, everywhere: run, agent, task. A settling call reads the
-	// agent to find its run, locks the run, then the agent; the other calls
-	// lock only the agent.
-	var run *domain.ExecutionRun
+	// Lock order, everywhere: run, slot, agent, task. A settling call reads
+	// the agent to find its slot, locks the slot, then the agent; the other
+	// calls lock only the agent.
 	if mode == holdSettle {
-		a, err := one(tx.Runs.AgentsByIDs(ctx, []string{id}))
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
-		} else if err != nil {
-			return nil, err
-		}
-		if run, err = tx.Runs.RunForUpdate(ctx, a.RunID); err != nil {
+		if err := tx.Runs.LockSlotOfAgent(ctx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
 	}
-	a, err := tx.Runs.AgentForUpdate(ctx, id)
+	hold, err := tx.Runs.HoldAgent(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	} else if err != nil {
 		return nil, err
 	}
-	if run == nil {
-		if run, err = one(tx.Runs.RunsByIDs(ctx, []string{a.RunID})); err != nil {
-			return nil, err
-		}
-	}
+	a, exec, run := &hold.BuildAgent, &hold.Execution, &hold.Run
 	tx.ActFor(run.ID)
 	if ok, err := app.CanSeeProjectID(ctx, tx.Q, p, run.ProjectID); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
-	}
-	exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
-	if err != nil {
-		return nil, err
 	}
 	if !heldBy(a, p) {
 		return nil, leaseLost("the agent was claimed with another token")
@@ -131,6 +118,20 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 	return &held{agent: a, exec: exec, run: run, task: t, now: now}, nil
 }
 
+// lockSlotOf locks the slot agent a holds (or held) in its run, before the
+// agent's own row: the lock order is run, slot, agent. An agent without a
+// slot (it ended before slots existed) locks none.
+func lockSlotOf(ctx context.Context, tx *app.Tx, a *domain.BuildAgent) error {
+	if a.Slot == nil {
+		return nil
+	}
+	_, err := tx.Runs.LockSlot(ctx, a.RunID, *a.Slot)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
 // one is the single row of a by-id load; store.ErrNotFound when there is none.
 func one[T any](rows []*T, err error) (*T, error) {
 	if err != nil {
@@ -152,6 +153,17 @@ func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain
 		return nil, "", domain.InputError("progressPercent", "must be between 0 and 100")
 	}
 	if err := domain.CheckAgentTexts(in.CurrentStep, nil); err != nil {
+		return nil, "", err
+	}
+	// Most heartbeats only keep their agent alive: one statement.
+	if id, err := domain.DecodeID(domain.KindBuildAgent, in.AgentID, "agentId"); err != nil {
+		return nil, "", err
+	} else if pulsed, err := s.db.PulseAgent(ctx, store.Pulse{AgentID: id, HeartbeatID: app.NewID(),
+		AnyClaimer: p.IsAdmin(), ClaimedBy: claimer(p), Scope: app.ScopeOf(p),
+		ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep, MemoryMb: in.MemoryMb, CPUPercent: in.CPUPercent,
+	}); err == nil {
+		return &pulsed.BuildAgent, domain.DirectiveFor(pulsed.RunStatus), nil
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, "", err
 	}
 	var (
@@ -266,15 +278,13 @@ func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultI
 	return res, err
 }
 
-// endAgent terminates an agent and ends its execution.
+// endAgent terminates an agent, frees its slot (the caller holds it) and
+// ends its execution.
 func endAgent(ctx context.Context, tx *app.Tx, a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, reason string, lastErr *string, now time.Time) error {
 	a.Status, a.TerminatedAt, a.TerminationReason = domain.AgentTerminated, &now, &reason
-	if err := tx.Runs.UpdateAgent(ctx, a); err != nil {
-		return err
-	}
 	e.Status, e.EndedAt, e.LastError = st, &now, lastErr
 	e.DurationMs = ptr(int(now.Sub(e.StartedAt).Milliseconds()))
-	return tx.Runs.UpdateExecution(ctx, e)
+	return tx.Runs.EndAgent(ctx, a, e)
 }
 
 // CompleteTask reports the calling agent's task done: it is validated
@@ -295,8 +305,12 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 		return nil, nil, err
 	}
 	in.FilesModified = files
-	var h *held
+	var (
+		h      *held
+		closed bool
+	)
 	err = s.tx(ctx, func(tx *app.Tx) error {
+		closed = false
 		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
 			return err
 		}
@@ -307,7 +321,9 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 			t.ActualEffortMinutes = in.ActualEffortMinutes
 		}
 		t.AssignedAgentID = nil
-		if _, err := s.Tasks.transition(ctx, tx, p, t, domain.StatusValidating, "the agent reported the task done", true, now); err != nil {
+		from, moves := t.Status, &transitionWrites{}
+		if _, err := s.Tasks.prepareTransition(ctx, tx, p, t, domain.StatusValidating, "the agent reported the task done", true,
+			now, moves); err != nil {
 			return err
 		}
 		results, err := tx.Runs.TestResultsOfExecution(ctx, e.ID)
@@ -330,16 +346,21 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 			reason = "tests not passed: " + strings.Join(bad, "; ")
 			lastErr = &reason
 		}
-		if err := s.moveTask(ctx, tx, p, t, outcome, reason, now); err != nil {
+		if err := s.moveTaskWith(ctx, tx, p, t, from, outcome, reason, now, moves); err != nil {
 			return err
 		}
 		if err := endAgent(ctx, tx, h.agent, e, st, "task reported done", lastErr, now); err != nil {
 			return err
 		}
-		return s.settle(ctx, tx, p, h.run, t, outcome, now)
+		return s.settle(ctx, tx, p, h.run, t, outcome, now, func() { closed = true })
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if closed {
+		if _, err := s.advanceRun(ctx, h.run.ID); err != nil {
+			return nil, nil, err
+		}
 	}
 	return h.task, h.exec, nil
 }
@@ -359,18 +380,28 @@ func (s *Runs) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.T
 		return nil, nil, err
 	}
 	in.Error = domain.Clip(in.Error, domain.MaxErrorTextBytes)
-	var h *held
+	var (
+		h      *held
+		closed bool
+	)
 	err = s.tx(ctx, func(tx *app.Tx) error {
+		closed = false
 		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
 			return err
 		}
 		if err := endAgent(ctx, tx, h.agent, h.exec, domain.ExecFailed, "task failed", &in.Error, h.now); err != nil {
 			return err
 		}
-		return s.releaseTask(ctx, tx, p, h.run, h.task, h.exec, deref(in.Retryable), "agent failure: "+in.Error, h.now)
+		return s.releaseTask(ctx, tx, p, h.run, h.task, h.exec, deref(in.Retryable), "agent failure: "+in.Error, h.now,
+			func() { closed = true })
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if closed {
+		if _, err := s.advanceRun(ctx, h.run.ID); err != nil {
+			return nil, nil, err
+		}
 	}
 	return h.task, h.exec, nil
 }

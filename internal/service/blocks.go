@@ -53,11 +53,12 @@ func (s *Tasks) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlockIn
 		if domain.CheckTransition(t.Status, domain.StatusBlocked, false) != nil {
 			return nil // e.g. a DRAFT task: the block is recorded, the status stays
 		}
+		from := t.Status
 		if _, err := s.transition(ctx, tx, p, t, domain.StatusBlocked, reason, false, now); err != nil {
 			return err
 		}
 		t.UpdatedAt = now
-		return s.saveTransitioned(ctx, tx, t)
+		return s.saveTransitioned(ctx, tx, t, from)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -65,13 +66,15 @@ func (s *Tasks) CreateTaskBlock(ctx context.Context, in domain.CreateTaskBlockIn
 	return b, t, nil
 }
 
-// saveTransitioned writes a task after a transition and recounts its list.
-func (s *Tasks) saveTransitioned(ctx context.Context, tx *app.Tx, t *domain.Task) error {
+// saveTransitioned writes a task after a transition from status from and
+// counts the move in its list's counters (written at the end of the
+// transaction: CountListMove).
+func (s *Tasks) saveTransitioned(ctx context.Context, tx *app.Tx, t *domain.Task, from domain.TaskStatus) error {
 	if err := tx.Tasks.UpdateTask(ctx, t); err != nil {
 		return err
 	}
 	if t.TaskListID != nil {
-		return tx.Lists.RecountTaskLists(ctx, []string{*t.TaskListID}, t.UpdatedAt)
+		tx.CountListMove(t.ProjectID, *t.TaskListID, from, t.Status, t.UpdatedAt)
 	}
 	return nil
 }
@@ -130,7 +133,7 @@ func (s *Tasks) ResolveTaskBlock(ctx context.Context, in domain.ResolveTaskBlock
 			return err
 		}
 		t.UpdatedAt = now
-		return s.saveTransitioned(ctx, tx, t)
+		return s.saveTransitioned(ctx, tx, t, domain.StatusBlocked)
 	})
 	if err != nil {
 		return nil, nil, err

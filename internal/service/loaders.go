@@ -26,7 +26,9 @@ type loaders struct {
 	templates     *loader.Loader[string, *domain.TaskTemplate]
 
 	tokensOfUser  *loader.Loader[string, []*domain.APIToken]
-	relsOfTask    *loader.Loader[string, []*domain.TaskRelationship]
+	relsOfTask    *loader.Loader[string, []*domain.TaskRelationship] // both directions
+	relsFromTask  *loader.Loader[string, []*domain.TaskRelationship] // outgoing
+	relsToTask    *loader.Loader[string, []*domain.TaskRelationship] // incoming
 	historyOfTask *loader.Loader[string, []*domain.TaskStateChange]
 	blocksOfTask  *loader.Loader[string, []*domain.TaskBlock]
 	impactsOfTask *loader.Loader[string, []*domain.TaskFileImpact]
@@ -55,13 +57,19 @@ func newLoaders(s *Service, w loader.Timing) *loaders {
 	l.relsOfTask = loader.New(w, app.Grouped(q.Tasks.RelationshipsOfTasks, func(r *domain.TaskRelationship) []string {
 		return []string{r.SourceTaskID, r.TargetTaskID}
 	}))
+	l.relsFromTask = loader.New(w, app.Grouped(q.Tasks.RelationshipsFromTasks, func(r *domain.TaskRelationship) []string {
+		return []string{r.SourceTaskID}
+	}))
+	l.relsToTask = loader.New(w, app.Grouped(q.Tasks.RelationshipsToTasks, func(r *domain.TaskRelationship) []string {
+		return []string{r.TargetTaskID}
+	}))
 	l.historyOfTask = loader.New(w, app.Grouped(q.Tasks.StateHistoryOfTasks, func(c *domain.TaskStateChange) []string { return []string{c.TaskID} }))
 	l.blocksOfTask = loader.New(w, app.Grouped(q.Tasks.BlocksOfTasks, func(b *domain.TaskBlock) []string { return []string{b.TaskID} }))
 	l.impactsOfTask = loader.New(w, app.Grouped(q.Tasks.FileImpactsOfTasks, func(f *domain.TaskFileImpact) []string { return []string{f.TaskID} }))
 	l.itemOfTask = loader.New(w, app.ByID(q.Lists.ItemsOfTasks, func(i *domain.TaskListItem) string { return i.TaskID }))
 	l.lastEventSeq = loader.New(w, q.Events.LastEventSeqs)
 	l.all = []app.Clearer{l.users, l.tokens, l.projects, l.ideas, l.tasks, l.lists, l.items, l.relationships,
-		l.stateChanges, l.blocks, l.impacts, l.templates, l.tokensOfUser, l.relsOfTask, l.historyOfTask,
+		l.stateChanges, l.blocks, l.impacts, l.templates, l.tokensOfUser, l.relsOfTask, l.relsFromTask, l.relsToTask, l.historyOfTask,
 		l.blocksOfTask, l.impactsOfTask, l.itemOfTask, l.lastEventSeq}
 	return l
 }

@@ -205,22 +205,29 @@ func (s *Tasks) RelationshipByID(ctx context.Context, id string) (*domain.TaskRe
 	return s.load(ctx).relationships.Load(ctx, id)
 }
 
-// Relationships lists a task's links by direction and type.
+// Relationships lists a task's links by direction and type. One direction
+// reads only that direction's links.
 func (s *Tasks) Relationships(ctx context.Context, taskID string, dir domain.RelationshipDirection, types []domain.RelationshipType) ([]*domain.TaskRelationship, error) {
-	all, err := s.load(ctx).relsOfTask.Load(ctx, taskID)
+	l := s.load(ctx)
+	from := l.relsOfTask
+	switch dir {
+	case domain.DirectionOutgoing:
+		from = l.relsFromTask
+	case domain.DirectionIncoming:
+		from = l.relsToTask
+	}
+	all, err := from.Load(ctx, taskID)
 	if err != nil {
 		return nil, err
 	}
+	if len(types) == 0 && all != nil {
+		return all, nil
+	}
 	out := []*domain.TaskRelationship{}
 	for _, r := range all {
-		out_, in_ := r.SourceTaskID == taskID, r.TargetTaskID == taskID
-		if (dir == domain.DirectionOutgoing && !out_) || (dir == domain.DirectionIncoming && !in_) {
-			continue
+		if len(types) == 0 || containsType(types, r.Type) {
+			out = append(out, r)
 		}
-		if len(types) > 0 && !containsType(types, r.Type) {
-			continue
-		}
-		out = append(out, r)
 	}
 	return out, nil
 }

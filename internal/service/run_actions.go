@@ -2,9 +2,11 @@ package service
 
 import (
 	"context"
+	"errors"
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // runAction loads a run the caller may control and applies fn to it, locked,
@@ -43,11 +45,15 @@ func runConflict(run *domain.ExecutionRun, action string) error {
 }
 
 // PauseExecutionRun pauses a running run: claims answer RUN_NOT_RUNNING and
-// heartbeats PAUSE until it resumes.
+// heartbeats PAUSE until it resumes. It takes the run's slots first, so
+// claims in flight commit before the pause.
 func (s *Runs) PauseExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
 	return s.runAction(ctx, in, func(tx *app.Tx, run *domain.ExecutionRun) (*domain.ExecutionRun, error) {
 		if !run.Status.Allows(domain.ActionPause) {
 			return nil, runConflict(run, "pause")
+		}
+		if err := tx.Runs.LockSlots(ctx, run.ID); err != nil {
+			return nil, err
 		}
 		now := s.now()
 		run.Status, run.UpdatedAt = domain.RunPaused, now
@@ -55,7 +61,7 @@ func (s *Runs) PauseExecutionRun(ctx context.Context, in domain.RunActionInput) 
 			return nil, err
 		}
 		tx.Record(domain.NewRunPaused(run, in.Reason, now))
-		return run, nil
+		return run, tx.Runs.Reload(ctx, run)
 	})
 }
 
@@ -67,19 +73,23 @@ func (s *Runs) ResumeExecutionRun(ctx context.Context, in domain.RunActionInput)
 		}
 		p, _ := app.Caller(ctx)
 		now := s.now()
-		run.Status = domain.RunRunning
+		run.Status, run.UpdatedAt = domain.RunRunning, now
+		if err := tx.Runs.UpdateRun(ctx, run); err != nil {
+			return nil, err
+		}
 		tx.Record(domain.NewRunResumed(run, in.Reason, now))
 		// Work may have finished while paused: the barrier runs again.
 		if err := s.advance(ctx, tx, p, run, now); err != nil {
 			return nil, err
 		}
-		return run, nil
+		return run, tx.Runs.Reload(ctx, run)
 	})
 }
 
 // CancelExecutionRun cancels an active run: running executions end
 // CANCELLED, their agents are terminated (their heartbeats answer CANCEL) and
-// their tasks go back to PENDING.
+// their tasks go back to PENDING. Lock order: run, every slot (claims and
+// settlements in flight commit first), each live agent, its task.
 func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput) (*domain.ExecutionRun, error) {
 	return s.runAction(ctx, in, func(tx *app.Tx, run *domain.ExecutionRun) (*domain.ExecutionRun, error) {
 		if !run.Status.Allows(domain.ActionCancel) {
@@ -88,11 +98,21 @@ func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput)
 		p, _ := app.Caller(ctx)
 		now := s.now()
 		run.Status = domain.RunCancelled
+		if err := tx.Runs.LockSlots(ctx, run.ID); err != nil {
+			return nil, err
+		}
 		agents, err := tx.Runs.AgentsOfRun(ctx, run.ID)
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range agents {
+		for _, seen := range agents {
+			if !seen.Status.Live() {
+				continue
+			}
+			a, err := tx.Runs.AgentForUpdate(ctx, seen.ID)
+			if err != nil {
+				return nil, err
+			}
 			if !a.Status.Live() {
 				continue
 			}
@@ -113,7 +133,8 @@ func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput)
 				if err := s.moveTask(ctx, tx, p, t, domain.StatusPending, "run cancelled", now); err != nil {
 					return nil, err
 				}
-				if err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, domain.WavePending, now); err != nil {
+				if _, err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, domain.OpenWaveStatuses, domain.WavePending,
+					now); err != nil && !errors.Is(err, store.ErrNotFound) {
 					return nil, err
 				}
 			}
@@ -125,7 +146,7 @@ func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput)
 		if err := tx.Runs.UpdateRun(ctx, run); err != nil {
 			return nil, err
 		}
-		if err := tx.Runs.RecountRun(ctx, run, now); err != nil {
+		if err := tx.Runs.SealRunCounters(ctx, run, now); err != nil {
 			return nil, err
 		}
 		tx.Record(domain.NewRunCancelled(run, in.Reason, now))

@@ -9,6 +9,7 @@ package service
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/taskgraph/taskgraph/internal/app"
@@ -18,7 +19,8 @@ import (
 
 // Options configure a Service.
 type Options struct {
-	// Clock is the time source (tests inject their own); default time.Now.
+	// Clock is the time source (tests inject their own); default the
+	// database's clock (store.DB.Clock).
 	Clock  func() time.Time
 	Logger *slog.Logger
 	// LoggerFrom returns the logger of a request (carrying its request id);
@@ -61,6 +63,7 @@ type Service struct {
 	maxAttempts int
 	runEndHooks []RunEndHook // agent_calls.go: other domains' work when a run ends
 	gate        Gate
+	claimed     sync.Map // claims.go: run id → when a claim of it last handed out a task (unix ns)
 }
 
 // New returns a Service over db.
@@ -78,7 +81,7 @@ func New(db *store.DB, opts Options) *Service {
 		s.maxAttempts = DefaultMaxAttempts
 	}
 	if s.clock == nil {
-		s.clock = time.Now
+		s.clock = db.Clock
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -67,9 +67,9 @@ func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error
 	done := false
 	err := s.tx(ctx, func(tx *app.Tx) error {
 		done = false
-		// Lock order: run, then agent (as every other path). The agent is
-		// read first to find its run; another sweeper holding the agent is
-		// passed over after the run lock.
+		// Lock order: run, slot, agent (as every other path). The agent is
+		// read first to find its run and slot; another sweeper holding the
+		// agent is passed over after the run lock.
 		seen, err := one(tx.Runs.AgentsByIDs(ctx, []string{agentID}))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && !seen.Status.Live()) {
 			return nil
@@ -78,6 +78,9 @@ func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error
 		}
 		run, err := tx.Runs.RunForUpdate(ctx, seen.RunID)
 		if err != nil {
+			return err
+		}
+		if err := lockSlotOf(ctx, tx, seen); err != nil {
 			return err
 		}
 		a, err := tx.Runs.LiveAgentForSweep(ctx, agentID)
@@ -108,13 +111,14 @@ func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error
 			return err
 		}
 		tx.Record(domain.NewAgentTerminated(run, exec, reason, now))
-		if t.Status == domain.StatusInProgress {
-			if err := s.releaseTask(ctx, tx, engine, run, t, exec, true, "agent lost: "+reason, now); err != nil {
-				return err
-			}
-		}
 		done = true
-		return tx.Runs.RecountRun(ctx, run, now)
+		if t.Status != domain.StatusInProgress {
+			return nil
+		}
+		if err := s.releaseTask(ctx, tx, engine, run, t, exec, true, "agent lost: "+reason, now, nil); err != nil {
+			return err
+		}
+		return s.advance(ctx, tx, engine, run, now)
 	})
 	return done, err
 }

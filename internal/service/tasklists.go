@@ -28,8 +28,12 @@ func (s *Lists) CreateTaskList(ctx context.Context, in domain.CreateTaskListInpu
 		return nil, err
 	}
 	maxAgents := orDefault(in.MaxParallelAgents, 3)
-	if maxAgents < 1 || maxAgents > 100 {
-		return nil, domain.InputError("maxParallelAgents", "maxParallelAgents must be between 1 and 100")
+	if err := checkMaxParallelAgents(maxAgents); err != nil {
+		return nil, err
+	}
+	schedule := orDefault(in.Schedule, domain.DefaultSchedule)
+	if !schedule.Valid() {
+		return nil, domain.InputError("schedule", "schedule must be WAVES or EAGER")
 	}
 	tasks, err := s.tasksForList(ctx, p, project.ID, in.TaskIDs, "taskIds")
 	if err != nil {
@@ -37,7 +41,7 @@ func (s *Lists) CreateTaskList(ctx context.Context, in domain.CreateTaskListInpu
 	}
 	now := s.now()
 	l := &domain.TaskList{ID: app.NewID(), Name: name, Description: desc, ProjectID: project.ID, UserID: p.UserID,
-		Status: domain.ListDraft, MaxParallelAgents: maxAgents, AutoExecute: deref(in.AutoExecute),
+		Status: domain.ListDraft, MaxParallelAgents: maxAgents, Schedule: schedule, AutoExecute: deref(in.AutoExecute),
 		CreatedAt: now, UpdatedAt: now}
 	err = s.tx(ctx, func(tx *app.Tx) error { return s.CreateTaskListTx(ctx, tx, p, l, tasks) })
 	if err != nil {
@@ -50,10 +54,78 @@ func (s *Lists) CreateTaskList(ctx context.Context, in domain.CreateTaskListInpu
 // the caller's transaction: other domains (accepting a grouping suggestion)
 // create lists through it, so whatever list creation checks applies to them.
 func (s *Lists) CreateTaskListTx(ctx context.Context, tx *app.Tx, p *auth.Principal, l *domain.TaskList, tasks []*domain.Task) error {
+	if l.Schedule == "" {
+		l.Schedule = domain.DefaultSchedule
+	}
 	if err := tx.Lists.InsertTaskList(ctx, l); err != nil {
 		return err
 	}
 	return s.addToList(ctx, tx, p, l.ID, tasks)
+}
+
+// checkMaxParallelAgents checks a list's limit of agents at once.
+func checkMaxParallelAgents(n int) error {
+	if n < 1 || n > 100 {
+		return domain.InputError("maxParallelAgents", "maxParallelAgents must be between 1 and 100")
+	}
+	return nil
+}
+
+// UpdateTaskList changes a list's name, description and execution settings;
+// fields left out keep their values. A run keeps the maxParallelAgents and
+// schedule it started with: the change applies from the list's next run.
+func (s *Lists) UpdateTaskList(ctx context.Context, in domain.UpdateTaskListInput) (*domain.TaskList, error) {
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.visibleList(ctx, p, in.ID, "id")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWriter(p); err != nil {
+		return nil, err
+	}
+	var name, desc *string
+	if in.Name != nil {
+		n, err := domain.CheckText("name", *in.Name, domain.MaxName, true)
+		if err != nil {
+			return nil, err
+		}
+		name = &n
+	}
+	if in.Description != nil {
+		d, err := domain.CheckText("description", *in.Description, domain.MaxDescription, false)
+		if err != nil {
+			return nil, err
+		}
+		desc = &d
+	}
+	if in.MaxParallelAgents != nil {
+		if err := checkMaxParallelAgents(*in.MaxParallelAgents); err != nil {
+			return nil, err
+		}
+	}
+	if in.Schedule != nil && !in.Schedule.Valid() {
+		return nil, domain.InputError("schedule", "schedule must be WAVES or EAGER")
+	}
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		cur, err := tx.Lists.TaskListForUpdate(ctx, l.ID)
+		if err != nil {
+			return app.NotFound(err, "task list")
+		}
+		setIf(&cur.Name, name)
+		setIf(&cur.Description, desc)
+		setIf(&cur.MaxParallelAgents, in.MaxParallelAgents)
+		setIf(&cur.AutoExecute, in.AutoExecute)
+		setIf(&cur.Schedule, in.Schedule)
+		cur.UpdatedAt = s.now()
+		return tx.Lists.UpdateTaskListSettings(ctx, cur)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.load(ctx).lists.Get(ctx, l.ID)
 }
 
 // tasksForList decodes task ids, each once, all visible and in the project.

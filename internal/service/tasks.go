@@ -225,7 +225,7 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 		return nil, err
 	}
 	tx.Record(domain.NewTaskCreated(t, now))
-	if err := tx.Tasks.ReplaceFileImpacts(ctx, t.ID, impacts); err != nil {
+	if err := tx.Tasks.InsertFileImpacts(ctx, impacts); err != nil {
 		return nil, err
 	}
 	if refs.list != nil {

@@ -47,11 +47,12 @@ func (s *Tasks) TransitionTask(ctx context.Context, in domain.TransitionTaskInpu
 			return &domain.Error{Code: domain.CodeConflict, Field: "to",
 				Message: "the task is in a task list; only tasks outside lists go to the evaluation queue"}
 		}
+		from := t.Status
 		if change, err = s.transition(ctx, tx, p, t, in.To, deref(reason), false, now); err != nil {
 			return err
 		}
 		t.UpdatedAt = now
-		return s.saveTransitioned(ctx, tx, t)
+		return s.saveTransitioned(ctx, tx, t, from)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -59,9 +60,39 @@ func (s *Tasks) TransitionTask(ctx context.Context, in domain.TransitionTaskInpu
 	return t, change, nil
 }
 
-// transition applies a lifecycle move to t in memory and writes its history row
-// and list item; the caller writes the task row.
+// transition applies a lifecycle move to t in memory and writes its history
+// row and list item; the caller writes the task row.
 func (s *Tasks) transition(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string, engine bool, now time.Time) (*domain.TaskStateChange, error) {
+	var w transitionWrites
+	change, err := s.prepareTransition(ctx, tx, p, t, to, reason, engine, now, &w)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range w.changes {
+		if err := tx.Tasks.InsertStateChange(ctx, c); err != nil {
+			return nil, err
+		}
+	}
+	if w.item != nil {
+		if err := tx.Lists.SetItemStatus(ctx, t.ID, w.item.Status, w.item.StartedAt, w.item.CompletedAt); err != nil {
+			return nil, err
+		}
+	}
+	return change, nil
+}
+
+// transitionWrites is what transitions of a task write besides the task
+// row: their history rows and the list item's status.
+type transitionWrites struct {
+	changes []*domain.TaskStateChange
+	item    *store.ItemUpdate
+}
+
+// prepareTransition applies a lifecycle move to t in memory, records its
+// event and adds its history row and list item's status to w.
+func (s *Tasks) prepareTransition(ctx context.Context, tx *app.Tx, p *auth.Principal, t *domain.Task, to domain.TaskStatus, reason string,
+	engine bool, now time.Time, w *transitionWrites,
+) (*domain.TaskStateChange, error) {
 	from := t.Status
 	if err := domain.CheckTransition(from, to, engine); err != nil {
 		return nil, err
@@ -91,9 +122,7 @@ func (s *Tasks) transition(ctx context.Context, tx *app.Tx, p *auth.Principal, t
 	if reason != "" {
 		change.Reason = &reason
 	}
-	if err := tx.Tasks.InsertStateChange(ctx, change); err != nil {
-		return nil, err
-	}
+	w.changes = append(w.changes, change)
 	ev := domain.NewTaskStatusChanged(t, from, to, reason, now)
 	ev.RunID = runID
 	tx.Record(ev)
@@ -105,11 +134,26 @@ func (s *Tasks) transition(ctx context.Context, tx *app.Tx, p *auth.Principal, t
 		if to == domain.StatusCompleted || to == domain.StatusFailed {
 			completed = &now
 		}
-		if err := tx.Lists.SetItemStatus(ctx, t.ID, domain.ItemStatusFor(to), started, completed); err != nil {
-			return nil, err
+		// A move within one item status (IN_PROGRESS to VALIDATING, PENDING
+		// to BLOCKED) leaves the item as it is.
+		if domain.ItemStatusFor(from) != domain.ItemStatusFor(to) || started != nil || completed != nil {
+			w.item = &store.ItemUpdate{Status: domain.ItemStatusFor(to), StartedAt: started, CompletedAt: completed}
 		}
 	}
 	return change, nil
+}
+
+// saveEngineMoves writes a task the engine moved (from status from) with
+// the history rows and list item of its moves (w) — one statement on
+// PostgreSQL — and counts the move in its list's counters.
+func (s *Tasks) saveEngineMoves(ctx context.Context, tx *app.Tx, t *domain.Task, from domain.TaskStatus, w *transitionWrites) error {
+	if err := tx.Tasks.SaveTransition(ctx, t, w.changes, w.item); err != nil {
+		return err
+	}
+	if t.TaskListID != nil {
+		tx.CountListMove(t.ProjectID, *t.TaskListID, from, t.Status, t.UpdatedAt)
+	}
+	return nil
 }
 
 func runNumber(r *domain.ExecutionRun) int {

@@ -37,6 +37,7 @@ type bundle struct {
 	t         *testing.T
 	db        *store.DB
 	svc       *sessions.Service
+	core      *service.Service
 	admin     *auth.Principal
 	owner     *auth.Principal // MEMBER owning the project
 	other     *auth.Principal // another MEMBER
@@ -54,7 +55,7 @@ func setup(t *testing.T, url string) *bundle {
 	require.NoError(t, db.Migrate(ctx))
 	clk := &clock{now: time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)}
 	core := service.New(db, service.Options{Clock: clk.Now})
-	b := &bundle{t: t, db: db, svc: sessions.New(db, app.NewRunner(db, nil), core, sessions.Options{Clock: clk.Now})}
+	b := &bundle{t: t, db: db, core: core, svc: sessions.New(db, app.NewRunner(db, nil), core, sessions.Options{Clock: clk.Now})}
 	user := func(slug string, role domain.Role) *auth.Principal {
 		u := &domain.User{ID: uuid.NewString(), Slug: slug, Name: slug, Email: slug + "@example.com",
 			Settings: domain.JSON(`{}`), CreatedAt: clk.now, UpdatedAt: clk.now}

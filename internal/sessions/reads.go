@@ -90,21 +90,38 @@ func (s *Service) visibleSession(ctx context.Context, p *auth.Principal, id stri
 // AgentSessionsArgs are the arguments of the agentSessions query.
 type AgentSessionsArgs struct {
 	ProjectID string
-	Status    []domain.AgentSessionStatus
-	Page      domain.PageArgs
+	// Status keeps the sessions in these statuses (empty: all).
+	Status []domain.AgentSessionStatus
+	// TaskID and RunID, global ids, keep the sessions of that task or of that
+	// run (opened for one of its build agents); either must be the project's
+	// (NOT_FOUND naming the argument).
+	TaskID, RunID *string
+	Page          domain.PageArgs
 }
 
-// AgentSessions pages a project's sessions, newest first.
+// AgentSessions pages a project's sessions, newest first, filtered by
+// status, task and run when given.
 func (s *Service) AgentSessions(ctx context.Context, args AgentSessionsArgs) (domain.Page[*domain.AgentSession], error) {
+	var none domain.Page[*domain.AgentSession]
 	p, err := app.Caller(ctx)
 	if err != nil {
-		return domain.Page[*domain.AgentSession]{}, err
+		return none, err
 	}
 	project, err := s.visibleProject(ctx, p, args.ProjectID, "projectId")
 	if err != nil {
-		return domain.Page[*domain.AgentSession]{}, err
+		return none, err
 	}
-	pg, err := s.db.Sessions.Sessions(ctx, store.SessionQuery{ProjectID: project.ID, Status: args.Status, Page: args.Page})
+	if err := domain.CheckSessionStatusFilter(args.Status); err != nil {
+		return none, err
+	}
+	sq := store.SessionQuery{ProjectID: project.ID, Status: args.Status, Page: args.Page}
+	if sq.TaskID, err = s.taskOfProject(ctx, args.TaskID, project.ID); err != nil {
+		return none, err
+	}
+	if sq.RunID, err = s.runOfProject(ctx, args.RunID, project.ID); err != nil {
+		return none, err
+	}
+	pg, err := s.db.Sessions.Sessions(ctx, sq)
 	if err != nil {
 		return pg, err
 	}
@@ -112,6 +129,40 @@ func (s *Service) AgentSessions(ctx context.Context, args AgentSessionsArgs) (do
 		s.load(ctx).sessions.Prime(sess.ID, sess)
 	}
 	return pg, nil
+}
+
+// taskOfProject decodes the taskId argument: nil without one, NOT_FOUND
+// (field taskId) unless it names a task of the project.
+func (s *Service) taskOfProject(ctx context.Context, gid *string, projectID string) (*string, error) {
+	id, err := domain.DecodeOptionalID(domain.KindTask, gid, "taskId")
+	if err != nil || id == nil {
+		return nil, fieldNotFound(err, "taskId")
+	}
+	t, err := s.core.Tasks.TaskByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil || t.ProjectID != projectID {
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "taskId", Message: "task not found in this project"}
+	}
+	return id, nil
+}
+
+// runOfProject decodes the runId argument: nil without one, NOT_FOUND
+// (field runId) unless it names a run of the project.
+func (s *Service) runOfProject(ctx context.Context, gid *string, projectID string) (*string, error) {
+	id, err := domain.DecodeOptionalID(domain.KindExecutionRun, gid, "runId")
+	if err != nil || id == nil {
+		return nil, fieldNotFound(err, "runId")
+	}
+	r, err := s.core.Runs.RunByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil || r.ProjectID != projectID {
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "runId", Message: "execution run not found in this project"}
+	}
+	return id, nil
 }
 
 // SessionByID loads a session for a nested field (its parent was shown).
@@ -139,6 +190,17 @@ func (s *Service) Steps(ctx context.Context, sessionID string, page domain.PageA
 			return q.Sessions.StepsBySessions(ctx, parents, page)
 		}, func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
 			return q.Sessions.CountStepsBySessions(ctx, parents)
+		})
+}
+
+// LessonsOfSession pages the lessons recorded in a session, oldest first (the
+// session was shown, so its project, which is theirs, is visible).
+func (s *Service) LessonsOfSession(ctx context.Context, sessionID string, page domain.PageArgs) (domain.Page[*domain.Lesson], error) {
+	return app.NestedPage(ctx, s.db, "AgentSession.lessons", page, sessionID,
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Lesson], error) {
+			return q.Sessions.LessonsBySessions(ctx, parents, page)
+		}, func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
+			return q.Sessions.CountLessonsBySessions(ctx, parents)
 		})
 }
 

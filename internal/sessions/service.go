@@ -28,7 +28,8 @@ import (
 
 // Options configure a Service.
 type Options struct {
-	// Clock is the time source (tests inject their own); default time.Now.
+	// Clock is the time source (tests inject their own); default the
+	// database's clock (store.DB.Clock).
 	Clock func() time.Time
 	// LoggerFrom returns the logger of a request; default slog.Default().
 	LoggerFrom func(ctx context.Context) *slog.Logger
@@ -48,7 +49,7 @@ type Service struct {
 func New(db *store.DB, run *app.Runner, core *service.Service, opts Options) *Service {
 	s := &Service{db: db, run: run, core: core, clock: opts.Clock, loggerFrom: opts.LoggerFrom}
 	if s.clock == nil {
-		s.clock = time.Now
+		s.clock = db.Clock
 	}
 	if s.loggerFrom == nil {
 		s.loggerFrom = func(context.Context) *slog.Logger { return slog.Default() }

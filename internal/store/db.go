@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,12 @@ type DB struct {
 	url        string
 	statements atomic.Int64
 	aborts     atomic.Int64
+	clock      dbClock
+	stmts      sync.Map // query → *sqlx.Stmt (prepared.go)
+	// writer queues SQLite's write transactions in the process: SQLite has
+	// one writer, and writers waiting in its busy handler poll unfairly —
+	// under load some waited past the busy timeout (SQLITE_BUSY).
+	writer sync.Mutex
 }
 
 // Open connects to url: "sqlite:<path>" (the file and its directory are created)
@@ -82,7 +89,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		x.SetMaxOpenConns(8)
 	} else {
 		x.SetMaxOpenConns(20)
-		x.SetMaxIdleConns(10)
+		x.SetMaxIdleConns(20) // all of them: closing idle ones under load reopens them at once
 		x.SetConnMaxIdleTime(5 * time.Minute)
 	}
 	d := &DB{sqlx: x, dialect: dialect, url: url}
@@ -93,6 +100,12 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if err := x.PingContext(pingCtx); err != nil {
 		x.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", redact(url), err)
+	}
+	if dialect == Postgres {
+		if err := d.syncClock(pingCtx); err != nil {
+			x.Close()
+			return nil, fmt.Errorf("store: read the clock of %s: %w", redact(url), err)
+		}
 	}
 	return d, nil
 }
@@ -134,7 +147,15 @@ func (d *DB) Dialect() Dialect { return d.dialect }
 func (d *DB) SQL() *sql.DB { return d.sqlx.DB }
 
 // Close closes the pool.
-func (d *DB) Close() error { return d.sqlx.Close() }
+func (d *DB) Close() error {
+	d.stmts.Range(func(_, st any) bool {
+		if pooled, ok := st.(*sqlx.Stmt); ok {
+			_ = pooled.Close()
+		}
+		return true
+	})
+	return d.sqlx.Close()
+}
 
 // Ping checks that the database answers.
 func (d *DB) Ping(ctx context.Context) error { return d.sqlx.PingContext(ctx) }
@@ -216,7 +237,7 @@ func (d *DB) MigrationStatuses(ctx context.Context) ([]MigrationStatus, error) {
 
 // InTx runs fn in one transaction, committing when fn returns nil. On SQLite the
 // transaction takes the write lock at BEGIN (immediate), so writers queue instead
-// of failing on lock upgrades.
+// of failing on lock upgrades — in the process first, in turn (DB.writer).
 func (d *DB) InTx(ctx context.Context, fn func(q *Q) error) error {
 	// PostgreSQL may abort a transaction that deadlocked with another or lost a
 	// serialization race; the work is redone from the start, a few times.
@@ -235,6 +256,10 @@ func (d *DB) InTx(ctx context.Context, fn func(q *Q) error) error {
 const maxTxAttempts = 4
 
 func (d *DB) inTx(ctx context.Context, fn func(q *Q) error) (err error) {
+	if d.dialect == SQLite {
+		d.writer.Lock()
+		defer d.writer.Unlock()
+	}
 	tx, err := d.sqlx.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", mapErr(err))
@@ -383,7 +408,7 @@ func (q *Q) Now(ctx context.Context) (time.Time, error) {
 		return time.Now().UTC().Truncate(time.Microsecond), nil
 	}
 	var t time.Time
-	err := q.get(ctx, &t, `SELECT clock_timestamp()`)
+	err := q.getP(ctx, &t, `SELECT clock_timestamp()`)
 	return t.UTC().Truncate(time.Microsecond), err
 }
 

@@ -20,6 +20,8 @@ var (
 	// ErrRetry: the database aborted the transaction (deadlock, serialization
 	// failure); running it again can succeed. InTx does so.
 	ErrRetry = errors.New("store: transaction aborted, retry")
+	// ErrBusy: a row the statement would not wait for (NOWAIT) is locked.
+	ErrBusy = errors.New("store: row locked")
 )
 
 // mapErr wraps database errors in the store's sentinels, keeping the original text.
@@ -41,6 +43,8 @@ func mapErr(err error) error {
 			return fmt.Errorf("%w: %s", ErrCheck, pqErr.Message)
 		case "40P01", "40001":
 			return fmt.Errorf("%w: %s", ErrRetry, pqErr.Message)
+		case "55P03":
+			return fmt.Errorf("%w: %s", ErrBusy, pqErr.Message)
 		}
 		return err
 	}

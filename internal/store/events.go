@@ -4,6 +4,9 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/lib/pq"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
@@ -12,11 +15,25 @@ import (
 // notification's payload is the id of a project that has new events.
 const EventsChannel = "taskgraph_events"
 
+// Notify wakes the event feeds of the other replicas for projects: one
+// NOTIFY per project on EventsChannel, in one statement, after the events
+// committed (the broker's relay). Background work: not counted in
+// Statements(). SQLite has no other replicas.
+func (d *DB) Notify(ctx context.Context, projectIDs []string) error {
+	if d.dialect != Postgres || len(projectIDs) == 0 {
+		return nil
+	}
+	_, err := d.sqlx.ExecContext(ctx, `SELECT pg_notify($1, p) FROM unnest(CAST($2 AS TEXT[])) AS p`,
+		EventsChannel, pq.Array(projectIDs))
+	return mapErr(err)
+}
+
 // AppendEvents numbers evs — per project, in the order given — and writes
-// them; on PostgreSQL numbering also queues a notification per project on
-// EventsChannel, which the database delivers on commit. The numbers lock each
-// project's sequence until the transaction ends, so a transaction appends its
-// events last, just before it commits.
+// them. The numbers lock each project's sequence until the transaction
+// ends, so a transaction appends its events last, just before it commits:
+// on PostgreSQL one statement per project numbers and inserts, so the
+// sequence is held for that statement and the commit. (The other replicas
+// hear of the events after the commit: Notify.)
 func (q EventQueries) AppendEvents(ctx context.Context, evs []*domain.Event) error {
 	if len(evs) == 0 {
 		return nil
@@ -34,6 +51,12 @@ func (q EventQueries) AppendEvents(ctx context.Context, evs []*domain.Event) err
 	slices.Sort(projects)
 	for _, p := range projects {
 		list := byProject[p]
+		if q.db.dialect == Postgres {
+			if err := q.appendPostgres(ctx, p, list); err != nil {
+				return err
+			}
+			continue
+		}
 		last, err := q.nextEventSeqs(ctx, p, len(list))
 		if err != nil {
 			return err
@@ -41,30 +64,75 @@ func (q EventQueries) AppendEvents(ctx context.Context, evs []*domain.Event) err
 		for i, e := range list {
 			e.Seq = last - int64(len(list)-1-i)
 		}
+		if err := q.insertEvents(ctx, list); err != nil {
+			return err
+		}
 	}
-	return q.insertEvents(ctx, evs)
+	return nil
+}
+
+// HoldSequence locks a project's event sequence until the transaction ends,
+// for a transaction that must decide under it before it appends its events.
+// A project without events yet has no sequence to hold: its first events
+// create it. SQLite's writer holds everything already.
+func (q EventQueries) HoldSequence(ctx context.Context, projectID string) error {
+	if q.db.dialect != Postgres {
+		return nil
+	}
+	var held []int64
+	return q.selectx(ctx, &held, `SELECT last_seq FROM event_sequences WHERE project_id = ?`+q.forUpdate(), projectID)
+}
+
+// eventBatch bounds the events of one appending statement (9 parameters
+// each, under PostgreSQL's limit).
+const eventBatch = 1000
+
+// appendPostgres numbers a project's events and inserts them, in one
+// statement per eventBatch events.
+func (q EventQueries) appendPostgres(ctx context.Context, projectID string, list []*domain.Event) error {
+	for start := 0; start < len(list); start += eventBatch {
+		batch := list[start:min(start+eventBatch, len(list))]
+		var b strings.Builder
+		args := []any{projectID, len(batch)}
+		b.WriteString(`WITH s AS (INSERT INTO event_sequences (project_id, last_seq) VALUES (?, ?)
+			ON CONFLICT (project_id) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
+			RETURNING last_seq)
+			INSERT INTO events (project_id, seq, run_id, task_id, agent_id, session_id, type, payload, occurred_at)
+			SELECT CAST(? AS UUID), s.last_seq - v.back, v.run_id, v.task_id, v.agent_id, v.session_id, v.type, v.payload,
+				v.occurred_at FROM s, (VALUES `)
+		args = append(args, projectID)
+		for i, e := range batch {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(`(CAST(? AS BIGINT), CAST(? AS UUID), CAST(? AS UUID), CAST(? AS UUID), CAST(? AS UUID),
+				CAST(? AS TEXT), CAST(? AS JSONB), CAST(? AS TIMESTAMPTZ))`)
+			args = append(args, len(batch)-1-i, e.RunID, e.TaskID, e.AgentID, e.SessionID, e.Type, e.Payload, e.OccurredAt)
+		}
+		b.WriteString(`) AS v (back, run_id, task_id, agent_id, session_id, type, payload, occurred_at) RETURNING seq`)
+		var seqs []int64
+		if err := q.selectx(ctx, &seqs, b.String(), args...); err != nil {
+			return err
+		}
+		last := slices.Max(seqs)
+		for i, e := range batch {
+			e.Seq = last - int64(len(batch)-1-i)
+		}
+	}
+	return nil
 }
 
 // nextEventSeqs reserves n event numbers of a project and returns the last of
-// them (they are last-n+1 … last). Inside a PostgreSQL transaction the
-// project's counter row stays locked until commit or rollback, so numbers
-// commit in order and a rollback gives its numbers back: a project's committed
-// events are always 1 … N. Take them as late in the transaction as possible.
-//
-// On PostgreSQL the same statement queues a notification of projectID on
-// EventsChannel, which the database delivers on commit (and not at all on
-// rollback): one round trip less while the counter row is held.
+// them (they are last-n+1 … last). The project's counter row stays locked
+// until commit or rollback, so numbers commit in order and a rollback gives
+// its numbers back: a project's committed events are always 1 … N. Take them
+// as late in the transaction as possible. (SQLite; on PostgreSQL
+// appendPostgres numbers and inserts in one statement.)
 func (q EventQueries) nextEventSeqs(ctx context.Context, projectID string, n int) (int64, error) {
 	var last int64
-	const upsert = `INSERT INTO event_sequences (project_id, last_seq) VALUES (?, ?)
+	err := q.get(ctx, &last, `INSERT INTO event_sequences (project_id, last_seq) VALUES (?, ?)
 		ON CONFLICT (project_id) DO UPDATE SET last_seq = event_sequences.last_seq + excluded.last_seq
-		RETURNING last_seq`
-	if q.db.dialect != Postgres {
-		err := q.get(ctx, &last, upsert, projectID, n)
-		return last, err
-	}
-	err := q.get(ctx, &last, `WITH s AS (`+upsert+`) SELECT s.last_seq FROM s, pg_notify(?, ?)`,
-		projectID, n, EventsChannel, projectID)
+		RETURNING last_seq`, projectID, n)
 	return last, err
 }
 

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -12,15 +14,16 @@ import (
 
 const (
 	runColumns = `id, task_list_id, project_id, run_number, status, triggered_by, triggered_reason, retry_of_run_id,
-	max_parallel_agents, tasks_total, tasks_completed, tasks_failed, tasks_skipped, tasks_blocked, waves_total,
+	max_parallel_agents, schedule, tasks_total, tasks_completed, tasks_failed, tasks_skipped, tasks_blocked, waves_total,
 	waves_completed, current_wave, agents_spawned, agents_active, max_parallel_reached, started_at, completed_at,
 	duration_ms, failure_reason, last_error, created_by, created_at, updated_at`
 	waveColumns = `id, run_id, task_list_id, wave_number, status, task_count, completed_count, failed_count,
 	skipped_count, started_at, completed_at, duration_ms, created_at`
-	assignmentColumns = `id, wave_id, run_id, task_id, position, task_status, assigned_at, started_at, completed_at`
-	agentColumns      = `id, run_id, wave_id, task_id, task_list_id, process_id, hostname, working_directory, status,
+	assignmentColumns = `id, wave_id, run_id, task_id, position, task_status, assigned_at, started_at, completed_at,
+	claim_rank`
+	agentColumns = `id, run_id, wave_id, task_id, task_list_id, process_id, hostname, working_directory, status,
 	last_heartbeat_at, heartbeat_count, consecutive_missed_heartbeats, progress_percent, current_step, memory_mb,
-	cpu_percent, spawned_at, terminated_at, termination_reason, error_message, claimed_by`
+	cpu_percent, spawned_at, terminated_at, termination_reason, error_message, claimed_by, slot`
 	heartbeatColumns = `id, agent_id, run_id, task_id, status, progress_percent, current_step, memory_mb, cpu_percent,
 	recorded_at`
 	executionColumns = `id, task_id, task_list_id, run_id, agent_id, wave_id, attempt_number, status, started_at,
@@ -34,12 +37,24 @@ func (q RunQueries) insert(ctx context.Context, table, cols string, rows any) er
 	return err
 }
 
+// insertBatches inserts rows in statements of at most 1,000 rows: a run of
+// thousands of tasks stays under both databases' limits on parameters.
+func insertBatches[T any](ctx context.Context, q RunQueries, table, cols string, rows []T) error {
+	const batch = 1000
+	for start := 0; start < len(rows); start += batch {
+		if err := q.insert(ctx, table, cols, rows[start:min(start+batch, len(rows))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // InsertRun inserts an execution run.
 func (q RunQueries) InsertRun(ctx context.Context, r *domain.ExecutionRun) error {
 	return q.insert(ctx, "execution_runs", runColumns, r)
 }
 
-// UpdateRun writes a run's status and times (counters: RecountRun).
+// UpdateRun writes a run's status and times (counters: SealRunCounters).
 func (q RunQueries) UpdateRun(ctx context.Context, r *domain.ExecutionRun) error {
 	_, err := q.namedExec(ctx, `UPDATE execution_runs SET status = :status, current_wave = :current_wave,
 		started_at = :started_at, completed_at = :completed_at, duration_ms = :duration_ms,
@@ -47,10 +62,101 @@ func (q RunQueries) UpdateRun(ctx context.Context, r *domain.ExecutionRun) error
 	return err
 }
 
+// An active run's counters are not kept on its row, which every claim and
+// completion would then queue on: they are read from the rows that move
+// with each claim and outcome — the waves' counters (tasks completed, failed
+// and skipped, waves over), the slots (agents spawned and live, the highest
+// slot ever taken) and the list's BLOCKED tasks of the run. tasks_total and
+// waves_total are fixed when the run starts. SealRunCounters writes the same
+// values into the row when the run ends, and a finished run is read from its
+// row.
+
+// runCounter is the live expression of one counter of the run aliased r.
+func (q RunQueries) runCounters() []struct{ col, expr string } {
+	greatest := "GREATEST" // SQLite's two-argument MAX is PostgreSQL's GREATEST
+	if q.db.dialect == SQLite {
+		greatest = "MAX"
+	}
+	return []struct{ col, expr string }{
+		{"tasks_completed", `(SELECT COALESCE(SUM(w.completed_count), 0) FROM execution_waves w WHERE w.run_id = r.id)`},
+		{"tasks_failed", `(SELECT COALESCE(SUM(w.failed_count), 0) FROM execution_waves w WHERE w.run_id = r.id)`},
+		{"tasks_skipped", `(SELECT COALESCE(SUM(w.skipped_count), 0) FROM execution_waves w WHERE w.run_id = r.id)`},
+		{"tasks_blocked", `(SELECT COUNT(*) FROM tasks t JOIN wave_task_assignments a ON a.task_id = t.id AND a.run_id = r.id
+			WHERE t.task_list_id = r.task_list_id AND t.status = '` + string(domain.StatusBlocked) + `')`},
+		{"waves_completed", `(SELECT COUNT(*) FROM execution_waves w WHERE w.run_id = r.id AND w.status IN (` +
+			sqlList(domain.FinishedWaveStatuses) + `))`},
+		{"agents_spawned", `(SELECT COALESCE(SUM(s.claims), 0) FROM run_slots s WHERE s.run_id = r.id)`},
+		{"agents_active", `(SELECT COUNT(*) FROM run_slots s WHERE s.run_id = r.id AND s.agent_id IS NOT NULL)`},
+		{"max_parallel_reached", greatest + `(r.max_parallel_reached,
+			(SELECT COALESCE(MAX(s.slot), 0) FROM run_slots s WHERE s.run_id = r.id AND s.claims > 0))`},
+	}
+}
+
+// sqlList spells statuses as SQL string literals (the domain's own values,
+// never client input), for expressions that sit in a select list.
+func sqlList[S ~string](statuses []S) string {
+	parts := make([]string, len(statuses))
+	for i, s := range statuses {
+		parts[i] = "'" + string(s) + "'"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runSelect selects runs aliased r with their counters: live for an active
+// run, as sealed for a finished one.
+func (q RunQueries) runSelect() string {
+	cols := strings.Fields(strings.NewReplacer(",", " ").Replace(runColumns))
+	live := map[string]string{}
+	for _, c := range q.runCounters() {
+		live[c.col] = c.expr
+	}
+	active := sqlList(domain.ActiveRunStatuses)
+	for i, c := range cols {
+		if expr, ok := live[c]; ok {
+			cols[i] = `CASE WHEN r.status IN (` + active + `) THEN ` + expr + ` ELSE r.` + c + ` END AS ` + c
+		} else {
+			cols[i] = "r." + c
+		}
+	}
+	return `SELECT ` + strings.Join(cols, ", ") + ` FROM execution_runs r`
+}
+
+func (q RunQueries) runs(ctx context.Context, where string, args ...any) ([]*domain.ExecutionRun, error) {
+	query, args := in(q.runSelect()+` WHERE `+where, args...)
+	var out []*domain.ExecutionRun
+	if err := q.selectx(ctx, &out, query, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (q RunQueries) oneRun(ctx context.Context, where string, args ...any) (*domain.ExecutionRun, error) {
+	runs, err := q.runs(ctx, where, args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, ErrNotFound
+	}
+	return runs[0], nil
+}
+
 // RunForUpdate loads a run and, inside a PostgreSQL transaction, locks it.
 func (q RunQueries) RunForUpdate(ctx context.Context, id string) (*domain.ExecutionRun, error) {
+	lock := ""
+	if q.db.dialect == Postgres && q.inTx {
+		lock = " FOR NO KEY UPDATE OF r"
+	}
+	return q.oneRun(ctx, `r.id = ?`+lock, id)
+}
+
+// RunRow loads a run's own row without locking it and without its live
+// counters (those of an active run read as stored: stale). For the agent
+// protocol's hot paths, which need the run's status, schedule and limits only
+// and never show the run.
+func (q RunQueries) RunRow(ctx context.Context, id string) (*domain.ExecutionRun, error) {
 	var r domain.ExecutionRun
-	if err := q.get(ctx, &r, `SELECT * FROM execution_runs WHERE id = ?`+q.forUpdate(), id); err != nil {
+	if err := q.getP(ctx, &r, `SELECT * FROM execution_runs WHERE id = ?`, id); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -58,31 +164,22 @@ func (q RunQueries) RunForUpdate(ctx context.Context, id string) (*domain.Execut
 
 // RunsByIDs loads runs by id.
 func (q RunQueries) RunsByIDs(ctx context.Context, ids []string) ([]*domain.ExecutionRun, error) {
-	return byIDs[domain.ExecutionRun](ctx, q.Q, "execution_runs", ids)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return q.runs(ctx, `r.id IN (?) ORDER BY r.id`, ids)
 }
 
 // ActiveRunOfList is the list's run in domain.ActiveRunStatuses, if any.
 func (q RunQueries) ActiveRunOfList(ctx context.Context, listID string) (*domain.ExecutionRun, error) {
-	var r domain.ExecutionRun
-	query, args := in(`SELECT * FROM execution_runs WHERE task_list_id = ? AND status IN (?)`,
-		listID, domain.ActiveRunStatuses)
-	if err := q.get(ctx, &r, query, args...); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return q.oneRun(ctx, `r.task_list_id = ? AND r.status IN (?)`, listID, domain.ActiveRunStatuses)
 }
 
 // OpenRunOfTask is the unfinished run in which the task's place is still open
 // (its assignment PENDING or IN_PROGRESS), if any.
 func (q RunQueries) OpenRunOfTask(ctx context.Context, taskID string) (*domain.ExecutionRun, error) {
-	var r domain.ExecutionRun
-	query, args := in(`SELECT r.* FROM execution_runs r JOIN wave_task_assignments a ON a.run_id = r.id
-		WHERE a.task_id = ? AND r.status IN (?) AND a.task_status IN (?) LIMIT 1`,
-		taskID, domain.ActiveRunStatuses, domain.OpenWaveStatuses)
-	if err := q.get(ctx, &r, query, args...); err != nil {
-		return nil, err
-	}
-	return &r, nil
+	return q.oneRun(ctx, `r.status IN (?) AND r.id IN (SELECT a.run_id FROM wave_task_assignments a
+		WHERE a.task_id = ? AND a.task_status IN (?)) LIMIT 1`, domain.ActiveRunStatuses, taskID, domain.OpenWaveStatuses)
 }
 
 // NextRunNumber is the number of a list's next run.
@@ -92,64 +189,61 @@ func (q RunQueries) NextRunNumber(ctx context.Context, listID string) (int, erro
 	return n, err
 }
 
-// RecountRun makes a run's counters true to its rows (max_parallel_reached
-// only rises) and reads the whole row back into run, so the caller answers
-// with what is stored.
-func (q RunQueries) RecountRun(ctx context.Context, run *domain.ExecutionRun, now time.Time) error {
-	runID := run.ID
-	greatest := "GREATEST" // SQLite's two-argument MAX is PostgreSQL's GREATEST
-	if q.db.dialect == SQLite {
-		greatest = "MAX"
+// SealRunCounters writes the live counters of a run that ends into its row
+// and reads the whole row back into run, so the caller answers with what is
+// stored. The caller holds the run's lock.
+func (q RunQueries) SealRunCounters(ctx context.Context, run *domain.ExecutionRun, now time.Time) error {
+	var sets []string
+	for _, c := range q.runCounters() {
+		sets = append(sets, c.col+" = "+c.expr)
 	}
-	// One pass over each table (row-value assignments), in one statement.
-	query, args := in(`UPDATE execution_runs SET
-		(tasks_total, tasks_completed, tasks_failed, tasks_skipped) = (SELECT COUNT(*),
-			COALESCE(SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END), 0),
-			COALESCE(SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END), 0),
-			COALESCE(SUM(CASE WHEN task_status = ? THEN 1 ELSE 0 END), 0)
-			FROM wave_task_assignments WHERE run_id = ?),
-		tasks_blocked = (SELECT COUNT(*) FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
-			WHERE a.run_id = ? AND t.status = ?),
-		(waves_total, waves_completed) = (SELECT COUNT(*),
-			COALESCE(SUM(CASE WHEN status IN (?) THEN 1 ELSE 0 END), 0)
-			FROM execution_waves WHERE run_id = ?),
-		(agents_spawned, agents_active) = (SELECT COUNT(*),
-			COALESCE(SUM(CASE WHEN status <> ? THEN 1 ELSE 0 END), 0)
-			FROM build_agents WHERE run_id = ?),
-		max_parallel_reached = `+greatest+`(max_parallel_reached,
-			(SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> ?)),
-		updated_at = ?
-		WHERE id = ? RETURNING *`,
-		domain.WaveCompleted, domain.WaveFailed, domain.WaveSkipped, runID,
-		runID, domain.StatusBlocked,
-		domain.FinishedWaveStatuses, runID,
-		domain.AgentTerminated, runID,
-		runID, domain.AgentTerminated,
-		now, runID)
-	return q.get(ctx, run, query, args...)
+	if _, err := q.exec(ctx, `UPDATE execution_runs AS r SET `+strings.Join(sets, ", ")+`, updated_at = ? WHERE r.id = ?`,
+		now, run.ID); err != nil {
+		return err
+	}
+	sealed, err := q.RunRow(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	*run = *sealed
+	return nil
+}
+
+// Reload reads run again with its counters (live while it is active), so a
+// mutation answers with the run as it now stands.
+func (q RunQueries) Reload(ctx context.Context, run *domain.ExecutionRun) error {
+	r, err := q.oneRun(ctx, `r.id = ?`, run.ID)
+	if err != nil {
+		return err
+	}
+	*run = *r
+	return nil
 }
 
 // InsertWaves inserts waves.
 func (q RunQueries) InsertWaves(ctx context.Context, ws []*domain.Wave) error {
-	if len(ws) == 0 {
-		return nil
-	}
-	return q.insert(ctx, "execution_waves", waveColumns, ws)
+	return insertBatches(ctx, q, "execution_waves", waveColumns, ws)
 }
 
 // InsertAssignments inserts wave assignments.
 func (q RunQueries) InsertAssignments(ctx context.Context, as []*domain.WaveTaskAssignment) error {
-	if len(as) == 0 {
-		return nil
-	}
-	return q.insert(ctx, "wave_task_assignments", assignmentColumns, as)
+	return insertBatches(ctx, q, "wave_task_assignments", assignmentColumns, as)
 }
 
 // WavesOfRun lists a run's waves in order.
 func (q RunQueries) WavesOfRun(ctx context.Context, runID string) ([]*domain.Wave, error) {
 	var out []*domain.Wave
-	err := q.selectx(ctx, &out, `SELECT * FROM execution_waves WHERE run_id = ? ORDER BY wave_number`, runID)
+	err := q.selectP(ctx, &out, `SELECT * FROM execution_waves WHERE run_id = ? ORDER BY wave_number`, runID)
 	return out, err
+}
+
+// WaveOfRun loads a run's wave by number.
+func (q RunQueries) WaveOfRun(ctx context.Context, runID string, number int) (*domain.Wave, error) {
+	var w domain.Wave
+	if err := q.getP(ctx, &w, `SELECT * FROM execution_waves WHERE run_id = ? AND wave_number = ?`, runID, number); err != nil {
+		return nil, err
+	}
+	return &w, nil
 }
 
 // WavesByIDs loads waves by id.
@@ -157,12 +251,38 @@ func (q RunQueries) WavesByIDs(ctx context.Context, ids []string) ([]*domain.Wav
 	return byIDs[domain.Wave](ctx, q.Q, "execution_waves", ids)
 }
 
-// UpdateWave writes a wave's status, counts and times.
-func (q RunQueries) UpdateWave(ctx context.Context, w *domain.Wave) error {
-	_, err := q.namedExec(ctx, `UPDATE execution_waves SET status = :status, completed_count = :completed_count,
-		failed_count = :failed_count, skipped_count = :skipped_count, started_at = :started_at,
+// UpdateWaveStatus writes a wave's status and times. Its counters move only
+// through AddWaveCounts.
+func (q RunQueries) UpdateWaveStatus(ctx context.Context, w *domain.Wave) error {
+	_, err := q.namedExec(ctx, `UPDATE execution_waves SET status = :status, started_at = :started_at,
 		completed_at = :completed_at, duration_ms = :duration_ms WHERE id = :id`, w)
 	return err
+}
+
+// AddWaveCounts adds to a wave's counters of completed, failed and skipped
+// tasks and returns the wave as it now stands. The caller holds the run's
+// project's event sequence, as every writer of the run's waves does, so the
+// one whose task closes the wave sees it closed.
+func (q RunQueries) AddWaveCounts(ctx context.Context, waveID string, completed, failed, skipped int) (*domain.Wave, error) {
+	var w domain.Wave
+	if err := q.get(ctx, &w, `UPDATE execution_waves SET completed_count = completed_count + ?,
+		failed_count = failed_count + ?, skipped_count = skipped_count + ? WHERE id = ? RETURNING *`,
+		completed, failed, skipped, waveID); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// StartWave moves a PENDING wave to IN_PROGRESS at now and reports whether
+// it did (false: it had started already).
+func (q RunQueries) StartWave(ctx context.Context, waveID string, now time.Time) (bool, error) {
+	res, err := q.exec(ctx, `UPDATE execution_waves SET status = ?, started_at = ? WHERE id = ? AND status = ?`,
+		domain.WaveInProgress, now, waveID, domain.WavePending)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // AssignmentsOfRun lists a run's assignments by wave and position.
@@ -173,60 +293,94 @@ func (q RunQueries) AssignmentsOfRun(ctx context.Context, runID string) ([]*doma
 	return out, err
 }
 
-// AssignmentsOfWave lists a wave's assignments by position.
-func (q RunQueries) AssignmentsOfWave(ctx context.Context, waveID string) ([]*domain.WaveTaskAssignment, error) {
-	var out []*domain.WaveTaskAssignment
-	err := q.selectx(ctx, &out, `SELECT * FROM wave_task_assignments WHERE wave_id = ? ORDER BY position`, waveID)
-	return out, err
-}
-
-// SetAssignmentStatus moves a task's assignment in a run.
-func (q RunQueries) SetAssignmentStatus(ctx context.Context, runID, taskID string, st domain.WaveStatus, now time.Time) error {
-	query := `UPDATE wave_task_assignments SET task_status = ?`
+// SetAssignmentStatus moves a task's assignment in a run from one of the
+// statuses from to st and returns it as it now is (ErrNotFound: the task has
+// no place in the run in one of those statuses, and nothing moved).
+func (q RunQueries) SetAssignmentStatus(ctx context.Context, runID, taskID string, from []domain.WaveStatus, st domain.WaveStatus,
+	now time.Time,
+) (*domain.WaveTaskAssignment, error) {
+	set := `UPDATE wave_task_assignments SET task_status = ?`
 	args := []any{st}
 	switch st {
 	case domain.WaveInProgress:
-		query += `, started_at = ?, completed_at = NULL`
+		set += `, started_at = ?, completed_at = NULL`
 		args = append(args, now)
 	case domain.WavePending:
-		query += `, completed_at = NULL`
+		set += `, completed_at = NULL`
 	default:
-		query += `, completed_at = ?`
+		set += `, completed_at = ?`
 		args = append(args, now)
 	}
-	query += ` WHERE run_id = ? AND task_id = ?`
-	_, err := q.exec(ctx, query, append(args, runID, taskID)...)
-	return err
+	query, args := in(set+` WHERE run_id = ? AND task_id = ? AND task_status IN (?) RETURNING *`,
+		append(args, runID, taskID, from)...)
+	var a domain.WaveTaskAssignment
+	if err := q.getP(ctx, &a, query, args...); err != nil {
+		return nil, err
+	}
+	return &a, nil
 }
 
-// ClaimableTask picks the PENDING task of a wave with the highest priority
-// score (ties by display id) and locks it; on PostgreSQL a task another
-// claimer holds locked is passed over (SKIP LOCKED), and so is a task that a
-// PENDING blocking question holds back. ErrNotFound: none.
-func (q RunQueries) ClaimableTask(ctx context.Context, waveID string) (*domain.Task, error) {
+// claimWindow is how many of a list's best PENDING tasks a WAVES claim
+// looks at first: more than the claims that can be in flight at once hold.
+const claimWindow = 128
+
+// ClaimableTask picks the PENDING task of a wave of run (of list) with the
+// highest priority score (ties by display id) and locks it; on PostgreSQL a
+// task another claimer holds locked is passed over (SKIP LOCKED), and so is
+// a task that a PENDING blocking question holds back. It looks at the
+// list's best claimWindow PENDING tasks first, in order — an ordered index
+// scan (tasks_task_list_id_status_idx) — so a claim costs the same in a wave
+// of 10 tasks as in one of 10,000; only when none of those qualifies does it look at every PENDING
+// task of the wave. ErrNotFound: none.
+func (q RunQueries) ClaimableTask(ctx context.Context, listID, runID, waveID string) (*domain.Task, error) {
 	lock := ""
 	if q.db.dialect == Postgres && q.inTx {
 		lock = " FOR NO KEY UPDATE OF t SKIP LOCKED"
 	}
+	qualifies := `t.status = ? AND EXISTS (SELECT 1 FROM wave_task_assignments a WHERE a.run_id = ? AND a.task_id = t.id
+		AND a.wave_id = ? AND a.task_status = ?)` + notHeldByQuestion
+	args := []any{domain.StatusPending, runID, waveID, domain.WavePending, domain.QuestionPending}
 	var t domain.Task
-	if err := q.get(ctx, &t, `SELECT t.* FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
-		WHERE a.wave_id = ? AND a.task_status = ? AND t.status = ?`+notHeldByQuestion+`
-		ORDER BY t.priority_score DESC, t.display_id LIMIT 1`+lock, waveID, domain.WavePending, domain.StatusPending,
-		domain.QuestionPending); err != nil {
+	// The window is a subquery with its own order and limit: the planner
+	// keeps it apart (no statistics turn it into a sort of the whole run)
+	// and knows its rows come in order, so it reads them one at a time and
+	// stops at the first that qualifies.
+	err := q.getP(ctx, &t, `SELECT t.* FROM (SELECT id, priority_score, display_id FROM tasks
+			WHERE task_list_id = ? AND status = ? ORDER BY priority_score DESC, display_id LIMIT `+strconv.Itoa(claimWindow)+`) c
+		JOIN tasks t ON t.id = c.id WHERE `+qualifies+`
+		ORDER BY c.priority_score DESC, c.display_id LIMIT 1`+lock,
+		append([]any{listID, domain.StatusPending}, args...)...)
+	if errors.Is(err, ErrNotFound) {
+		err = q.get(ctx, &t, `SELECT t.* FROM wave_task_assignments w JOIN tasks t ON t.id = w.task_id
+			WHERE w.wave_id = ? AND w.task_status = ? AND `+qualifies+`
+			ORDER BY t.priority_score DESC, t.display_id LIMIT 1`+lock,
+			append([]any{waveID, domain.WavePending}, args...)...)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &t, nil
 }
 
+// CountClaimable counts the tasks ClaimableTask may pick, locked or not.
+func (q RunQueries) CountClaimable(ctx context.Context, waveID string) (int, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT COUNT(*) FROM wave_task_assignments a JOIN tasks t ON t.id = a.task_id
+		WHERE a.wave_id = ? AND a.task_status = ? AND t.status = ?`+notHeldByQuestion,
+		waveID, domain.WavePending, domain.StatusPending, domain.QuestionPending)
+	return n, err
+}
+
 // InsertAgent inserts a build agent.
 func (q RunQueries) InsertAgent(ctx context.Context, a *domain.BuildAgent) error {
-	return q.insert(ctx, "build_agents", agentColumns, a)
+	_, err := q.namedExecP(ctx, `INSERT INTO build_agents (`+agentColumns+`) VALUES (`+namedList(agentColumns)+`)`, a)
+	return err
 }
 
 // AgentForUpdate loads an agent and, inside a PostgreSQL transaction, locks it.
 func (q RunQueries) AgentForUpdate(ctx context.Context, id string) (*domain.BuildAgent, error) {
 	var a domain.BuildAgent
-	if err := q.get(ctx, &a, `SELECT * FROM build_agents WHERE id = ?`+q.forUpdate(), id); err != nil {
+	if err := q.getP(ctx, &a, `SELECT * FROM build_agents WHERE id = ?`+q.forUpdate(), id); err != nil {
 		return nil, err
 	}
 	return &a, nil
@@ -254,16 +408,9 @@ func (q RunQueries) AgentsOfRun(ctx context.Context, runID string) ([]*domain.Bu
 	return out, err
 }
 
-// CountLiveAgents counts a run's agents not terminated.
-func (q RunQueries) CountLiveAgents(ctx context.Context, runID string) (int, error) {
-	var n int
-	err := q.get(ctx, &n, `SELECT COUNT(*) FROM build_agents WHERE run_id = ? AND status <> ?`, runID, domain.AgentTerminated)
-	return n, err
-}
-
 // UpdateAgent writes an agent's mutable columns.
 func (q RunQueries) UpdateAgent(ctx context.Context, a *domain.BuildAgent) error {
-	_, err := q.namedExec(ctx, `UPDATE build_agents SET status = :status, last_heartbeat_at = :last_heartbeat_at,
+	_, err := q.namedExecP(ctx, `UPDATE build_agents SET status = :status, last_heartbeat_at = :last_heartbeat_at,
 		heartbeat_count = :heartbeat_count, progress_percent = :progress_percent, current_step = :current_step,
 		memory_mb = :memory_mb, cpu_percent = :cpu_percent, terminated_at = :terminated_at,
 		termination_reason = :termination_reason, error_message = :error_message WHERE id = :id`, a)
@@ -277,13 +424,14 @@ func (q RunQueries) InsertHeartbeat(ctx context.Context, h *domain.AgentHeartbea
 
 // InsertExecution inserts a task execution.
 func (q RunQueries) InsertExecution(ctx context.Context, e *domain.TaskExecution) error {
-	return q.insert(ctx, "task_executions", executionColumns, e)
+	_, err := q.namedExecP(ctx, `INSERT INTO task_executions (`+executionColumns+`) VALUES (`+namedList(executionColumns)+`)`, e)
+	return err
 }
 
 // ExecutionOfAgent is the execution an agent runs.
 func (q RunQueries) ExecutionOfAgent(ctx context.Context, agentID string) (*domain.TaskExecution, error) {
 	var e domain.TaskExecution
-	if err := q.get(ctx, &e, `SELECT * FROM task_executions WHERE agent_id = ?`, agentID); err != nil {
+	if err := q.getP(ctx, &e, `SELECT * FROM task_executions WHERE agent_id = ?`, agentID); err != nil {
 		return nil, err
 	}
 	return &e, nil
@@ -304,13 +452,13 @@ func (q RunQueries) ExecutionsOfTask(ctx context.Context, taskID string) ([]*dom
 // CountAttempts counts a task's executions in a run.
 func (q RunQueries) CountAttempts(ctx context.Context, runID, taskID string) (int, error) {
 	var n int
-	err := q.get(ctx, &n, `SELECT COUNT(*) FROM task_executions WHERE run_id = ? AND task_id = ?`, runID, taskID)
+	err := q.getP(ctx, &n, `SELECT COUNT(*) FROM task_executions WHERE run_id = ? AND task_id = ?`, runID, taskID)
 	return n, err
 }
 
 // UpdateExecution writes an execution's outcome.
 func (q RunQueries) UpdateExecution(ctx context.Context, e *domain.TaskExecution) error {
-	_, err := q.namedExec(ctx, `UPDATE task_executions SET status = :status, ended_at = :ended_at,
+	_, err := q.namedExecP(ctx, `UPDATE task_executions SET status = :status, ended_at = :ended_at,
 		duration_ms = :duration_ms, last_error = :last_error, files_modified = :files_modified,
 		git_commits = :git_commits WHERE id = :id`, e)
 	return err
@@ -359,7 +507,7 @@ func (q RunQueries) InsertTestResult(ctx context.Context, r *domain.TaskTestResu
 // TestResultsOfExecution lists an execution's test results in record order.
 func (q RunQueries) TestResultsOfExecution(ctx context.Context, executionID string) ([]*domain.TaskTestResult, error) {
 	var out []*domain.TaskTestResult
-	err := q.selectx(ctx, &out, `SELECT * FROM task_test_results WHERE execution_id = ? ORDER BY executed_at, id`, executionID)
+	err := q.selectP(ctx, &out, `SELECT * FROM task_test_results WHERE execution_id = ? ORDER BY executed_at, id`, executionID)
 	return out, err
 }
 

@@ -171,7 +171,7 @@ func (q GroupingQueries) ExpiredSuggestionsForUpdate(ctx context.Context, now ti
 // missing), or returns ErrNotFound when another replica holds it.
 func (q GroupingQueries) CursorForUpdate(ctx context.Context, projectID string) (lastSeq int64, lastLinkAt *time.Time, err error) {
 	if _, err := q.exec(ctx, `INSERT INTO grouping_cursors (project_id, last_seq, updated_at) VALUES (?, 0, ?)
-		ON CONFLICT (project_id) DO NOTHING`, projectID, time.Now().UTC()); err != nil {
+		ON CONFLICT (project_id) DO NOTHING`, projectID, q.db.Clock()); err != nil {
 		return 0, nil, err
 	}
 	lock := ""
@@ -191,7 +191,7 @@ func (q GroupingQueries) CursorForUpdate(ctx context.Context, projectID string) 
 // AdvanceCursor records how far the project's triggers were handled.
 func (q GroupingQueries) AdvanceCursor(ctx context.Context, projectID string, lastSeq int64, lastLinkAt *time.Time) error {
 	_, err := q.exec(ctx, `UPDATE grouping_cursors SET last_seq = ?, last_link_at = ?, updated_at = ? WHERE project_id = ?`,
-		lastSeq, lastLinkAt, time.Now().UTC(), projectID)
+		lastSeq, lastLinkAt, q.db.Clock(), projectID)
 	return err
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
@@ -32,4 +33,111 @@ func (q RunQueries) HeartbeatsOfAgents(ctx context.Context, agents []string, pag
 // CountHeartbeatsOfAgents counts the recorded heartbeats of each agent.
 func (q RunQueries) CountHeartbeatsOfAgents(ctx context.Context, agents []string) (map[string]int, error) {
 	return heartbeatPageQuery(agents, domain.PageArgs{}).count(ctx, q.Q)
+}
+
+// Pulse is a heartbeat that PulseAgent may record alone: the agent, who
+// calls (their claim on it and the projects they may see) and what the
+// heartbeat reports.
+type Pulse struct {
+	AgentID     string
+	HeartbeatID string // the id of the heartbeat row to write
+	// AnyClaimer: the caller may speak for any agent (an admin); otherwise
+	// only for the agents it claimed (ClaimedBy).
+	AnyClaimer      bool
+	ClaimedBy       string
+	Scope           domain.ProjectScope
+	ProgressPercent *int
+	CurrentStep     *string
+	MemoryMb        *int
+	CPUPercent      *float64
+}
+
+// Pulsed is the agent after a pulse and its run's status.
+type Pulsed struct {
+	domain.BuildAgent
+	RunStatus domain.RunStatus `db:"pulse_run_status"`
+}
+
+// PulseAgent records the heartbeat of a live agent that tells watchers
+// nothing new — the negation of domain.HeartbeatIsNews: not the agent's
+// first heartbeat, and any progress or step it reports equal to the agent's
+// — when the caller may speak for it: it stamps the agent's last heartbeat
+// with the database clock, counts it, writes the heartbeat's row and returns
+// the agent with its run's status. On PostgreSQL that is one statement on
+// the pool, which locks only the agent's row (for its own duration); on
+// SQLite one short transaction. ErrNotFound: the heartbeat needs the full
+// path (the agent is not live or not the caller's, not visible, or the
+// heartbeat is news); nothing was written.
+func (d *DB) PulseAgent(ctx context.Context, p Pulse) (*Pulsed, error) {
+	cond := `id = ? AND status <> ? AND heartbeat_count > 0`
+	args := []any{p.AgentID, domain.AgentTerminated}
+	if p.ProgressPercent != nil {
+		cond += ` AND progress_percent = ?`
+		args = append(args, *p.ProgressPercent)
+	}
+	if p.CurrentStep != nil {
+		cond += ` AND current_step = ?`
+		args = append(args, *p.CurrentStep)
+	}
+	if !p.AnyClaimer {
+		cond += ` AND claimed_by = ?`
+		args = append(args, p.ClaimedBy)
+	}
+	switch {
+	case p.Scope.All:
+	case p.Scope.ProjectID != "":
+		cond += ` AND run_id IN (SELECT r.id FROM execution_runs r WHERE r.id = build_agents.run_id AND r.project_id = ?)`
+		args = append(args, p.Scope.ProjectID)
+	default:
+		cond += ` AND run_id IN (SELECT r.id FROM execution_runs r JOIN projects pr ON pr.id = r.project_id
+			WHERE r.id = build_agents.run_id AND pr.owner_id = ?)`
+		args = append(args, p.Scope.OwnerID)
+	}
+	set := `last_heartbeat_at = %s, heartbeat_count = heartbeat_count + 1`
+	var setArgs []any
+	if p.MemoryMb != nil {
+		set += `, memory_mb = ?`
+		setArgs = append(setArgs, *p.MemoryMb)
+	}
+	if p.CPUPercent != nil {
+		set += `, cpu_percent = ?`
+		setArgs = append(setArgs, *p.CPUPercent)
+	}
+	hbArgs := []any{p.HeartbeatID, p.ProgressPercent, p.CurrentStep, p.MemoryMb, p.CPUPercent}
+	var out Pulsed
+	if d.dialect == Postgres {
+		query := `WITH a AS (UPDATE build_agents SET ` + fmt.Sprintf(set, "clock_timestamp()") + ` WHERE ` + cond + ` RETURNING *),
+			h AS (INSERT INTO agent_heartbeats (id, agent_id, run_id, task_id, status, progress_percent, current_step,
+				memory_mb, cpu_percent, recorded_at)
+				SELECT CAST(? AS UUID), a.id, a.run_id, a.task_id, a.status, CAST(? AS INTEGER), CAST(? AS TEXT),
+					CAST(? AS INTEGER), CAST(? AS DOUBLE PRECISION), a.last_heartbeat_at FROM a)
+			SELECT a.*, r.status AS pulse_run_status FROM a JOIN execution_runs r ON r.id = a.run_id`
+		all := append(append(setArgs, args...), hbArgs...)
+		if err := d.Q.getP(ctx, &out, query, all...); err != nil {
+			return nil, err
+		}
+		return &out, nil
+	}
+	err := d.InTx(ctx, func(q *Q) error {
+		now, err := q.Now(ctx)
+		if err != nil {
+			return err
+		}
+		query := `UPDATE build_agents SET ` + fmt.Sprintf(set, "?") + ` WHERE ` + cond + ` RETURNING *`
+		if err := q.getP(ctx, &out.BuildAgent, query, append(append([]any{now}, setArgs...), args...)...); err != nil {
+			return err
+		}
+		a := &out.BuildAgent
+		if _, err := q.execP(ctx, `INSERT INTO agent_heartbeats (id, agent_id, run_id, task_id, status, progress_percent,
+			current_step, memory_mb, cpu_percent, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			p.HeartbeatID, a.ID, a.RunID, a.TaskID, a.Status, p.ProgressPercent, p.CurrentStep, p.MemoryMb, p.CPUPercent,
+			a.LastHeartbeatAt); err != nil {
+			return err
+		}
+		return q.getP(ctx, &out.RunStatus, `SELECT status FROM execution_runs WHERE id = ?`, a.RunID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

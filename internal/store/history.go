@@ -2,14 +2,17 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
 // InsertStateChange records one lifecycle step of a task.
 func (q TaskQueries) InsertStateChange(ctx context.Context, c *domain.TaskStateChange) error {
-	_, err := q.exec(ctx, `INSERT INTO task_state_history (id, task_id, execution_run_id, from_status, to_status, reason, changed_by, changed_at)
+	_, err := q.execP(ctx, `INSERT INTO task_state_history (id, task_id, execution_run_id, from_status, to_status, reason, changed_by, changed_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.TaskID, c.ExecutionRunID, c.FromStatus, c.ToStatus, c.Reason, c.ChangedBy, c.ChangedAt)
 	return err
 }
@@ -68,6 +71,11 @@ func (q TaskQueries) ReplaceFileImpacts(ctx context.Context, taskID string, impa
 	if _, err := q.exec(ctx, `DELETE FROM task_file_impacts WHERE task_id = ?`, taskID); err != nil {
 		return err
 	}
+	return q.InsertFileImpacts(ctx, impacts)
+}
+
+// InsertFileImpacts adds the file impacts of a new task, in one statement.
+func (q TaskQueries) InsertFileImpacts(ctx context.Context, impacts []*domain.TaskFileImpact) error {
 	if len(impacts) == 0 {
 		return nil
 	}
@@ -85,4 +93,67 @@ func (q TaskQueries) FileImpactsByIDs(ctx context.Context, ids []string) ([]*dom
 // FileImpactsOfTasks lists the file impacts of tasks by path.
 func (q TaskQueries) FileImpactsOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskFileImpact, error) {
 	return byColumn[domain.TaskFileImpact](ctx, q.Q, "task_file_impacts", "task_id", taskIDs, "file_path, operation, id")
+}
+
+// ItemUpdate is a list item's new status and times (SetItemStatus).
+type ItemUpdate struct {
+	Status      domain.ItemStatus
+	StartedAt   *time.Time
+	CompletedAt *time.Time
+}
+
+// SaveTransition writes a task after lifecycle moves, with their history
+// rows and its list item's new status (item nil: unchanged) — one statement
+// on PostgreSQL. ErrVersionConflict: the task changed meanwhile.
+func (q TaskQueries) SaveTransition(ctx context.Context, t *domain.Task, changes []*domain.TaskStateChange, item *ItemUpdate) error {
+	if q.db.dialect != Postgres || len(changes) > 4 {
+		for _, c := range changes {
+			if err := q.InsertStateChange(ctx, c); err != nil {
+				return err
+			}
+		}
+		if item != nil {
+			if err := q.Q.Lists.SetItemStatus(ctx, t.ID, item.Status, item.StartedAt, item.CompletedAt); err != nil {
+				return err
+			}
+		}
+		return q.UpdateTask(ctx, t)
+	}
+	var b strings.Builder
+	var args []any
+	b.WriteString(`WITH `)
+	if len(changes) > 0 {
+		b.WriteString(`h AS (INSERT INTO task_state_history (id, task_id, execution_run_id, from_status, to_status, reason,
+			changed_by, changed_at) VALUES `)
+		for i, c := range changes {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(`(?, ?, ?, ?, ?, ?, ?, ?)`)
+			args = append(args, c.ID, c.TaskID, c.ExecutionRunID, c.FromStatus, c.ToStatus, c.Reason, c.ChangedBy, c.ChangedAt)
+		}
+		b.WriteString(`), `)
+	}
+	if item != nil {
+		b.WriteString(`i AS (UPDATE task_list_items SET item_status = ?, started_at = COALESCE(started_at, CAST(? AS TIMESTAMPTZ)),
+			completed_at = ? WHERE task_id = ?), `)
+		args = append(args, item.Status, item.StartedAt, item.CompletedAt, t.ID)
+	}
+	update, updateArgs, err := sqlx.Named(updateTaskSQL, t)
+	if err != nil {
+		return err
+	}
+	query := ""
+	if len(changes) > 0 || item != nil {
+		query = strings.TrimSuffix(b.String(), ", ") + " "
+	}
+	n, err := q.execP(ctx, query+update, append(args, updateArgs...)...)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrVersionConflict
+	}
+	t.Version++
+	return nil
 }

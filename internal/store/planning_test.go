@@ -15,7 +15,7 @@ import (
 func TestPlanningReads(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
 		newList := func(name string) *domain.TaskList {
-			l := &domain.TaskList{ID: uuid.NewString(), Name: name, ProjectID: b.project.ID, UserID: b.user.ID,
+			l := &domain.TaskList{ID: uuid.NewString(), Schedule: domain.ScheduleWaves, Name: name, ProjectID: b.project.ID, UserID: b.user.ID,
 				Status: domain.ListDraft, MaxParallelAgents: 3, CreatedAt: ts(0), UpdatedAt: ts(0)}
 			require.NoError(t, b.db.Lists.InsertTaskList(b.ctx, l))
 			return l

@@ -46,6 +46,28 @@ func (q TaskQueries) RelationshipsOfTasks(ctx context.Context, taskIDs []string)
 	return out, err
 }
 
+// RelationshipsFromTasks lists the links that start at one of the tasks
+// (their outgoing links), oldest first.
+func (q TaskQueries) RelationshipsFromTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskRelationship, error) {
+	return q.relationshipsAt(ctx, "source_task_id", taskIDs)
+}
+
+// RelationshipsToTasks lists the links that end at one of the tasks (their
+// incoming links), oldest first.
+func (q TaskQueries) RelationshipsToTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskRelationship, error) {
+	return q.relationshipsAt(ctx, "target_task_id", taskIDs)
+}
+
+func (q TaskQueries) relationshipsAt(ctx context.Context, end string, taskIDs []string) ([]*domain.TaskRelationship, error) {
+	if len(taskIDs) == 0 {
+		return nil, nil
+	}
+	query, args := in(`SELECT * FROM task_relationships WHERE `+end+` IN (?) ORDER BY created_at, id`, taskIDs)
+	var out []*domain.TaskRelationship
+	err := q.selectx(ctx, &out, query, args...)
+	return out, err
+}
+
 // DeleteLink removes the link of a type between two tasks, if there is one.
 func (q TaskQueries) DeleteLink(ctx context.Context, source, target string, typ domain.RelationshipType) error {
 	_, err := q.exec(ctx, `DELETE FROM task_relationships WHERE source_task_id = ? AND target_task_id = ? AND relationship_type = ?`,

@@ -58,5 +58,7 @@ func TestInTxRetriesAfterDeadlock(t *testing.T) {
 	}
 	require.NoError(t, <-errs)
 	require.NoError(t, <-errs)
-	require.Equal(t, int32(3), attempts.Load(), "one of the two ran again")
+	// At least one ran again; on a loaded machine the rerun can meet the
+	// other's second lock again and deadlock once more before both pass.
+	require.GreaterOrEqual(t, attempts.Load(), int32(3), "one of the two ran again")
 }

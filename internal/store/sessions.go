@@ -111,14 +111,17 @@ func (q SessionQueries) CountStatesBySessions(ctx context.Context, sessions []st
 	return childCounts(ctx, q.Q, statePage(domain.PageArgs{}), "st.session_id", sessions)
 }
 
-// SessionQuery selects a project's sessions.
+// SessionQuery selects a project's sessions: those in Status (empty: all),
+// of TaskID and of RunID when set.
 type SessionQuery struct {
-	ProjectID string
-	Status    []domain.AgentSessionStatus
-	Page      domain.PageArgs
+	ProjectID     string
+	Status        []domain.AgentSessionStatus
+	TaskID, RunID *string
+	Page          domain.PageArgs
 }
 
-// Sessions pages a project's sessions, newest first.
+// Sessions pages a project's sessions, newest first (the task_id and run_id
+// indexes serve the filters).
 func (q SessionQueries) Sessions(ctx context.Context, sq SessionQuery) (domain.Page[*domain.AgentSession], error) {
 	pq := &pageQuery[*domain.AgentSession]{
 		selectCols: "s.*", from: "agent_sessions s", idCol: "s.id",
@@ -130,6 +133,12 @@ func (q SessionQueries) Sessions(ctx context.Context, sq SessionQuery) (domain.P
 	pq.filter("s.project_id = ?", sq.ProjectID)
 	if len(sq.Status) > 0 {
 		pq.filter("s.status IN (?)", sq.Status)
+	}
+	if sq.TaskID != nil {
+		pq.filter("s.task_id = ?", *sq.TaskID)
+	}
+	if sq.RunID != nil {
+		pq.filter("s.run_id = ?", *sq.RunID)
 	}
 	return rootPage(ctx, q.Q, pq)
 }
@@ -278,6 +287,31 @@ func (q SessionQueries) LessonsByIDs(ctx context.Context, ids []string) ([]*doma
 		return nil, err
 	}
 	return out, nil
+}
+
+func sessionLessonPage(page domain.PageArgs) *pageQuery[*domain.Lesson] {
+	return &pageQuery[*domain.Lesson]{
+		selectCols: lessonColumns("ls"), from: "lessons ls", idCol: "ls.id",
+		key:   sortKey{col: "ls.created_at", kind: keyTime},
+		keyOf: func(l *domain.Lesson) any { return l.CreatedAt },
+		idOf:  func(l *domain.Lesson) string { return l.ID },
+		page:  page,
+	}
+}
+
+// LessonsBySessions pages the lessons recorded in each session, oldest first.
+func (q SessionQueries) LessonsBySessions(ctx context.Context, sessions []string, page domain.PageArgs) (map[string]domain.Page[*domain.Lesson], error) {
+	return childPages(ctx, q.Q, sessionLessonPage(page), "ls.session_id", sessions, func(l *domain.Lesson) string {
+		if l.SessionID == nil {
+			return ""
+		}
+		return *l.SessionID
+	})
+}
+
+// CountLessonsBySessions counts the lessons recorded in each session.
+func (q SessionQueries) CountLessonsBySessions(ctx context.Context, sessions []string) (map[string]int, error) {
+	return childCounts(ctx, q.Q, sessionLessonPage(domain.PageArgs{}), "ls.session_id", sessions)
 }
 
 // LessonQuery selects lessons.

@@ -125,7 +125,7 @@ func TestRoundTrips(t *testing.T) {
 		require.Equal(t, idea, utc(ideas[0]))
 
 		// task lists
-		list := &domain.TaskList{ID: uuid.NewString(), Name: "L", Description: "list", ProjectID: b.project.ID,
+		list := &domain.TaskList{ID: uuid.NewString(), Schedule: domain.ScheduleWaves, Name: "L", Description: "list", ProjectID: b.project.ID,
 			UserID: b.user.ID, Status: domain.ListReady, MaxParallelAgents: 4, AutoExecute: true,
 			TelegramChatID: &chat, CreatedAt: ts(time.Second), UpdatedAt: ts(time.Second),
 			StartedAt: ptr(ts(time.Minute))}
@@ -279,6 +279,26 @@ func TestNowIsUTCMicroseconds(t *testing.T) {
 	})
 }
 
+// TestClockFollowsTheDatabase: DB.Clock, which stamps people's writes, and
+// Q.Now, which stamps the agent protocol at its statement, are one clock:
+// a reading of either lies between readings of the other.
+func TestClockFollowsTheDatabase(t *testing.T) {
+	run(t, func(t *testing.T, b *bundle) {
+		before, err := b.db.Q.Now(b.ctx)
+		require.NoError(t, err)
+		clock := b.db.Clock()
+		after, err := b.db.Q.Now(b.ctx)
+		require.NoError(t, err)
+		require.Equal(t, time.UTC, clock.Location())
+		require.Equal(t, clock, clock.Truncate(time.Microsecond))
+		// The clock is placed at the middle of its reading's round trip:
+		// allow that half round trip on either side.
+		slack := time.Millisecond + after.Sub(before)
+		require.False(t, clock.Before(before.Add(-slack)), "clock %v before the database's %v", clock, before)
+		require.False(t, clock.After(after.Add(slack)), "clock %v after the database's %v", clock, after)
+	})
+}
+
 func TestUpdateTaskCompareAndSwap(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
 		task := b.insertTask(t, b.task(b.project, 1))
@@ -355,7 +375,7 @@ func TestErrorMapping(t *testing.T) {
 				return b.db.Tasks.InsertTask(ctx, task)
 			}, store.ErrCheck},
 			{"queue and list at once", func() error {
-				list := &domain.TaskList{ID: uuid.NewString(), Name: "L", ProjectID: b.project.ID, UserID: b.user.ID,
+				list := &domain.TaskList{ID: uuid.NewString(), Schedule: domain.ScheduleWaves, Name: "L", ProjectID: b.project.ID, UserID: b.user.ID,
 					Status: domain.ListDraft, MaxParallelAgents: 1, CreatedAt: ts(0), UpdatedAt: ts(0)}
 				if err := b.db.Lists.InsertTaskList(ctx, list); err != nil {
 					return err

@@ -10,10 +10,19 @@ import (
 // InsertTaskList inserts a task list.
 func (q ListQueries) InsertTaskList(ctx context.Context, l *domain.TaskList) error {
 	_, err := q.namedExec(ctx, `INSERT INTO task_lists (id, name, description, project_id, user_id, status,
-		max_parallel_agents, auto_execute, total_tasks, completed_tasks, failed_tasks, telegram_chat_id,
+		max_parallel_agents, schedule, auto_execute, total_tasks, completed_tasks, failed_tasks, telegram_chat_id,
 		created_at, updated_at, started_at, completed_at) VALUES (:id, :name, :description, :project_id, :user_id,
-		:status, :max_parallel_agents, :auto_execute, :total_tasks, :completed_tasks, :failed_tasks,
+		:status, :max_parallel_agents, :schedule, :auto_execute, :total_tasks, :completed_tasks, :failed_tasks,
 		:telegram_chat_id, :created_at, :updated_at, :started_at, :completed_at)`, l)
+	return err
+}
+
+// UpdateTaskListSettings writes a list's name, description and execution
+// settings.
+func (q ListQueries) UpdateTaskListSettings(ctx context.Context, l *domain.TaskList) error {
+	_, err := q.namedExec(ctx, `UPDATE task_lists SET name = :name, description = :description,
+		max_parallel_agents = :max_parallel_agents, schedule = :schedule, auto_execute = :auto_execute,
+		updated_at = :updated_at WHERE id = :id`, l)
 	return err
 }
 
@@ -50,6 +59,20 @@ func (q ListQueries) RecountTaskLists(ctx context.Context, ids []string, now tim
 		updated_at = ?
 		WHERE id IN (?)`, domain.StatusCompleted, domain.StatusFailed, now, ids)
 	_, err := q.exec(ctx, query, args...)
+	return err
+}
+
+// AddListCounts adds to a list's counters of completed and failed tasks (a
+// transition's change; RecountTaskLists recounts them whole). With nowait,
+// on PostgreSQL, a list row another transaction holds is not waited for:
+// ErrBusy, and the transaction is over.
+func (q ListQueries) AddListCounts(ctx context.Context, listID string, completed, failed int, now time.Time, nowait bool) error {
+	where := `id = ?`
+	if nowait && q.db.dialect == Postgres && q.inTx {
+		where = `id = (SELECT id FROM task_lists WHERE id = ? FOR NO KEY UPDATE NOWAIT)`
+	}
+	_, err := q.exec(ctx, `UPDATE task_lists SET completed_tasks = completed_tasks + ?, failed_tasks = failed_tasks + ?,
+		updated_at = ? WHERE `+where, completed, failed, now, listID)
 	return err
 }
 
@@ -118,7 +141,7 @@ func (q ListQueries) InsertItems(ctx context.Context, items []*domain.TaskListIt
 
 // SetItemStatus mirrors a task's status on its list item.
 func (q ListQueries) SetItemStatus(ctx context.Context, taskID string, status domain.ItemStatus, startedAt, completedAt *time.Time) error {
-	_, err := q.exec(ctx, `UPDATE task_list_items SET item_status = ?,
+	_, err := q.execP(ctx, `UPDATE task_list_items SET item_status = ?,
 		started_at = COALESCE(started_at, ?), completed_at = ? WHERE task_id = ?`, status, startedAt, completedAt, taskID)
 	return err
 }

@@ -27,7 +27,20 @@ func (q TaskQueries) InsertTask(ctx context.Context, t *domain.Task) error {
 // UpdateTask writes every mutable column of t if the stored version is still
 // t.Version, and raises the version by one (in the row and in t).
 func (q TaskQueries) UpdateTask(ctx context.Context, t *domain.Task) error {
-	res, err := q.namedExec(ctx, `UPDATE tasks SET idea_id = :idea_id, parent_task_id = :parent_task_id,
+	n, err := q.namedExecP(ctx, updateTaskSQL, t)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrVersionConflict
+	}
+	t.Version++
+	return nil
+}
+
+// updateTaskSQL writes a task's editable columns if its version is the one
+// read (optimistic locking), bumping it.
+const updateTaskSQL = `UPDATE tasks SET idea_id = :idea_id, parent_task_id = :parent_task_id,
 		queue = :queue, task_list_id = :task_list_id, title = :title, description = :description,
 		category = :category, status = :status, risk_level = :risk_level, priority = :priority,
 		priority_score = :priority_score, blocks_count = :blocks_count, is_quick_win = :is_quick_win,
@@ -37,18 +50,7 @@ func (q TaskQueries) UpdateTask(ctx context.Context, t *domain.Task) error {
 		execution_log = :execution_log, supersedes_task_id = :supersedes_task_id, embedding = :embedding,
 		embedding_model = :embedding_model, updated_at = :updated_at, started_at = :started_at,
 		completed_at = :completed_at, version = version + 1
-		WHERE id = :id AND version = :version`, t)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return ErrVersionConflict
-	}
-	t.Version++
-	return nil
-}
+		WHERE id = :id AND version = :version`
 
 // TasksByIDs loads tasks by id.
 func (q TaskQueries) TasksByIDs(ctx context.Context, ids []string) ([]*domain.Task, error) {
@@ -58,7 +60,7 @@ func (q TaskQueries) TasksByIDs(ctx context.Context, ids []string) ([]*domain.Ta
 // TaskForUpdate loads a task and, inside a PostgreSQL transaction, locks its row.
 func (q TaskQueries) TaskForUpdate(ctx context.Context, id string) (*domain.Task, error) {
 	var t domain.Task
-	if err := q.get(ctx, &t, `SELECT * FROM tasks WHERE id = ?`+q.forUpdate(), id); err != nil {
+	if err := q.getP(ctx, &t, `SELECT * FROM tasks WHERE id = ?`+q.forUpdate(), id); err != nil {
 		return nil, err
 	}
 	return &t, nil

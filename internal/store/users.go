@@ -46,10 +46,11 @@ func (q UserQueries) CreateAPIToken(ctx context.Context, t *domain.APIToken) err
 	return err
 }
 
-// APITokenByHash finds a live (unrevoked) token by its hash.
+// APITokenByHash finds a live (unrevoked) token by its hash. Every request
+// runs it: prepared.
 func (q UserQueries) APITokenByHash(ctx context.Context, hash string) (*domain.APIToken, error) {
 	var t domain.APIToken
-	if err := q.get(ctx, &t, `SELECT * FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`, hash); err != nil {
+	if err := q.getP(ctx, &t, `SELECT * FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`, hash); err != nil {
 		return nil, err
 	}
 	return &t, nil

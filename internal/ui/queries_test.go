@@ -46,3 +46,23 @@ func TestQueriesValidateAgainstTheSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestRunFragmentsMatch: the run page reads its first events with
+// run.graphql and the next ones with run_events.graphql; both must select the
+// same fields, or the feed would describe an event it was not given.
+func TestRunFragmentsMatch(t *testing.T) {
+	fragments := func(name string) string {
+		q, err := Query(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := strings.Index(q, "fragment ")
+		if i < 0 {
+			t.Fatalf("%s has no fragments", name)
+		}
+		return q[i:]
+	}
+	if a, b := fragments("run"), fragments("run_events"); a != b {
+		t.Errorf("the fragments of run.graphql and run_events.graphql differ:\n%s\n----\n%s", a, b)
+	}
+}

@@ -26,7 +26,7 @@ func TestHandlerServesThePageAndItsFiles(t *testing.T) {
 	if csp := page.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 		t.Errorf("page CSP %q", csp)
 	}
-	for _, f := range []string{"/ui/app.js", "/ui/gql.js", "/ui/dom.js", "/ui/plan.js", "/ui/run.js", "/ui/questions.js", "/ui/reasoning.js", "/ui/style.css", "/ui/queries/run.graphql", "/ui/queries/run_questions.graphql", "/ui/queries/question_action.graphql", "/ui/queries/reasoning.graphql", "/ui/queries/session_steps.graphql"} {
+	for _, f := range []string{"/ui/app.js", "/ui/gql.js", "/ui/dom.js", "/ui/plan.js", "/ui/run.js", "/ui/questions.js", "/ui/reasoning.js", "/ui/sessions.js", "/ui/style.css", "/ui/queries/run.graphql", "/ui/queries/run_questions.graphql", "/ui/queries/question_action.graphql", "/ui/queries/reasoning.graphql", "/ui/queries/sessions.graphql", "/ui/queries/session_detail.graphql"} {
 		rec := get(t, f)
 		if rec.Code != http.StatusOK || rec.Body.Len() == 0 {
 			t.Errorf("GET %s: %d", f, rec.Code)

@@ -28,7 +28,8 @@ const MaxRules = 50
 
 // Options configure a Service.
 type Options struct {
-	// Clock is the time source (tests inject their own); default time.Now.
+	// Clock is the time source (tests inject their own); default the
+	// database's clock (store.DB.Clock).
 	Clock func() time.Time
 }
 
@@ -46,7 +47,7 @@ type Service struct {
 func New(db *store.DB, run *app.Runner, core *service.Service, eng *Engine, opts Options) *Service {
 	s := &Service{db: db, run: run, core: core, eng: eng, clock: opts.Clock}
 	if s.clock == nil {
-		s.clock = time.Now
+		s.clock = db.Clock
 	}
 	return s
 }

@@ -228,6 +228,66 @@ try {
   assert.match(await page.locator('#conn').textContent(), /resumed/);
   await page.waitForFunction((n) => document.querySelectorAll('.task-card[data-status="COMPLETED"]').length > n, completedBefore, { timeout: 60000 });
 
+  step('an agent session of the run appears in the Sessions panel: status, state, todo list, ReAct steps, lessons');
+  const worker = (await api('query($id: ID!) { executionRun(id: $id) { agents { id task { id displayId } } } }', { id: RUN_ID }))
+    .executionRun.agents[0];
+  const sid = (await api('mutation($in: CreateAgentSessionInput!) { createAgentSession(input: $in) { session { id } } }', {
+    in: { projectId: rproj, mission: 'Implement the login API', agentId: worker.id, state: { plan: 'v1' } },
+  })).createAgentSession.session.id;
+  await api('mutation($in: SetAgentSessionStatusInput!) { setAgentSessionStatus(input: $in) { session { id } } }', { in: { id: sid, status: 'IN_PROGRESS' } });
+  await api('mutation($in: SaveAgentSessionStateInput!) { saveAgentSessionState(input: $in) { session { id } } }', {
+    in: { sessionId: sid, expectedVersion: 1, patch: { routesRead: true } },
+  });
+  const todo = (await api('mutation($in: CreateTodoListInput!) { createTodoList(input: $in) { todoList { id } } }', {
+    in: { sessionId: sid, items: [{ description: 'Read the router' }, { description: 'Add the login route', dependencies: [0] },
+      { description: 'Write the login tests', dependencies: [1] }] },
+  })).createTodoList.todoList.id;
+  for (const status of ['IN_PROGRESS', 'COMPLETED']) {
+    await api('mutation($in: UpdateTodoItemInput!) { updateTodoItem(input: $in) { todoList { id } } }', { in: { todoListId: todo, position: 0, status } });
+  }
+  const reactStep = (input) => api('mutation($in: RecordReActStepInput!) { recordReActStep(input: $in) { step { stepId } } }', { in: { sessionId: sid, ...input } });
+  await reactStep({ thought: 'Where are the routes declared?', action: 'grep', actionType: 'TOOL_CALL', actionData: { pattern: 'router' },
+    observation: { files: ['api/router.go'] }, success: true });
+  await reactStep({ thought: 'Add the POST /login handler', action: 'edit', actionType: 'TOOL_CALL', observation: 'handler added', success: true });
+  await api('mutation($in: RecordLessonInput!) { recordLesson(input: $in) { lesson { id } } }', {
+    in: { sessionId: sid, context: 'the login API', whatWorked: 'grep for the router first', lesson: 'Routes live in api/router.go',
+      toolName: 'grep', confidence: 0.8 },
+  });
+  const scard = page.locator(`.panel-sessions article.session[data-session="${sid}"]`);
+  await page.waitForFunction((id) => {
+    const text = document.querySelector(`.panel-sessions article.session[data-session="${id}"]`)?.textContent || '';
+    return /2 ReAct steps/.test(text) && /1 lesson/.test(text) && /1 of 3 items done/.test(text);
+  }, sid, { timeout: 30000 });
+  const scardText = await scard.textContent();
+  assert.match(scardText, /IN PROGRESS/, 'the status as a word');
+  assert.match(scardText, /state v2/);
+  assert.match(await scard.locator('.s-todo').textContent(), /Todo list: ● ACTIVE v3\s+1 of 3 items done/);
+  assert.match(scardText, /Latest step 2: Add the POST \/login handler → edit \(✓ yes\)/);
+  assert.match(scardText, new RegExp(worker.task.displayId), 'the task it works on');
+  assert.equal(await scard.locator('progress').getAttribute('aria-label'), 'Todo list: 1 of 3 items done');
+  assert.ok(await page.evaluate(() => window.__sameDocument === true), 'no reload');
+  // Opened with the keyboard: the todo list, the steps with their observations, the lesson.
+  const show = scard.getByRole('button', { name: 'Show steps and lessons' });
+  await show.focus();
+  await page.keyboard.press('Enter');
+  const stepRows = scard.locator('table.react-steps tbody tr');
+  await page.waitForFunction((id) => document.querySelectorAll(`.panel-sessions article[data-session="${id}"] table.react-steps tbody tr`).length === 2,
+    sid, { timeout: 30000 });
+  assert.equal(await scard.getByRole('button', { name: 'Hide steps and lessons' }).getAttribute('aria-expanded'), 'true');
+  assert.match(await stepRows.nth(0).textContent(), /Where are the routes declared\?.*grep.*tool call.*api\/router\.go.*✓ yes/);
+  assert.match(await stepRows.nth(1).textContent(), /handler added/);
+  assert.match(await scard.locator('.todo-list li').nth(0).textContent(), /COMPLETED.*Read the router/);
+  assert.match(await scard.locator('.todo-list li').nth(1).textContent(), /PENDING.*Add the login route.*after 0/);
+  assert.match(await scard.locator('ul.lessons').textContent(), /Routes live in api\/router\.go.*confidence 80%.*tool grep/);
+  // A step recorded while the detail is open shows up in it.
+  await reactStep({ thought: 'Run the login tests', action: 'go test ./api', actionType: 'TOOL_CALL', observation: 'FAIL: TestLogin', success: false, error: 'tests fail' });
+  await page.waitForFunction((id) => document.querySelectorAll(`.panel-sessions article[data-session="${id}"] table.react-steps tbody tr`).length === 3,
+    sid, { timeout: 30000 });
+  assert.match(await stepRows.nth(2).textContent(), /Run the login tests.*FAIL: TestLogin.*✗ no: tests fail/);
+  await scard.locator('.s-last-step').getByText(/Latest step 3/).waitFor();
+  await scard.scrollIntoViewIfNeeded();
+  await shot('07b-run-sessions');
+
   if (README_PNG) {
     step('the README screenshot: a run with work in progress');
     await page.waitForFunction(() => document.querySelector('.task-card[data-status="IN_PROGRESS"]') &&
@@ -278,6 +338,17 @@ try {
   await rtask.waitFor();
   assert.equal(await rtask.locator('table.passes tbody tr').count(), 2, 'the task page lists the two passes');
   assert.equal(await rtask.locator('.score-table tbody tr').count(), 2, 'and their scores as a table');
+
+  step('the task page of the session lists it with its steps');
+  await page.goto(`${BASE_URL}/ui/#/t/${encodeURIComponent(worker.task.id)}`);
+  const stask = page.locator(`.sessions-section article.session[data-session="${sid}"]`);
+  await stask.waitFor();
+  assert.match(await page.locator('#sessions-h').textContent(), /Agent sessions \(1\)/);
+  assert.match(await stask.textContent(), /3 ReAct steps · 1 lesson/);
+  await stask.getByRole('button', { name: 'Show steps and lessons' }).click();
+  await stask.locator('table.react-steps tbody tr').nth(2).waitFor();
+  assert.equal(await stask.locator('table.react-steps tbody tr').count(), 3);
+  await shot('10-task-sessions');
 
   assert.deepEqual(errors, [], 'no script errors');
   say('DONE');

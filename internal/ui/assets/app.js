@@ -2,7 +2,7 @@
 // query (queries/*.graphql). Pages:
 //   #/                 projects
 //   #/p/<slug>?…       a project: its task lists, and its tasks (filter, sort, search, paging)
-//   #/t/<id>           a task: relationships, file impacts, history, questions, executions and logs
+//   #/t/<id>           a task: relationships, file impacts, history, questions, reasoning, agent sessions, executions and logs
 //   #/l/<id>           a task list: its wave plan with conflicts, and its runs
 //   #/r/<id>           a run, live
 import { query, token, setToken, GraphQLError } from './gql.js';
@@ -11,6 +11,7 @@ import { taskListPage } from './plan.js';
 import { runPage } from './run.js';
 import { questionsSection } from './questions.js';
 import { reasoningSection } from './reasoning.js';
+import { sessionsSection } from './sessions.js';
 
 const main = document.getElementById('main');
 const userBox = document.getElementById('user');
@@ -283,6 +284,7 @@ async function taskPage(ctx, id) {
           s.run ? [' (', link(`#/r/${encodeURIComponent(s.run.id)}`, `run #${s.run.runNumber}`), ')'] : null)))),
     questionsSection(t.questions),
     reasoningSection(t.project.id, t.id),
+    sessionsSection(t.project.id, t.id),
     execSection,
   );
   // Executions: the runs named by the task's history hold its executions.

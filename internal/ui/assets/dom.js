@@ -47,7 +47,7 @@ const ICONS = {
   DRAFT: '✎', EVALUATING: '?', PENDING: '○', BLOCKED: '⊘', IN_PROGRESS: '▶', VALIDATING: '◐',
   COMPLETED: '✓', FAILED: '✗', SKIPPED: '↷', RUNNING: '▶', PAUSED: '❚❚', CANCELLED: '■',
   READY: '○', ARCHIVED: '▣', ACTIVE: '●', SPAWNING: '…', IDLE: '○', COMPLETING: '◐', TERMINATED: '■',
-  INTERRUPTED: '⚡', PASSED: '✓', ERROR: '!',
+  INTERRUPTED: '⚡', PASSED: '✓', ERROR: '!', ABANDONED: '⊗',
 };
 
 export function statusClass(s) { return `st-${String(s || 'unknown').toLowerCase()}`; }

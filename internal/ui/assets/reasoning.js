@@ -2,9 +2,10 @@
 // and the task page's "Reasoning" section list the executions of the run or
 // the task (queries/reasoning.graphql) with their passes and the score
 // trajectory drawn as a small chart with a table alternative; an execution's
-// agent session shows its ReAct steps on request (queries/session_steps.graphql).
+// agent session shows its steps and lessons on request (sessions.js).
 import { query } from './gql.js';
 import { h, put, svg, clear, badge, fmtTime, fmtDuration, errorBox } from './dom.js';
+import { sessionDetail } from './sessions.js';
 
 const REASONING_EVENTS = ['REASONING_STARTED', 'PASS_STARTED', 'PASS_COMPLETED', 'CONVERGENCE_ASSESSED', 'REASONING_FINISHED'];
 const R_ICON = { RUNNING: '▶', CONVERGED: '✓', TTL_EXPIRED: '⌛', FAILED: '✗' };
@@ -72,33 +73,12 @@ function passesTable(ex) {
       h('td', {}, !p.convergence ? 'not assessed' : p.convergence.converged ? '✓ yes' : '✗ no')))));
 }
 
-// sessionBox shows an execution's agent session, with a button that reads its ReAct steps.
+// sessionBox shows an execution's agent session, with a button that reads
+// its todo lists, ReAct steps and lessons (sessions.js).
 function sessionBox(s) {
-  const list = h('div', { class: 'steps', hidden: true });
-  const btn = h('button', {
-    type: 'button', class: 'secondary', 'aria-expanded': 'false',
-    onclick: async () => {
-      if (!list.hidden) { list.hidden = true; btn.setAttribute('aria-expanded', 'false'); btn.textContent = 'Show ReAct steps'; return; }
-      btn.disabled = true;
-      try {
-        const d = await query('session_steps', { id: s.id });
-        const steps = d.agentSession ? d.agentSession.steps.nodes : [];
-        put(clear(list), steps.length === 0 ? h('p', { class: 'hint' }, 'No step recorded.') :
-          h('table', { class: 'react-steps' },
-            h('caption', {}, `ReAct steps (${d.agentSession.steps.totalCount})`),
-            h('thead', {}, h('tr', {}, ['Step', 'Thought', 'Action', 'Success'].map((c) => h('th', { scope: 'col' }, c)))),
-            h('tbody', {}, steps.map((st) => h('tr', {},
-              h('td', { class: 'num' }, String(st.stepId)), h('td', {}, st.thought || '—'),
-              h('td', {}, st.action || '—', st.actionType ? h('span', { class: 'hint' }, ` (${st.actionType.replace(/_/g, ' ').toLowerCase()})`) : null),
-              h('td', {}, st.success === null ? '—' : st.success ? '✓ yes' : ['✗ no', st.error ? `: ${st.error}` : ''].join('')))))));
-        list.hidden = false; btn.setAttribute('aria-expanded', 'true'); btn.textContent = 'Hide ReAct steps';
-      } catch (err) {
-        put(clear(list), errorBox(err)); list.hidden = false;
-      } finally { btn.disabled = false; }
-    },
-  }, 'Show ReAct steps');
+  const detail = sessionDetail(s.id);
   return h('div', { class: 'session' },
-    h('p', {}, 'Agent session: ', h('q', {}, s.mission), ' ', badge(s.status, 'small')), btn, list);
+    h('p', {}, 'Agent session: ', h('q', {}, s.mission), ' ', badge(s.status, 'small')), detail.btn, detail.box);
 }
 
 // executionCard is one execution: status, what it reasons about, passes, chart, session.

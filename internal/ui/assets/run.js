@@ -6,6 +6,7 @@ import { query, subscribe } from './gql.js';
 import { h, put, svg, clear, badge, icon, link, fmtClock, fmtDuration, errorBox, statusClass } from './dom.js';
 import { questionsPanel } from './questions.js';
 import { reasoningPanel } from './reasoning.js';
+import { sessionsPanel } from './sessions.js';
 
 const FEED_MAX = 200;
 const LOG_TAIL = 200;
@@ -16,8 +17,8 @@ const ACTIVE = ['PENDING', 'RUNNING', 'PAUSED'];
 // { id, title, mount(container, page), onEvent(event, page), dispose() }.
 // page exposes { run, tasks, agents, selectTask(id) }. The run's pending
 // questions are one (questions.js), the run's reasoning executions another
-// (reasoning.js).
-export const runPanels = [questionsPanel, reasoningPanel];
+// (reasoning.js), the agent sessions of its agents a third (sessions.js).
+export const runPanels = [questionsPanel, reasoningPanel, sessionsPanel];
 
 export async function runPage(ctx, id) {
   const data = await query('run', { id, feed: 100 });
@@ -238,6 +239,11 @@ export async function runPage(ctx, id) {
       case 'QUESTION_ANSWERED': return `${ev.question.questionText} → ${ev.answer}${ev.byTimeout ? ' (by timeout)' : ''}`;
       case 'QUESTION_EXPIRED': return `${ev.question.questionText} (${ev.timeoutAction.replace(/_/g, ' ')})`;
       case 'QUESTION_SKIPPED': return `${ev.question.questionText}${ev.reason ? ` — ${ev.reason}` : ''}`;
+      case 'SESSION_STATUS_CHANGED': return `session ${ev.sessionFrom} → ${ev.sessionTo}`;
+      case 'SESSION_STATE_SAVED': return `session state v${ev.version}`;
+      case 'TODO_ITEM_CHANGED': return `todo item ${ev.position}: ${ev.itemFrom} → ${ev.itemTo}`;
+      case 'REACT_STEP_RECORDED': return `step ${ev.stepId}${ev.thought ? `: “${ev.thought}”` : ''}${ev.action ? ` → ${ev.action}` : ''}${ev.success === false ? ' (failed)' : ''}`;
+      case 'LESSON_RECORDED': return ev.lesson ? `lesson: ${ev.lesson.lesson}` : 'lesson';
       default: return ev.reason || '';
     }
   }

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// reportInput is everything the report prints.
+type reportInput struct {
+	cfg       config
+	order     []*target
+	results   map[string]map[string]summary // scenario → target key
+	verified  *verified
+	pgVersion string
+	rows      *dbFacts
+}
+
+// report prints the markdown tables: per scenario the figures of every
+// server, then Taskgraph's ratios to each of the others.
+func report(w io.Writer, in reportInput) {
+	c := in.cfg
+	fmt.Fprintf(w, "\n## Taskgraph side by side with PostGraphile (make bench-peer)\n\n")
+	fmt.Fprintf(w, "- machine: %d CPUs (%s/%s), PostgreSQL %s, %s; %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
+		in.pgVersion, runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04Z"))
+	fmt.Fprintf(w, "- data: %s, filled through Taskgraph's API, then ANALYZE\n", in.rows)
+	fmt.Fprintf(w, "- load: %d connections, closed loop; servers in turn, %d round(s) of %s each (after %s of warm-up each); percentiles over every request of every round\n",
+		c.connections, c.rounds, c.duration, c.warmup)
+	backendsOf := "the PostgreSQL backends of its connections"
+	if !c.countStmts {
+		backendsOf = "every PostgreSQL backend of the database"
+	}
+	fmt.Fprintf(w, "- CPU per request: utime+stime of the server process (/proc/<pid>/stat), and of %s, over the requests of its turns\n", backendsOf)
+	if c.countStmts {
+		fmt.Fprintf(w, "- SQL statements per request: Query and Execute messages (BEGIN and COMMIT included) the server sent through its counting proxy: the mean under load / the fewest of %d requests sent alone\n", aloneTries)
+	}
+
+	for _, sc := range scenarios {
+		res, ok := in.results[sc.key]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "\n### %s", sc.title)
+		if sc.key == "read" {
+			v := in.verified
+			fmt.Fprintf(w, ": %s tasks, %s relationships and targets, %s file impacts = %s objects, the same rows from every server",
+				thousands(v.tasks), thousands(v.relationships), thousands(v.impacts), thousands(v.objects))
+		}
+		fmt.Fprintf(w, "\n\n| %d connections, tables analysed | p50 | p99 | req/s | server CPU per request | PostgreSQL CPU per request | SQL statements per request |\n",
+			c.connections)
+		fmt.Fprintf(w, "|---|---|---|---|---|---|---|\n")
+		for _, t := range in.order {
+			s := res[t.key]
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", t.label, ms(s.p50), ms(s.p99), rate(s.reqPerSec),
+				ms(s.cpuPerReq), ms(s.dbCPUPerReq), statements(s.stmtsPerReq, in.verified.alone[sc.key][t.key]))
+		}
+		var rounds []string
+		for _, t := range in.order {
+			var rs []string
+			for _, r := range res[t.key].roundRates {
+				rs = append(rs, rate(r))
+			}
+			rounds = append(rounds, fmt.Sprintf("%s %s", shortName(t), strings.Join(rs, ", ")))
+		}
+		fmt.Fprintf(w, "\nreq/s by round: %s\n", strings.Join(rounds, " · "))
+		var driver []string
+		for _, t := range in.order {
+			driver = append(driver, fmt.Sprintf("%s %s", shortName(t), ms(res[t.key].driverPerReq)))
+		}
+		fmt.Fprintf(w, "\nthe driver's own CPU per request (load generator, proxies, sampling), taken from the same cores: %s\n", strings.Join(driver, " · "))
+		for _, t := range in.order {
+			if n := res[t.key].backendsEnded; n > 0 {
+				fmt.Fprintf(w, "\nnote: %d PostgreSQL backends of %s ended during its turns (its pool closed connections); each counts with the CPU time it was last sampled with, up to %s before its end.\n", n, shortName(t), dbSampleInterval)
+			}
+		}
+
+		tg, ok := res["taskgraph"]
+		if !ok || len(in.order) < 2 {
+			continue
+		}
+		fmt.Fprintf(w, "\n| Taskgraph ÷ | p50 | p99 | req/s | server CPU per request | PostgreSQL CPU per request | SQL statements per request |\n")
+		fmt.Fprintf(w, "|---|---|---|---|---|---|---|\n")
+		for _, t := range in.order {
+			if t.key == "taskgraph" {
+				continue
+			}
+			s := res[t.key]
+			stmts := "n/a"
+			if tg.stmtsPerReq >= 0 && s.stmtsPerReq > 0 {
+				stmts = ratio(tg.stmtsPerReq, s.stmtsPerReq)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", t.label,
+				ratio(float64(tg.p50), float64(s.p50)), ratio(float64(tg.p99), float64(s.p99)), ratio(tg.reqPerSec, s.reqPerSec),
+				ratio(float64(tg.cpuPerReq), float64(s.cpuPerReq)), ratio(float64(tg.dbCPUPerReq), float64(s.dbCPUPerReq)), stmts)
+		}
+		fmt.Fprintf(w, "\n(above 1 is better for Taskgraph in req/s; below 1 in every other column)\n")
+	}
+}
+
+func shortName(t *target) string {
+	switch t.key {
+	case "taskgraph":
+		return "Taskgraph"
+	case "pg4":
+		return "PostGraphile 4"
+	case "pg5":
+		return "PostGraphile 5"
+	default:
+		return "floor"
+	}
+}
+
+// ms prints a duration in milliseconds with three significant digits or so.
+func ms(d time.Duration) string {
+	f := float64(d) / float64(time.Millisecond)
+	switch {
+	case f >= 100:
+		return fmt.Sprintf("%.0f ms", f)
+	case f >= 10:
+		return fmt.Sprintf("%.1f ms", f)
+	default:
+		return fmt.Sprintf("%.2f ms", f)
+	}
+}
+
+// thousands prints n with commas: 1,400.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func rate(r float64) string {
+	if r >= 100 {
+		return fmt.Sprintf("%.0f", r)
+	}
+	return fmt.Sprintf("%.1f", r)
+}
+
+func statements(underLoad float64, alone int64) string {
+	if underLoad < 0 || alone < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f / %d", underLoad, alone)
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}

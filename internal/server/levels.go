@@ -1,0 +1,376 @@
+package server
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// LevelTracker is what the level dispatch tells about a request's work: the
+// request's loaders close their batches when the promised work is all done
+// or waiting on them (internal/loader's Tracker).
+type LevelTracker interface {
+	Promise(n int)
+	Done()
+	Abandon()
+	Abandoned() bool
+	// Closed: batches closed by quiescence, and by their safety timer.
+	Closed() (quiescent, timed int64)
+}
+
+// levelDispatch closes the loaders' batches of a query or mutation level by
+// level, the moment a level's last key is in, rather than after an idle
+// window. It promises to the request's tracker each
+// field the executor is about to start, and counts it done when its resolver
+// returns.
+//
+// It follows gqlgen's order of work within an object: the inline fields one
+// after another, each with its whole subtree, then the concurrent fields
+// (ConcurrentFields) all at once. A field is promised only when nothing but
+// the scheduler stands between it and its start: an object's first inline
+// field when the object is returned, the next one when the previous one's
+// subtree is complete, the concurrent ones when the last inline one's is.
+// Promising a field that waits behind a sibling's subtree would keep the
+// count above zero while that subtree waits on a batch: no batch would
+// close.
+type levelDispatch struct {
+	track      func(ctx context.Context) LevelTracker
+	schema     *ast.Schema
+	concurrent map[typeField]bool
+	// satisfies: per object type, the type conditions its fields answer
+	// (itself, its interfaces, its unions), as the executor collects them.
+	satisfies map[string][]string
+	metrics   *metrics
+}
+
+func newLevelDispatch(track func(ctx context.Context) LevelTracker, schema *ast.Schema, concurrent map[string]bool, m *metrics) *levelDispatch {
+	d := &levelDispatch{track: track, schema: schema, concurrent: map[typeField]bool{}, satisfies: map[string][]string{}, metrics: m}
+	for k := range concurrent {
+		if t, f, ok := strings.Cut(k, "."); ok {
+			d.concurrent[typeField{t, f}] = true
+		}
+	}
+	for name, def := range schema.Types {
+		if def.Kind != ast.Object {
+			continue
+		}
+		conds := append([]string{name}, def.Interfaces...)
+		for uname, u := range schema.Types {
+			if u.Kind == ast.Union && contains(u.Types, name) {
+				conds = append(conds, uname)
+			}
+		}
+		d.satisfies[name] = conds
+	}
+	return d
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	_ graphql.HandlerExtension    = (*levelDispatch)(nil)
+	_ graphql.ResponseInterceptor = (*levelDispatch)(nil)
+	_ graphql.FieldInterceptor    = (*levelDispatch)(nil)
+)
+
+func (*levelDispatch) ExtensionName() string                   { return "LevelDispatch" }
+func (*levelDispatch) Validate(graphql.ExecutableSchema) error { return nil }
+
+// typeField names a field of an object type.
+type typeField struct{ typeName, field string }
+
+// levels is one operation's bookkeeping, under mu.
+type levels struct {
+	oc      *graphql.OperationContext
+	tracker LevelTracker
+	mu      sync.Mutex
+	shapes  map[fieldsKey]fieldCounts
+	objects map[objectKey]*object
+}
+
+// fieldCounts is how an object of a type with a selection set resolves: its
+// inline and concurrent fields.
+type fieldCounts struct{ inline, concurrent int }
+
+type fieldsKey struct {
+	sel      *ast.Selection
+	typeName string
+}
+
+// objectKey names an object being resolved by what its fields see as their
+// parent: the field that returned it, and its index when in a list.
+type objectKey struct {
+	field *graphql.FieldContext // nil: the operation's root
+	index int                   // -1: not a list element
+}
+
+// object is an object whose fields are not all complete.
+type object struct {
+	parent        *subtree // the field that returned it (nil: the root)
+	inlineLeft    int      // inline fields not promised yet
+	concurrent    int      // concurrent fields, promised after the inline ones
+	open          int      // fields not complete (with their subtrees)
+	concurrentDue bool     // the concurrent fields have been promised
+}
+
+// subtree is a field whose returned objects are not all complete.
+type subtree struct {
+	of     *object
+	inline bool
+	open   int
+}
+
+type levelsKey struct{}
+
+func (d *levelDispatch) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	if !graphql.HasOperationContext(ctx) {
+		return next(ctx)
+	}
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil || oc.Operation.Operation == ast.Subscription || strings.Contains(oc.RawQuery, "@defer") {
+		return next(ctx)
+	}
+	root := d.schema.Query
+	if oc.Operation.Operation == ast.Mutation {
+		root = d.schema.Mutation
+	}
+	if root == nil {
+		return next(ctx)
+	}
+	t := d.track(ctx)
+	if t == nil {
+		return next(ctx)
+	}
+	lv := &levels{oc: oc, tracker: t, shapes: map[fieldsKey]fieldCounts{}, objects: map[objectKey]*object{}}
+	lv.mu.Lock()
+	lv.open(d, oc, objectKey{index: -1}, nil, oc.Operation.SelectionSet, root.Name)
+	lv.mu.Unlock()
+	resp := next(context.WithValue(ctx, levelsKey{}, lv))
+	if d.metrics != nil {
+		quiet, timed := t.Closed()
+		d.metrics.countBatches(quiet, timed, t.Abandoned())
+	}
+	return resp
+}
+
+func (d *levelDispatch) InterceptField(ctx context.Context, next graphql.Resolver) (res any, err error) {
+	lv, _ := ctx.Value(levelsKey{}).(*levels)
+	if lv == nil {
+		return next(ctx)
+	}
+	fc := graphql.GetFieldContext(ctx)
+	defer func() {
+		lv.mu.Lock()
+		ok := lv.resolved(d, lv.oc, fc, res, err)
+		lv.mu.Unlock()
+		if !ok {
+			lv.tracker.Abandon()
+		}
+		lv.tracker.Done()
+	}()
+	return next(ctx)
+}
+
+// open registers an object of typeName returned by parent (nil: the root)
+// and promises its first fields; it reports whether the object has any.
+// lv.mu is held.
+func (lv *levels) open(d *levelDispatch, oc *graphql.OperationContext, key objectKey, parent *subtree, sel ast.SelectionSet, typeName string) bool {
+	sh := lv.fieldCounts(d, oc, sel, typeName)
+	if sh.inline+sh.concurrent == 0 {
+		return false
+	}
+	o := &object{parent: parent, inlineLeft: sh.inline, concurrent: sh.concurrent, open: sh.inline + sh.concurrent}
+	lv.objects[key] = o
+	lv.advance(o)
+	return true
+}
+
+// advance promises the object's next field (inline) or, when no inline field
+// is left, its concurrent fields. lv.mu is held.
+func (lv *levels) advance(o *object) {
+	switch {
+	case o.inlineLeft > 0:
+		o.inlineLeft--
+		lv.tracker.Promise(1)
+	case !o.concurrentDue:
+		o.concurrentDue = true
+		lv.tracker.Promise(o.concurrent)
+	}
+}
+
+// resolved records that field fc returned res: it opens the objects res holds
+// and, when there are none, completes the field. It reports false when the
+// field cannot be placed or its result not counted. lv.mu is held.
+func (lv *levels) resolved(d *levelDispatch, oc *graphql.OperationContext, fc *graphql.FieldContext, res any, err error) bool {
+	key := objectKey{index: -1} // the root: its fields' parent has no field
+	switch p := fc.Parent; {
+	case p == nil:
+	case p.Index != nil:
+		key = objectKey{field: p.Parent, index: *p.Index}
+	case p.Field.Field != nil:
+		key = objectKey{field: p, index: -1}
+	}
+	of := lv.objects[key]
+	if of == nil {
+		return false
+	}
+	inline := !d.concurrent[typeField{fc.Object, fc.Field.Name}]
+	if err != nil || res == nil || len(fc.Field.Selections) == 0 {
+		// A leaf (most fields): complete at once.
+		lv.complete(of, inline)
+		return true
+	}
+	st := &subtree{of: of, inline: inline}
+	n, ok := lv.children(d, oc, fc, st, reflect.ValueOf(res))
+	if !ok {
+		return false
+	}
+	if st.open = n; n > 0 {
+		return true // its objects complete it
+	}
+	lv.complete(of, inline)
+	return true
+}
+
+// children opens the objects of a field's result v and returns how many have
+// fields to resolve. lv.mu is held.
+func (lv *levels) children(d *levelDispatch, oc *graphql.OperationContext, fc *graphql.FieldContext, st *subtree, v reflect.Value) (int, bool) {
+	t := fc.Field.Definition.Type
+	sel := fc.Field.Selections
+	if len(sel) == 0 {
+		return 0, true
+	}
+	v = deref(v)
+	if !v.IsValid() {
+		return 0, true
+	}
+	if t.Elem == nil {
+		name, ok := d.typeOf(t.Name(), v)
+		if !ok {
+			return 0, false
+		}
+		if name == "" || !lv.open(d, oc, objectKey{field: fc, index: -1}, st, sel, name) {
+			return 0, true
+		}
+		return 1, true
+	}
+	if t.Elem.Elem != nil || (v.Kind() != reflect.Slice && v.Kind() != reflect.Array) {
+		return 0, false // lists of lists: not in this schema
+	}
+	n := 0
+	for i := range v.Len() {
+		e := deref(v.Index(i))
+		if !e.IsValid() {
+			continue
+		}
+		name, ok := d.typeOf(t.Elem.Name(), e)
+		if !ok {
+			return 0, false
+		}
+		if name != "" && lv.open(d, oc, objectKey{field: fc, index: i}, st, sel, name) {
+			n++
+		}
+	}
+	return n, true
+}
+
+// deref follows pointers and interfaces to the value, invalid when nil.
+func deref(v reflect.Value) reflect.Value {
+	for v.IsValid() && (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) {
+		if v.IsNil() {
+			return reflect.Value{}
+		}
+		v = v.Elem()
+	}
+	return v
+}
+
+// complete ends a field of o whose subtree is resolved: o moves on, and
+// completes in turn when that was its last field, which may complete the
+// field that returned it, and so on up. lv.mu is held.
+func (lv *levels) complete(o *object, inline bool) {
+	for {
+		o.open--
+		if inline {
+			lv.advance(o)
+		}
+		if o.open > 0 {
+			return
+		}
+		st := o.parent
+		if st == nil {
+			return
+		}
+		if st.open--; st.open > 0 {
+			return
+		}
+		o, inline = st.of, st.inline
+	}
+}
+
+// typeOf names the object type of a value of GraphQL type named: itself for
+// an object type, "" for scalars and enums, the concrete type for interfaces
+// and unions (ok false when it cannot be told).
+func (d *levelDispatch) typeOf(named string, v reflect.Value) (string, bool) {
+	def := d.schema.Types[named]
+	if def == nil {
+		return "", false
+	}
+	switch def.Kind {
+	case ast.Object:
+		return def.Name, true
+	case ast.Interface, ast.Union:
+		goName := v.Type().Name()
+		candidates := []string{goName, strings.TrimSuffix(goName, "Event"), goTypeAliases[goName]}
+		for _, p := range d.schema.GetPossibleTypes(def) {
+			for _, c := range candidates {
+				if c != "" && strings.EqualFold(p.Name, c) {
+					return p.Name, true
+				}
+			}
+		}
+		return "", false
+	default:
+		return "", true
+	}
+}
+
+// goTypeAliases are the Go types bound to an object type of another name
+// (gqlgen.yml's models) that can stand for an interface.
+var goTypeAliases = map[string]string{"AgentHeartbeat": "HeartbeatRecord"}
+
+// fieldCounts counts the fields the executor resolves through the field
+// interceptor for an object of typeName with selections sel — the collected
+// fields less __typename, which it answers inline. lv.mu is held.
+func (lv *levels) fieldCounts(d *levelDispatch, oc *graphql.OperationContext, sel ast.SelectionSet, typeName string) fieldCounts {
+	if len(sel) == 0 {
+		return fieldCounts{}
+	}
+	key := fieldsKey{sel: &sel[0], typeName: typeName}
+	if sh, ok := lv.shapes[key]; ok {
+		return sh
+	}
+	var sh fieldCounts
+	for _, f := range graphql.CollectFields(oc, sel, d.satisfies[typeName]) {
+		switch {
+		case f.Name == "__typename":
+		case d.concurrent[typeField{typeName, f.Name}]:
+			sh.concurrent++
+		default:
+			sh.inline++
+		}
+	}
+	lv.shapes[key] = sh
+	return sh
+}

@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Prepared statements for the agent protocol's hot paths (claims,
+// completions). A statement the database parses and plans on every call
+// spends more time there than executing; these are prepared once per
+// connection (database/sql keeps one per connection it ran on) and, on
+// PostgreSQL, planned generically once their plans settle. Only statements
+// whose text never varies go through here: a text with a variable IN list
+// would fill the cache.
+
+// stmt is query's prepared statement for q: bound to q's transaction when q
+// is one (released when it ends), else on the pool. The pool's statement is
+// prepared on first use; a transaction that meets a statement the pool has
+// not prepared yet prepares it on its own connection and has the pool
+// prepare it in the background — never waiting for a pool connection while
+// it holds one (and, maybe, row locks that the pool's holders wait for).
+func (q *Q) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	query = q.db.sqlx.Rebind(query)
+	if st, ok := q.db.stmts.Load(query); ok {
+		if pooled, ok := st.(*sqlx.Stmt); ok {
+			if tx, ok := q.ext.(*sqlx.Tx); ok {
+				return tx.StmtxContext(ctx, pooled), nil
+			}
+			return pooled, nil
+		}
+	}
+	if tx, ok := q.ext.(*sqlx.Tx); ok {
+		if _, preparing := q.db.stmts.LoadOrStore(query, preparing{}); !preparing {
+			go q.db.preparePooled(query)
+		}
+		st, err := tx.PreparexContext(ctx, query)
+		return st, mapErr(err)
+	}
+	st, err := q.db.sqlx.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return q.db.keep(query, st), nil
+}
+
+// keep caches st as query's pooled statement unless one is cached already
+// (then st is closed and that one returned): a cached statement may be in
+// use, so it is never replaced.
+func (d *DB) keep(query string, st *sqlx.Stmt) *sqlx.Stmt {
+	for {
+		prev, loaded := d.stmts.LoadOrStore(query, st)
+		if !loaded {
+			return st
+		}
+		if pooled, ok := prev.(*sqlx.Stmt); ok {
+			_ = st.Close()
+			return pooled
+		}
+		if d.stmts.CompareAndSwap(query, prev, st) {
+			return st
+		}
+	}
+}
+
+// preparing marks a statement the pool is preparing in the background.
+type preparing struct{}
+
+// preparePooled prepares query on the pool for later transactions.
+func (d *DB) preparePooled(query string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := d.sqlx.PreparexContext(ctx, query)
+	if err != nil {
+		d.stmts.CompareAndDelete(query, preparing{}) // the next use tries again
+		return
+	}
+	d.keep(query, st)
+}
+
+// getP is get through a prepared statement.
+func (q *Q) getP(ctx context.Context, dest any, query string, args ...any) error {
+	st, err := q.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	q.db.statements.Add(1)
+	return mapErr(st.GetContext(ctx, dest, args...))
+}
+
+// selectP is selectx through a prepared statement.
+func (q *Q) selectP(ctx context.Context, dest any, query string, args ...any) error {
+	st, err := q.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	q.db.statements.Add(1)
+	return mapErr(st.SelectContext(ctx, dest, args...))
+}
+
+// execP is exec through a prepared statement.
+func (q *Q) execP(ctx context.Context, query string, args ...any) (int64, error) {
+	st, err := q.stmt(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	q.db.statements.Add(1)
+	res, err := st.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n, mapErr(err)
+}
+
+// namedExecP is namedExec of one row through a prepared statement.
+func (q *Q) namedExecP(ctx context.Context, query string, arg any) (int64, error) {
+	bound, args, err := sqlx.Named(query, arg)
+	if err != nil {
+		return 0, err
+	}
+	return q.execP(ctx, bound, args...)
+}
