@@ -162,6 +162,13 @@ try {
   const answered = await api('query($id: ID!) { question(id: $id) { status answer answeredBy { id } } }', { id: qid });
   assert.equal(answered.question.status, 'ANSWERED');
   assert.equal(answered.question.answer, 'redis');
+  // The panel's reads are followed from here: the hold below must start only
+  // once every read sent before it has been answered.
+  const reads = new Set();
+  const isRead = (r) => (r.postData() || '').includes('RunQuestions');
+  page.on('request', (r) => { if (isRead(r)) reads.add(r); });
+  page.on('requestfinished', (r) => reads.delete(r));
+  page.on('requestfailed', (r) => reads.delete(r));
   await fcard.getByRole('button', { name: 'Skip this question' }).click();
   await fcard.waitFor({ state: 'detached', timeout: 30000 });
   assert.equal((await api('query($id: ID!) { question(id: $id) { status } }', { id: fid })).question.status, 'SKIPPED');
@@ -171,9 +178,16 @@ try {
   let holding = true;
   const held = [];
   await page.route('**/graphql', async (route) => {
-    if (holding && (route.request().postData() || '').includes('RunQuestions')) { held.push(route); return; }
+    if (holding && isRead(route.request())) { held.push(route); return; }
     await route.continue();
   });
+  // A read sent before the hold (after the skip) could otherwise reach the
+  // server after the answer below and take the card away before the click.
+  const unheld = () => [...reads].filter((r) => !held.some((x) => x.request() === r));
+  for (const deadline = Date.now() + 30000; unheld().length > 0;) {
+    assert.ok(Date.now() < deadline, "the questions panel's reads before the hold were answered");
+    await new Promise((r) => setTimeout(r, 20));
+  }
   await api('mutation($in: AnswerQuestionInput!) { answerQuestion(input: $in) { question { id } } }', { in: { id: cid, answer: 'drop' } });
   await page.waitForFunction(() => document.querySelectorAll('.feed li.ev-question_answered').length >= 2, null, { timeout: 30000 });
   await ccard.getByRole('button', { name: 'Answer Keep' }).click();
