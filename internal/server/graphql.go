@@ -32,7 +32,7 @@ func (s *server) graphQLHandler() http.Handler {
 	// requireAuth sees the principal in the operation context as for HTTP.
 	srv.AddTransport(s.newWebsocketTransport())
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(postJSON{})
 	// File uploads (graphql-multipart-request-spec); guardUpload has checked
 	// the request's headers and length before it gets here.
 	srv.AddTransport(transport.MultipartForm{MaxUploadSize: s.cfg.MaxUploadBytes + s.cfg.MaxBodyBytes, MaxMemory: uploadMemory})

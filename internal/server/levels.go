@@ -36,7 +36,8 @@ type LevelTracker interface {
 // subtree is complete, the concurrent ones when the last inline one's is.
 // Promising a field that waits behind a sibling's subtree would keep the
 // count above zero while that subtree waits on a batch: no batch would
-// close.
+// close. Inline leaves are not counted at all (untracked): the object's
+// goroutine runs them between the tracked fields, and they never wait.
 type levelDispatch struct {
 	track      func(ctx context.Context) LevelTracker
 	schema     *ast.Schema
@@ -165,11 +166,14 @@ func (d *levelDispatch) InterceptResponse(ctx context.Context, next graphql.Resp
 }
 
 func (d *levelDispatch) InterceptField(ctx context.Context, next graphql.Resolver) (res any, err error) {
+	fc := graphql.GetFieldContext(ctx)
+	if d.untracked(fc.Object, fc.Field) {
+		return next(ctx)
+	}
 	lv, _ := ctx.Value(levelsKey{}).(*levels)
 	if lv == nil {
 		return next(ctx)
 	}
-	fc := graphql.GetFieldContext(ctx)
 	defer func() {
 		lv.mu.Lock()
 		ok := lv.resolved(d, lv.oc, fc, res, err)
@@ -180,6 +184,14 @@ func (d *levelDispatch) InterceptField(ctx context.Context, next graphql.Resolve
 		lv.tracker.Done()
 	}()
 	return next(ctx)
+}
+
+// untracked reports whether a field of an object type is left out of the
+// count: an inline leaf (a struct field or a method without a context, with
+// no selections) runs in its object's goroutine without ever waiting on a
+// loader, so it cannot hold a level back. Most fields are such leaves.
+func (d *levelDispatch) untracked(typeName string, f graphql.CollectedField) bool {
+	return len(f.Selections) == 0 && !d.concurrent[typeField{typeName, f.Name}]
 }
 
 // open registers an object of typeName returned by parent (nil: the root)
@@ -350,9 +362,9 @@ func (d *levelDispatch) typeOf(named string, v reflect.Value) (string, bool) {
 // (gqlgen.yml's models) that can stand for an interface.
 var goTypeAliases = map[string]string{"AgentHeartbeat": "HeartbeatRecord"}
 
-// fieldCounts counts the fields the executor resolves through the field
-// interceptor for an object of typeName with selections sel — the collected
-// fields less __typename, which it answers inline. lv.mu is held.
+// fieldCounts counts the fields of an object of typeName with selections sel
+// that the level dispatch tracks — the collected fields less __typename,
+// which the executor answers inline, and the untracked leaves. lv.mu is held.
 func (lv *levels) fieldCounts(d *levelDispatch, oc *graphql.OperationContext, sel ast.SelectionSet, typeName string) fieldCounts {
 	if len(sel) == 0 {
 		return fieldCounts{}
@@ -364,7 +376,7 @@ func (lv *levels) fieldCounts(d *levelDispatch, oc *graphql.OperationContext, se
 	var sh fieldCounts
 	for _, f := range graphql.CollectFields(oc, sel, d.satisfies[typeName]) {
 		switch {
-		case f.Name == "__typename":
+		case f.Name == "__typename", d.untracked(typeName, f):
 		case d.concurrent[typeField{typeName, f.Name}]:
 			sh.concurrent++
 		default:

@@ -1,0 +1,466 @@
+// Command execpass rewrites gqlgen's generated executor (graph/generated.go)
+// in place, after `gqlgen generate`, where the generic code costs the most
+// on nested reads without changing an answer:
+//
+//   - Plain leaves. A scalar or enum field read straight from a struct field
+//     or a method without arguments (no resolver, no context, no directive)
+//     is written by its marshaller directly, without a FieldContext, a child
+//     context and the field middleware chain: most fields of a response are
+//     such leaves, and they cannot fail. Where the marshaller would report a
+//     null (a nil pointer or map, a zero time in a non-null field), the field
+//     keeps gqlgen's path, so the error and its path are what they were. A
+//     method that panicked would be recovered by the enclosing list element
+//     or operation rather than by the field. The server's only field
+//     middleware, the level dispatch, leaves these fields untracked anyway;
+//     a field middleware that must see every field would need this pass
+//     removed.
+//   - Lists of objects. gqlgen marshals every element of a list in a
+//     goroutine of its own, so that the elements' resolvers fill their
+//     loader batches together; the lists call graph.marshalList instead,
+//     which does so only when an element can wait on something (its
+//     selection has a resolver or a subtree), and otherwise marshals the
+//     elements one after another.
+//   - Objects. gqlgen's FieldSet writes an object by copying each field to
+//     the heap and keeping a map of the keys written; object marshallers
+//     return graph.objectJSON instead, which writes the same JSON from the
+//     collected fields.
+//   - The deferred group. Every object's marshaller computed its response
+//     path (an allocation per object) for @defer even when nothing was
+//     deferred; the group is now processed only when a field was deferred.
+//
+// `make generate` runs it between gqlgen and fieldmodes; `make verify`
+// checks that the committed output is what the pass makes.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"os"
+	"sort"
+	"strings"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: execpass graph/generated.go")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "execpass:", err)
+		os.Exit(1)
+	}
+}
+
+// edit replaces src[from:to] with text.
+type edit struct {
+	from, to int
+	text     string
+}
+
+func run(path string) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, 0)
+	if err != nil {
+		return err
+	}
+	methods := map[string]*ast.FuncDecl{}
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv != nil {
+			methods[fn.Name.Name] = fn
+		}
+	}
+	off := func(p token.Pos) int { return fset.Position(p).Offset }
+	var edits []edit
+	leaves := 0
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv == nil {
+			continue
+		}
+		l, ok := plainLeaf(fn, methods)
+		if !ok {
+			continue
+		}
+		leaves++
+		ret := fn.Body.List[0]
+		fast := fmt.Sprintf("return ec.%s(ctx, field.Selections, obj.%s)", l.marshaller, l.field)
+		text := fast
+		if l.guard != "" {
+			original := string(src[off(ret.Pos()):off(ret.End())])
+			text = fmt.Sprintf("if %s {\n%s\n}\n%s", strings.ReplaceAll(l.guard, "$", "obj."+l.field), fast, original)
+		}
+		edits = append(edits, edit{off(ret.Pos()), off(ret.End()), text})
+	}
+	lists := 0
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv == nil {
+			continue
+		}
+		call, typeName, ok := objectList(fn, methods)
+		if !ok {
+			continue
+		}
+		lists++
+		edits = append(edits, edit{off(call.Pos()), off(call.Args[4].Pos()),
+			fmt.Sprintf("ec.marshalList(ctx, sel, %q, len(v), ", typeName)})
+	}
+	objects := 0
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv == nil || !isObjectMarshaller(fn) {
+			continue
+		}
+		ret, ok := fn.Body.List[len(fn.Body.List)-1].(*ast.ReturnStmt)
+		if !ok || len(ret.Results) != 1 || !isIdent(ret.Results[0], "out") {
+			continue
+		}
+		objects++
+		edits = append(edits, edit{off(ret.Pos()), off(ret.End()), "return objectJSON{fields: fields, set: out}"})
+	}
+	deferred, err := deferredGroups(src)
+	if err != nil {
+		return err
+	}
+	edits = append(edits, deferred...)
+	if leaves == 0 || lists == 0 || objects == 0 || len(deferred) == 0 {
+		return fmt.Errorf("found %d plain leaves, %d object lists, %d objects and %d deferred groups: gqlgen's output changed shape",
+			leaves, lists, objects, len(deferred))
+	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].from < edits[j].from })
+	var out bytes.Buffer
+	at := 0
+	for _, e := range edits {
+		if e.from < at {
+			return fmt.Errorf("overlapping edits at offset %d", e.from)
+		}
+		out.Write(src[at:e.from])
+		out.WriteString(e.text)
+		at = e.to
+	}
+	out.Write(src[at:])
+	formatted, err := format.Source(out.Bytes())
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, formatted, 0o644)
+}
+
+// leaf is a field function that can write its value directly.
+type leaf struct {
+	field      string // the struct field read, or the method called ("M()")
+	marshaller string // the ec method that writes it
+	guard      string // on the value ($): when false, gqlgen's path (""=always direct)
+}
+
+// plainLeaf recognises gqlgen's function for a field read from a struct
+// field of obj, of a scalar or enum type, without middleware:
+//
+//	return graphql.ResolveField(ctx, ec.OperationContext, field,
+//		func(...) { return ec.fieldContext_T_f(ctx, field) },   // a scalar field context
+//		func(ctx) (any, error) { return obj.F, nil },
+//		nil,
+//		func(ctx, selections, v V) graphql.Marshaler { return ec.marshalX(ctx, selections, v) },
+//		true, true)
+func plainLeaf(fn *ast.FuncDecl, methods map[string]*ast.FuncDecl) (leaf, bool) {
+	if !strings.HasPrefix(fn.Name.Name, "_") || len(fn.Body.List) != 1 {
+		return leaf{}, false
+	}
+	ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return leaf{}, false
+	}
+	call, ok := ret.Results[0].(*ast.CallExpr)
+	if !ok || !isSel(call.Fun, "graphql", "ResolveField") || len(call.Args) != 9 {
+		return leaf{}, false
+	}
+	if id, ok := call.Args[5].(*ast.Ident); !ok || id.Name != "nil" {
+		return leaf{}, false // directives
+	}
+	fcName, ok := returnedCall(call.Args[3])
+	if !ok || !scalarContext(methods[fcName]) {
+		return leaf{}, false
+	}
+	field, ok := returnedObjField(call.Args[4])
+	if !ok {
+		return leaf{}, false
+	}
+	marshaller, ok := returnedCall(call.Args[6])
+	if !ok {
+		return leaf{}, false
+	}
+	guard, ok := nullGuard(methods[marshaller])
+	if !ok || (guard != "" && strings.HasSuffix(field, "()")) {
+		return leaf{}, false // a method is called once
+	}
+	return leaf{field: field, marshaller: marshaller, guard: guard}, true
+}
+
+// onlyReturn is the results of a function literal whose body is one return
+// of n results; nil when e is no such literal.
+func onlyReturn(e ast.Expr, n int) []ast.Expr {
+	lit, ok := e.(*ast.FuncLit)
+	if !ok || len(lit.Body.List) != 1 {
+		return nil
+	}
+	ret, ok := lit.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != n {
+		return nil
+	}
+	return ret.Results
+}
+
+// returnedCall is the ec method a one-statement function literal returns the
+// result of.
+func returnedCall(e ast.Expr) (string, bool) {
+	r := onlyReturn(e, 1)
+	if r == nil {
+		return "", false
+	}
+	name := ecCall(r[0])
+	return name, name != ""
+}
+
+// returnedObjField is what a resolver literal `return obj.F, nil` or
+// `return obj.M(), nil` reads: "F", or "M()" for a method without
+// arguments.
+func returnedObjField(e ast.Expr) (string, bool) {
+	r := onlyReturn(e, 2)
+	if r == nil || !isIdent(r[1], "nil") {
+		return "", false
+	}
+	value, call := r[0], ""
+	if c, ok := value.(*ast.CallExpr); ok && len(c.Args) == 0 {
+		value, call = c.Fun, "()"
+	}
+	sel, ok := value.(*ast.SelectorExpr)
+	if !ok || !isIdent(sel.X, "obj") {
+		return "", false
+	}
+	return sel.Sel.Name + call, true
+}
+
+// scalarContext reports whether a fieldContext method is a scalar field's
+// (graphql.NewScalarFieldContext: no child fields).
+func scalarContext(fn *ast.FuncDecl) bool {
+	if fn == nil || len(fn.Body.List) != 1 {
+		return false
+	}
+	ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return false
+	}
+	call, ok := ret.Results[0].(*ast.CallExpr)
+	return ok && isSel(call.Fun, "graphql", "NewScalarFieldContext")
+}
+
+// objectList recognises gqlgen's marshaller of a list of objects of one
+// type, and returns its call of graphql.MarshalSliceConcurrently and the
+// type's name:
+//
+//	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+//		…
+//		return ec.marshalNT2ᚖ…(ctx, sel, v[i]) // which returns ec._T(ctx, sel, v), T's object marshaller
+//	})
+func objectList(fn *ast.FuncDecl, methods map[string]*ast.FuncDecl) (*ast.CallExpr, string, bool) {
+	if !strings.HasPrefix(fn.Name.Name, "marshal") || len(fn.Body.List) == 0 {
+		return nil, "", false
+	}
+	as, ok := fn.Body.List[0].(*ast.AssignStmt)
+	if !ok || len(as.Rhs) != 1 {
+		return nil, "", false
+	}
+	call, ok := as.Rhs[0].(*ast.CallExpr)
+	if !ok || !isSel(call.Fun, "graphql", "MarshalSliceConcurrently") || len(call.Args) != 5 {
+		return nil, "", false
+	}
+	lit, ok := call.Args[4].(*ast.FuncLit)
+	if !ok || len(lit.Body.List) == 0 {
+		return nil, "", false
+	}
+	ret, ok := lit.Body.List[len(lit.Body.List)-1].(*ast.ReturnStmt)
+	if !ok || len(ret.Results) != 1 {
+		return nil, "", false
+	}
+	elem := ecCall(ret.Results[0])
+	if elem == "" || methods[elem] == nil {
+		return nil, "", false
+	}
+	// The element marshaller ends by returning T's object marshaller.
+	body := methods[elem].Body.List
+	last, ok := body[len(body)-1].(*ast.ReturnStmt)
+	if !ok || len(last.Results) != 1 {
+		return nil, "", false
+	}
+	obj := ecCall(last.Results[0])
+	if !strings.HasPrefix(obj, "_") || methods[obj] == nil || !isObjectMarshaller(methods[obj]) {
+		return nil, "", false
+	}
+	return call, strings.TrimPrefix(obj, "_"), true
+}
+
+// ecCall is the name of the ec method e calls, "" when e is no such call.
+func ecCall(e ast.Expr) string {
+	c, ok := e.(*ast.CallExpr)
+	if !ok {
+		return ""
+	}
+	s, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok || !isIdent(s.X, "ec") {
+		return ""
+	}
+	return s.Sel.Name
+}
+
+// isObjectMarshaller reports whether fn is gqlgen's marshaller of an object
+// type: it starts by collecting its fields against the type's implementors.
+func isObjectMarshaller(fn *ast.FuncDecl) bool {
+	if len(fn.Body.List) == 0 {
+		return false
+	}
+	as, ok := fn.Body.List[0].(*ast.AssignStmt)
+	if !ok || len(as.Rhs) != 1 {
+		return false
+	}
+	c, ok := as.Rhs[0].(*ast.CallExpr)
+	return ok && isSel(c.Fun, "graphql", "CollectFields")
+}
+
+// neverNull are gqlgen's scalar marshallers that answer a value for every
+// input.
+var neverNull = map[string]bool{
+	"MarshalString": true, "MarshalID": true, "MarshalInt": true, "MarshalInt32": true,
+	"MarshalInt64": true, "MarshalBoolean": true, "MarshalFloat": true,
+}
+
+// nullGuard reads a marshaller: the condition on its value ($) under which it
+// writes a value without reporting anything ("" when always), ok false when
+// it is not one of the shapes gqlgen writes for scalars and enums:
+//
+//   - marshalO…: a nil v is a null, without an error: always direct;
+//   - marshalN… starting with `if v == nil { …error… }`: direct when v != nil;
+//   - marshalN… with `res := graphql.MarshalTime(v)`: direct when !v.IsZero();
+//   - marshalN… with another graphql.Marshal… that never answers null, or
+//     returning v itself (an enum that marshals itself): always direct.
+func nullGuard(fn *ast.FuncDecl) (string, bool) {
+	if fn == nil {
+		return "", false
+	}
+	name := fn.Name.Name
+	body := fn.Body.List
+	reports := false
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if s, ok := c.Fun.(*ast.SelectorExpr); ok && (strings.Contains(s.Sel.Name, "Error") || s.Sel.Name == "Recover") {
+				reports = true
+			}
+		}
+		return true
+	})
+	switch {
+	case strings.HasPrefix(name, "marshalO"):
+		if reports {
+			return "", false
+		}
+		return "", true
+	case !strings.HasPrefix(name, "marshalN"):
+		return "", false
+	}
+	guards := []string{}
+	rest := body
+	if len(rest) > 0 {
+		if is, ok := rest[0].(*ast.IfStmt); ok && isNilCheck(is.Cond) {
+			guards = append(guards, "$ != nil")
+			rest = rest[1:]
+		}
+	}
+	for _, st := range rest {
+		switch s := st.(type) {
+		case *ast.AssignStmt:
+			if len(s.Rhs) != 1 {
+				continue
+			}
+			if c, ok := s.Rhs[0].(*ast.CallExpr); ok {
+				if sel, ok := c.Fun.(*ast.SelectorExpr); ok && isIdent(sel.X, "graphql") {
+					switch {
+					case sel.Sel.Name == "MarshalTime" && len(guards) == 0:
+						guards = append(guards, "!$.IsZero()")
+					case neverNull[sel.Sel.Name]:
+					default:
+						return "", false
+					}
+				} else {
+					return "", false
+				}
+			}
+		case *ast.ReturnStmt:
+			if len(s.Results) != 1 {
+				return "", false
+			}
+			switch r := s.Results[0].(type) {
+			case *ast.Ident:
+				if r.Name != "res" && r.Name != "v" {
+					return "", false
+				}
+			default:
+				return "", false
+			}
+		case *ast.IfStmt, *ast.ExprStmt:
+			// the null branch (`if res == graphql.Null { …error… }`)
+		default:
+			return "", false
+		}
+	}
+	return strings.Join(guards, " && "), true
+}
+
+func isNilCheck(e ast.Expr) bool {
+	b, ok := e.(*ast.BinaryExpr)
+	return ok && b.Op == token.EQL && isIdent(b.X, "v") && isIdent(b.Y, "nil")
+}
+
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
+}
+
+func isSel(e ast.Expr, x, name string) bool {
+	s, ok := e.(*ast.SelectorExpr)
+	return ok && isIdent(s.X, x) && s.Sel.Name == name
+}
+
+// deferredGroupText is how every object marshaller of gqlgen ends.
+const deferredGroupText = `	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+`
+
+// deferredGroups puts each object marshaller's deferred group under
+// `if len(deferLabelToView) > 0`.
+func deferredGroups(src []byte) ([]edit, error) {
+	var edits []edit
+	needle := []byte(deferredGroupText)
+	for at := 0; ; {
+		i := bytes.Index(src[at:], needle)
+		if i < 0 {
+			break
+		}
+		from := at + i
+		edits = append(edits, edit{from, from + len(needle), "\tif len(deferLabelToView) > 0 {\n" + deferredGroupText + "\t}\n"})
+		at = from + len(needle)
+	}
+	return edits, nil
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// generatedShapes holds, in gqlgen's words, one field function of each shape
+// the pass decides on, the marshallers they call, an object list and an
+// object marshaller's deferred group.
+const generatedShapes = `package graph
+
+func (ec *executionContext) _T_title(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_T_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true, true)
+}
+
+func (ec *executionContext) _T_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_T_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true, true)
+}
+
+func (ec *executionContext) _T_id(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_T_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GlobalID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true, true)
+}
+
+func (ec *executionContext) _T_owner(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_T_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.U) graphql.Marshaler {
+			return ec.marshalNU2ᚖdomainᚐU(ctx, selections, v)
+		},
+		true, true)
+}
+
+func (ec *executionContext) fieldContext_T_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
+}
+
+func (ec *executionContext) fieldContext_T_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
+}
+
+func (ec *executionContext) fieldContext_T_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("T", field, true, false, errors.New("no child fields"))
+}
+
+func (ec *executionContext) fieldContext_T_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{Object: "T", Field: field}
+	return fc, nil
+}
+
+func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalTime(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalID(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNU2ᚕᚖdomainᚐUᚄ(ctx context.Context, sel ast.SelectionSet, v []*domain.U) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNU2ᚖdomainᚐU(ctx, sel, v[i])
+	})
+	return ret
+}
+
+func (ec *executionContext) marshalNU2ᚖdomainᚐU(ctx context.Context, sel ast.SelectionSet, v *domain.U) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._U(ctx, sel, v)
+}
+
+func (ec *executionContext) _U(ctx context.Context, sel ast.SelectionSet, obj *domain.U) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, uImplementors)
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out.Dispatch(ctx)
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+`
+
+func TestPass(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "generated.go")
+	if err := os.WriteFile(path, []byte(generatedShapes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(b)
+	body := func(name string) string {
+		i := strings.Index(out, "func (ec *executionContext) "+name+"(")
+		if i < 0 {
+			t.Fatalf("%s is gone", name)
+		}
+		j := strings.Index(out[i:], "\n}\n")
+		return out[i : i+j]
+	}
+	for _, c := range []struct {
+		fn   string
+		want []string
+		not  []string
+	}{
+		// A struct field of a never-null scalar: written directly.
+		{"_T_title", []string{"return ec.marshalNString2string(ctx, field.Selections, obj.Title)"}, []string{"ResolveField"}},
+		// A time: directly unless zero, which keeps gqlgen's path and its error.
+		{"_T_createdAt", []string{"if !obj.CreatedAt.IsZero() {", "return ec.marshalNTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)", "ResolveField"}, nil},
+		// A method without arguments, of a never-null scalar: written directly.
+		{"_T_id", []string{"return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())"}, []string{"ResolveField"}},
+		// An object: untouched.
+		{"_T_owner", []string{"ResolveField"}, []string{"field.Selections"}},
+		// A list of objects: marshalList.
+		{"marshalNU2ᚕᚖdomainᚐUᚄ", []string{`ec.marshalList(ctx, sel, "U", len(v), func(`}, []string{"MarshalSliceConcurrently"}},
+		// The deferred group: only when something is deferred.
+		{"_U", []string{"if len(deferLabelToView) > 0 {\n\t\tatomic.AddInt32", "return objectJSON{fields: fields, set: out}"}, nil},
+	} {
+		got := body(c.fn)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q:\n%s", c.fn, w, got)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%s still has %q:\n%s", c.fn, n, got)
+			}
+		}
+	}
+	// A second pass finds nothing to do: the output of gqlgen is what it reads.
+	if err := run(path); err == nil || !strings.Contains(err.Error(), "changed shape") {
+		t.Errorf("a second pass: %v", err)
+	}
+}
