@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -27,25 +29,81 @@ var concurrentOf = func() map[string]map[string]bool {
 
 // marshalList marshals the n elements of a list of typeName objects
 // selected by sel (internal/tools/execpass puts it where gqlgen's list
-// marshallers called graphql.MarshalSliceConcurrently). gqlgen gives each
-// element a goroutine, so that the elements' resolvers fill their loader
-// batches together; when sel selects only leaves that resolve inline, no
-// element can wait on anything, and they are marshalled one after another
-// in this goroutine. Paths, errors and a panic's recovery are gqlgen's.
+// marshallers called graphql.MarshalSliceConcurrently). Like gqlgen it
+// marshals the elements concurrently, so that the elements' resolvers fill
+// their loader batches together — on elementWorkers rather than on new
+// goroutines; when sel selects only leaves that resolve inline, no element
+// can wait on anything, and they are marshalled one after another in this
+// goroutine. Paths, errors and a panic's recovery are gqlgen's.
 func (ec *executionContext) marshalList(ctx context.Context, sel ast.SelectionSet, typeName string, n int,
 	marshal func(ctx context.Context, i int) graphql.Marshaler,
 ) (ret graphql.Array) {
-	if n <= 1 || !inlineLeaves(sel, typeName) {
-		return graphql.MarshalSliceConcurrently(ctx, n, 0, false, marshal)
-	}
 	ret = make(graphql.Array, n)
+	if n <= 1 || inlineLeaves(sel, typeName) {
+		for i := range n {
+			childCtx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
+			if !marshalElement(childCtx, ret, i, marshal) {
+				return nil
+			}
+		}
+		return ret
+	}
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	wg.Add(n)
 	for i := range n {
 		childCtx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
-		if !marshalElement(childCtx, ret, i, marshal) {
-			return nil
-		}
+		elementWorkers.run(func() {
+			defer wg.Done()
+			if !marshalElement(childCtx, ret, i, marshal) {
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() {
+		return nil
 	}
 	return ret
+}
+
+// elementWorkers run the elements of lists marshalled concurrently.
+var elementWorkers = &workers{idle: make(chan *worker, maxIdleWorkers)}
+
+// maxIdleWorkers bounds the goroutines kept waiting for elements.
+const maxIdleWorkers = 512
+
+// workers run functions on goroutines that outlive them. The executor's
+// frames are deep: a new goroutine's stack grows, by copying, several times
+// before it can marshal one element, and the runtime spent more time on
+// that than on the element. A worker's stack has grown already.
+type workers struct{ idle chan *worker }
+
+type worker struct{ job chan func() }
+
+// run runs f on an idle worker, or on a new one: never waits for a worker,
+// since an element may wait on a loader batch the next one fills.
+func (p *workers) run(f func()) {
+	select {
+	case w := <-p.idle:
+		w.job <- f
+	default:
+		w := &worker{job: make(chan func(), 1)}
+		w.job <- f
+		go p.serve(w)
+	}
+}
+
+// serve runs w's jobs until there is no room left among the idle workers.
+func (p *workers) serve(w *worker) {
+	for f := range w.job {
+		f()
+		select {
+		case p.idle <- w:
+		default:
+			return
+		}
+	}
 }
 
 // marshalElement writes element i into ret; false when it panicked (the

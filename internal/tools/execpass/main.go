@@ -14,12 +14,12 @@
 //     middleware, the level dispatch, leaves these fields untracked anyway;
 //     a field middleware that must see every field would need this pass
 //     removed.
-//   - Lists of objects. gqlgen marshals every element of a list in a
-//     goroutine of its own, so that the elements' resolvers fill their
-//     loader batches together; the lists call graph.marshalList instead,
-//     which does so only when an element can wait on something (its
-//     selection has a resolver or a subtree), and otherwise marshals the
-//     elements one after another.
+//   - Lists of objects. gqlgen marshals every element of a list in a new
+//     goroutine, so that the elements' resolvers fill their loader batches
+//     together; the lists call graph.marshalList instead, which does so on
+//     reused goroutines, and only when an element can wait on something
+//     (its selection has a resolver or a subtree): otherwise it marshals
+//     the elements one after another.
 //   - Objects. gqlgen's FieldSet writes an object by copying each field to
 //     the heap and keeping a map of the keys written; object marshallers
 //     return graph.objectJSON instead, which writes the same JSON from the
