@@ -112,7 +112,8 @@ func statementsOf(tb testing.TB, s *testServer, f func()) int64 {
 // 100 (the API's maximum). Reports claims/s (the sustained rate, completions
 // included: every claim of a real run is paired with one), claim latency
 // percentiles, and SQL statements of one claim and one completion measured
-// alone.
+// alone. TASKGRAPH_BENCH_CPUPROFILE writes a CPU profile of the measured
+// part.
 func BenchmarkClaim(b *testing.B) {
 	clients := envIntOr("TASKGRAPH_BENCH_CLIENTS", 32)
 	for _, c := range testdb.Cases(b) {
@@ -138,6 +139,7 @@ func BenchmarkClaim(b *testing.B) {
 			)
 			fail := func(err error) { errOnce.Do(func() { failure = err }) }
 			b.ResetTimer()
+			stopProfile := profileCPU(b)
 			start := time.Now()
 			for range clients {
 				wg.Go(func() {
@@ -162,6 +164,7 @@ func BenchmarkClaim(b *testing.B) {
 			}
 			wg.Wait()
 			elapsed := time.Since(start)
+			stopProfile()
 			b.StopTimer()
 			require.NoError(b, failure)
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "claims/s")

@@ -122,7 +122,7 @@ func (tx *Tx) HoldEvents(ctx context.Context, projectID string) error {
 	if len(waves) == 0 {
 		return nil
 	}
-	counts, err := tx.AppendTail(ctx, projectID, nil, nil, false, deltas(waves))
+	counts, err := tx.AppendTail(ctx, projectID, nil, nil, false, deltas(waves), false)
 	if err != nil {
 		return err
 	}
@@ -217,9 +217,11 @@ func (tx *Tx) writeTail(ctx context.Context) error {
 		projects = append(projects, m.project)
 	}
 	slices.Sort(projects)
-	for _, p := range slices.Compact(projects) {
+	projects = slices.Compact(projects)
+	for i, p := range projects {
 		waves := tx.takeWaves(p)
-		counts, err := tx.AppendTail(ctx, p, evs[p], lists[p], true, deltas(waves))
+		// The last tail is the transaction's last statement: it commits.
+		counts, err := tx.AppendTail(ctx, p, evs[p], lists[p], true, deltas(waves), i == len(projects)-1)
 		if err != nil {
 			return err
 		}

@@ -71,15 +71,10 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 	if err != nil {
 		return nil, err
 	}
-	// Lock order, everywhere: run, slot, agent, task. A settling call reads
-	// the agent to find its slot, locks the slot, then the agent; the other
-	// calls lock only the agent.
-	if mode == holdSettle {
-		if err := tx.Runs.LockSlotOfAgent(ctx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-	}
-	hold, err := tx.Runs.HoldAgent(ctx, id)
+	// Lock order, everywhere: run, slot, agent, task. A settling call locks
+	// the agent's slot, then the agent (one statement); the other calls lock
+	// only the agent.
+	hold, err := tx.Runs.HoldAgent(ctx, id, mode == holdSettle)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	} else if err != nil {
@@ -101,17 +96,22 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 		}
 		return nil, leaseLost(deref(a.TerminationReason))
 	}
-	var t *domain.Task
-	switch mode {
-	case holdSettle:
-		t, err = tx.Tasks.TaskForUpdate(ctx, a.TaskID)
-	case holdReport:
-		t, err = one(tx.Tasks.TasksByIDs(ctx, []string{a.TaskID}))
+	// The clock is read once every lock is held: with the task's, when
+	// that is the last.
+	var (
+		t   *domain.Task
+		now time.Time
+	)
+	if mode == holdSettle {
+		t, now, err = tx.Tasks.TaskForUpdateNow(ctx, a.TaskID)
+	} else {
+		if mode == holdReport {
+			if t, err = one(tx.Tasks.TasksByIDs(ctx, []string{a.TaskID})); err != nil {
+				return nil, err
+			}
+		}
+		now, err = tx.Now(ctx)
 	}
-	if err != nil {
-		return nil, err
-	}
-	now, err := tx.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -281,10 +281,15 @@ func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultI
 // endAgent terminates an agent, frees its slot (the caller holds it) and
 // ends its execution.
 func endAgent(ctx context.Context, tx *app.Tx, a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, reason string, lastErr *string, now time.Time) error {
+	ending(a, e, st, reason, lastErr, now)
+	return tx.Runs.EndAgent(ctx, a, e)
+}
+
+// ending sets what ending agent a and its execution e changes in them.
+func ending(a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, reason string, lastErr *string, now time.Time) {
 	a.Status, a.TerminatedAt, a.TerminationReason = domain.AgentTerminated, &now, &reason
 	e.Status, e.EndedAt, e.LastError = st, &now, lastErr
 	e.DurationMs = ptr(int(now.Sub(e.StartedAt).Milliseconds()))
-	return tx.Runs.EndAgent(ctx, a, e)
 }
 
 // CompleteTask reports the calling agent's task done: it is validated
@@ -349,10 +354,15 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 		if err := s.moveTaskWith(ctx, tx, p, t, from, outcome, reason, now, moves); err != nil {
 			return err
 		}
-		if err := endAgent(ctx, tx, h.agent, e, st, "task reported done", lastErr, now); err != nil {
+		// The agent ends and the task's place in the run moves: one statement.
+		ending(h.agent, e, st, "task reported done", lastErr, now)
+		place, err := tx.Runs.EndAgentMovingPlace(ctx, h.agent, e, settling(h.run, t, outcome, now))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil // no open place in the run: nothing to count
+		} else if err != nil {
 			return err
 		}
-		return s.settle(ctx, tx, p, h.run, t, outcome, now, func() { closed = true })
+		return s.settled(ctx, tx, p, h.run, t, outcome, place, now, func() { closed = true })
 	})
 	if err != nil {
 		return nil, nil, err

@@ -51,7 +51,7 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.visibleRunRow(ctx, p, in.RunID, "runId")
+	r, state, err := s.visibleClaimState(ctx, p, in.RunID, "runId")
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 	if at, ok := s.claimed.Load(r.ID); ok && time.Since(time.Unix(0, at.(int64))) < claimLookAhead {
 		lookAhead = false
 	}
-	r, wave, wait, err := s.claimable(ctx, r, lookAhead)
+	r, wave, wait, err := s.claimable(ctx, r, state, lookAhead)
 	if err != nil {
 		return nil, err
 	} else if wait != nil {
@@ -111,17 +111,11 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 		agent := &domain.BuildAgent{ID: agentID, RunID: run.ID, WaveID: wave.ID, TaskID: t.ID, TaskListID: run.TaskListID,
 			ProcessID: in.ProcessID, Hostname: in.Hostname, WorkingDirectory: in.WorkingDirectory,
 			Status: domain.AgentRunning, LastHeartbeatAt: now, SpawnedAt: now, ClaimedBy: ptr(claimer(p)), Slot: &slot}
-		if err := tx.Runs.InsertAgent(ctx, agent); err != nil {
-			return err
-		}
 		exec := &domain.TaskExecution{ID: app.NewID(), TaskID: t.ID, TaskListID: run.TaskListID, RunID: run.ID,
 			AgentID: agent.ID, WaveID: wave.ID, AttemptNumber: cr.Attempts + 1, Status: domain.ExecRunning,
 			StartedAt: now, FilesModified: domain.Strings{}, GitCommits: domain.Strings{}, CreatedAt: now}
-		if err := tx.Runs.InsertExecution(ctx, exec); err != nil {
-			return err
-		}
-		if _, err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, []domain.WaveStatus{domain.WavePending},
-			domain.WaveInProgress, now); err != nil {
+		// The agent, its execution and the task's place, IN_PROGRESS.
+		if err := tx.Runs.StartAgent(ctx, agent, exec, now); err != nil {
 			return err
 		}
 		t.AssignedAgentID = &agent.ID
@@ -144,25 +138,33 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 	return res, nil
 }
 
-// visibleRunRow loads the row of a run the caller can see (NOT_FOUND
-// otherwise), without its live counters: what claims need.
-func (s *Runs) visibleRunRow(ctx context.Context, p *auth.Principal, gid, field string) (*domain.ExecutionRun, error) {
+// claimState is what a claim reads of its run before it locks anything:
+// its live agents and its waves in order (store.RunQueries.ClaimState).
+type claimState struct {
+	live  int
+	waves []*domain.Wave
+}
+
+// visibleClaimState loads the row of a run the caller can see (NOT_FOUND
+// otherwise), without its live counters, and its claimState: what claims
+// need, in one statement.
+func (s *Runs) visibleClaimState(ctx context.Context, p *auth.Principal, gid, field string) (*domain.ExecutionRun, *claimState, error) {
 	id, err := domain.DecodeID(domain.KindExecutionRun, gid, field)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r, err := s.db.Runs.RunRow(ctx, id)
+	r, live, waves, err := s.db.Runs.RunClaimState(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "execution run not found"}
+		return nil, nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "execution run not found"}
 	} else if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if ok, err := app.CanSeeProjectID(ctx, &s.db.Q, p, r.ProjectID); err != nil {
-		return nil, err
+		return nil, nil, err
 	} else if !ok {
-		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "execution run not found"}
+		return nil, nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "execution run not found"}
 	}
-	return r, nil
+	return r, &claimState{live: live, waves: waves}, nil
 }
 
 // claimable says, from plain reads, why a claim of run would get nothing;
@@ -170,17 +172,24 @@ func (s *Runs) visibleRunRow(ctx context.Context, p *auth.Principal, gid, field 
 // without lookAhead, the run is running with room for an agent. A wave
 // whose tasks are all over but that is still open (the completion that
 // closed it ended before advancing the run) is advanced first. It returns
-// the run as it then stands.
-func (s *Runs) claimable(ctx context.Context, run *domain.ExecutionRun, lookAhead bool) (*domain.ExecutionRun, *domain.Wave, *domain.WaitReason, error) {
+// the run as it then stands. state is the run's claimState as read with
+// it, or nil.
+func (s *Runs) claimable(ctx context.Context, run *domain.ExecutionRun, state *claimState, lookAhead bool) (*domain.ExecutionRun, *domain.Wave, *domain.WaitReason, error) {
 	q := &s.db.Q
 	for range 2 {
 		if w := domain.ClaimWait(run, 0); w != nil && *w != domain.WaitConcurrencyLimit {
 			return run, nil, w, nil
 		}
-		live, waves, err := q.Runs.ClaimState(ctx, run.ID)
-		if err != nil {
-			return nil, nil, nil, err
+		if state == nil {
+			live, waves, err := q.Runs.ClaimState(ctx, run.ID)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			state = &claimState{live: live, waves: waves}
 		}
+		live, waves := state.live, state.waves
+		state = nil // after an advance, read again
+		var err error
 		if w := domain.ClaimWait(run, live); w != nil {
 			return run, nil, w, nil
 		}

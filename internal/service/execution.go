@@ -419,17 +419,30 @@ func (s *Runs) releaseTask(ctx context.Context, tx *app.Tx, p *auth.Principal, r
 func (s *Runs) settle(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task,
 	outcome domain.TaskStatus, now time.Time, closed func(),
 ) error {
-	st := domain.WaveCompleted
-	if outcome == domain.StatusFailed {
-		st = domain.WaveFailed
-	}
-	a, err := tx.Runs.SetAssignmentStatus(ctx, run.ID, t.ID, domain.OpenWaveStatuses, st, now)
+	m := settling(run, t, outcome, now)
+	a, err := tx.Runs.SetAssignmentStatus(ctx, m.RunID, m.TaskID, m.From, m.To, now)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // no open place in the run: nothing to count
 	} else if err != nil {
 		return err
 	}
-	tx.CountWaveMove(run.ProjectID, a.WaveID, st, closed)
+	return s.settled(ctx, tx, p, run, t, outcome, a, now, closed)
+}
+
+// settling is the move of t's place in run that its outcome makes.
+func settling(run *domain.ExecutionRun, t *domain.Task, outcome domain.TaskStatus, now time.Time) store.PlaceMove {
+	st := domain.WaveCompleted
+	if outcome == domain.StatusFailed {
+		st = domain.WaveFailed
+	}
+	return store.PlaceMove{RunID: run.ID, TaskID: t.ID, From: domain.OpenWaveStatuses, To: st, At: now}
+}
+
+// settled is settle once t's place a has moved (settling).
+func (s *Runs) settled(ctx context.Context, tx *app.Tx, p *auth.Principal, run *domain.ExecutionRun, t *domain.Task,
+	outcome domain.TaskStatus, a *domain.WaveTaskAssignment, now time.Time, closed func(),
+) error {
+	tx.CountWaveMove(run.ProjectID, a.WaveID, a.TaskStatus, closed)
 	if outcome == domain.StatusFailed {
 		skipped, err := s.skipDependents(ctx, tx, p, run, t, now)
 		if err != nil {

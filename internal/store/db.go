@@ -274,10 +274,18 @@ func (d *DB) inTx(ctx context.Context, fn func(q *Q) error) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(newQ(tx, d, true)); err != nil {
+	q := newQ(tx, d, true)
+	if err = fn(q); err != nil {
 		return err
 	}
 	d.statements.Add(1)
+	if q.committed {
+		// The tail committed the work (selectCommit): this ends the empty
+		// transaction after it, which holds no lock and wrote nothing, so
+		// its failure loses nothing.
+		_ = tx.Commit()
+		return nil
+	}
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", mapErr(err))
 	}
@@ -291,6 +299,9 @@ type Q struct {
 	ext  sqlx.ExtContext
 	db   *DB
 	inTx bool
+	// committed: the transaction's work committed with its tail
+	// (selectCommit); what is left of it is an empty transaction.
+	committed bool
 
 	Users    UserQueries     // users.go: users and API tokens
 	Projects ProjectQueries  // projects.go: projects and ideas

@@ -299,25 +299,39 @@ func (q RunQueries) AssignmentsOfRun(ctx context.Context, runID string) ([]*doma
 func (q RunQueries) SetAssignmentStatus(ctx context.Context, runID, taskID string, from []domain.WaveStatus, st domain.WaveStatus,
 	now time.Time,
 ) (*domain.WaveTaskAssignment, error) {
-	set := `UPDATE wave_task_assignments SET task_status = ?`
-	args := []any{st}
-	switch st {
-	case domain.WaveInProgress:
-		set += `, started_at = ?, completed_at = NULL`
-		args = append(args, now)
-	case domain.WavePending:
-		set += `, completed_at = NULL`
-	default:
-		set += `, completed_at = ?`
-		args = append(args, now)
-	}
-	query, args := in(set+` WHERE run_id = ? AND task_id = ? AND task_status IN (?) RETURNING *`,
-		append(args, runID, taskID, from)...)
+	query, args := PlaceMove{RunID: runID, TaskID: taskID, From: from, To: st, At: now}.update()
 	var a domain.WaveTaskAssignment
 	if err := q.getP(ctx, &a, query, args...); err != nil {
 		return nil, err
 	}
 	return &a, nil
+}
+
+// PlaceMove moves a task's place in a run from one of the statuses From to
+// To at At (SetAssignmentStatus).
+type PlaceMove struct {
+	RunID, TaskID string
+	From          []domain.WaveStatus
+	To            domain.WaveStatus
+	At            time.Time
+}
+
+// update is m's statement, returning the place as it now is.
+func (m PlaceMove) update() (string, []any) {
+	set := `UPDATE wave_task_assignments SET task_status = ?`
+	args := []any{m.To}
+	switch m.To {
+	case domain.WaveInProgress:
+		set += `, started_at = ?, completed_at = NULL`
+		args = append(args, m.At)
+	case domain.WavePending:
+		set += `, completed_at = NULL`
+	default:
+		set += `, completed_at = ?`
+		args = append(args, m.At)
+	}
+	return in(set+` WHERE run_id = ? AND task_id = ? AND task_status IN (?) RETURNING *`,
+		append(args, m.RunID, m.TaskID, m.From)...)
 }
 
 // claimWindow is how many of a list's best PENDING tasks a WAVES claim
@@ -371,12 +385,6 @@ func (q RunQueries) CountClaimable(ctx context.Context, waveID string) (int, err
 	return n, err
 }
 
-// InsertAgent inserts a build agent.
-func (q RunQueries) InsertAgent(ctx context.Context, a *domain.BuildAgent) error {
-	_, err := q.namedExecP(ctx, `INSERT INTO build_agents (`+agentColumns+`) VALUES (`+namedList(agentColumns)+`)`, a)
-	return err
-}
-
 // AgentForUpdate loads an agent and, inside a PostgreSQL transaction, locks it.
 func (q RunQueries) AgentForUpdate(ctx context.Context, id string) (*domain.BuildAgent, error) {
 	var a domain.BuildAgent
@@ -420,12 +428,6 @@ func (q RunQueries) UpdateAgent(ctx context.Context, a *domain.BuildAgent) error
 // InsertHeartbeat records a heartbeat.
 func (q RunQueries) InsertHeartbeat(ctx context.Context, h *domain.AgentHeartbeat) error {
 	return q.insert(ctx, "agent_heartbeats", heartbeatColumns, h)
-}
-
-// InsertExecution inserts a task execution.
-func (q RunQueries) InsertExecution(ctx context.Context, e *domain.TaskExecution) error {
-	_, err := q.namedExecP(ctx, `INSERT INTO task_executions (`+executionColumns+`) VALUES (`+namedList(executionColumns)+`)`, e)
-	return err
 }
 
 // ExecutionOfAgent is the execution an agent runs.

@@ -98,6 +98,37 @@ func (q RunQueries) ClaimState(ctx context.Context, runID string) (live int, wav
 	return live, waves, nil
 }
 
+// RunClaimState is RunRow and ClaimState in one statement: a run's own row
+// (its live counters stale, as RunRow's), its waves in order and its live
+// agents. ErrNotFound: no such run.
+func (q RunQueries) RunClaimState(ctx context.Context, runID string) (*domain.ExecutionRun, int, []*domain.Wave, error) {
+	var rows []struct {
+		domain.ExecutionRun
+		Wave domain.Wave `db:"wave"`
+		Live int         `db:"live_agents"`
+	}
+	if err := q.selectP(ctx, &rows, `SELECT r.*, `+prefixed("w", "wave", waveColumns)+`, (SELECT COUNT(*) FROM run_slots s
+		WHERE s.run_id = r.id AND s.agent_id IS NOT NULL) AS live_agents
+		FROM execution_runs r JOIN execution_waves w ON w.run_id = r.id WHERE r.id = ? ORDER BY w.wave_number`,
+		runID); err != nil {
+		return nil, 0, nil, err
+	}
+	if len(rows) == 0 { // no such run, or one without waves
+		r, err := q.RunRow(ctx, runID)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		live, waves, err := q.ClaimState(ctx, runID)
+		return r, live, waves, err
+	}
+	waves := make([]*domain.Wave, len(rows))
+	for i := range rows {
+		waves[i] = &rows[i].Wave
+	}
+	r := rows[0].ExecutionRun
+	return &r, rows[0].Live, waves, nil
+}
+
 // ClaimRun is a run's row as a claim reads it once it holds its task and
 // slot, with the database clock (the agent's lease starts now) and the
 // task's attempts so far in the run.
@@ -131,18 +162,6 @@ func (q RunQueries) RunForClaim(ctx context.Context, runID, taskID string) (*Cla
 	return out, nil
 }
 
-// LockSlotOfAgent locks the slot an agent holds (or held) in its run,
-// waiting for it. ErrNotFound: no such agent, or it has no slot.
-func (q RunQueries) LockSlotOfAgent(ctx context.Context, agentID string) error {
-	lock := ""
-	if q.db.dialect == Postgres && q.inTx {
-		lock = " FOR NO KEY UPDATE OF s"
-	}
-	var slot int
-	return q.getP(ctx, &slot, `SELECT s.slot FROM run_slots s JOIN build_agents a ON a.run_id = s.run_id AND a.slot = s.slot
-		WHERE a.id = ?`+lock, agentID)
-}
-
 // AgentHold is an agent locked for one of its calls, with its execution and
 // its run's row (read, not locked).
 type AgentHold struct {
@@ -163,16 +182,28 @@ func prefixed(alias, prefix, cols string) string {
 }
 
 // HoldAgent loads an agent and, inside a PostgreSQL transaction, locks it,
-// with its execution and its run in the same statement.
-func (q RunQueries) HoldAgent(ctx context.Context, id string) (*AgentHold, error) {
-	lock := ""
+// with its execution and its run in the same statement. With slot it first
+// locks, in the same statement, the slot the agent holds (or held) in its
+// run, waiting for it: the lock order is slot, agent. An agent without a
+// slot (it ended before slots existed) locks none.
+func (q RunQueries) HoldAgent(ctx context.Context, id string, slot bool) (*AgentHold, error) {
+	query := `SELECT a.*, ` + prefixed("e", "exec", executionColumns) + `, ` + prefixed("r", "run", runColumns) + `
+		FROM build_agents a JOIN task_executions e ON e.agent_id = a.id JOIN execution_runs r ON r.id = a.run_id`
+	args := []any{id}
 	if q.db.dialect == Postgres && q.inTx {
-		lock = " FOR NO KEY UPDATE OF a"
+		if slot {
+			// The agent's row is locked above the join, so only once the
+			// join has read the slot, which the CTE locks as it reads it.
+			query = `WITH s AS (SELECT s.slot FROM run_slots s JOIN build_agents a ON a.run_id = s.run_id AND a.slot = s.slot
+				WHERE a.id = ? FOR NO KEY UPDATE OF s) ` + query + ` LEFT JOIN s ON TRUE`
+			args = append(args, id)
+		}
+		query += ` WHERE a.id = ? FOR NO KEY UPDATE OF a`
+	} else {
+		query += ` WHERE a.id = ?`
 	}
 	var h AgentHold
-	if err := q.getP(ctx, &h, `SELECT a.*, `+prefixed("e", "exec", executionColumns)+`, `+prefixed("r", "run", runColumns)+`
-		FROM build_agents a JOIN task_executions e ON e.agent_id = a.id JOIN execution_runs r ON r.id = a.run_id
-		WHERE a.id = ?`+lock, id); err != nil {
+	if err := q.getP(ctx, &h, query, args...); err != nil {
 		return nil, err
 	}
 	return &h, nil
@@ -181,6 +212,19 @@ func (q RunQueries) HoldAgent(ctx context.Context, id string) (*AgentHold, error
 // EndAgent writes an ended agent (its status and times) and its execution
 // (its outcome), and frees the agent's slot — one statement on PostgreSQL.
 func (q RunQueries) EndAgent(ctx context.Context, a *domain.BuildAgent, e *domain.TaskExecution) error {
+	_, err := q.endAgent(ctx, a, e, nil)
+	return err
+}
+
+// EndAgentMovingPlace is EndAgent and SetAssignmentStatus(m) — one
+// statement on PostgreSQL: it returns the place as it now is, or
+// ErrNotFound when the task has no place in the run in one of m.From (the
+// agent ended all the same).
+func (q RunQueries) EndAgentMovingPlace(ctx context.Context, a *domain.BuildAgent, e *domain.TaskExecution, m PlaceMove) (*domain.WaveTaskAssignment, error) {
+	return q.endAgent(ctx, a, e, &m)
+}
+
+func (q RunQueries) endAgent(ctx context.Context, a *domain.BuildAgent, e *domain.TaskExecution, m *PlaceMove) (*domain.WaveTaskAssignment, error) {
 	const updateAgent = `UPDATE build_agents SET status = :status, last_heartbeat_at = :last_heartbeat_at,
 		heartbeat_count = :heartbeat_count, progress_percent = :progress_percent, current_step = :current_step,
 		memory_mb = :memory_mb, cpu_percent = :cpu_percent, terminated_at = :terminated_at,
@@ -190,30 +234,85 @@ func (q RunQueries) EndAgent(ctx context.Context, a *domain.BuildAgent, e *domai
 		git_commits = :git_commits WHERE id = :id`
 	if q.db.dialect != Postgres {
 		if _, err := q.namedExecP(ctx, updateAgent, a); err != nil {
-			return err
+			return nil, err
 		}
 		if a.Slot != nil {
 			if err := q.FreeSlot(ctx, a.RunID, *a.Slot, a.ID); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		_, err := q.namedExecP(ctx, updateExecution, e)
-		return err
+		if _, err := q.namedExecP(ctx, updateExecution, e); err != nil {
+			return nil, err
+		}
+		if m == nil {
+			return nil, nil
+		}
+		return q.SetAssignmentStatus(ctx, m.RunID, m.TaskID, m.From, m.To, m.At)
 	}
 	agentSQL, agentArgs, err := sqlx.Named(updateAgent, a)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	execSQL, execArgs, err := sqlx.Named(updateExecution, e)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	slot := 0
 	if a.Slot != nil {
 		slot = *a.Slot
 	}
 	args := append(append([]any{a.RunID, slot, a.ID}, execArgs...), agentArgs...)
-	_, err = q.execP(ctx, `WITH s AS (UPDATE run_slots SET agent_id = NULL WHERE run_id = ? AND slot = ? AND agent_id = ?),
-		x AS (`+execSQL+`) `+agentSQL, args...)
+	with := `WITH s AS (UPDATE run_slots SET agent_id = NULL WHERE run_id = ? AND slot = ? AND agent_id = ?),
+		x AS (` + execSQL + `)`
+	if m == nil {
+		_, err = q.execP(ctx, with+` `+agentSQL, args...)
+		return nil, err
+	}
+	placeSQL, placeArgs := m.update()
+	var p domain.WaveTaskAssignment
+	if err := q.getP(ctx, &p, with+`, g AS (`+agentSQL+`) `+placeSQL, append(args, placeArgs...)...); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// StartAgent writes what a claim starts: agent a, its execution e, and the
+// task's place in the run moved from PENDING to IN_PROGRESS at now — one
+// statement on PostgreSQL. ErrNotFound: the task has no PENDING place in
+// the run, and the caller rolls back.
+func (q RunQueries) StartAgent(ctx context.Context, a *domain.BuildAgent, e *domain.TaskExecution, now time.Time) error {
+	insertAgent := `INSERT INTO build_agents (` + agentColumns + `) VALUES (` + namedList(agentColumns) + `)`
+	insertExecution := `INSERT INTO task_executions (` + executionColumns + `) VALUES (` + namedList(executionColumns) + `)`
+	const startPlace = `UPDATE wave_task_assignments SET task_status = ?, started_at = ?, completed_at = NULL
+		WHERE run_id = ? AND task_id = ? AND task_status = ?`
+	placeArgs := []any{domain.WaveInProgress, now, a.RunID, a.TaskID, domain.WavePending}
+	if q.db.dialect != Postgres {
+		if _, err := q.namedExecP(ctx, insertAgent, a); err != nil {
+			return err
+		}
+		if _, err := q.namedExecP(ctx, insertExecution, e); err != nil {
+			return err
+		}
+		n, err := q.execP(ctx, startPlace, placeArgs...)
+		if err == nil && n == 0 {
+			err = ErrNotFound
+		}
+		return err
+	}
+	agentSQL, agentArgs, err := sqlx.Named(insertAgent, a)
+	if err != nil {
+		return err
+	}
+	execSQL, execArgs, err := sqlx.Named(insertExecution, e)
+	if err != nil {
+		return err
+	}
+	// The execution refers to the agent: its key check runs at the end of
+	// the statement, once both rows are in.
+	args := append(append(agentArgs, execArgs...), placeArgs...)
+	n, err := q.execP(ctx, `WITH a AS (`+agentSQL+`), e AS (`+execSQL+`) `+startPlace, args...)
+	if err == nil && n == 0 {
+		err = ErrNotFound
+	}
 	return err
 }

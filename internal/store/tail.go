@@ -56,11 +56,15 @@ func (c WaveCounts) Wave() *domain.Wave {
 // holds (one that locked it before taking the sequence) is not waited for:
 // ErrBusy, and the transaction is over. A project without events yet has no
 // sequence: its waves have no other writer.
+//
+// With commit, the tail is the transaction's last statement: on PostgreSQL
+// it commits the transaction in the same round trip (see tailPostgres);
+// elsewhere it is ignored and the transaction commits as usual.
 func (q *Q) AppendTail(ctx context.Context, projectID string, evs []*domain.Event, lists []ListDelta, nowait bool,
-	waves []WaveDelta,
+	waves []WaveDelta, commit bool,
 ) ([]WaveCounts, error) {
 	if q.db.dialect == Postgres && len(evs) > 0 && len(evs) <= eventBatch {
-		return q.tailPostgres(ctx, projectID, evs, lists, nowait, waves)
+		return q.tailPostgres(ctx, projectID, evs, lists, nowait, waves, commit && q.inTx)
 	}
 	if len(evs) > 0 {
 		if err := q.Events.AppendEvents(ctx, evs); err != nil {
@@ -93,8 +97,18 @@ func (q *Q) AppendTail(ctx context.Context, projectID string, evs []*domain.Even
 // tailPostgres is AppendTail in one statement: the sequence's upsert first
 // (every other part reads its row, so no row of the tail is locked before
 // it), the events, the lists (locked NOWAIT when asked), the waves.
+//
+// With commit it is sent as one simple query with COMMIT after it (its
+// arguments written in as literals: a simple query takes no parameters),
+// so the sequence is held for that one round trip only — PostgreSQL
+// releases it as it commits, without waiting for this process to read the
+// tail's answer and send COMMIT, which on a busy machine is most of the
+// time a project's transactions queue for. BEGIN follows the COMMIT: the
+// driver's transaction then ends with an empty one (DB.inTx), outside
+// every lock. A statement that fails skips the rest, so the transaction is
+// rolled back as after any failed statement.
 func (q *Q) tailPostgres(ctx context.Context, projectID string, evs []*domain.Event, lists []ListDelta, nowait bool,
-	waves []WaveDelta,
+	waves []WaveDelta, commit bool,
 ) ([]WaveCounts, error) {
 	var b strings.Builder
 	args := []any{projectID, len(evs), projectID}
@@ -151,13 +165,20 @@ func (q *Q) tailPostgres(ctx context.Context, projectID string, evs []*domain.Ev
 		FailedCount    *int               `db:"failed_count"`
 		SkippedCount   *int               `db:"skipped_count"`
 	}
-	// The tails of claims and completions have a few shapes: prepared.
-	run := q.selectx
-	if len(evs) <= 8 && len(lists) <= 2 && len(waves) <= 4 {
-		run = q.selectP
-	}
-	if err := run(ctx, &rows, b.String(), args...); err != nil {
-		return nil, err
+	switch {
+	case commit:
+		if err := q.selectCommit(ctx, &rows, b.String(), args); err != nil {
+			return nil, err
+		}
+	case len(evs) <= 8 && len(lists) <= 2 && len(waves) <= 4:
+		// The tails of claims and completions have a few shapes: prepared.
+		if err := q.selectP(ctx, &rows, b.String(), args...); err != nil {
+			return nil, err
+		}
+	default:
+		if err := q.selectx(ctx, &rows, b.String(), args...); err != nil {
+			return nil, err
+		}
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("store: the tail of project %s wrote no sequence", projectID)

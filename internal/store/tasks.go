@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
@@ -64,6 +65,29 @@ func (q TaskQueries) TaskForUpdate(ctx context.Context, id string) (*domain.Task
 		return nil, err
 	}
 	return &t, nil
+}
+
+// TaskForUpdateNow is TaskForUpdate with the database clock as it reads
+// once the lock is held (Q.Now), in the same statement: the clock is read
+// above the locking subquery, so after any wait for the row.
+func (q TaskQueries) TaskForUpdateNow(ctx context.Context, id string) (*domain.Task, time.Time, error) {
+	if q.db.dialect != Postgres || !q.inTx {
+		t, err := q.TaskForUpdate(ctx, id)
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+		now, err := q.Now(ctx)
+		return t, now, err
+	}
+	var row struct {
+		domain.Task
+		Now time.Time `db:"locked_now"`
+	}
+	if err := q.getP(ctx, &row, `SELECT l.*, clock_timestamp() AS locked_now
+		FROM (SELECT * FROM tasks WHERE id = ? FOR NO KEY UPDATE) l`, id); err != nil {
+		return nil, time.Time{}, err
+	}
+	return &row.Task, row.Now.UTC().Truncate(time.Microsecond), nil
 }
 
 // TaskByDisplayID finds a task by display id.
