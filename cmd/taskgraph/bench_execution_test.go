@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/testdb"
 )
@@ -246,8 +247,11 @@ func BenchmarkHeartbeat(b *testing.B) {
 // BenchmarkHeartbeatCapacity: how many agents heartbeating once a second one
 // server holds with p99 latency under 20ms. Steps of N agents (one project,
 // lists of 100 agents each: maxParallelAgents is at most 100), each agent
-// heartbeating every second at its own phase, for a few seconds per step;
-// it reports p50/p99 per step and the largest N whose p99 stayed under 20ms.
+// heartbeating every second at its own phase (after a first heartbeat each,
+// which is news and not measured), for a few seconds per step;
+// it reports p50/p99 per step and the largest N whose p99 stayed under 20ms,
+// and logs per step the SQL statements and the CPU time of the test process
+// (server and client together) per heartbeat.
 // Minutes long: it runs only with TASKGRAPH_BENCH_CAPACITY=1, once (its
 // result does not depend on b.N).
 func BenchmarkHeartbeatCapacity(b *testing.B) {
@@ -274,7 +278,14 @@ func BenchmarkHeartbeatCapacity(b *testing.B) {
 					k := min(100, n-len(agents))
 					list := e.addList(b, 100)
 					e.flatTasks(b, list, k)
-					agents = append(agents, e.claimN(b, hc, e.startList(b, list), k)...)
+					fresh := e.claimN(b, hc, e.startList(b, list), k)
+					// An agent's first heartbeat is news (an event, under
+					// the project's event sequence); the steps measure the
+					// steady state, where every heartbeat is a pulse.
+					for _, id := range fresh {
+						require.NoError(b, s.call(hc, e.agent, heartbeatMutation, M{"in": M{"agentId": id}}, nil))
+					}
+					agents = append(agents, fresh...)
 				}
 				var (
 					lat  latencies
@@ -282,8 +293,14 @@ func BenchmarkHeartbeatCapacity(b *testing.B) {
 					wg   sync.WaitGroup
 				)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
+				stmts0, cpu0 := s.DB.Statements(), processCPU(b)
 				for i, id := range agents {
 					wg.Go(func() {
+						// The client's goroutines carry the label
+						// bench=client, so a CPU profile (-cpuprofile) tells
+						// the client's share from the server's: go tool pprof
+						// -tagfocus bench=client.
+						pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("bench", "client")))
 						// Phases spread over the second.
 						select {
 						case <-ctx.Done():
@@ -309,9 +326,15 @@ func BenchmarkHeartbeatCapacity(b *testing.B) {
 				}
 				wg.Wait()
 				cancel()
+				beats := float64(lat.len()) + float64(errs.Load())
+				stmts := float64(s.DB.Statements()-stmts0) / beats
+				cpu := processCPU(b) - cpu0
 				p50, p99 := lat.ms(0.5), lat.ms(0.99)
-				b.Logf("%s: %5d agents at 1 Hz: %6d heartbeats in %ds, p50 %7.2f ms, p99 %7.2f ms, %d errors",
-					c.Name, n, lat.len(), secs, p50, p99, errs.Load())
+				b.Logf("%s: %5d agents at 1 Hz: %6d heartbeats in %ds, p50 %7.2f ms, p99 %7.2f ms, %d errors, "+
+					"%.2f statements and %.3f ms of this process's CPU (server and client) per heartbeat, process at %.0f%% of a core",
+					c.Name, n, lat.len(), secs, p50, p99, errs.Load(), stmts, cpu.Seconds()*1000/beats,
+					100*cpu.Seconds()/float64(secs))
+				b.ReportMetric(stmts, fmt.Sprintf("stmts/heartbeat@%d", n))
 				b.ReportMetric(p99, fmt.Sprintf("p99-ms@%d", n))
 				b.ReportMetric(p50, fmt.Sprintf("p50-ms@%d", n))
 				if p99 < 20 && errs.Load() == 0 {
@@ -323,14 +346,6 @@ func BenchmarkHeartbeatCapacity(b *testing.B) {
 	}
 }
 
-// effortHours are the hours of each effort (domain.EffortHours) with the
-// weights of the random DAG: mostly small tasks, a few large and epic ones.
-var simEfforts = []struct {
-	name   string
-	hours  float64
-	weight int
-}{{"TRIVIAL", 0.5, 25}, {"SMALL", 2, 35}, {"MEDIUM", 6, 25}, {"LARGE", 16, 12}, {"EPIC", 40, 3}}
-
 // BenchmarkSimulatedRun: a run of a random 500-task DAG (seeded: the same
 // graph every time) with random efforts, dependencies on recent tasks and
 // file impacts that conflict, executed by A agents (TASKGRAPH_BENCH_SIM_AGENTS,
@@ -339,7 +354,11 @@ var simEfforts = []struct {
 // 5ms when none is ready, once per schedule (sub-benchmarks WAVES and EAGER;
 // TASKGRAPH_BENCH_SCHEDULES picks). It reports the makespan, the lower bound
 // max(critical path, total work / A) from the planner's wavePlan in the same
-// scale, and their ratio. One iteration is one run; use -benchtime 1x.
+// scale, and their ratio; what an ideal list scheduler with EAGER's rules and
+// turn makes of the same graph (ideal/bound: the schedule's own part of the
+// gap, listSchedule); and where the agents' time went (the *-share metrics,
+// claim-ms and complete-ms: the protocol's part), with the SQL statements
+// per task. One iteration is one run; use -benchtime 1x.
 func BenchmarkSimulatedRun(b *testing.B) {
 	const tasks = 500
 	agents := min(envIntOr("TASKGRAPH_BENCH_SIM_AGENTS", 8), 100)
@@ -361,50 +380,31 @@ func BenchmarkSimulatedRun(b *testing.B) {
 // simulateRuns is one sub-benchmark of BenchmarkSimulatedRun: b.N runs of
 // the simulated graph on a list with the given schedule.
 func simulateRuns(b *testing.B, s *testServer, hc *http.Client, schedule string, tasks, agents int, scale time.Duration) {
-	var makespan, bound, waveBound time.Duration
+	var makespan, bound, waveBound, ideal, idealNoConflicts time.Duration
 	var waves, claims, polls int
+	var statements int64
+	var spent agentTime
 	b.StopTimer()
 	for range b.N {
 		e := benchList(b, s, agents)
 		s.query(b, e.token, `mutation($in: UpdateTaskListInput!) { updateTaskList(input: $in) { taskList { id } } }`,
 			M{"in": M{"id": e.list, "schedule": schedule}})
-		rng := rand.New(rand.NewPCG(42, 7))
+		g := newSimGraph(tasks, 42)
 		in := make([]M, tasks)
-		hours := make([]float64, tasks)
-		for i := range in {
-			w := rng.IntN(100)
-			ef := simEfforts[0]
-			for _, x := range simEfforts {
-				if w < x.weight {
-					ef = x
-					break
-				}
-				w -= x.weight
-			}
-			hours[i] = ef.hours
+		for i, ef := range g.efforts {
 			in[i] = M{"title": fmt.Sprintf("sim %03d", i), "taskListId": e.list, "effort": ef.name}
-			if rng.IntN(100) < 30 {
-				in[i]["fileImpacts"] = []M{{"filePath": fmt.Sprintf("src/f%02d.go", rng.IntN(30)), "operation": "UPDATE"}}
+			if g.files[i] >= 0 {
+				in[i]["fileImpacts"] = []M{{"filePath": fmt.Sprintf("src/f%02d.go", g.files[i]), "operation": "UPDATE"}}
 			}
 		}
 		ids := bulkTasks(b, s, e.token, e.project, in)
 		hoursOf := map[string]float64{}
 		for i, id := range ids {
-			hoursOf[id] = hours[i]
+			hoursOf[id] = g.efforts[i].hours
 		}
 		var links [][3]string
-		for i := 1; i < tasks; i++ {
-			if rng.IntN(100) >= 60 {
-				continue
-			}
-			seen := map[int]bool{}
-			for range 1 + rng.IntN(2) {
-				j := max(0, i-50) + rng.IntN(min(i, 50))
-				if !seen[j] {
-					seen[j] = true
-					links = append(links, [3]string{ids[i], ids[j], "DEPENDS_ON"})
-				}
-			}
+		for _, l := range g.links {
+			links = append(links, [3]string{ids[l[0]], ids[l[1]], "DEPENDS_ON"})
 		}
 		bulkLinks(b, s, e.token, links)
 		plan := s.query(b, e.token, `query($id: ID!) { wavePlan(taskListId: $id) { totalTasks estimatedHours
@@ -426,8 +426,22 @@ func simulateRuns(b *testing.B, s *testServer, hc *http.Client, schedule string,
 		}
 		waveBound += time.Duration(wb * float64(scale))
 		waves += len(plan.L("waves"))
-		b.Logf("%s: %d tasks, %d links, %d waves, critical path %.1fh, total %.1fh, bound %.1fh, wave bound %.1fh",
-			schedule, tasks, len(links), len(plan.L("waves")), cp, total, lb, wb)
+		// What an ideal list scheduler (no claim or completion latency,
+		// no polling) makes of the same graph with EAGER's rules and turn:
+		// the part of the gap to the bound that is the schedule's own
+		// (its turn, and conflicts the bound ignores), not the protocol's.
+		waitingOn, conflicts := g.rules(ids)
+		var order []string
+		for _, w := range plan.L("waves") {
+			order = append(order, w.Col("tasks", "id")...)
+		}
+		rank := domain.EagerRanks(order, domain.CriticalHours(hoursOf, waitingOn))
+		ih := listSchedule(hoursOf, waitingOn, conflicts, rank, agents, 0)
+		ideal += time.Duration(ih * float64(scale))
+		inc := listSchedule(hoursOf, waitingOn, nil, rank, agents, 0)
+		idealNoConflicts += time.Duration(inc * float64(scale))
+		b.Logf("%s: %d tasks, %d links, %d waves, critical path %.1fh, total %.1fh, bound %.1fh, wave bound %.1fh, ideal list schedule %.1fh (%.1fh without conflicts)",
+			schedule, tasks, len(links), len(plan.L("waves")), cp, total, lb, wb, ih, inc)
 
 		run := e.startList(b, e.list)
 		var (
@@ -440,14 +454,17 @@ func simulateRuns(b *testing.B, s *testServer, hc *http.Client, schedule string,
 		)
 		b.StartTimer()
 		start := time.Now()
+		stmts0 := s.DB.Statements()
 		for range agents {
 			wg.Go(func() {
 				for !finished.Load() {
 					var r claimResult
+					t0 := time.Now()
 					if err := s.call(hc, e.agent, claimMutation, M{"in": M{"runId": run}}, &r); err != nil {
 						errOnce.Do(func() { failure = err })
 						return
 					}
+					t1 := time.Now()
 					if r.ClaimTask.Task == nil {
 						if *r.ClaimTask.WaitReason == "RUN_FINISHED" {
 							finished.Store(true)
@@ -455,19 +472,27 @@ func simulateRuns(b *testing.B, s *testServer, hc *http.Client, schedule string,
 						}
 						nPolls.Add(1)
 						time.Sleep(5 * time.Millisecond)
+						spent.polling.Add(int64(time.Since(t0)))
 						continue
 					}
+					spent.claiming.Add(int64(t1.Sub(t0)))
 					nClaims.Add(1)
-					time.Sleep(time.Duration(hoursOf[r.ClaimTask.Task.ID] * float64(scale)))
+					work := time.Duration(hoursOf[r.ClaimTask.Task.ID] * float64(scale))
+					time.Sleep(work)
+					t2 := time.Now()
+					spent.working.Add(int64(work))
+					spent.oversleeping.Add(int64(t2.Sub(t1) - work))
 					if err := s.call(hc, e.agent, completeMutation, M{"in": M{"agentId": r.ClaimTask.Agent.ID}}, nil); err != nil {
 						errOnce.Do(func() { failure = err })
 						return
 					}
+					spent.completing.Add(int64(time.Since(t2)))
 				}
 			})
 		}
 		wg.Wait()
 		makespan += time.Since(start)
+		statements += s.DB.Statements() - stmts0
 		b.StopTimer()
 		require.NoError(b, failure)
 		require.Equal(b, "COMPLETED", s.query(b, e.token, `query($id: ID!) { executionRun(id: $id) { status } }`,
@@ -483,4 +508,28 @@ func simulateRuns(b *testing.B, s *testServer, hc *http.Client, schedule string,
 	b.ReportMetric(makespan.Seconds()/waveBound.Seconds(), "makespan/wave-bound")
 	b.ReportMetric(float64(waves)/n, "waves")
 	b.ReportMetric(float64(polls)/float64(claims), "polls/claim")
+	b.ReportMetric(float64(statements)/float64(claims), "stmts/task")
+	b.ReportMetric(ideal.Seconds()/n, "ideal-s")
+	b.ReportMetric(ideal.Seconds()/bound.Seconds(), "ideal/bound")
+	b.ReportMetric(idealNoConflicts.Seconds()/bound.Seconds(), "ideal-noconflicts/bound")
+	// Where the agents' time went, as shares of agents × makespan: working
+	// (the tasks' own time), claiming (claims that got a task), completing,
+	// polling (claims that got none and the 5ms sleeps after them, the
+	// run's tail included) and oversleeping (timer lateness beyond a
+	// task's time).
+	agentSecs := makespan.Seconds() * float64(agents)
+	for _, x := range []struct {
+		name string
+		v    *atomic.Int64
+	}{{"working", &spent.working}, {"claiming", &spent.claiming}, {"completing", &spent.completing},
+		{"polling", &spent.polling}, {"oversleeping", &spent.oversleeping}} {
+		b.ReportMetric(time.Duration(x.v.Load()).Seconds()/agentSecs, x.name+"-share")
+	}
+	b.ReportMetric(time.Duration(spent.claiming.Load()).Seconds()*1000/float64(claims), "claim-ms")
+	b.ReportMetric(time.Duration(spent.completing.Load()).Seconds()*1000/float64(claims), "complete-ms")
+}
+
+// agentTime adds up the simulated agents' time by what they spend it on.
+type agentTime struct {
+	working, claiming, completing, polling, oversleeping atomic.Int64
 }

@@ -248,14 +248,15 @@ func (s *Runs) lockClaimable(ctx context.Context, tx *app.Tx, run *domain.Execut
 			} else if err != nil {
 				return nil, nil, err
 			}
-			partners, err := tx.Runs.ConflictingStatuses(ctx, run.ID, c.ID)
-			if err != nil {
-				return nil, nil, err
+			var partners []domain.TaskStatus
+			if c.Conflicts > 0 {
+				if partners, err = tx.Runs.ConflictingStatuses(ctx, run.ID, c.ID); err != nil {
+					return nil, nil, err
+				}
 			}
 			// A conflicting task another transaction holds may be starting.
 			if len(partners) == c.Conflicts && domain.EagerReady(nil, partners) {
-				w, err := one(tx.Runs.WavesByIDs(ctx, []string{c.WaveID}))
-				return &c.Task, w, err
+				return &c.Task, &c.Wave, nil
 			}
 			skip = append(skip, c.ID)
 		}

@@ -64,10 +64,10 @@ type Pulsed struct {
 // — when the caller may speak for it: it stamps the agent's last heartbeat
 // with the database clock, counts it, writes the heartbeat's row and returns
 // the agent with its run's status. On PostgreSQL that is one statement on
-// the pool, which locks only the agent's row (for its own duration); on
-// SQLite one short transaction. ErrNotFound: the heartbeat needs the full
-// path (the agent is not live or not the caller's, not visible, or the
-// heartbeat is news); nothing was written.
+// the pool, which locks only the agent's row (for its own duration) and
+// commits asynchronously; on SQLite one short transaction. ErrNotFound: the
+// heartbeat needs the full path (the agent is not live or not the caller's,
+// not visible, or the heartbeat is news); nothing was written.
 func (d *DB) PulseAgent(ctx context.Context, p Pulse) (*Pulsed, error) {
 	cond := `id = ? AND status <> ? AND heartbeat_count > 0`
 	args := []any{p.AgentID, domain.AgentTerminated}
@@ -106,7 +106,14 @@ func (d *DB) PulseAgent(ctx context.Context, p Pulse) (*Pulsed, error) {
 	hbArgs := []any{p.HeartbeatID, p.ProgressPercent, p.CurrentStep, p.MemoryMb, p.CPUPercent}
 	var out Pulsed
 	if d.dialect == Postgres {
-		query := `WITH a AS (UPDATE build_agents SET ` + fmt.Sprintf(set, "clock_timestamp()") + ` WHERE ` + cond + ` RETURNING *),
+		// The pulse commits without waiting for its WAL flush
+		// (synchronous_commit off for its own implicit transaction): a
+		// crash of the database may lose the last moment's pulses — a
+		// liveness stamp a fraction of a second older than sent, far
+		// within the missed-heartbeat window — and every heartbeat no
+		// longer waits for a disk flush of its own.
+		query := `WITH a AS (UPDATE build_agents SET ` + fmt.Sprintf(set, "clock_timestamp()") + ` WHERE ` + cond + `
+				AND set_config('synchronous_commit', 'off', true) = 'off' RETURNING *),
 			h AS (INSERT INTO agent_heartbeats (id, agent_id, run_id, task_id, status, progress_percent, current_step,
 				memory_mb, cpu_percent, recorded_at)
 				SELECT CAST(? AS UUID), a.id, a.run_id, a.task_id, a.status, CAST(? AS INTEGER), CAST(? AS TEXT),

@@ -21,12 +21,12 @@ func (q RunQueries) InsertRunConflicts(ctx context.Context, cs []domain.RunConfl
 	return insertBatches(ctx, q, "run_conflicts", "run_id, task_id, other_task_id", cs)
 }
 
-// EagerCandidate is a task an EAGER claim may take: its place's wave and how
-// many tasks it conflicts with.
+// EagerCandidate is a task an EAGER claim may take: its place's wave (read,
+// not locked) and how many tasks it conflicts with.
 type EagerCandidate struct {
 	domain.Task
-	WaveID    string `db:"candidate_wave_id"`
-	Conflicts int    `db:"candidate_conflicts"`
+	Wave      domain.Wave `db:"wave"`
+	Conflicts int         `db:"candidate_conflicts"`
 }
 
 // eagerReadyWhere is the condition on a run's place aliased a (task t) of
@@ -58,7 +58,8 @@ const eagerWindow = 256
 // sees and that no PENDING blocking question holds back. It reads the run's
 // pending places in turn (wave_task_assignments_claim_rank_idx) and stops at
 // the first that qualifies: the first eagerWindow of them, then, only if
-// none does, all. On PostgreSQL inside a transaction the task's row is
+// none does, all. It comes with its wave, so the claim needs no other read
+// of it. On PostgreSQL inside a transaction the task's row is
 // locked, and a task another claimer holds is passed over (SKIP LOCKED);
 // the caller then checks its conflicting tasks under their locks
 // (ConflictingStatuses). ErrNotFound: none.
@@ -73,10 +74,11 @@ func (q RunQueries) EagerCandidate(ctx context.Context, runID string, skip []str
 		args = append(args, skip)
 	}
 	pick := func(window string, windowArgs []any) (*EagerCandidate, error) {
-		query, all := in(`SELECT t.*, a.wave_id AS candidate_wave_id,
+		query, all := in(`SELECT t.*, `+prefixed("w", "wave", waveColumns)+`,
 				(SELECT COUNT(*) FROM run_conflicts c WHERE c.run_id = a.run_id AND c.task_id = a.task_id) AS candidate_conflicts
 			FROM (SELECT * FROM wave_task_assignments WHERE run_id = ? AND task_status = ? ORDER BY claim_rank`+window+`) a
-			JOIN tasks t ON t.id = a.task_id WHERE `+where+` ORDER BY a.claim_rank LIMIT 1`+lock,
+			JOIN tasks t ON t.id = a.task_id JOIN execution_waves w ON w.id = a.wave_id
+			WHERE `+where+` ORDER BY a.claim_rank LIMIT 1`+lock,
 			append(windowArgs, args...)...)
 		var c EagerCandidate
 		run := q.get
@@ -121,7 +123,8 @@ func (q RunQueries) EagerHeldByQuestions(ctx context.Context, runID string) (boo
 // holds is passed over (SKIP LOCKED): the caller compares the count with
 // the candidate's Conflicts and treats a missing one as busy. Claims never
 // wait here, so two claims of conflicting tasks cannot deadlock: each holds
-// its own candidate, so at most one of them sees the other free.
+// its own candidate, so at most one of them sees the other free. A
+// candidate without conflicting tasks (Conflicts 0) needs no such read.
 func (q RunQueries) ConflictingStatuses(ctx context.Context, runID, taskID string) ([]domain.TaskStatus, error) {
 	lock := ""
 	if q.db.dialect == Postgres && q.inTx {
