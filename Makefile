@@ -22,8 +22,8 @@ test: ## run every test with the race detector (PostgreSQL too when TASKGRAPH_TE
 
 generate: ## regenerate gqlgen code (graph/generated.go, graph/model/models_gen.go, graph/field_modes.go)
 	$(GO) tool gqlgen generate
-	$(GO) run ./internal/tools/fieldmodes graph/generated.go graph/field_modes.go
 	$(GO) run ./internal/tools/execpass graph/generated.go
+	$(GO) run ./internal/tools/fieldmodes graph/generated.go graph/field_modes.go
 
 verify: generate ## check that generated code is committed, go.mod tidy, code gofmt'ed and vet-clean
 	@git diff --exit-code -- graph/ || (echo "generated code is stale: run make generate and commit" && exit 1)

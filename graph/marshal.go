@@ -181,35 +181,3 @@ func written(before []graphql.CollectedField, alias string) bool {
 	}
 	return false
 }
-
-// delayedFields are an object's concurrent fields, in the order the executor
-// meets them (internal/tools/execpass puts them where gqlgen called the
-// FieldSet's Concurrently and Dispatch): the first runs in the object's
-// goroutine, the others at once on elementWorkers, where gqlgen started new
-// goroutines.
-type delayedFields []delayedField
-
-type delayedField struct {
-	i int
-	f func(ctx context.Context) graphql.Marshaler
-}
-
-func (d *delayedFields) add(i int, f func(ctx context.Context) graphql.Marshaler) {
-	*d = append(*d, delayedField{i, f})
-}
-
-func (d delayedFields) dispatch(ctx context.Context, out *graphql.FieldSet) {
-	if len(d) == 0 {
-		return
-	}
-	var wg sync.WaitGroup
-	wg.Add(len(d) - 1)
-	for _, x := range d[1:] {
-		elementWorkers.run(func() {
-			defer wg.Done()
-			out.Values[x.i] = x.f(ctx)
-		})
-	}
-	out.Values[d[0].i] = d[0].f(ctx)
-	wg.Wait()
-}

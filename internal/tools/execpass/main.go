@@ -20,10 +20,6 @@
 //     reused goroutines, and only when an element can wait on something
 //     (its selection has a resolver or a subtree): otherwise it marshals
 //     the elements one after another.
-//   - Concurrent fields. gqlgen's FieldSet runs an object's concurrent
-//     fields (resolvers) but the first on new goroutines; they are collected
-//     in a graph.delayedFields instead, which runs them on the same reused
-//     goroutines as list elements.
 //   - Objects. gqlgen's FieldSet writes an object by copying each field to
 //     the heap and keeping a map of the keys written; object marshallers
 //     return graph.objectJSON instead, which writes the same JSON from the
@@ -32,9 +28,8 @@
 //     path (an allocation per object) for @defer even when nothing was
 //     deferred; the group is now processed only when a field was deferred.
 //
-// `make generate` runs it last, after gqlgen and fieldmodes (which reads
-// gqlgen's own shapes); `make verify` checks that the committed output is
-// what the pass makes.
+// `make generate` runs it between gqlgen and fieldmodes; `make verify`
+// checks that the committed output is what the pass makes.
 package main
 
 import (
@@ -118,15 +113,11 @@ func run(path string) error {
 		edits = append(edits, edit{off(call.Pos()), off(call.Args[4].Pos()),
 			fmt.Sprintf("ec.marshalList(ctx, sel, %q, len(v), ", typeName)})
 	}
-	objects, dispatches := 0, 0
+	objects := 0
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil || !isObjectMarshaller(fn) {
 			continue
-		}
-		if e, ok := concurrentFields(fn, off); ok {
-			dispatches++
-			edits = append(edits, e...)
 		}
 		ret, ok := fn.Body.List[len(fn.Body.List)-1].(*ast.ReturnStmt)
 		if !ok || len(ret.Results) != 1 || !isIdent(ret.Results[0], "out") {
@@ -140,9 +131,9 @@ func run(path string) error {
 		return err
 	}
 	edits = append(edits, deferred...)
-	if leaves == 0 || lists == 0 || objects == 0 || dispatches == 0 || len(deferred) == 0 {
-		return fmt.Errorf("found %d plain leaves, %d object lists, %d objects, %d dispatches and %d deferred groups: gqlgen's output changed shape",
-			leaves, lists, objects, dispatches, len(deferred))
+	if leaves == 0 || lists == 0 || objects == 0 || len(deferred) == 0 {
+		return fmt.Errorf("found %d plain leaves, %d object lists, %d objects and %d deferred groups: gqlgen's output changed shape",
+			leaves, lists, objects, len(deferred))
 	}
 	sort.Slice(edits, func(i, j int) bool { return edits[i].from < edits[j].from })
 	var out bytes.Buffer
@@ -314,55 +305,6 @@ func objectList(fn *ast.FuncDecl, methods map[string]*ast.FuncDecl) (*ast.CallEx
 		return nil, "", false
 	}
 	return call, strings.TrimPrefix(obj, "_"), true
-}
-
-// concurrentFields rewrites an object marshaller's concurrent fields to
-// graph.delayedFields: every `out.Concurrently(i, func(ctx) { return
-// innerFunc(ctx, out) })` becomes `delayed.add(…)` and `out.Dispatch(ctx)`
-// `delayed.dispatch(ctx, out)`. ok is false (no edit) when the marshaller has
-// no such field or one of another shape.
-func concurrentFields(fn *ast.FuncDecl, off func(token.Pos) int) ([]edit, bool) {
-	if len(fn.Body.List) < 2 {
-		return nil, false
-	}
-	newSet, ok := fn.Body.List[1].(*ast.AssignStmt) // out := graphql.NewFieldSet(fields)
-	if !ok || len(newSet.Lhs) != 1 || !isIdent(newSet.Lhs[0], "out") {
-		return nil, false
-	}
-	var edits []edit
-	var dispatch []*ast.CallExpr
-	shaped := true
-	ast.Inspect(fn.Body, func(n ast.Node) bool {
-		c, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		switch {
-		case isSel(c.Fun, "out", "Concurrently"):
-			r := onlyReturn(c.Args[1], 1)
-			if len(c.Args) != 2 || r == nil || !isInnerFunc(r[0]) {
-				shaped = false
-				return false
-			}
-			edits = append(edits, edit{off(c.Fun.Pos()), off(c.Fun.End()), "delayed.add"})
-		case isSel(c.Fun, "out", "Dispatch"):
-			dispatch = append(dispatch, c)
-		}
-		return true
-	})
-	if !shaped || len(edits) == 0 || len(dispatch) != 1 {
-		return nil, false
-	}
-	edits = append(edits,
-		edit{off(dispatch[0].Pos()), off(dispatch[0].End()), "delayed.dispatch(ctx, out)"},
-		edit{off(newSet.End()), off(newSet.End()), "\n\tvar delayed delayedFields"})
-	return edits, true
-}
-
-// isInnerFunc reports whether e is `innerFunc(ctx, out)`.
-func isInnerFunc(e ast.Expr) bool {
-	c, ok := e.(*ast.CallExpr)
-	return ok && isIdent(c.Fun, "innerFunc") && len(c.Args) == 2 && isIdent(c.Args[0], "ctx") && isIdent(c.Args[1], "out")
 }
 
 // ecCall is the name of the ec method e calls, "" when e is no such call.

@@ -143,15 +143,6 @@ func (ec *executionContext) _U(ctx context.Context, sel ast.SelectionSet, obj *d
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
 	deferLabelToView := make(map[string]*graphql.FieldSetView)
-	for i, field := range fields {
-		switch field.Name {
-		case "owner":
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				return ec._U_owner(ctx, field, obj)
-			}
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-		}
-	}
 	out.Dispatch(ctx)
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
@@ -203,9 +194,7 @@ func TestPass(t *testing.T) {
 		// A list of objects: marshalList.
 		{"marshalNU2ᚕᚖdomainᚐUᚄ", []string{`ec.marshalList(ctx, sel, "U", len(v), func(`}, []string{"MarshalSliceConcurrently"}},
 		// The deferred group: only when something is deferred.
-		{"_U", []string{"if len(deferLabelToView) > 0 {\n\t\tatomic.AddInt32", "return objectJSON{fields: fields, set: out}",
-			"out := graphql.NewFieldSet(fields)\n\tvar delayed delayedFields", "delayed.add(i, func(", "delayed.dispatch(ctx, out)"},
-			[]string{"out.Concurrently", "out.Dispatch"}},
+		{"_U", []string{"if len(deferLabelToView) > 0 {\n\t\tatomic.AddInt32", "return objectJSON{fields: fields, set: out}"}, nil},
 	} {
 		got := body(c.fn)
 		for _, w := range c.want {
