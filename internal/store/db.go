@@ -62,7 +62,11 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	)
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		driver, dsn, dialect = "postgres", url, Postgres
+		driver, dialect = "postgres", Postgres
+		var err error
+		if dsn, err = postgresDSN(url); err != nil {
+			return nil, err
+		}
 	case strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
 		if path == "" {
@@ -115,6 +119,24 @@ func Open(ctx context.Context, url string) (*DB, error) {
 var sqliteURIPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace
 
 // redact hides a password in a database url for error messages.
+// postgresDSN is url with lib/pq's binary_parameters on unless url sets it:
+// a statement with arguments is then sent as one round trip (parse, bind,
+// execute) instead of two (parse and describe, then bind and execute). Only
+// []byte arguments change form (sent as binary), and the store passes those
+// to BYTEA columns alone; JSON values are passed as text.
+func postgresDSN(url string) (string, error) {
+	u, err := neturl.Parse(url)
+	if err != nil {
+		return "", fmt.Errorf("store: database url %q: %w", redact(url), err)
+	}
+	q := u.Query()
+	if q.Get("binary_parameters") == "" {
+		q.Set("binary_parameters", "yes")
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), nil
+}
+
 func redact(url string) string {
 	if at := strings.Index(url, "@"); at > 0 {
 		if scheme := strings.Index(url, "://"); scheme > 0 && scheme < at {
