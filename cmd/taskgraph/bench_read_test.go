@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/pprof"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,34 +93,12 @@ func BenchmarkListRead(b *testing.B) {
 			stmts := statementsOf(b, s, func() {
 				require.NoError(b, s.call(hc, s.AdminToken, listReadQuery, M{"id": list}, nil))
 			})
-			var (
-				next    atomic.Int64
-				lat     latencies
-				wg      sync.WaitGroup
-				errOnce sync.Once
-				failure error
-			)
 			stopProfile := profileCPU(b)
 			cpu0 := processCPU(b)
-			b.ResetTimer()
-			start := time.Now()
-			for range clients {
-				wg.Go(func() {
-					for next.Add(1) <= int64(b.N) {
-						t0 := time.Now()
-						if err := s.call(hc, s.AdminToken, listReadQuery, M{"id": list}, nil); err != nil {
-							errOnce.Do(func() { failure = err })
-							return
-						}
-						lat.add(time.Since(t0))
-					}
-				})
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
+			elapsed, lat := closedLoop(b, clients, func(int64) error {
+				return s.call(hc, s.AdminToken, listReadQuery, M{"id": list}, nil)
+			})
 			stopProfile()
-			require.NoError(b, failure)
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 			b.ReportMetric(lat.ms(0.5), "p50-ms")
 			b.ReportMetric(lat.ms(0.99), "p99-ms")

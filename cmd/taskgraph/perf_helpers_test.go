@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,6 +166,39 @@ func errCode(err error) string {
 		return es.code()
 	}
 	return ""
+}
+
+// closedLoop runs b.N calls of do from clients goroutines, each starting its
+// next call when the last one answered, and returns the time they took and
+// their latencies; the benchmark's timer runs for them alone. do gets the
+// call's number, 1 … b.N. The first error fails the benchmark.
+func closedLoop(b *testing.B, clients int, do func(n int64) error) (time.Duration, *latencies) {
+	var (
+		next    atomic.Int64
+		lat     latencies
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		failure error
+	)
+	b.ResetTimer()
+	start := time.Now()
+	for range clients {
+		wg.Go(func() {
+			for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
+				t0 := time.Now()
+				if err := do(n); err != nil {
+					errOnce.Do(func() { failure = err })
+					return
+				}
+				lat.add(time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	require.NoError(b, failure)
+	return elapsed, &lat
 }
 
 // latencies collects durations from many goroutines.
