@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskgraph/taskgraph/internal/store"
 	"github.com/taskgraph/taskgraph/internal/telegram"
 )
 
@@ -37,6 +38,7 @@ type serveConfig struct {
 	metricsToken      string
 	gcPercent         int   // -1: leave the Go runtime's (GOGC) setting
 	memoryLimit       int64 // 0: none beyond the runtime's (GOMEMLIMIT)
+	dbMaxConns        int
 }
 
 // defaultGCPercent: the garbage collector runs when the heap has grown by 4×
@@ -59,6 +61,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", envOr("TASKGRAPH_ADDR", "127.0.0.1:8080"), "listen address (env TASKGRAPH_ADDR)")
 	db := databaseFlag(fs)
+	fs.IntVar(&c.dbMaxConns, "db-max-conns", envInt("TASKGRAPH_DB_MAX_CONNS", store.DefaultMaxConns),
+		"PostgreSQL connections of the server's pool, about a few per core of PostgreSQL (env TASKGRAPH_DB_MAX_CONNS)")
 	fs.StringVar(&c.adminToken, "admin-token", os.Getenv("TASKGRAPH_ADMIN_TOKEN"),
 		"token that authenticates as the bootstrap admin (env TASKGRAPH_ADMIN_TOKEN)")
 	fs.DurationVar(&c.heartbeatInterval, "heartbeat-interval", envDuration("TASKGRAPH_HEARTBEAT_INTERVAL", 10*time.Second),
@@ -143,6 +147,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		return c, fmt.Errorf("--queue-sweep-interval must be positive")
 	case c.maxAttempts < 1:
 		return c, fmt.Errorf("--max-attempts must be at least 1")
+	case c.dbMaxConns < 1 || c.dbMaxConns > 1000:
+		return c, fmt.Errorf("--db-max-conns must be between 1 and 1000")
 	case c.logFormat != "auto" && c.logFormat != "text" && c.logFormat != "json":
 		return c, fmt.Errorf("--log-format must be auto, text or json")
 	case c.bodyReadTimeout <= 0:

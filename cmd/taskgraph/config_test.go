@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 func TestAllowedOriginsFlag(t *testing.T) {
@@ -40,6 +42,23 @@ func TestGCFlags(t *testing.T) {
 
 	for _, bad := range [][]string{{"--gc-percent", "0"}, {"--gc-percent", "-2"}, {"--memory-limit", "lots"}} {
 		_, err := parseServe(bad, io.Discard)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestDBMaxConnsFlag(t *testing.T) {
+	t.Setenv("TASKGRAPH_DB_MAX_CONNS", "")
+	c, err := parseServe(nil, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, store.DefaultMaxConns, c.dbMaxConns)
+
+	t.Setenv("TASKGRAPH_DB_MAX_CONNS", "24")
+	c, err = parseServe(nil, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 24, c.dbMaxConns)
+
+	for _, bad := range []string{"0", "-1", "1001", "many"} {
+		_, err := parseServe([]string{"--db-max-conns", bad}, io.Discard)
 		require.Error(t, err, bad)
 	}
 }

@@ -64,7 +64,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if cfg.memoryLimit > 0 {
 		debug.SetMemoryLimit(cfg.memoryLimit)
 	}
-	db, err := store.Open(ctx, cfg.database)
+	db, err := store.Open(ctx, cfg.database, store.MaxConns(cfg.dbMaxConns))
 	if err != nil {
 		return err
 	}
@@ -116,8 +116,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	grpOpts := grouping.Options{Logger: log, HeartbeatInterval: cfg.heartbeatInterval, MissedHeartbeats: cfg.missedHeartbeats}
 	grp := grouping.New(db, app.NewRunner(db, broker), svc, grpOpts)
 	// The background grouping works on a pool of its own, so that its
-	// statements never count in a request's (db.Statements()).
-	bgDB, err := store.Open(ctx, cfg.database)
+	// statements never count in a request's (db.Statements()); one
+	// transaction at a time needs two connections at most.
+	bgDB, err := store.Open(ctx, cfg.database, store.MaxConns(2))
 	if err != nil {
 		return err
 	}
