@@ -212,7 +212,16 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 		t.SupersedesTaskID = &refs.supersedes.ID
 	}
 	t.Rescore(now)
-	n, err := tx.Tasks.NextDisplayNumber(ctx, project.ID, t.Category)
+	// A task entering a list may yet be refused by the list's gate: its
+	// number is the transaction's, given back if it is (its creates take
+	// turns on the list's row anyway). Any other create takes its number at
+	// once, so that a project's creates do not queue on the counter; after
+	// that only the database can make it fail.
+	takeNumber := tx.Tasks.TakeDisplayNumber
+	if refs.list != nil {
+		takeNumber = tx.Tasks.NextDisplayNumber
+	}
+	n, err := takeNumber(ctx, project.ID, t.Category)
 	if err != nil {
 		return nil, err
 	}

@@ -307,6 +307,9 @@ func (q CatalogQueries) CountReferences(ctx context.Context, id string, refs ...
 		query += "(SELECT COUNT(*) FROM " + r.Table + " WHERE " + r.Column + " = ?)"
 		args = append(args, id)
 	}
+	if err := q.flush(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := q.ext.QueryxContext(ctx, q.ext.Rebind(query), args...)
 	q.db.statements.Add(1)
 	if err != nil {

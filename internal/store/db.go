@@ -47,6 +47,9 @@ type DB struct {
 	aborts     atomic.Int64
 	clock      dbClock
 	stmts      sync.Map // query → *sqlx.Stmt (prepared.go)
+	// counters: PostgreSQL's pool for display numbers, taken outside the
+	// transaction that asks (tasks.go NextDisplayNumber); nil on SQLite.
+	counters *sqlx.DB
 	// writer queues SQLite's write transactions in the process: SQLite has
 	// one writer, and writers waiting in its busy handler poll unfairly —
 	// under load some waited past the busy timeout (SQLITE_BUSY).
@@ -61,6 +64,9 @@ type DB struct {
 // connections claimed 6–30 % more tasks per second than 20
 // (BenchmarkClaim, 32 agents).
 const DefaultMaxConns = 10
+
+// countersConns is the size of the display counters' pool.
+const countersConns = 4
 
 // Option sets how Open connects.
 type Option func(*openOptions)
@@ -119,17 +125,28 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		x.SetConnMaxIdleTime(5 * time.Minute)
 	}
 	d := &DB{sqlx: x, dialect: dialect, url: url}
+	if dialect == Postgres {
+		// Connects on first use; its statements wait for nothing but one
+		// another, so transactions of the main pool may wait for it.
+		if d.counters, err = sqlx.Open(driver, dsn); err != nil {
+			x.Close()
+			return nil, fmt.Errorf("store: open: %w", err)
+		}
+		d.counters.SetMaxOpenConns(countersConns)
+		d.counters.SetMaxIdleConns(countersConns)
+		d.counters.SetConnMaxIdleTime(5 * time.Minute)
+	}
 	d.Q = Q{ext: x, db: d}
 	d.Q.bind()
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := x.PingContext(pingCtx); err != nil {
-		x.Close()
+		d.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", redact(url), err)
 	}
 	if dialect == Postgres {
 		if err := d.syncClock(pingCtx); err != nil {
-			x.Close()
+			d.Close()
 			return nil, fmt.Errorf("store: read the clock of %s: %w", redact(url), err)
 		}
 	}
@@ -198,6 +215,9 @@ func (d *DB) Close() error {
 		}
 		return true
 	})
+	if d.counters != nil {
+		_ = d.counters.Close()
+	}
 	return d.sqlx.Close()
 }
 
@@ -322,6 +342,9 @@ func (d *DB) inTx(ctx context.Context, fn func(q *Q) error) (err error) {
 	if err = fn(q); err != nil {
 		return err
 	}
+	if err = q.flush(ctx); err != nil {
+		return err
+	}
 	d.statements.Add(1)
 	if q.committed {
 		// The tail committed the work (selectCommit): this ends the empty
@@ -346,6 +369,9 @@ type Q struct {
 	// committed: the transaction's work committed with its tail
 	// (selectCommit); what is left of it is an empty transaction.
 	committed bool
+	// pending: writes waiting to go with the transaction's next statement
+	// (later.go).
+	pending []string
 
 	Users    UserQueries     // users.go: users and API tokens
 	Projects ProjectQueries  // projects.go: projects and ideas
@@ -407,16 +433,25 @@ func (q *Q) bind() {
 }
 
 func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error {
+	if err := q.flush(ctx); err != nil {
+		return err
+	}
 	q.db.statements.Add(1)
 	return mapErr(sqlx.GetContext(ctx, q.ext, dest, q.ext.Rebind(query), args...))
 }
 
 func (q *Q) selectx(ctx context.Context, dest any, query string, args ...any) error {
+	if err := q.flush(ctx); err != nil {
+		return err
+	}
 	q.db.statements.Add(1)
 	return mapErr(sqlx.SelectContext(ctx, q.ext, dest, q.ext.Rebind(query), args...))
 }
 
 func (q *Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := q.flush(ctx); err != nil {
+		return nil, err
+	}
 	q.db.statements.Add(1)
 	res, err := q.ext.ExecContext(ctx, q.ext.Rebind(query), args...)
 	return res, mapErr(err)
@@ -435,6 +470,9 @@ func in(query string, args ...any) (string, []any) {
 func (d *DB) pool() *Q { return &d.Q }
 
 func (q *Q) namedExec(ctx context.Context, query string, arg any) (sql.Result, error) {
+	if err := q.flush(ctx); err != nil {
+		return nil, err
+	}
 	q.db.statements.Add(1)
 	res, err := sqlx.NamedExecContext(ctx, q.ext, query, arg)
 	return res, mapErr(err)

@@ -12,8 +12,13 @@ import (
 
 // InsertStateChange records one lifecycle step of a task.
 func (q TaskQueries) InsertStateChange(ctx context.Context, c *domain.TaskStateChange) error {
-	_, err := q.execP(ctx, `INSERT INTO task_state_history (id, task_id, execution_run_id, from_status, to_status, reason, changed_by, changed_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.TaskID, c.ExecutionRunID, c.FromStatus, c.ToStatus, c.Reason, c.ChangedBy, c.ChangedAt)
+	const insert = `INSERT INTO task_state_history (id, task_id, execution_run_id, from_status, to_status, reason,
+		changed_by, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	args := []any{c.ID, c.TaskID, c.ExecutionRunID, c.FromStatus, c.ToStatus, c.Reason, c.ChangedBy, c.ChangedAt}
+	if q.db.dialect == Postgres && q.inTx {
+		return q.later(ctx, insert, args...)
+	}
+	_, err := q.execP(ctx, insert, args...)
 	return err
 }
 
@@ -79,10 +84,9 @@ func (q TaskQueries) InsertFileImpacts(ctx context.Context, impacts []*domain.Ta
 	if len(impacts) == 0 {
 		return nil
 	}
-	_, err := q.namedExec(ctx, `INSERT INTO task_file_impacts (id, task_id, file_path, operation, confidence, source,
+	return q.laterNamed(ctx, `INSERT INTO task_file_impacts (id, task_id, file_path, operation, confidence, source,
 		was_accurate, validated_at, created_at, updated_at) VALUES (:id, :task_id, :file_path, :operation, :confidence,
 		:source, :was_accurate, :validated_at, :created_at, :updated_at)`, impacts)
-	return err
 }
 
 // FileImpactsByIDs loads impacts by id.

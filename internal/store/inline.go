@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql/driver"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -67,7 +68,12 @@ func pgLiteral(v any) (string, error) {
 	case string:
 		return pq.QuoteLiteral(x), nil
 	case []byte:
-		return pq.QuoteLiteral(string(x)), nil
+		// The store passes bytes to BYTEA columns only (JSON values are
+		// strings): hex format; nil is NULL, as the driver sends it.
+		if x == nil {
+			return "NULL", nil
+		}
+		return pq.QuoteLiteral(`\x` + hex.EncodeToString(x)), nil
 	case time.Time:
 		return pq.QuoteLiteral(x.Format("2006-01-02 15:04:05.999999999-07:00")), nil
 	}
@@ -81,6 +87,10 @@ func (q *Q) selectCommit(ctx context.Context, dest any, query string, args []any
 	text, err := inlinePostgres(query, args)
 	if err != nil {
 		return err
+	}
+	if len(q.pending) > 0 {
+		// The writes waiting on the transaction go first, in this round trip.
+		text = q.takePending() + ";\n" + text
 	}
 	q.db.statements.Add(1)
 	rows, err := q.ext.QueryxContext(ctx, text+`; COMMIT; BEGIN`)

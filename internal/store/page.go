@@ -206,6 +206,9 @@ func (p *pageQuery[T]) fetch(ctx context.Context, q *Q) (map[string]domain.Page[
 	}
 	query, args = in(query, args...)
 	var rows []T
+	if err := q.flush(ctx); err != nil {
+		return nil, err
+	}
 	q.db.statements.Add(1)
 	if err := mapErr(sqlx.SelectContext(ctx, unsafe(q.ext), &rows, q.ext.Rebind(query), args...)); err != nil {
 		return nil, err

@@ -22,6 +22,9 @@ import (
 // prepare it in the background — never waiting for a pool connection while
 // it holds one (and, maybe, row locks that the pool's holders wait for).
 func (q *Q) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if err := q.flush(ctx); err != nil {
+		return nil, err
+	}
 	query = q.db.sqlx.Rebind(query)
 	if st, ok := q.db.stmts.Load(query); ok {
 		if pooled, ok := st.(*sqlx.Stmt); ok {

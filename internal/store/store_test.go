@@ -474,6 +474,20 @@ func TestNextDisplayNumber(t *testing.T) {
 			return errors.New("rollback")
 		})
 		require.Equal(t, 4, next(b.project, domain.CategoryBug))
+
+		// one taken at once is never given again on PostgreSQL; on SQLite it
+		// is the transaction's
+		_ = b.db.InTx(b.ctx, func(q *store.Q) error {
+			n, err := q.Tasks.TakeDisplayNumber(b.ctx, b.project.ID, domain.CategoryBug)
+			require.NoError(t, err)
+			require.Equal(t, 5, n)
+			return errors.New("rollback")
+		})
+		want := 6
+		if b.db.Dialect() == store.SQLite {
+			want = 5
+		}
+		require.Equal(t, want, next(b.project, domain.CategoryBug))
 	})
 }
 
@@ -487,13 +501,17 @@ func TestNextDisplayNumberConcurrent(t *testing.T) {
 			errs []error
 		)
 		start := make(chan struct{})
-		for range workers {
+		for i := range workers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				<-start
 				err := b.db.InTx(b.ctx, func(q *store.Q) error {
-					n, err := q.Tasks.NextDisplayNumber(b.ctx, b.project.ID, domain.CategoryFeature)
+					take := q.Tasks.NextDisplayNumber // half of them in turns, half at once
+					if i%2 == 0 {
+						take = q.Tasks.TakeDisplayNumber
+					}
+					n, err := take(b.ctx, b.project.ID, domain.CategoryFeature)
 					if err != nil {
 						return err
 					}

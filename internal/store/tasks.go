@@ -21,8 +21,7 @@ const taskColumns = `id, display_id, user_id, project_id, idea_id, parent_task_i
 // InsertTask inserts a task (its display id and sort key set by
 // Task.SetDisplayID).
 func (q TaskQueries) InsertTask(ctx context.Context, t *domain.Task) error {
-	_, err := q.namedExec(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES (`+namedList(taskColumns)+`)`, t)
-	return err
+	return q.laterNamed(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES (`+namedList(taskColumns)+`)`, t)
 }
 
 // UpdateTask writes every mutable column of t if the stored version is still
@@ -99,15 +98,37 @@ func (q TaskQueries) TaskByDisplayID(ctx context.Context, displayID string) (*do
 	return &t, nil
 }
 
-// NextDisplayNumber allocates the next number of a (project, category) counter.
-// The upsert takes a row lock, so concurrent creators get distinct numbers, and
-// numbers are never reused.
+// displayNumberSQL takes the next number of a (project, category) counter.
+// The upsert takes a row lock, so concurrent creators get distinct numbers.
+const displayNumberSQL = `INSERT INTO display_id_counters (project_id, category, last_value) VALUES (?, ?, 1)
+	ON CONFLICT (project_id, category) DO UPDATE SET last_value = display_id_counters.last_value + 1
+	RETURNING last_value`
+
+// NextDisplayNumber allocates the next number of a (project, category)
+// counter as part of the transaction: a transaction that rolls back gives
+// its number back, and the counter row stays locked until it ends, so a
+// project's creates take turns on it. Numbers are never reused.
 func (q TaskQueries) NextDisplayNumber(ctx context.Context, projectID string, category domain.TaskCategory) (int, error) {
 	var n int
-	err := q.get(ctx, &n, `INSERT INTO display_id_counters (project_id, category, last_value) VALUES (?, ?, 1)
-		ON CONFLICT (project_id, category) DO UPDATE SET last_value = display_id_counters.last_value + 1
-		RETURNING last_value`, projectID, category)
+	err := q.get(ctx, &n, displayNumberSQL, projectID, category)
 	return n, err
+}
+
+// TakeDisplayNumber allocates the next number of a (project, category)
+// counter at once, as a sequence hands out values: on PostgreSQL inside a
+// transaction it is committed on the counters' own pool, whose statements
+// wait for nothing but one another, and the counter row is locked for that
+// one statement only. A transaction that then fails leaves its number
+// unused. On SQLite, which writes one transaction at a time anyway, and
+// outside a transaction it is NextDisplayNumber.
+func (q TaskQueries) TakeDisplayNumber(ctx context.Context, projectID string, category domain.TaskCategory) (int, error) {
+	if q.db.counters == nil || !q.inTx {
+		return q.NextDisplayNumber(ctx, projectID, category)
+	}
+	var n int
+	q.db.statements.Add(1)
+	err := q.db.counters.GetContext(ctx, &n, q.db.counters.Rebind(displayNumberSQL), projectID, category)
+	return n, mapErr(err)
 }
 
 // RecountBlocks recomputes blocks_count of the given tasks: the distinct tasks that

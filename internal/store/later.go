@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Writes sent later. Inside a PostgreSQL transaction, an insert whose
+// caller needs neither rows nor a count back is not sent at once: its text,
+// arguments written in, waits on the transaction (Q.pending) and goes with
+// the next statement the transaction sends — before a read, so the
+// transaction always reads its own writes, and in the commit's round trip
+// when the tail commits (selectCommit). A create then makes two round trips
+// inside its transaction instead of four, and the rows it locks early (a
+// display-id counter) are held for the commit's round trip only.
+//
+// Only statements whose errors no caller tells apart go this way: a failed
+// write sent later fails the statement it went with, and ends the
+// transaction as any failed statement does.
+
+// later runs an insert now, or on PostgreSQL inside a transaction, with the
+// transaction's next statement.
+func (q *Q) later(ctx context.Context, query string, args ...any) error {
+	if q.db.dialect != Postgres || !q.inTx {
+		_, err := q.exec(ctx, query, args...)
+		return err
+	}
+	text, err := inlinePostgres(query, args)
+	if err != nil {
+		return err
+	}
+	q.db.statements.Add(1)
+	q.pending = append(q.pending, text)
+	return nil
+}
+
+// laterNamed is later with named arguments (:column) from arg.
+func (q *Q) laterNamed(ctx context.Context, query string, arg any) error {
+	bound, args, err := sqlx.Named(query, arg)
+	if err != nil {
+		return err
+	}
+	return q.later(ctx, bound, args...)
+}
+
+// flush sends the writes waiting on q's transaction, in one round trip.
+func (q *Q) flush(ctx context.Context) error {
+	if len(q.pending) == 0 {
+		return nil
+	}
+	text := q.takePending()
+	_, err := q.ext.ExecContext(ctx, text) // no arguments: one simple query
+	return laterErr(err)
+}
+
+// takePending returns the waiting writes as one text (statements separated
+// by semicolons) and forgets them.
+func (q *Q) takePending() string {
+	text := strings.Join(q.pending, ";\n")
+	q.pending = q.pending[:0]
+	return text
+}
+
+// laterErr is the error of writes sent later. A deadlock or serialization
+// failure stays ErrRetry (InTx redoes the transaction); any other keeps its
+// text but none of the sentinels, which the caller of the statement they
+// went with could take for its own (a unique key it checks for).
+func laterErr(err error) error {
+	err = mapErr(err)
+	if err == nil || errors.Is(err, ErrRetry) {
+		return err
+	}
+	return fmt.Errorf("store: a write sent with the next statement failed: %v", err)
+}
