@@ -128,7 +128,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	if dialect == Postgres {
 		// Connects on first use; its statements wait for nothing but one
 		// another, so transactions of the main pool may wait for it.
-		if d.counters, err = sqlx.Open(driver, dsn); err != nil {
+		if d.counters, err = sqlx.Open(driver, countersDSN(dsn)); err != nil {
 			x.Close()
 			return nil, fmt.Errorf("store: open: %w", err)
 		}
@@ -157,7 +157,6 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 // the path): unescaped, "#" would end the file name early and "?" start the query.
 var sqliteURIPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace
 
-// redact hides a password in a database url for error messages.
 // postgresDSN is url with lib/pq's binary_parameters on unless url sets it:
 // a statement with arguments is then sent as one round trip (parse, bind,
 // execute) instead of two (parse and describe, then bind and execute). Only
@@ -176,6 +175,23 @@ func postgresDSN(url string) (string, error) {
 	return u.String(), nil
 }
 
+// countersDSN is dsn for the display counters' pool: its commits do not
+// wait for the disk (synchronous_commit off). A number is used only by a
+// transaction that commits after the number did, and PostgreSQL writes its
+// log in order: once that transaction's commit is on disk, so is the
+// number's. A crash can lose only numbers that nothing committed used.
+func countersDSN(dsn string) string {
+	u, err := neturl.Parse(dsn)
+	if err != nil {
+		return dsn // postgresDSN parsed it already
+	}
+	q := u.Query()
+	q.Set("synchronous_commit", "off")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// redact hides a password in a database url for error messages.
 func redact(url string) string {
 	if at := strings.Index(url, "@"); at > 0 {
 		if scheme := strings.Index(url, "://"); scheme > 0 && scheme < at {
