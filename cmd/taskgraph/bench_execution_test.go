@@ -131,43 +131,21 @@ func BenchmarkClaim(b *testing.B) {
 				require.NoError(b, s.call(hc, e.agent, completeMutation, M{"in": M{"agentId": probe[0]}}, nil))
 			})
 
-			var (
-				next    atomic.Int64
-				lat     latencies
-				wg      sync.WaitGroup
-				errOnce sync.Once
-				failure error
-			)
-			fail := func(err error) { errOnce.Do(func() { failure = err }) }
-			b.ResetTimer()
+			var lat latencies // of the claims alone
 			stopProfile := profileCPU(b)
-			start := time.Now()
-			for range clients {
-				wg.Go(func() {
-					for next.Add(1) <= int64(b.N) {
-						t0 := time.Now()
-						var r claimResult
-						if err := s.call(hc, e.agent, claimMutation, M{"in": M{"runId": run}}, &r); err != nil {
-							fail(err)
-							return
-						}
-						lat.add(time.Since(t0))
-						if r.ClaimTask.Agent == nil {
-							fail(fmt.Errorf("no task: %v", *r.ClaimTask.WaitReason))
-							return
-						}
-						if err := s.call(hc, e.agent, completeMutation, M{"in": M{"agentId": r.ClaimTask.Agent.ID}}, nil); err != nil {
-							fail(err)
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
+			elapsed, _ := closedLoop(b, clients, func(int, int64) error {
+				t0 := time.Now()
+				var r claimResult
+				if err := s.call(hc, e.agent, claimMutation, M{"in": M{"runId": run}}, &r); err != nil {
+					return err
+				}
+				lat.add(time.Since(t0))
+				if r.ClaimTask.Agent == nil {
+					return fmt.Errorf("no task: %v", *r.ClaimTask.WaitReason)
+				}
+				return s.call(hc, e.agent, completeMutation, M{"in": M{"agentId": r.ClaimTask.Agent.ID}}, nil)
+			})
 			stopProfile()
-			b.StopTimer()
-			require.NoError(b, failure)
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "claims/s")
 			b.ReportMetric(lat.ms(0.5), "claim-p50-ms")
 			b.ReportMetric(lat.ms(0.99), "claim-p99-ms")
@@ -209,31 +187,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 					M{"in": M{"agentId": ids[0], "level": "CODEBASE", "testIndex": 0, "status": "PASSED"}}, nil))
 			})
 
-			var (
-				next    atomic.Int64
-				lat     latencies
-				wg      sync.WaitGroup
-				errOnce sync.Once
-				failure error
-			)
-			b.ResetTimer()
-			start := time.Now()
-			for _, id := range ids {
-				wg.Go(func() {
-					for next.Add(1) <= int64(b.N) {
-						t0 := time.Now()
-						if err := hb(id); err != nil {
-							errOnce.Do(func() { failure = err })
-							return
-						}
-						lat.add(time.Since(t0))
-					}
-				})
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
-			require.NoError(b, failure)
+			elapsed, lat := closedLoop(b, len(ids), func(agent int, _ int64) error { return hb(ids[agent]) })
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "heartbeats/s")
 			b.ReportMetric(lat.ms(0.5), "p50-ms")
 			b.ReportMetric(lat.ms(0.99), "p99-ms")

@@ -95,15 +95,11 @@ func BenchmarkListRead(b *testing.B) {
 			})
 			stopProfile := profileCPU(b)
 			cpu0 := processCPU(b)
-			elapsed, lat := closedLoop(b, clients, func(int64) error {
+			elapsed, lat := closedLoop(b, clients, func(int, int64) error {
 				return s.call(hc, s.AdminToken, listReadQuery, M{"id": list}, nil)
 			})
 			stopProfile()
-			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
-			b.ReportMetric(lat.ms(0.5), "p50-ms")
-			b.ReportMetric(lat.ms(0.99), "p99-ms")
-			b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/req")
-			b.ReportMetric(float64(stmts), "stmts/req")
+			reportRequests(b, elapsed, lat, cpu0, stmts)
 		})
 	}
 }

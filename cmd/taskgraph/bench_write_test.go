@@ -22,12 +22,12 @@ func BenchmarkCreateTask(b *testing.B) {
 			s := startServer(b, c.URL(b))
 			project := s.createProject(b, s.AdminToken, fmt.Sprintf("bw%04d", planSlugs.Add(1)))
 			hc := fastClient(clients)
-			create := func(n int64) error {
+			create := func(_ int, n int64) error {
 				return s.call(hc, s.AdminToken, createTaskMutation, M{"input": M{"projectId": project,
 					"title": fmt.Sprintf("bench create %d", n), "description": "created by BenchmarkCreateTask", "priority": "P3"}}, nil)
 			}
 			stmts := statementsOf(b, s, func() {
-				if err := create(0); err != nil {
+				if err := create(0, 0); err != nil {
 					b.Fatal(err)
 				}
 			})
@@ -35,11 +35,7 @@ func BenchmarkCreateTask(b *testing.B) {
 			cpu0 := processCPU(b)
 			elapsed, lat := closedLoop(b, clients, create)
 			stopProfile()
-			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
-			b.ReportMetric(lat.ms(0.5), "p50-ms")
-			b.ReportMetric(lat.ms(0.99), "p99-ms")
-			b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/req")
-			b.ReportMetric(float64(stmts), "stmts/req")
+			reportRequests(b, elapsed, lat, cpu0, stmts)
 		})
 	}
 }

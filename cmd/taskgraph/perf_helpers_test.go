@@ -171,8 +171,9 @@ func errCode(err error) string {
 // closedLoop runs b.N calls of do from clients goroutines, each starting its
 // next call when the last one answered, and returns the time they took and
 // their latencies; the benchmark's timer runs for them alone. do gets the
-// call's number, 1 … b.N. The first error fails the benchmark.
-func closedLoop(b *testing.B, clients int, do func(n int64) error) (time.Duration, *latencies) {
+// client's number, 0 … clients-1, and the call's, 1 … b.N. The first error
+// fails the benchmark.
+func closedLoop(b *testing.B, clients int, do func(client int, n int64) error) (time.Duration, *latencies) {
 	var (
 		next    atomic.Int64
 		lat     latencies
@@ -182,11 +183,11 @@ func closedLoop(b *testing.B, clients int, do func(n int64) error) (time.Duratio
 	)
 	b.ResetTimer()
 	start := time.Now()
-	for range clients {
+	for c := range clients {
 		wg.Go(func() {
 			for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
 				t0 := time.Now()
-				if err := do(n); err != nil {
+				if err := do(c, n); err != nil {
 					errOnce.Do(func() { failure = err })
 					return
 				}
@@ -199,6 +200,16 @@ func closedLoop(b *testing.B, clients int, do func(n int64) error) (time.Duratio
 	b.StopTimer()
 	require.NoError(b, failure)
 	return elapsed, &lat
+}
+
+// reportRequests reports a closed loop of requests: their rate, latencies,
+// this process's CPU per request since cpu0 and stmts statements each.
+func reportRequests(b *testing.B, elapsed time.Duration, lat *latencies, cpu0 time.Duration, stmts int64) {
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(lat.ms(0.5), "p50-ms")
+	b.ReportMetric(lat.ms(0.99), "p99-ms")
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/req")
+	b.ReportMetric(float64(stmts), "stmts/req")
 }
 
 // latencies collects durations from many goroutines.
