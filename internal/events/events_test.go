@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/lib/pq"
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
@@ -443,4 +444,35 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestRelayFlushesOnClose: a broker that closes while its relay gathers
+// projects to notify still notifies the other replicas of every one.
+func TestRelayFlushesOnClose(t *testing.T) {
+	url := testdb.Postgres(t)
+	b := setup(t, url, events.Options{})
+	dsn, err := b.db.ListenerDSN("relay-test")
+	require.NoError(t, err)
+	l := pq.NewListener(dsn, 10*time.Millisecond, time.Second, nil)
+	t.Cleanup(func() { _ = l.Close() })
+	require.NoError(t, l.Listen(store.EventsChannel))
+
+	want := map[string]bool{}
+	for range 20 {
+		p := uuid.NewString()
+		want[p] = true
+		b.broker.Published(p)
+	}
+	b.broker.Close()
+	got := map[string]bool{}
+	for len(got) < len(want) {
+		select {
+		case n := <-l.Notify:
+			require.NotNil(t, n)
+			got[n.Extra] = true
+		case <-time.After(waitLimit):
+			t.Fatalf("%d of %d projects notified", len(got), len(want))
+		}
+	}
+	require.Equal(t, want, got)
 }

@@ -11,7 +11,8 @@ import (
 // The relay tells the other replicas that projects have new events: a
 // PostgreSQL NOTIFY naming each project, sent after the commit by one
 // goroutine per broker, which sends whatever projects were published while
-// its previous notification was in flight in a single statement.
+// its previous notification was in flight, or in the relayGather after a
+// wake-up, in a single statement.
 //
 // A NOTIFY inside the writing transaction would be delivered exactly on
 // commit, but PostgreSQL serialises the commits of every notifying
@@ -23,6 +24,13 @@ import (
 
 // relayFlushTimeout bounds the last notification a closing broker sends.
 const relayFlushTimeout = time.Second
+
+// relayGather is how long the relay waits after a wake-up for more projects
+// to notify with it: a busy replica then sends one notification per few
+// milliseconds rather than one per commit, each of which PostgreSQL queues
+// under one lock of the whole database. Another replica's subscribers hear
+// of an event that much later; this replica's are woken directly.
+const relayGather = 5 * time.Millisecond
 
 // relay queues projects for the other replicas (PostgreSQL only).
 func (b *Broker) relay(projectIDs []string) {
@@ -62,6 +70,13 @@ func (b *Broker) relayLoop() {
 			cancel()
 			return
 		case <-b.relayWake:
+			gather := time.NewTimer(relayGather)
+			select {
+			case <-b.ctx.Done():
+				gather.Stop()
+				continue // the closing case sends what is queued
+			case <-gather.C:
+			}
 			b.sendRelayed(b.ctx)
 		}
 	}
