@@ -88,14 +88,17 @@ func (q *Q) selectCommit(ctx context.Context, dest any, query string, args []any
 	if err != nil {
 		return err
 	}
+	wrap := mapErr
 	if len(q.pending) > 0 {
-		// The writes waiting on the transaction go first, in this round trip.
+		// The writes waiting on the transaction go first, in this round
+		// trip; a failure may be theirs (laterErr).
 		text = q.takePending() + ";\n" + text
+		wrap = laterErr
 	}
 	q.db.statements.Add(1)
 	rows, err := q.ext.QueryxContext(ctx, text+`; COMMIT; BEGIN`)
 	if err != nil {
-		return mapErr(err)
+		return wrap(err)
 	}
 	// Reading the rows to their end reads the COMMIT's answer: a failed
 	// commit is their error.

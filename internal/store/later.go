@@ -65,13 +65,15 @@ func (q *Q) takePending() string {
 	return text
 }
 
-// laterErr is the error of writes sent later. A deadlock or serialization
-// failure stays ErrRetry (InTx redoes the transaction); any other keeps its
-// text but none of the sentinels, which the caller of the statement they
-// went with could take for its own (a unique key it checks for).
+// laterErr is the error of a round trip that carried writes sent later. A
+// deadlock or serialization failure stays ErrRetry (InTx redoes the
+// transaction), and ErrBusy, which only the statement they went with can
+// raise, stays too; any other keeps its text but none of the sentinels,
+// which the caller of that statement could take for its own (a unique key
+// it checks for).
 func laterErr(err error) error {
 	err = mapErr(err)
-	if err == nil || errors.Is(err, ErrRetry) {
+	if err == nil || errors.Is(err, ErrRetry) || errors.Is(err, ErrBusy) {
 		return err
 	}
 	return fmt.Errorf("store: a write sent with the next statement failed: %v", err)

@@ -83,3 +83,33 @@ func TestFailedWriteSentLater(t *testing.T) {
 		require.Empty(t, got)
 	})
 }
+
+// TestFailedWriteSentWithTheTail: a write that fails in the committing
+// tail's round trip rolls the whole transaction back, events included, and
+// the next transaction runs cleanly.
+func TestFailedWriteSentWithTheTail(t *testing.T) {
+	run(t, func(t *testing.T, b *bundle) {
+		orphan := &domain.TaskStateChange{ID: uuid.NewString(), TaskID: uuid.NewString(), ToStatus: domain.StatusDraft,
+			ChangedAt: ts(1)}
+		ev := &domain.Event{ProjectID: b.project.ID, Type: domain.ExecutionEventType("TASK_UPDATED"),
+			Payload: domain.JSON(`{}`), OccurredAt: ts(1)}
+		err := b.db.InTx(b.ctx, func(q *store.Q) error {
+			if err := q.Tasks.InsertStateChange(b.ctx, orphan); err != nil {
+				return err
+			}
+			_, err := q.AppendTail(b.ctx, b.project.ID, []*domain.Event{ev}, nil, false, nil, true)
+			return err
+		})
+		require.Error(t, err)
+		if b.db.Dialect() == store.Postgres {
+			require.False(t, errors.Is(err, store.ErrForeignKey), "a write sent later: %v", err)
+		}
+		last, err := b.db.Events.LastEventSeqs(b.ctx, []string{b.project.ID})
+		require.NoError(t, err)
+		require.Zero(t, last[b.project.ID], "no event of the failed transaction")
+
+		task := b.task(b.project, 1)
+		require.NoError(t, b.db.InTx(b.ctx, func(q *store.Q) error { return q.Tasks.InsertTask(b.ctx, task) }))
+		require.Equal(t, task.ID, b.loadTask(t, task.ID).ID)
+	})
+}
