@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"sort"
 	"sync"
@@ -26,23 +27,28 @@ func TestNextDisplayNumber(t *testing.T) {
 		require.Equal(t, 1, next(other, domain.CategoryBug), "counters are per project")
 		require.Equal(t, 3, next(b.project, domain.CategoryBug))
 
+		// takeRolledBack takes a number with take in a transaction that rolls back.
+		takeRolledBack := func(take func(*store.Q) func(context.Context, string, domain.TaskCategory) (int, error)) int {
+			var n int
+			_ = b.db.InTx(b.ctx, func(q *store.Q) error {
+				var err error
+				n, err = take(q)(b.ctx, b.project.ID, domain.CategoryBug)
+				require.NoError(t, err)
+				return errors.New("rollback")
+			})
+			return n
+		}
 		// a number taken in a rolled-back transaction is given again; a committed one never
-		_ = b.db.InTx(b.ctx, func(q *store.Q) error {
-			n, err := q.Tasks.NextDisplayNumber(b.ctx, b.project.ID, domain.CategoryBug)
-			require.NoError(t, err)
-			require.Equal(t, 4, n)
-			return errors.New("rollback")
-		})
+		require.Equal(t, 4, takeRolledBack(func(q *store.Q) func(context.Context, string, domain.TaskCategory) (int, error) {
+			return q.Tasks.NextDisplayNumber
+		}))
 		require.Equal(t, 4, next(b.project, domain.CategoryBug))
 
 		// one taken at once is never given again on PostgreSQL; on SQLite it
 		// is the transaction's
-		_ = b.db.InTx(b.ctx, func(q *store.Q) error {
-			n, err := q.Tasks.TakeDisplayNumber(b.ctx, b.project.ID, domain.CategoryBug)
-			require.NoError(t, err)
-			require.Equal(t, 5, n)
-			return errors.New("rollback")
-		})
+		require.Equal(t, 5, takeRolledBack(func(q *store.Q) func(context.Context, string, domain.TaskCategory) (int, error) {
+			return q.Tasks.TakeDisplayNumber
+		}))
 		want := 6
 		if b.db.Dialect() == store.SQLite {
 			want = 5
