@@ -48,7 +48,7 @@ type DB struct {
 	clock      dbClock
 	stmts      sync.Map // query → *sqlx.Stmt (prepared.go)
 	// counters: PostgreSQL's pool for display numbers, taken outside the
-	// transaction that asks (tasks.go NextDisplayNumber); nil on SQLite.
+	// transaction that asks (tasks.go TakeDisplayNumber); nil on SQLite.
 	counters *sqlx.DB
 	// writer queues SQLite's write transactions in the process: SQLite has
 	// one writer, and writers waiting in its busy handler poll unfairly —

@@ -14,12 +14,8 @@ import (
 func (q TaskQueries) InsertStateChange(ctx context.Context, c *domain.TaskStateChange) error {
 	const insert = `INSERT INTO task_state_history (id, task_id, execution_run_id, from_status, to_status, reason,
 		changed_by, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-	args := []any{c.ID, c.TaskID, c.ExecutionRunID, c.FromStatus, c.ToStatus, c.Reason, c.ChangedBy, c.ChangedAt}
-	if q.db.dialect == Postgres && q.inTx {
-		return q.later(ctx, insert, args...)
-	}
-	_, err := q.execP(ctx, insert, args...)
-	return err
+	return q.laterP(ctx, insert, c.ID, c.TaskID, c.ExecutionRunID, c.FromStatus, c.ToStatus, c.Reason, c.ChangedBy,
+		c.ChangedAt)
 }
 
 // StateChangesByIDs loads history rows by id.

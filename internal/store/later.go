@@ -14,9 +14,8 @@ import (
 // arguments written in, waits on the transaction (Q.pending) and goes with
 // the next statement the transaction sends — before a read, so the
 // transaction always reads its own writes, and in the commit's round trip
-// when the tail commits (selectCommit). A create then makes two round trips
-// inside its transaction instead of four, and the rows it locks early (a
-// display-id counter) are held for the commit's round trip only.
+// when the tail commits (selectCommit). A create outside a list then makes
+// two round trips inside its transaction instead of four.
 //
 // Only statements whose errors no caller tells apart go this way: a failed
 // write sent later fails the statement it went with, and ends the
@@ -25,10 +24,29 @@ import (
 // later runs an insert now, or on PostgreSQL inside a transaction, with the
 // transaction's next statement.
 func (q *Q) later(ctx context.Context, query string, args ...any) error {
-	if q.db.dialect != Postgres || !q.inTx {
+	if !q.sendsLater() {
 		_, err := q.exec(ctx, query, args...)
 		return err
 	}
+	return q.queue(query, args)
+}
+
+// laterP is later for a text that never varies: when it runs now, it runs
+// prepared (prepared.go).
+func (q *Q) laterP(ctx context.Context, query string, args ...any) error {
+	if !q.sendsLater() {
+		_, err := q.execP(ctx, query, args...)
+		return err
+	}
+	return q.queue(query, args)
+}
+
+// sendsLater says whether q's writes wait for its next statement: inside a
+// PostgreSQL transaction.
+func (q *Q) sendsLater() bool { return q.db.dialect == Postgres && q.inTx }
+
+// queue writes args into query and leaves it waiting on the transaction.
+func (q *Q) queue(query string, args []any) error {
 	text, err := inlinePostgres(query, args)
 	if err != nil {
 		return err
