@@ -47,6 +47,10 @@ type DB struct {
 	aborts     atomic.Int64
 	clock      dbClock
 	stmts      sync.Map // query → *sqlx.Stmt (prepared.go)
+	// background: the pool's statements being prepared off a transaction's
+	// path (prepared.go); Close waits for them, so that no connection
+	// outlives it.
+	background sync.WaitGroup
 	// counters: PostgreSQL's pool for display numbers, taken outside the
 	// transaction that asks (tasks.go TakeDisplayNumber); nil on SQLite.
 	counters *sqlx.DB
@@ -225,6 +229,7 @@ func (d *DB) SQL() *sql.DB { return d.sqlx.DB }
 
 // Close closes the pool.
 func (d *DB) Close() error {
+	d.background.Wait()
 	d.stmts.Range(func(_, st any) bool {
 		if pooled, ok := st.(*sqlx.Stmt); ok {
 			_ = pooled.Close()

@@ -36,7 +36,11 @@ func (q *Q) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
 	}
 	if tx, ok := q.ext.(*sqlx.Tx); ok {
 		if _, preparing := q.db.stmts.LoadOrStore(query, preparing{}); !preparing {
-			go q.db.preparePooled(query)
+			q.db.background.Add(1)
+			go func() {
+				defer q.db.background.Done()
+				q.db.preparePooled(query)
+			}()
 		}
 		st, err := tx.PreparexContext(ctx, query)
 		return st, mapErr(err)
