@@ -26,7 +26,12 @@
 //     collected fields.
 //   - The deferred group. Every object's marshaller computed its response
 //     path (an allocation per object) for @defer even when nothing was
-//     deferred; the group is now processed only when a field was deferred.
+//     deferred; the group is now processed only when a field was deferred,
+//     and its field set and views are made only then (graph.deferredSets).
+//   - Collected fields. graphql.CollectFields builds its cache key by
+//     reflection and hashing for every object written; object marshallers
+//     call ec.collected.fields instead, whose per-operation cache (a field the
+//     pass adds to executionContext) is keyed by addresses (graph/collect.go).
 //
 // `make generate` runs it between gqlgen and fieldmodes; `make verify`
 // checks that the committed output is what the pass makes.
@@ -113,11 +118,15 @@ func run(path string) error {
 		edits = append(edits, edit{off(call.Pos()), off(call.Args[4].Pos()),
 			fmt.Sprintf("ec.marshalList(ctx, sel, %q, len(v), ", typeName)})
 	}
-	objects := 0
+	objects, collects := 0, 0
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil || !isObjectMarshaller(fn) {
 			continue
+		}
+		if e, ok := collectCall(fn, off); ok {
+			collects++
+			edits = append(edits, e)
 		}
 		ret, ok := fn.Body.List[len(fn.Body.List)-1].(*ast.ReturnStmt)
 		if !ok || len(ret.Results) != 1 || !isIdent(ret.Results[0], "out") {
@@ -126,14 +135,15 @@ func run(path string) error {
 		objects++
 		edits = append(edits, edit{off(ret.Pos()), off(ret.End()), "return objectJSON{fields: fields, set: out}"})
 	}
-	deferred, err := deferredGroups(src)
-	if err != nil {
-		return err
-	}
-	edits = append(edits, deferred...)
-	if leaves == 0 || lists == 0 || objects == 0 || len(deferred) == 0 {
-		return fmt.Errorf("found %d plain leaves, %d object lists, %d objects and %d deferred groups: gqlgen's output changed shape",
-			leaves, lists, objects, len(deferred))
+	deferred := replaceAll(src, deferredGroupText, "\tif len(deferLabelToView) > 0 {\n"+deferredGroupText+"\t}\n")
+	deferredSets := replaceAll(src, deferredSetsText, "\tdeferredFieldSet, deferLabelToView := deferredSets(fields)\n")
+	state := replaceAll(src, executionContextText, executionContextText[:len(executionContextText)-2]+
+		"\tcollected collected // the fields of each object selection (graph/collect.go)\n}\n")
+	edits = append(append(append(edits, deferred...), deferredSets...), state...)
+	if leaves == 0 || lists == 0 || objects == 0 || len(deferred) == 0 || collects == 0 || len(deferredSets) == 0 || len(state) != 1 {
+		return fmt.Errorf("found %d plain leaves, %d object lists, %d objects, %d deferred groups, %d fields collected "+
+			"for %d deferred sets and %d execution contexts: gqlgen's output changed shape",
+			leaves, lists, objects, len(deferred), collects, len(deferredSets), len(state))
 	}
 	sort.Slice(edits, func(i, j int) bool { return edits[i].from < edits[j].from })
 	var out bytes.Buffer
@@ -307,6 +317,21 @@ func objectList(fn *ast.FuncDecl, methods map[string]*ast.FuncDecl) (*ast.CallEx
 	return call, strings.TrimPrefix(obj, "_"), true
 }
 
+// collectCall is the edit of an object marshaller's first statement,
+// `fields := graphql.CollectFields(ec.OperationContext, sel, tImplementors)`,
+// that collects the fields through the execution context's cache.
+func collectCall(fn *ast.FuncDecl, off func(token.Pos) int) (edit, bool) {
+	call := fn.Body.List[0].(*ast.AssignStmt).Rhs[0].(*ast.CallExpr)
+	if len(call.Args) != 3 || !isSel(call.Args[0], "ec", "OperationContext") || !isIdent(call.Args[1], "sel") {
+		return edit{}, false
+	}
+	implementors, ok := call.Args[2].(*ast.Ident)
+	if !ok {
+		return edit{}, false
+	}
+	return edit{off(call.Pos()), off(call.End()), "ec.collected.fields(ec.OperationContext, sel, " + implementors.Name + ")"}, true
+}
+
 // ecCall is the name of the ec method e calls, "" when e is no such call.
 func ecCall(e ast.Expr) string {
 	c, ok := e.(*ast.CallExpr)
@@ -448,19 +473,28 @@ const deferredGroupText = `	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLab
 	})
 `
 
-// deferredGroups puts each object marshaller's deferred group under
-// `if len(deferLabelToView) > 0`.
-func deferredGroups(src []byte) ([]edit, error) {
+// deferredSetsText is how every object marshaller makes its deferred
+// field set and views, after collecting its fields.
+const deferredSetsText = `	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+`
+
+// executionContextText is gqlgen's executionContext type.
+const executionContextText = `type executionContext struct {
+	*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]
+}
+`
+
+// replaceAll replaces each occurrence of needle in src with text.
+func replaceAll(src []byte, needle, text string) []edit {
 	var edits []edit
-	needle := []byte(deferredGroupText)
 	for at := 0; ; {
-		i := bytes.Index(src[at:], needle)
+		i := bytes.Index(src[at:], []byte(needle))
 		if i < 0 {
-			break
+			return edits
 		}
 		from := at + i
-		edits = append(edits, edit{from, from + len(needle), "\tif len(deferLabelToView) > 0 {\n" + deferredGroupText + "\t}\n"})
+		edits = append(edits, edit{from, from + len(needle), text})
 		at = from + len(needle)
 	}
-	return edits, nil
 }

@@ -12,6 +12,10 @@ import (
 // object marshaller's deferred group.
 const generatedShapes = `package graph
 
+type executionContext struct {
+	*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]
+}
+
 func (ec *executionContext) _T_title(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
 	return graphql.ResolveField(ctx, ec.OperationContext, field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -193,8 +197,11 @@ func TestPass(t *testing.T) {
 		{"_T_owner", []string{"ResolveField"}, []string{"field.Selections"}},
 		// A list of objects: marshalList.
 		{"marshalNU2ᚕᚖdomainᚐUᚄ", []string{`ec.marshalList(ctx, sel, "U", len(v), func(`}, []string{"MarshalSliceConcurrently"}},
-		// The deferred group: only when something is deferred.
-		{"_U", []string{"if len(deferLabelToView) > 0 {\n\t\tatomic.AddInt32", "return objectJSON{fields: fields, set: out}"}, nil},
+		// The deferred group: only when something is deferred; its sets made
+		// then too. The fields come from the execution context's cache.
+		{"_U", []string{"if len(deferLabelToView) > 0 {\n\t\tatomic.AddInt32", "return objectJSON{fields: fields, set: out}",
+			"deferredFieldSet, deferLabelToView := deferredSets(fields)", "fields := ec.collected.fields(ec.OperationContext, sel, uImplementors)"},
+			[]string{"graphql.CollectFields", "make(map"}},
 	} {
 		got := body(c.fn)
 		for _, w := range c.want {
@@ -207,6 +214,9 @@ func TestPass(t *testing.T) {
 				t.Errorf("%s still has %q:\n%s", c.fn, n, got)
 			}
 		}
+	}
+	if !strings.Contains(out, "\tcollected collected") {
+		t.Errorf("executionContext lacks the collected fields' cache:\n%s", out[:200])
 	}
 	// A second pass finds nothing to do: the output of gqlgen is what it reads.
 	if err := run(path); err == nil || !strings.Contains(err.Error(), "changed shape") {

@@ -1,0 +1,61 @@
+package graph
+
+import (
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// TestCollectedFieldsAreGqlgens: the cache answers what graphql.CollectFields
+// answers for each selection and type, fragments and @include by variable
+// included, and one selection read as two types is two entries.
+func TestCollectedFieldsAreGqlgens(t *testing.T) {
+	doc, err := gqlparser.LoadQueryWithRules(parsedSchema, `query($b: Boolean!) { node(id: "x") {
+		id
+		... on Task { title status @include(if: $b) }
+		... on Project { name }
+	} }`, nil)
+	require.Nil(t, err)
+	for _, b := range []bool{true, false} {
+		op := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0], Variables: map[string]any{"b": b}}
+		sel := doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet
+		var c collected
+		for range 2 { // the second round answers from the cache
+			for _, implementors := range [][]string{taskImplementors, projectImplementors} {
+				want := graphql.CollectFields(op, sel, implementors)
+				got := c.fields(op, sel, implementors)
+				require.Equal(t, names(want), names(got), "%v, $b=%v", implementors, b)
+			}
+		}
+		require.Len(t, c.m, 2)
+	}
+	require.Equal(t, []string{"id", "title", "status"}, names(new(collected).fields(
+		&graphql.OperationContext{Doc: doc, Operation: doc.Operations[0], Variables: map[string]any{"b": true}},
+		doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet, taskImplementors)))
+}
+
+func names(fields []graphql.CollectedField) []string {
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// TestDeferredSetsOnlyWhenDeferred: no allocation for an object without a
+// deferred field; the sets the generated code fills when one is.
+func TestDeferredSetsOnlyWhenDeferred(t *testing.T) {
+	plain := []graphql.CollectedField{{Field: &ast.Field{Name: "id"}}}
+	set, views := deferredSets(plain)
+	require.Nil(t, set)
+	require.Nil(t, views)
+	deferred := append(plain, graphql.CollectedField{Field: &ast.Field{Name: "title"},
+		Deferrables: []*graphql.Deferrable{{Label: "later"}}})
+	set, views = deferredSets(deferred)
+	require.NotNil(t, set)
+	require.NotNil(t, views)
+	require.Zero(t, testing.AllocsPerRun(100, func() { deferredSets(plain) }))
+}
