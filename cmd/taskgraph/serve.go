@@ -156,13 +156,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	serverConfig := server.Config{
 		Schema: graph.Schema(&graph.Resolver{Svc: svc, Catalog: cat, Rules: val, Reasoning: rsn, Grouping: grp,
 			QuestionSvc: qs, Routing: rt, Queue: qu, Sessions: sess}),
-		Authenticate:     svc.Accounts.Authenticate,
-		TokensLive:       svc.Accounts.LiveTokens,
-		Ready:            db.Ping,
-		Logger:           log,
-		Registry:         registry,
-		DBStats:          db.SQL().Stats,
-		OperationContext: func(ctx context.Context) context.Context { return app.WithLoaders(ctx, loaderTiming) },
+		Authenticate: svc.Accounts.Authenticate,
+		TokensLive:   svc.Accounts.LiveTokens,
+		Ready:        db.Ping,
+		Logger:       log,
+		Registry:     registry,
+		DBStats:      db.SQL().Stats,
+		OperationContext: func(ctx context.Context) context.Context {
+			return app.WithLoaders(ctx, loaderTiming, graph.LeanReads(ctx))
+		},
 		TrackLevels: func(ctx context.Context) server.LevelTracker {
 			if t := app.Track(ctx); t != nil {
 				return t

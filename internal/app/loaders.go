@@ -43,7 +43,18 @@ type loadersKey struct{}
 type lazyLoaders struct {
 	once   sync.Once
 	timing loader.Timing
+	lean   Lean
 	l      *Loaders
+}
+
+// Lean is which entities an operation may read lean: without the columns
+// that only fields it does not select show (store's Lean… reads). The
+// GraphQL layer decides it from the operation's selections; the services
+// read the entities they show through lean loaders when it says so, and
+// never decide a rule on an entity read lean.
+type Lean struct {
+	Tasks       bool
+	FileImpacts bool
 }
 
 func (z *lazyLoaders) get() *Loaders {
@@ -52,10 +63,18 @@ func (z *lazyLoaders) get() *Loaders {
 }
 
 // WithLoaders gives ctx a fresh set of batched readers whose batches close as
-// timing says; call it once per GraphQL operation (and per event of a
-// subscription).
-func WithLoaders(ctx context.Context, timing loader.Timing) context.Context {
-	return context.WithValue(ctx, loadersKey{}, &lazyLoaders{timing: timing})
+// timing says, reading lean what lean says; call it once per GraphQL
+// operation (and per event of a subscription).
+func WithLoaders(ctx context.Context, timing loader.Timing, lean Lean) context.Context {
+	return context.WithValue(ctx, loadersKey{}, &lazyLoaders{timing: timing, lean: lean})
+}
+
+// LeanOf is what ctx's operation may read lean (nothing outside one).
+func LeanOf(ctx context.Context) Lean {
+	if z, _ := ctx.Value(loadersKey{}).(*lazyLoaders); z != nil {
+		return z.lean
+	}
+	return Lean{}
 }
 
 // WithoutLoaders hides the request's loaders: reads through the returned

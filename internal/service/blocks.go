@@ -167,7 +167,7 @@ func (s *Tasks) StateHistory(ctx context.Context, taskID string) ([]*domain.Task
 
 // FileImpacts lists a task's file impacts.
 func (s *Tasks) FileImpacts(ctx context.Context, taskID string) ([]*domain.TaskFileImpact, error) {
-	f, err := s.load(ctx).impactsOfTask.Load(ctx, taskID)
+	f, err := s.load(ctx).shownImpacts().Load(ctx, taskID)
 	if f == nil && err == nil {
 		f = []*domain.TaskFileImpact{}
 	}

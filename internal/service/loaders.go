@@ -35,10 +35,15 @@ type loaders struct {
 	itemOfTask    *loader.Loader[string, *domain.TaskListItem]
 	lastEventSeq  *loader.Loader[string, int64] // by project
 
+	// The lean reads of what the operation shows (app.Lean): nil unless it
+	// may read them lean.
+	leanTasks         *loader.Loader[string, *domain.Task]
+	leanImpactsOfTask *loader.Loader[string, []*domain.TaskFileImpact]
+
 	all []app.Clearer
 }
 
-func newLoaders(s *Service, w loader.Timing) *loaders {
+func newLoaders(s *Service, w loader.Timing, lean app.Lean) *loaders {
 	q := &s.db.Q
 	l := &loaders{}
 	l.users = loader.New(w, app.ByID(q.Users.UsersByIDs, func(u *domain.User) string { return u.ID }))
@@ -71,7 +76,32 @@ func newLoaders(s *Service, w loader.Timing) *loaders {
 	l.all = []app.Clearer{l.users, l.tokens, l.projects, l.ideas, l.tasks, l.lists, l.items, l.relationships,
 		l.stateChanges, l.blocks, l.impacts, l.templates, l.tokensOfUser, l.relsOfTask, l.relsFromTask, l.relsToTask, l.historyOfTask,
 		l.blocksOfTask, l.impactsOfTask, l.itemOfTask, l.lastEventSeq}
+	if lean.Tasks {
+		l.leanTasks = loader.New(w, app.ByID(q.Tasks.LeanTasksByIDs, func(t *domain.Task) string { return t.ID }))
+		l.all = append(l.all, l.leanTasks)
+	}
+	if lean.FileImpacts {
+		l.leanImpactsOfTask = loader.New(w, app.Grouped(q.Tasks.LeanFileImpactsOfTasks, func(f *domain.TaskFileImpact) []string { return []string{f.TaskID} }))
+		l.all = append(l.all, l.leanImpactsOfTask)
+	}
 	return l
+}
+
+// shownTasks reads the tasks the response shows: lean when the operation may.
+func (l *loaders) shownTasks() *loader.Loader[string, *domain.Task] {
+	if l.leanTasks != nil {
+		return l.leanTasks
+	}
+	return l.tasks
+}
+
+// shownImpacts reads the file impacts the response shows, per task: lean
+// when the operation may.
+func (l *loaders) shownImpacts() *loader.Loader[string, []*domain.TaskFileImpact] {
+	if l.leanImpactsOfTask != nil {
+		return l.leanImpactsOfTask
+	}
+	return l.impactsOfTask
 }
 
 // Clear forgets every cached read.
@@ -85,5 +115,5 @@ type loadersKey struct{}
 
 // load returns the request's loaders of the core's entities.
 func (s *Service) load(ctx context.Context) *loaders {
-	return app.Set(ctx, loadersKey{}, func(w loader.Timing) *loaders { return newLoaders(s, w) })
+	return app.Set(ctx, loadersKey{}, func(w loader.Timing) *loaders { return newLoaders(s, w, app.LeanOf(ctx)) })
 }

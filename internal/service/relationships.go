@@ -255,7 +255,7 @@ func (s *Tasks) linkedTasks(ctx context.Context, taskID string, keep func(r *dom
 			ids = append(ids, other)
 		}
 	}
-	tasks, err := s.load(ctx).tasks.LoadMany(ctx, ids)
+	tasks, err := s.load(ctx).shownTasks().LoadMany(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -77,12 +77,13 @@ func (s *Tasks) Task(ctx context.Context, gid, displayID *string) (*domain.Task,
 	return t, nil
 }
 
-// TaskByID loads a task for nested fields (nil when gone).
+// TaskByID loads a task for nested fields (nil when gone): read lean when
+// the operation may (app.Lean), which keeps its ids, project and status.
 func (s *Tasks) TaskByID(ctx context.Context, id *string) (*domain.Task, error) {
 	if id == nil {
 		return nil, nil
 	}
-	return s.load(ctx).tasks.Load(ctx, *id)
+	return s.load(ctx).shownTasks().Load(ctx, *id)
 }
 
 // TasksArgs are the arguments of a tasks connection.

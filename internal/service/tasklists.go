@@ -277,7 +277,7 @@ func (s *Lists) TasksOfList(ctx context.Context, listID string, page domain.Page
 	for i, it := range items.Items {
 		ids[i] = it.TaskID
 	}
-	tasks, err := s.load(ctx).tasks.LoadMany(ctx, ids)
+	tasks, err := s.load(ctx).shownTasks().LoadMany(ctx, ids)
 	if err != nil {
 		return domain.Page[*domain.Task]{}, err
 	}
