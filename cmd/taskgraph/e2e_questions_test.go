@@ -286,11 +286,20 @@ func TestQuestionStatements(t *testing.T) {
 				tasks(first: 100) { nodes { id questions { id status task { id questions { id } } } } } } }
 				questions(projectId: $p, first: 100) { totalCount nodes { id taskList { id questions { id } } task { id } } } }`
 			s.query(t, e.token, query, M{"p": e.project}) // warm the token's last-used mark
-			before := s.DB.Statements()
-			d := s.query(t, e.token, query, M{"p": e.project})
-			require.Len(t, d.L("node.tasks.nodes"), n)
-			require.Len(t, d.L("questions.nodes"), n)
-			return s.DB.Statements() - before
+			// Work the asks left in the background (events, grouping) counts
+			// its statements too and only ever adds: the fewest of three
+			// reads is the query's own.
+			var fewest int64 = -1
+			for range 3 {
+				before := s.DB.Statements()
+				d := s.query(t, e.token, query, M{"p": e.project})
+				require.Len(t, d.L("node.tasks.nodes"), n)
+				require.Len(t, d.L("questions.nodes"), n)
+				if c := s.DB.Statements() - before; fewest < 0 || c < fewest {
+					fewest = c
+				}
+			}
+			return fewest
 		}
 		one, fifty := measure(1), measure(50)
 		require.Equal(t, one, fifty, "statements for 1 task vs 50 tasks")
