@@ -105,9 +105,11 @@ func TestDashboardBrowser(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
 
-		// The script says when to start the agents and when to restart the
-		// server; the agents keep going through the restart (they retry while
-		// the server cannot be reached).
+		// The script says when to start the agents, when to stop the server
+		// and when to start it again (once the page has shown that it is
+		// reconnecting: a state that lasts only until the server is back);
+		// the agents keep going through the restart (they retry while the
+		// server cannot be reached).
 		agentOut := &syncBuffer{}
 		agentDone := make(chan error, 1)
 		var lines []string
@@ -122,8 +124,9 @@ func TestDashboardBrowser(t *testing.T) {
 					agentDone <- run(ctx, []string{"agent", "--run", runID, "--simulate", "--work", "1500ms", "--parallel", "2",
 						"--url", s.URL, "--token", s.AdminToken}, agentOut, agentOut)
 				}()
-			case "RESTART":
+			case "STOP":
 				stop()
+			case "START":
 				s, stop = startServerWith(t, dbURL, serverOptions{args: []string{"--addr", addr}})
 			}
 		}

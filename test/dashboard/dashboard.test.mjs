@@ -2,7 +2,8 @@
 // cmd/taskgraph/e2e_dashboard_test.go runs it against a real server and a
 // started run, and talks with it over stdout/stdin lines:
 //   script -> test  "READY"    the run page is open: start the agents
-//   script -> test  "RESTART"  restart the server (same address, same database)
+//   script -> test  "STOP"     stop the server
+//   script -> test  "START"    start it again (same address, same database)
 //   script -> test  "DONE"     every check passed
 // Environment: BASE_URL, TOKEN, PROJECT_NAME, RUN_ID (the run the agents work),
 // CHROMIUM (the browser binary), OUT_DIR (screenshots), README_PNG (optional:
@@ -237,11 +238,14 @@ try {
   await shot('06-run-live');
 
   step('the server restarts: the page shows it is reconnecting, then resumes');
-  say('RESTART');
+  // The server stays down until the page has said so: with the server back
+  // at once, the state would last only the page's first retry delay.
+  say('STOP');
   await page.waitForSelector('#conn[data-state="reconnecting"]', { timeout: 60000 });
   assert.match(await page.locator('#conn').textContent(), /Reconnecting/);
   await shot('07-run-reconnecting');
   const completedBefore = await count('COMPLETED');
+  say('START');
   await page.waitForSelector('#conn[data-state="live"]', { timeout: 60000 });
   assert.match(await page.locator('#conn').textContent(), /resumed/);
   await page.waitForFunction((n) => document.querySelectorAll('.task-card[data-status="COMPLETED"]').length > n, completedBefore, { timeout: 60000 });
