@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"sort"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -10,24 +11,42 @@ import (
 )
 
 // LeanTaskFields are the fields of Task a lean read of tasks answers as a
-// full one does: the plain fields of the columns it reads, and the fields
-// whose resolvers use only those (ids, project, queue). A field missing
-// here makes an operation that selects it read tasks in full, so a new
-// field is safe until it is added.
-var LeanTaskFields = map[string]bool{
-	"__typename": true, "id": true, "displayId": true, "title": true, "category": true, "status": true,
-	"priority": true, "priorityScore": true, "blocksCount": true, "isQuickWin": true, "riskLevel": true,
-	"effort": true, "owner": true, "phase": true, "actualEffortMinutes": true, "inEvaluationQueue": true,
-	"version": true, "createdAt": true, "createdBy": true, "project": true, "idea": true, "parentTask": true,
-	"supersedes": true, "taskList": true, "listItem": true, "relationships": true, "dependencies": true,
-	"dependents": true, "subtasks": true, "stateHistory": true, "blocks": true, "fileImpacts": true,
-	"conflicts": true, "questions": true,
+// full one does, each with the fields of domain.Task it shows (a lean read
+// always has the id and the project): the plain fields, and the resolvers
+// that use only those. A field missing here (the rules: validation,
+// relevantLessons) makes an operation that selects it read tasks in full,
+// so a new field is safe until it is added.
+var LeanTaskFields = map[string][]string{
+	"__typename": nil, "id": nil, "displayId": {"DisplayID"}, "title": {"Title"}, "description": {"Description"},
+	"category": {"Category"}, "status": {"Status"}, "priority": {"Priority"}, "priorityScore": {"PriorityScore"},
+	"blocksCount": {"BlocksCount"}, "isQuickWin": {"IsQuickWin"}, "riskLevel": {"RiskLevel"}, "effort": {"Effort"},
+	"owner": {"Owner"}, "phase": {"Phase"}, "deadline": {"Deadline"}, "acceptanceCriteria": {"AcceptanceCriteria"},
+	"codebaseTests": {"CodebaseTests"}, "apiTests": {"APITests"}, "uiTests": {"UITests"}, "affectedFiles": {"AffectedFiles"},
+	"actualEffortMinutes": {"ActualEffortMinutes"}, "executionLog": {"ExecutionLog"}, "inEvaluationQueue": {"Queue"},
+	"version": {"Version"}, "embeddingModel": {"EmbeddingModel"}, "embedding": {"Embedding"}, "createdAt": {"CreatedAt"},
+	"updatedAt": {"UpdatedAt"}, "startedAt": {"StartedAt"}, "completedAt": {"CompletedAt"}, "createdBy": {"UserID"},
+	"project": nil, "idea": {"IdeaID"}, "parentTask": {"ParentTaskID"}, "supersedes": {"SupersedesTaskID"},
+	"taskList": {"TaskListID"}, "listItem": nil, "relationships": nil, "dependencies": nil, "dependents": nil,
+	"subtasks": nil, "stateHistory": nil, "blocks": nil, "fileImpacts": nil, "conflicts": nil, "questions": nil,
 }
 
 // LeanFileImpactFields are the fields of TaskFileImpact a lean read of
-// impacts answers as a full one does.
-var LeanFileImpactFields = map[string]bool{
-	"__typename": true, "id": true, "task": true, "filePath": true, "operation": true, "confidence": true, "source": true,
+// impacts answers as a full one does, each with the fields of
+// domain.TaskFileImpact it shows (a lean read always has the id and the
+// task).
+var LeanFileImpactFields = map[string][]string{
+	"__typename": nil, "id": nil, "task": nil, "filePath": {"FilePath"}, "operation": {"Operation"},
+	"confidence": {"Confidence"}, "source": {"Source"}, "wasAccurate": {"WasAccurate"}, "validatedAt": {"ValidatedAt"},
+	"createdAt": {"CreatedAt"}, "updatedAt": {"UpdatedAt"},
+}
+
+// LeanRelationshipFields are the fields of TaskRelationship a lean read of
+// links answers as a full one does, each with the fields of
+// domain.TaskRelationship it shows (a lean read always has the id, the ends
+// and the type).
+var LeanRelationshipFields = map[string][]string{
+	"__typename": nil, "id": nil, "type": nil, "source": nil, "target": nil, "strength": {"Strength"},
+	"notes": {"Notes"}, "createdAt": {"CreatedAt"}, "createdBy": {"CreatedByID"},
 }
 
 // LeanReads is what ctx's operation may read lean: the entities of which it
@@ -42,15 +61,38 @@ func LeanReads(ctx context.Context) app.Lean {
 	if op.Operation == nil {
 		return app.Lean{}
 	}
-	lean := app.Lean{Tasks: true, FileImpacts: true}
-	w := leanWalk{lean: &lean, fragments: map[string]bool{}}
+	w := leanWalk{fragments: map[string]bool{}, shown: map[string]*shown{
+		"Task":             {lean: true, fields: LeanTaskFields, show: map[string]bool{}},
+		"TaskFileImpact":   {lean: true, fields: LeanFileImpactFields, show: map[string]bool{}},
+		"TaskRelationship": {lean: true, fields: LeanRelationshipFields, show: map[string]bool{}},
+	}}
 	w.walk(op.Operation.SelectionSet)
-	return lean
+	return app.Lean{Tasks: w.shown["Task"].result(), FileImpacts: w.shown["TaskFileImpact"].result(),
+		Relationships: w.shown["TaskRelationship"].result()}
+}
+
+// shown is what the walk has found an operation shows of one type.
+type shown struct {
+	lean   bool                // every field selected so far is in fields
+	fields map[string][]string // the type's lean fields (LeanTaskFields…)
+	show   map[string]bool     // the domain fields they show
+}
+
+func (s *shown) result() app.Shown {
+	if !s.lean {
+		return app.Shown{}
+	}
+	out := app.Shown{Lean: true}
+	for f := range s.show {
+		out.Fields = append(out.Fields, f)
+	}
+	sort.Strings(out.Fields)
+	return out
 }
 
 type leanWalk struct {
-	lean      *app.Lean
-	fragments map[string]bool // spread already walked
+	shown     map[string]*shown // by type name
+	fragments map[string]bool   // spread already walked
 }
 
 func (w leanWalk) walk(set ast.SelectionSet) {
@@ -80,10 +122,16 @@ func (w leanWalk) walk(set ast.SelectionSet) {
 
 // field notes that the operation selects field of typeName.
 func (w leanWalk) field(typeName, field string) {
-	switch typeName {
-	case "Task":
-		w.lean.Tasks = w.lean.Tasks && LeanTaskFields[field]
-	case "TaskFileImpact":
-		w.lean.FileImpacts = w.lean.FileImpacts && LeanFileImpactFields[field]
+	s := w.shown[typeName]
+	if s == nil || !s.lean {
+		return
+	}
+	needs, ok := s.fields[field]
+	if !ok {
+		s.lean = false
+		return
+	}
+	for _, f := range needs {
+		s.show[f] = true
 	}
 }

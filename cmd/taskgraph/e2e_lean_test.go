@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"testing"
@@ -14,10 +14,11 @@ import (
 )
 
 // TestLeanReadsAnswerAsFullReads: every field an operation may read lean
-// (graph.LeanTaskFields, graph.LeanFileImpactFields) answers what it answers
-// when the operation reads in full. Each is asked of a task that sets every
-// column, through a list's tasks (a lean read): once alone, and once beside a
-// field that needs the full read.
+// (graph.LeanTaskFields, LeanFileImpactFields, LeanRelationshipFields)
+// answers what a full read answers. Each is asked alone of a task, its impact
+// and its link that set every column the API lets a client set: through a
+// list's tasks (lean, reading only that field's columns), and through node
+// (the entry points read in full).
 func TestLeanReadsAnswerAsFullReads(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
@@ -34,77 +35,70 @@ func TestLeanReadsAnswerAsFullReads(t *testing.T) {
 			"uiTests": []string{"ui"}, "affectedFiles": []string{"a.go"}, "parentTaskId": parent, "ideaId": idea, "supersedesTaskId": old,
 			"fileImpacts": []M{{"filePath": "a.go", "operation": "UPDATE", "confidence": 0.5, "source": "AI_ESTIMATE"}},
 		})
-		s.link(t, admin, task, parent, "DEPENDS_ON")
+		link := s.query(t, admin, `mutation($s: ID!, $t: ID!) { addTaskRelationship(input: {sourceTaskId: $s, targetTaskId: $t,
+			type: DEPENDS_ON, strength: 0.75, notes: "first the parent"}) { relationship { id } } }`,
+			M{"s": task, "t": parent}).S("addTaskRelationship.relationship.id")
 		s.transition(t, admin, task, "PENDING")
 		list := s.createList(t, admin, project, "lean", task, parent)
+		impact := s.query(t, admin, `query($id: ID!) { node(id: $id) { ... on Task { fileImpacts { id } } } }`, M{"id": task}).
+			S("node.fileImpacts.0.id")
 
 		schema := graph.NewExecutableSchema(graph.Config{}).Schema()
-		ask := func(typeName, field, widen string) json.RawMessage {
-			sel := field
-			if def := schema.Types[schema.Types[typeName].Fields.ForName(field).Type.Name()]; def.Kind != ast.Scalar && def.Kind != ast.Enum {
-				sel += " { id }"
-			}
-			if typeName == "TaskFileImpact" {
-				sel = "fileImpacts { " + sel + " " + widen + " }"
-			} else {
-				sel += " " + widen
-			}
-			var out struct {
-				TaskList struct {
-					Tasks struct{ Nodes []map[string]json.RawMessage }
+		// answer is the value of field f of the object with id in a JSON
+		// answer, wherever it is.
+		var answer func(v any, id, f string) (any, bool)
+		answer = func(v any, id, f string) (any, bool) {
+			switch v := v.(type) {
+			case map[string]any:
+				if v["id"] == id {
+					return v[f], true
 				}
-			}
-			q := `query($l: ID!) { taskList(id: $l) { tasks(first: 10) { nodes { id ` + sel + ` } } } }`
-			require.NoError(t, s.call(http.DefaultClient, admin, q, M{"l": list}, &out), q)
-			for _, n := range out.TaskList.Tasks.Nodes {
-				if string(n["id"]) == `"`+task+`"` {
-					key := field
-					if typeName == "TaskFileImpact" {
-						key = "fileImpacts"
+				for _, x := range v {
+					if a, ok := answer(x, id, f); ok {
+						return a, true
 					}
-					return n[key]
+				}
+			case []any:
+				for _, x := range v {
+					if a, ok := answer(x, id, f); ok {
+						return a, true
+					}
 				}
 			}
-			t.Fatalf("%s: the task is not in the list", q)
-			return nil
+			return nil, false
+		}
+		ask := func(q, id, f string) any {
+			var out map[string]any
+			require.NoError(t, s.call(http.DefaultClient, admin, q, M{"l": list, "id": id}, &out), q)
+			a, ok := answer(out, id, f)
+			require.True(t, ok, "%s: no object %s in %v", q, id, out)
+			return a
 		}
 		for _, c := range []struct {
-			typeName string
-			fields   map[string]bool
-			widen    string // a field that makes the operation read the type in full
+			typeName, id string
+			fields       map[string][]string
+			lean         string // where a list's tasks show the type
 		}{
-			{"Task", graph.LeanTaskFields, "description"},
-			{"TaskFileImpact", graph.LeanFileImpactFields, "createdAt"},
+			{"Task", task, graph.LeanTaskFields, "%s"},
+			{"TaskFileImpact", impact, graph.LeanFileImpactFields, "fileImpacts { id %s }"},
+			{"TaskRelationship", link, graph.LeanRelationshipFields, "relationships { id %s }"},
 		} {
-			require.False(t, c.fields[c.widen], "%s widens the read", c.widen)
 			var names []string
 			for f := range c.fields {
-				if f != "__typename" {
+				if f != "__typename" && f != "id" {
 					names = append(names, f)
 				}
 			}
 			sort.Strings(names)
 			for _, f := range names {
-				lean, full := ask(c.typeName, f, ""), ask(c.typeName, f, c.widen)
-				if c.typeName == "TaskFileImpact" {
-					// The full answer carries the widening field too: compare the asked one.
-					lean, full = pick(t, lean, f), pick(t, full, f)
+				sel := f
+				if def := schema.Types[schema.Types[c.typeName].Fields.ForName(f).Type.Name()]; def.Kind != ast.Scalar && def.Kind != ast.Enum {
+					sel += " { id }"
 				}
-				require.JSONEq(t, string(full), string(lean), "%s.%s read lean", c.typeName, f)
+				lean := ask(`query($l: ID!) { taskList(id: $l) { tasks(first: 10) { nodes { id `+fmt.Sprintf(c.lean, sel)+` } } } }`, c.id, f)
+				full := ask(`query($id: ID!) { node(id: $id) { id ... on `+c.typeName+` { `+sel+` } } }`, c.id, f)
+				require.Equal(t, full, lean, "%s.%s read lean", c.typeName, f)
 			}
 		}
 	})
-}
-
-// pick is field f of each object of a JSON list.
-func pick(t *testing.T, list json.RawMessage, f string) json.RawMessage {
-	var objs []map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(list, &objs))
-	out := make([]json.RawMessage, len(objs))
-	for i, o := range objs {
-		out[i] = o[f]
-	}
-	b, err := json.Marshal(out)
-	require.NoError(t, err)
-	return b
 }

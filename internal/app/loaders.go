@@ -47,14 +47,23 @@ type lazyLoaders struct {
 	l      *Loaders
 }
 
-// Lean is which entities an operation may read lean: without the columns
-// that only fields it does not select show (store's Lean… reads). The
-// GraphQL layer decides it from the operation's selections; the services
-// read the entities they show through lean loaders when it says so, and
-// never decide a rule on an entity read lean.
+// Lean is which entities an operation may read lean, and what it shows of
+// each: the GraphQL layer decides it from the operation's selections; the
+// services read the entities they show through lean loaders when it says
+// so, and never decide a rule on an entity read lean.
 type Lean struct {
-	Tasks       bool
-	FileImpacts bool
+	Tasks         Shown
+	FileImpacts   Shown
+	Relationships Shown
+}
+
+// Shown is what an operation shows of an entity. Lean: only Fields (names
+// of the entity's domain struct fields) and what the store always reads
+// (its id and the ids it is reached by) need be read, and the other fields
+// may stay zero; otherwise everything is read.
+type Shown struct {
+	Lean   bool
+	Fields []string
 }
 
 func (z *lazyLoaders) get() *Loaders {

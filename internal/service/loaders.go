@@ -6,6 +6,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/loader"
+	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // loaders are one request's batched reads of the core's entities (a set of
@@ -59,13 +60,15 @@ func newLoaders(s *Service, w loader.Timing, lean app.Lean) *loaders {
 	l.impacts = loader.New(w, app.ByID(q.Tasks.FileImpactsByIDs, func(f *domain.TaskFileImpact) string { return f.ID }))
 	l.templates = loader.New(w, app.ByID(q.Lists.TemplatesByIDs, func(t *domain.TaskTemplate) string { return t.ID }))
 	l.tokensOfUser = loader.New(w, app.Grouped(q.Users.APITokensByUsers, func(t *domain.APIToken) []string { return []string{t.UserID} }))
-	l.relsOfTask = loader.New(w, app.Grouped(q.Tasks.RelationshipsOfTasks, func(r *domain.TaskRelationship) []string {
+	// The links are only ever shown, or their ends and types followed
+	// (linkedTasks): read lean when the operation may.
+	l.relsOfTask = loader.New(w, app.Grouped(relationships(q, lean.Relationships, domain.DirectionBoth), func(r *domain.TaskRelationship) []string {
 		return []string{r.SourceTaskID, r.TargetTaskID}
 	}))
-	l.relsFromTask = loader.New(w, app.Grouped(q.Tasks.RelationshipsFromTasks, func(r *domain.TaskRelationship) []string {
+	l.relsFromTask = loader.New(w, app.Grouped(relationships(q, lean.Relationships, domain.DirectionOutgoing), func(r *domain.TaskRelationship) []string {
 		return []string{r.SourceTaskID}
 	}))
-	l.relsToTask = loader.New(w, app.Grouped(q.Tasks.RelationshipsToTasks, func(r *domain.TaskRelationship) []string {
+	l.relsToTask = loader.New(w, app.Grouped(relationships(q, lean.Relationships, domain.DirectionIncoming), func(r *domain.TaskRelationship) []string {
 		return []string{r.TargetTaskID}
 	}))
 	l.historyOfTask = loader.New(w, app.Grouped(q.Tasks.StateHistoryOfTasks, func(c *domain.TaskStateChange) []string { return []string{c.TaskID} }))
@@ -76,12 +79,16 @@ func newLoaders(s *Service, w loader.Timing, lean app.Lean) *loaders {
 	l.all = []app.Clearer{l.users, l.tokens, l.projects, l.ideas, l.tasks, l.lists, l.items, l.relationships,
 		l.stateChanges, l.blocks, l.impacts, l.templates, l.tokensOfUser, l.relsOfTask, l.relsFromTask, l.relsToTask, l.historyOfTask,
 		l.blocksOfTask, l.impactsOfTask, l.itemOfTask, l.lastEventSeq}
-	if lean.Tasks {
-		l.leanTasks = loader.New(w, app.ByID(q.Tasks.LeanTasksByIDs, func(t *domain.Task) string { return t.ID }))
+	if shown := lean.Tasks; shown.Lean {
+		l.leanTasks = loader.New(w, app.ByID(func(ctx context.Context, ids []string) ([]*domain.Task, error) {
+			return q.Tasks.ShownTasksByIDs(ctx, shown.Fields, ids)
+		}, func(t *domain.Task) string { return t.ID }))
 		l.all = append(l.all, l.leanTasks)
 	}
-	if lean.FileImpacts {
-		l.leanImpactsOfTask = loader.New(w, app.Grouped(q.Tasks.LeanFileImpactsOfTasks, func(f *domain.TaskFileImpact) []string { return []string{f.TaskID} }))
+	if shown := lean.FileImpacts; shown.Lean {
+		l.leanImpactsOfTask = loader.New(w, app.Grouped(func(ctx context.Context, taskIDs []string) ([]*domain.TaskFileImpact, error) {
+			return q.Tasks.ShownFileImpactsOfTasks(ctx, shown.Fields, taskIDs)
+		}, func(f *domain.TaskFileImpact) []string { return []string{f.TaskID} }))
 		l.all = append(l.all, l.leanImpactsOfTask)
 	}
 	return l
@@ -102,6 +109,23 @@ func (l *loaders) shownImpacts() *loader.Loader[string, []*domain.TaskFileImpact
 		return l.leanImpactsOfTask
 	}
 	return l.impactsOfTask
+}
+
+// relationships reads the links of tasks in direction dir: only what shown
+// says when it is lean.
+func relationships(q *store.Q, shown app.Shown, dir domain.RelationshipDirection) func(context.Context, []string) ([]*domain.TaskRelationship, error) {
+	return func(ctx context.Context, taskIDs []string) ([]*domain.TaskRelationship, error) {
+		if shown.Lean {
+			return q.Tasks.ShownRelationshipsOfTasks(ctx, shown.Fields, dir, taskIDs)
+		}
+		switch dir {
+		case domain.DirectionOutgoing:
+			return q.Tasks.RelationshipsFromTasks(ctx, taskIDs)
+		case domain.DirectionIncoming:
+			return q.Tasks.RelationshipsToTasks(ctx, taskIDs)
+		}
+		return q.Tasks.RelationshipsOfTasks(ctx, taskIDs)
+	}
 }
 
 // Clear forgets every cached read.

@@ -95,13 +95,16 @@ func (q TaskQueries) FileImpactsOfTasks(ctx context.Context, taskIDs []string) (
 	return byColumn[domain.TaskFileImpact](ctx, q.Q, "task_file_impacts", "task_id", taskIDs, "file_path, operation, id")
 }
 
-// LeanFileImpactsOfTasks is FileImpactsOfTasks without the validation and
-// the times (WasAccurate, ValidatedAt, CreatedAt and UpdatedAt left zero),
-// for showing impacts whose shown fields need none of them.
-func (q TaskQueries) LeanFileImpactsOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskFileImpact, error) {
-	return colsByColumn[domain.TaskFileImpact](ctx, q.Q, "id, task_id, file_path, operation, confidence, source",
+// ShownFileImpactsOfTasks is FileImpactsOfTasks reading only the columns
+// of fields (names of domain.TaskFileImpact's fields), the id and the task:
+// the other fields are left zero. For showing impacts whose shown fields
+// need only those.
+func (q TaskQueries) ShownFileImpactsOfTasks(ctx context.Context, fields, taskIDs []string) ([]*domain.TaskFileImpact, error) {
+	return colsByColumn[domain.TaskFileImpact](ctx, q.Q, shownColumns[domain.TaskFileImpact](alwaysShownImpact, fields),
 		"task_file_impacts", "task_id", taskIDs, "file_path, operation, id")
 }
+
+var alwaysShownImpact = []string{"ID", "TaskID"}
 
 // ItemUpdate is a list item's new status and times (SetItemStatus).
 type ItemUpdate struct {

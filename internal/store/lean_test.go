@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -9,10 +11,13 @@ import (
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
-// TestLeanReads: a lean read is the full read with the fields it leaves out
-// zero, and nothing else different, on a task and impacts that set them all.
-func TestLeanReads(t *testing.T) {
+// TestShownReads: a read showing some fields is the full read with exactly
+// the other fields zero (but for those it always reads), on a task, an
+// impact and a link that set every column.
+func TestShownReads(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
+		parent := b.task(b.project, 0)
+		b.insertTask(t, parent)
 		task := b.task(b.project, 1)
 		task.Description = "why"
 		task.AcceptanceCriteria = domain.Strings{"a"}
@@ -31,31 +36,66 @@ func TestLeanReads(t *testing.T) {
 		task.Effort = ptr(domain.EffortSmall)
 		task.ActualEffortMinutes = ptr(30)
 		b.insertTask(t, task)
-
-		full := b.loadTask(t, task.ID)
-		lean, err := b.db.Tasks.LeanTasksByIDs(b.ctx, []string{task.ID})
-		require.NoError(t, err)
-		require.Len(t, lean, 1)
-		want := *full
-		want.Description, want.ExecutionLog, want.Embedding, want.EmbeddingModel = "", nil, nil, nil
-		want.AcceptanceCriteria, want.CodebaseTests, want.APITests, want.UITests, want.AffectedFiles = nil, nil, nil, nil, nil
-		want.Deadline, want.StartedAt, want.CompletedAt = nil, nil, nil
-		want.UpdatedAt = lean[0].UpdatedAt
-		require.True(t, lean[0].UpdatedAt.IsZero())
-		require.Equal(t, utc(&want), utc(lean[0]))
-
 		impact := &domain.TaskFileImpact{ID: uuid.NewString(), TaskID: task.ID, FilePath: "src/a.go", Operation: domain.OpUpdate,
 			Confidence: 0.5, Source: domain.SourceAIEstimate, WasAccurate: ptr(true), ValidatedAt: ptr(ts(1e9)), CreatedAt: ts(0), UpdatedAt: ts(2e9)}
 		require.NoError(t, b.db.Tasks.InsertFileImpacts(b.ctx, []*domain.TaskFileImpact{impact}))
+		link := &domain.TaskRelationship{ID: uuid.NewString(), SourceTaskID: task.ID, TargetTaskID: parent.ID, Type: domain.RelDependsOn,
+			Strength: ptr(0.75), Notes: ptr("first"), CreatedAt: ts(3e9), CreatedByID: ptr(task.UserID)}
+		require.NoError(t, b.db.Tasks.InsertRelationship(b.ctx, link))
+
+		fullTask := b.loadTask(t, task.ID)
 		fullImpacts, err := b.db.Tasks.FileImpactsOfTasks(b.ctx, []string{task.ID})
 		require.NoError(t, err)
-		leanImpacts, err := b.db.Tasks.LeanFileImpactsOfTasks(b.ctx, []string{task.ID})
+		fullLinks, err := b.db.Tasks.RelationshipsFromTasks(b.ctx, []string{task.ID})
 		require.NoError(t, err)
-		require.Len(t, leanImpacts, 1)
-		wantImpact := *fullImpacts[0]
-		wantImpact.WasAccurate, wantImpact.ValidatedAt = nil, nil
-		wantImpact.CreatedAt, wantImpact.UpdatedAt = leanImpacts[0].CreatedAt, leanImpacts[0].UpdatedAt
-		require.True(t, leanImpacts[0].CreatedAt.IsZero() && leanImpacts[0].UpdatedAt.IsZero())
-		require.Equal(t, &wantImpact, leanImpacts[0])
+		require.Len(t, fullLinks, 1)
+		for _, fields := range [][]string{nil, {"Title", "Status"}, {"Deadline", "ExecutionLog", "AcceptanceCriteria", "Embedding"},
+			fieldNames[domain.Task]()} {
+			got, err := b.db.Tasks.ShownTasksByIDs(b.ctx, fields, []string{task.ID})
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			require.Equal(t, utc(only(fullTask, append(fields, "ID", "ProjectID"))), utc(got[0]), "tasks showing %v", fields)
+		}
+		for _, fields := range [][]string{nil, {"FilePath", "Operation"}, fieldNames[domain.TaskFileImpact]()} {
+			got, err := b.db.Tasks.ShownFileImpactsOfTasks(b.ctx, fields, []string{task.ID})
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			require.Equal(t, utc(only(fullImpacts[0], append(fields, "ID", "TaskID"))), utc(got[0]), "impacts showing %v", fields)
+		}
+		for _, dir := range []domain.RelationshipDirection{domain.DirectionBoth, domain.DirectionOutgoing, domain.DirectionIncoming} {
+			end := task.ID
+			if dir == domain.DirectionIncoming {
+				end = parent.ID
+			}
+			for _, fields := range [][]string{nil, {"Notes"}, fieldNames[domain.TaskRelationship]()} {
+				got, err := b.db.Tasks.ShownRelationshipsOfTasks(b.ctx, fields, dir, []string{end})
+				require.NoError(t, err)
+				require.Len(t, got, 1)
+				require.Equal(t, utc(only(fullLinks[0], append(fields, "ID", "SourceTaskID", "TargetTaskID", "Type"))), utc(got[0]),
+					"links %s showing %v", dir, fields)
+			}
+		}
+		require.Panics(t, func() { _, _ = b.db.Tasks.ShownTasksByIDs(b.ctx, []string{"Nope"}, []string{task.ID}) })
 	})
+}
+
+// only is a copy of v with every field outside fields zero.
+func only[T any](v *T, fields []string) *T {
+	out := *v
+	rv := reflect.ValueOf(&out).Elem()
+	for i := range rv.NumField() {
+		if !slices.Contains(fields, rv.Type().Field(i).Name) {
+			rv.Field(i).SetZero()
+		}
+	}
+	return &out
+}
+
+// fieldNames are the names of T's fields.
+func fieldNames[T any]() []string {
+	var out []string
+	for f := range reflect.TypeFor[T]().Fields() {
+		out = append(out, f.Name)
+	}
+	return out
 }

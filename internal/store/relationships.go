@@ -36,33 +36,51 @@ func (q TaskQueries) DeleteRelationship(ctx context.Context, id string) error {
 // RelationshipsOfTasks lists every link that starts or ends at one of the tasks,
 // oldest first.
 func (q TaskQueries) RelationshipsOfTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskRelationship, error) {
-	if len(taskIDs) == 0 {
-		return nil, nil
-	}
-	query, args := in(`SELECT * FROM task_relationships WHERE source_task_id IN (?) OR target_task_id IN (?)
-		ORDER BY created_at, id`, taskIDs, taskIDs)
-	var out []*domain.TaskRelationship
-	err := q.selectx(ctx, &out, query, args...)
-	return out, err
+	return q.relationships(ctx, "*", domain.DirectionBoth, taskIDs)
 }
 
 // RelationshipsFromTasks lists the links that start at one of the tasks
 // (their outgoing links), oldest first.
 func (q TaskQueries) RelationshipsFromTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskRelationship, error) {
-	return q.relationshipsAt(ctx, "source_task_id", taskIDs)
+	return q.relationships(ctx, "*", domain.DirectionOutgoing, taskIDs)
 }
 
 // RelationshipsToTasks lists the links that end at one of the tasks (their
 // incoming links), oldest first.
 func (q TaskQueries) RelationshipsToTasks(ctx context.Context, taskIDs []string) ([]*domain.TaskRelationship, error) {
-	return q.relationshipsAt(ctx, "target_task_id", taskIDs)
+	return q.relationships(ctx, "*", domain.DirectionIncoming, taskIDs)
 }
 
-func (q TaskQueries) relationshipsAt(ctx context.Context, end string, taskIDs []string) ([]*domain.TaskRelationship, error) {
+// ShownRelationshipsOfTasks lists the links of the tasks in direction dir
+// (as the three reads above), reading only the columns of fields (names of
+// domain.TaskRelationship's fields), the id, the ends and the type: the
+// other fields are left zero. For showing links whose shown fields need
+// only those.
+func (q TaskQueries) ShownRelationshipsOfTasks(ctx context.Context, fields []string, dir domain.RelationshipDirection,
+	taskIDs []string,
+) ([]*domain.TaskRelationship, error) {
+	return q.relationships(ctx, shownColumns[domain.TaskRelationship](alwaysShownRelationship, fields), dir, taskIDs)
+}
+
+var alwaysShownRelationship = []string{"ID", "SourceTaskID", "TargetTaskID", "Type"}
+
+func (q TaskQueries) relationships(ctx context.Context, cols string, dir domain.RelationshipDirection,
+	taskIDs []string,
+) ([]*domain.TaskRelationship, error) {
 	if len(taskIDs) == 0 {
 		return nil, nil
 	}
-	query, args := in(`SELECT * FROM task_relationships WHERE `+end+` IN (?) ORDER BY created_at, id`, taskIDs)
+	var query string
+	var args []any
+	switch dir {
+	case domain.DirectionOutgoing:
+		query, args = in(`SELECT `+cols+` FROM task_relationships WHERE source_task_id IN (?) ORDER BY created_at, id`, taskIDs)
+	case domain.DirectionIncoming:
+		query, args = in(`SELECT `+cols+` FROM task_relationships WHERE target_task_id IN (?) ORDER BY created_at, id`, taskIDs)
+	default:
+		query, args = in(`SELECT `+cols+` FROM task_relationships WHERE source_task_id IN (?) OR target_task_id IN (?)
+		ORDER BY created_at, id`, taskIDs, taskIDs)
+	}
 	var out []*domain.TaskRelationship
 	err := q.selectx(ctx, &out, query, args...)
 	return out, err

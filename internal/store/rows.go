@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
+	"sync"
 )
 
 // byIDs loads rows of table by primary key; missing ids are simply absent.
@@ -26,4 +29,42 @@ func colsByColumn[T any](ctx context.Context, q *Q, cols, table, column string, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// columnsByField maps a row type to its fields' columns (their db tags).
+var columnsByField sync.Map // reflect.Type -> map[string]string
+
+// shownColumns is the select list of T's fields always and fields (names of
+// T's fields), each column once: what a read showing only those fields
+// reads. The names are fixed in code, so one T lacks is a bug: it panics.
+func shownColumns[T any](always, fields []string) string {
+	typ := reflect.TypeFor[T]()
+	cols, ok := columnsByField.Load(typ)
+	if !ok {
+		m := map[string]string{}
+		for f := range typ.Fields() {
+			if c := f.Tag.Get("db"); c != "" && c != "-" {
+				m[f.Name] = c
+			}
+		}
+		cols, _ = columnsByField.LoadOrStore(typ, m)
+	}
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, names := range [][]string{always, fields} {
+		for _, f := range names {
+			c, ok := cols.(map[string]string)[f]
+			if !ok {
+				panic(fmt.Sprintf("store: %s has no field %q with a column", typ, f))
+			}
+			if !seen[c] {
+				seen[c] = true
+				if b.Len() > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(c)
+			}
+		}
+	}
+	return b.String()
 }

@@ -57,22 +57,15 @@ func (q TaskQueries) TasksByIDs(ctx context.Context, ids []string) ([]*domain.Ta
 	return byIDs[domain.Task](ctx, q.Q, "tasks", ids)
 }
 
-// leanTaskColumns are what a lean read of tasks reads: every column but the
-// free text, the five lists, the execution log, the embedding and the times
-// other than created_at. Those cost the most to send and decode (JSON,
-// timestamps), and a listing rarely shows them.
-const leanTaskColumns = `id, display_id, display_sort, user_id, project_id, idea_id, parent_task_id, queue,
-	task_list_id, title, category, status, risk_level, priority, priority_score, blocks_count, is_quick_win,
-	effort, owner, assigned_agent, phase, actual_effort_minutes, version, supersedes_task_id, created_at`
-
-// LeanTasksByIDs is TasksByIDs reading leanTaskColumns only: Description,
-// AcceptanceCriteria, CodebaseTests, APITests, UITests, AffectedFiles,
-// ExecutionLog, Embedding, EmbeddingModel, Deadline, UpdatedAt, StartedAt
-// and CompletedAt are left zero. For showing tasks whose shown fields need
-// none of those, never for a rule to decide on.
-func (q TaskQueries) LeanTasksByIDs(ctx context.Context, ids []string) ([]*domain.Task, error) {
-	return colsByColumn[domain.Task](ctx, q.Q, leanTaskColumns, "tasks", "id", ids, "id")
+// ShownTasksByIDs is TasksByIDs reading only the columns of fields (names
+// of domain.Task's fields), the id and the project: the other fields are
+// left zero. For showing tasks whose shown fields need only those, never
+// for a rule to decide on.
+func (q TaskQueries) ShownTasksByIDs(ctx context.Context, fields, ids []string) ([]*domain.Task, error) {
+	return colsByColumn[domain.Task](ctx, q.Q, shownColumns[domain.Task](alwaysShownTask, fields), "tasks", "id", ids, "id")
 }
+
+var alwaysShownTask = []string{"ID", "ProjectID"}
 
 // TaskForUpdate loads a task and, inside a PostgreSQL transaction, locks its row.
 func (q TaskQueries) TaskForUpdate(ctx context.Context, id string) (*domain.Task, error) {
