@@ -198,7 +198,11 @@ func (d *levelDispatch) untracked(typeName string, f graphql.CollectedField) boo
 // and promises its first fields; it reports whether the object has any.
 // lv.mu is held.
 func (lv *levels) open(d *levelDispatch, oc *graphql.OperationContext, key objectKey, parent *subtree, sel ast.SelectionSet, typeName string) bool {
-	sh := lv.fieldCounts(d, oc, sel, typeName)
+	return lv.openCounted(key, parent, lv.fieldCounts(d, oc, sel, typeName))
+}
+
+// openCounted is open with the object's fields counted. lv.mu is held.
+func (lv *levels) openCounted(key objectKey, parent *subtree, sh fieldCounts) bool {
 	if sh.inline+sh.concurrent == 0 {
 		return false
 	}
@@ -281,6 +285,8 @@ func (lv *levels) children(d *levelDispatch, oc *graphql.OperationContext, fc *g
 		return 0, false // lists of lists: not in this schema
 	}
 	n := 0
+	var last string // the elements are mostly of one type: counted once
+	var sh fieldCounts
 	for i := range v.Len() {
 		e := deref(v.Index(i))
 		if !e.IsValid() {
@@ -290,7 +296,13 @@ func (lv *levels) children(d *levelDispatch, oc *graphql.OperationContext, fc *g
 		if !ok {
 			return 0, false
 		}
-		if name != "" && lv.open(d, oc, objectKey{field: fc, index: i}, st, sel, name) {
+		if name == "" {
+			continue
+		}
+		if name != last {
+			last, sh = name, lv.fieldCounts(d, oc, sel, name)
+		}
+		if lv.openCounted(objectKey{field: fc, index: i}, st, sh) {
 			n++
 		}
 	}
