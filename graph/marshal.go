@@ -40,8 +40,13 @@ func (ec *executionContext) marshalList(ctx context.Context, sel ast.SelectionSe
 ) (ret graphql.Array) {
 	ret = make(graphql.Array, n)
 	if n <= 1 || inlineLeaves(sel, typeName) {
+		// One after another, and nothing keeps an element's context (no
+		// resolver runs; an error takes its path at once): the elements
+		// share one field context, its index moved on.
+		index := 0
+		childCtx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &index})
 		for i := range n {
-			childCtx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
+			index = i
 			if !marshalElement(childCtx, ret, i, marshal) {
 				return nil
 			}
@@ -51,8 +56,11 @@ func (ec *executionContext) marshalList(ctx context.Context, sel ast.SelectionSe
 	var wg sync.WaitGroup
 	var failed atomic.Bool
 	wg.Add(n)
+	// The elements' field contexts and indexes, allocated together.
+	fcs, indexes := make([]graphql.FieldContext, n), make([]int, n)
 	for i := range n {
-		childCtx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
+		indexes[i], fcs[i].Index = i, &indexes[i]
+		childCtx := graphql.WithFieldContext(ctx, &fcs[i])
 		elementWorkers.run(func() {
 			defer wg.Done()
 			if !marshalElement(childCtx, ret, i, marshal) {
