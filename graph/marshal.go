@@ -189,3 +189,29 @@ func written(before []graphql.CollectedField, alias string) bool {
 	}
 	return false
 }
+
+// enumMarshallers are graphql.MarshalString of every value of the schema's
+// enums, made once: what marshalEnum hands out.
+var enumMarshallers = func() map[string]graphql.Marshaler {
+	m := map[string]graphql.Marshaler{}
+	for _, def := range parsedSchema.Types {
+		if def.Kind == ast.Enum {
+			for _, v := range def.EnumValues {
+				m[v.Name] = graphql.MarshalString(v.Name)
+			}
+		}
+	}
+	return m
+}()
+
+// marshalEnum is graphql.MarshalString(v) for an enum value v
+// (internal/tools/execpass puts it in the enum marshallers): the schema's
+// values share one marshaller each instead of a closure made for every
+// value written; any other string (a value the schema does not know) is
+// marshalled as gqlgen does.
+func marshalEnum(v string) graphql.Marshaler {
+	if m, ok := enumMarshallers[v]; ok {
+		return m
+	}
+	return graphql.MarshalString(v)
+}

@@ -32,6 +32,10 @@
 //     reflection and hashing for every object written; object marshallers
 //     call ec.collected.fields instead, whose per-operation cache (a field the
 //     pass adds to executionContext) is keyed by addresses (graph/collect.go).
+//   - Enums. gqlgen writes an enum value through graphql.MarshalString, a
+//     closure made for every value written; enum marshallers call
+//     graph.marshalEnum instead, which hands out one made per value of the
+//     schema's enums.
 //
 // `make generate` runs it between gqlgen and fieldmodes; `make verify`
 // checks that the committed output is what the pass makes.
@@ -139,11 +143,14 @@ func run(path string) error {
 	deferredSets := replaceAll(src, deferredSetsText, "\tdeferredFieldSet, deferLabelToView := deferredSets(fields)\n")
 	state := replaceAll(src, executionContextText, executionContextText[:len(executionContextText)-2]+
 		"\tcollected collected // the fields of each object selection (graph/collect.go)\n}\n")
-	edits = append(append(append(edits, deferred...), deferredSets...), state...)
-	if leaves == 0 || lists == 0 || objects == 0 || len(deferred) == 0 || collects == 0 || len(deferredSets) == 0 || len(state) != 1 {
+	enums := append(replaceAll(src, "graphql.MarshalString(string(v))", "marshalEnum(string(v))"),
+		replaceAll(src, "graphql.MarshalString(string(*v))", "marshalEnum(string(*v))")...)
+	edits = append(append(append(append(edits, deferred...), deferredSets...), state...), enums...)
+	if leaves == 0 || lists == 0 || objects == 0 || len(deferred) == 0 || collects == 0 || len(deferredSets) == 0 || len(state) != 1 ||
+		len(enums) == 0 {
 		return fmt.Errorf("found %d plain leaves, %d object lists, %d objects, %d deferred groups, %d fields collected "+
-			"for %d deferred sets and %d execution contexts: gqlgen's output changed shape",
-			leaves, lists, objects, len(deferred), collects, len(deferredSets), len(state))
+			"for %d deferred sets, %d execution contexts and %d enum marshallers: gqlgen's output changed shape",
+			leaves, lists, objects, len(deferred), collects, len(deferredSets), len(state), len(enums))
 	}
 	sort.Slice(edits, func(i, j int) bool { return edits[i].from < edits[j].from })
 	var out bytes.Buffer

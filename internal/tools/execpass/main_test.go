@@ -93,6 +93,20 @@ func (ec *executionContext) fieldContext_T_owner(_ context.Context, field graphq
 	return fc, nil
 }
 
+func (ec *executionContext) marshalNStatus2domainᚐStatus(ctx context.Context, sel ast.SelectionSet, v domain.Status) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	return res
+}
+
+func (ec *executionContext) marshalOStatus2ᚖdomainᚐStatus(ctx context.Context, sel ast.SelectionSet, v *domain.Status) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	res := graphql.MarshalString(string(*v))
+	return res
+}
+
 func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(v)
@@ -202,6 +216,11 @@ func TestPass(t *testing.T) {
 		{"_U", []string{"if len(deferLabelToView) > 0 {\n\t\tatomic.AddInt32", "return objectJSON{fields: fields, set: out}",
 			"deferredFieldSet, deferLabelToView := deferredSets(fields)", "fields := ec.collected.fields(ec.OperationContext, sel, uImplementors)"},
 			[]string{"graphql.CollectFields", "make(map"}},
+		// Enums: one marshaller a value, made once.
+		{"marshalNStatus2domainᚐStatus", []string{"res := marshalEnum(string(v))"}, []string{"graphql.MarshalString"}},
+		{"marshalOStatus2ᚖdomainᚐStatus", []string{"res := marshalEnum(string(*v))"}, []string{"graphql.MarshalString"}},
+		// A plain string: gqlgen's.
+		{"marshalNString2string", []string{"res := graphql.MarshalString(v)"}, nil},
 	} {
 		got := body(c.fn)
 		for _, w := range c.want {
