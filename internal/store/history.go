@@ -100,7 +100,7 @@ func (q TaskQueries) FileImpactsOfTasks(ctx context.Context, taskIDs []string) (
 // the other fields are left zero. For showing impacts whose shown fields
 // need only those.
 func (q TaskQueries) ShownFileImpactsOfTasks(ctx context.Context, fields, taskIDs []string) ([]*domain.TaskFileImpact, error) {
-	return colsByColumn[domain.TaskFileImpact](ctx, q.Q, shownColumns[domain.TaskFileImpact](alwaysShownImpact, fields),
+	return colsByColumn[domain.TaskFileImpact](ctx, q.Q, shownColumns[domain.TaskFileImpact]("", alwaysShownImpact, fields),
 		"task_file_impacts", "task_id", taskIDs, "file_path, operation, id")
 }
 

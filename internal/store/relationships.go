@@ -59,7 +59,7 @@ func (q TaskQueries) RelationshipsToTasks(ctx context.Context, taskIDs []string)
 func (q TaskQueries) ShownRelationshipsOfTasks(ctx context.Context, fields []string, dir domain.RelationshipDirection,
 	taskIDs []string,
 ) ([]*domain.TaskRelationship, error) {
-	return q.relationships(ctx, shownColumns[domain.TaskRelationship](alwaysShownRelationship, fields), dir, taskIDs)
+	return q.relationships(ctx, shownColumns[domain.TaskRelationship]("", alwaysShownRelationship, fields), dir, taskIDs)
 }
 
 var alwaysShownRelationship = []string{"ID", "SourceTaskID", "TargetTaskID", "Type"}

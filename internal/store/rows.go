@@ -35,9 +35,10 @@ func colsByColumn[T any](ctx context.Context, q *Q, cols, table, column string, 
 var columnsByField sync.Map // reflect.Type -> map[string]string
 
 // shownColumns is the select list of T's fields always and fields (names of
-// T's fields), each column once: what a read showing only those fields
-// reads. The names are fixed in code, so one T lacks is a bug: it panics.
-func shownColumns[T any](always, fields []string) string {
+// T's fields), each column once and after prefix: what a read showing only
+// those fields reads. The names are fixed in code, so one T lacks is a bug:
+// it panics.
+func shownColumns[T any](prefix string, always, fields []string) string {
 	typ := reflect.TypeFor[T]()
 	cols, ok := columnsByField.Load(typ)
 	if !ok {
@@ -62,6 +63,7 @@ func shownColumns[T any](always, fields []string) string {
 				if b.Len() > 0 {
 					b.WriteString(", ")
 				}
+				b.WriteString(prefix)
 				b.WriteString(c)
 			}
 		}

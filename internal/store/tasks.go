@@ -62,7 +62,7 @@ func (q TaskQueries) TasksByIDs(ctx context.Context, ids []string) ([]*domain.Ta
 // left zero. For showing tasks whose shown fields need only those, never
 // for a rule to decide on.
 func (q TaskQueries) ShownTasksByIDs(ctx context.Context, fields, ids []string) ([]*domain.Task, error) {
-	return colsByColumn[domain.Task](ctx, q.Q, shownColumns[domain.Task](alwaysShownTask, fields), "tasks", "id", ids, "id")
+	return colsByColumn[domain.Task](ctx, q.Q, shownColumns[domain.Task]("", alwaysShownTask, fields), "tasks", "id", ids, "id")
 }
 
 var alwaysShownTask = []string{"ID", "ProjectID"}
@@ -184,6 +184,12 @@ type TaskQuery struct {
 	Filter     *domain.TaskFilter
 	Order      *domain.TaskOrder
 	Page       domain.PageArgs
+	// Lean: read only the columns of Fields (names of domain.Task's
+	// fields) and those a page needs (the id, the project, the idea, the
+	// sort key); the other fields are left zero. For showing tasks whose
+	// shown fields need only those, never for a rule to decide on.
+	Lean   bool
+	Fields []string
 }
 
 var taskSortKeys = map[domain.TaskOrderField]sortKey{
@@ -192,6 +198,12 @@ var taskSortKeys = map[domain.TaskOrderField]sortKey{
 	domain.OrderUpdatedAt:     {col: "t.updated_at", kind: keyTime},
 	domain.OrderDeadline:      {col: "t.deadline", kind: keyTime, nullable: true},
 	domain.OrderDisplayID:     {col: "t.display_sort", kind: keyString}, // natural: …-999 before …-1000
+}
+
+// taskSortFields are the fields of domain.Task the sort keys are read into.
+var taskSortFields = map[domain.TaskOrderField]string{
+	domain.OrderPriorityScore: "PriorityScore", domain.OrderCreatedAt: "CreatedAt", domain.OrderUpdatedAt: "UpdatedAt",
+	domain.OrderDeadline: "Deadline", domain.OrderDisplayID: "DisplaySort",
 }
 
 func taskKey(field domain.TaskOrderField) func(*domain.Task) any {
@@ -220,6 +232,9 @@ func taskPageQuery(tq TaskQuery) *pageQuery[*domain.Task] {
 		selectCols: "t.*", from: "tasks t", idCol: "t.id", key: key,
 		keyOf: taskKey(order.Field), idOf: func(t *domain.Task) string { return t.ID },
 		page: tq.Page,
+	}
+	if tq.Lean {
+		pq.selectCols = shownColumns[domain.Task]("t.", []string{"ID", "ProjectID", "IdeaID", taskSortFields[order.Field]}, tq.Fields)
 	}
 	switch {
 	case tq.Scope.All:
