@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/base64"
 	"strings"
+	"unsafe"
 )
 
 // Kind is the GraphQL type name a global id is tagged with.
@@ -31,7 +32,13 @@ func GlobalID(kind Kind, id string) string {
 	if id == "" {
 		return ""
 	}
-	return base64.RawURLEncoding.EncodeToString([]byte(string(kind) + ":" + id))
+	// One allocation, the id itself: "Kind:uuid" is put together on the
+	// stack (a response may carry thousands of ids).
+	var buf [64]byte
+	raw := append(append(append(buf[:0], kind...), ':'), id...)
+	out := make([]byte, base64.RawURLEncoding.EncodedLen(len(raw)))
+	base64.RawURLEncoding.Encode(out, raw)
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 
 // ParseGlobalID splits a global id into its kind and database id.

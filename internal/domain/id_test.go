@@ -38,6 +38,14 @@ func TestGlobalIDRoundTrip(t *testing.T) {
 	_, id, ok := domain.ParseGlobalID(domain.GlobalID(domain.KindTask, upper))
 	require.True(t, ok)
 	require.Equal(t, upper, id)
+	// base64url of "Kind:id", ids longer than the stack buffer included,
+	// in one allocation.
+	long := uuidA + uuidA + uuidA
+	for _, id := range []string{uuidA, long} {
+		require.Equal(t, base64.RawURLEncoding.EncodeToString([]byte("ParallelismAnalysis:"+id)),
+			domain.GlobalID(domain.KindParallelismAnalysis, id))
+	}
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, func() { domain.GlobalID(domain.KindTask, uuidA) }))
 }
 
 func TestEntityGlobalIDs(t *testing.T) {
