@@ -112,9 +112,9 @@ func decodeFilter(f *domain.TaskFilter) (*domain.TaskFilter, error) {
 	return &out, nil
 }
 
-// shownTasks is tq reading the tasks lean when the operation may (app.Lean):
+// leanPage is tq reading the tasks lean when the operation may (app.Lean):
 // a page of tasks is only shown.
-func shownTasks(ctx context.Context, tq store.TaskQuery) store.TaskQuery {
+func leanPage(ctx context.Context, tq store.TaskQuery) store.TaskQuery {
 	if shown := app.LeanOf(ctx).Tasks; shown.Lean {
 		tq.Lean, tq.Fields = true, shown.Fields
 	}
@@ -131,7 +131,7 @@ func (s *Tasks) ListTasks(ctx context.Context, projectGID *string, args TasksArg
 	if err != nil {
 		return domain.Page[*domain.Task]{}, err
 	}
-	tq := shownTasks(ctx, store.TaskQuery{Scope: app.ScopeOf(p), Filter: filter, Order: args.Order, Page: args.Page})
+	tq := leanPage(ctx, store.TaskQuery{Scope: app.ScopeOf(p), Filter: filter, Order: args.Order, Page: args.Page})
 	if projectGID != nil {
 		project, err := s.Projects.visibleProject(ctx, p, *projectGID, "projectId")
 		if err != nil {
@@ -174,7 +174,7 @@ func (s *Tasks) TasksOfIdea(ctx context.Context, ideaID string, page domain.Page
 }
 
 func (s *Tasks) nestedTasks(ctx context.Context, field, parent string, tq store.TaskQuery, byIdea bool) (domain.Page[*domain.Task], error) {
-	tq = shownTasks(ctx, tq)
+	tq = leanPage(ctx, tq)
 	withParents := func(parents []string) store.TaskQuery {
 		out := tq
 		if byIdea {
