@@ -70,17 +70,15 @@ func (q TaskQueries) relationships(ctx context.Context, cols string, dir domain.
 	if len(taskIDs) == 0 {
 		return nil, nil
 	}
-	var query string
-	var args []any
+	where, ends := "source_task_id IN (?)", []any{taskIDs}
 	switch dir {
 	case domain.DirectionOutgoing:
-		query, args = in(`SELECT `+cols+` FROM task_relationships WHERE source_task_id IN (?) ORDER BY created_at, id`, taskIDs)
 	case domain.DirectionIncoming:
-		query, args = in(`SELECT `+cols+` FROM task_relationships WHERE target_task_id IN (?) ORDER BY created_at, id`, taskIDs)
+		where = "target_task_id IN (?)"
 	default:
-		query, args = in(`SELECT `+cols+` FROM task_relationships WHERE source_task_id IN (?) OR target_task_id IN (?)
-		ORDER BY created_at, id`, taskIDs, taskIDs)
+		where, ends = "source_task_id IN (?) OR target_task_id IN (?)", []any{taskIDs, taskIDs}
 	}
+	query, args := in(`SELECT `+cols+` FROM task_relationships WHERE `+where+` ORDER BY created_at, id`, ends...)
 	var out []*domain.TaskRelationship
 	err := q.selectx(ctx, &out, query, args...)
 	return out, err

@@ -192,33 +192,26 @@ type TaskQuery struct {
 	Fields []string
 }
 
-var taskSortKeys = map[domain.TaskOrderField]sortKey{
-	domain.OrderPriorityScore: {col: "t.priority_score", kind: keyInt},
-	domain.OrderCreatedAt:     {col: "t.created_at", kind: keyTime},
-	domain.OrderUpdatedAt:     {col: "t.updated_at", kind: keyTime},
-	domain.OrderDeadline:      {col: "t.deadline", kind: keyTime, nullable: true},
-	domain.OrderDisplayID:     {col: "t.display_sort", kind: keyString}, // natural: …-999 before …-1000
+// taskOrder is how tasks are ordered by one field: the page's sort key,
+// the field of domain.Task it is read into, and that field's value.
+type taskOrder struct {
+	key   sortKey
+	field string
+	of    func(*domain.Task) any
 }
 
-// taskSortFields are the fields of domain.Task the sort keys are read into.
-var taskSortFields = map[domain.TaskOrderField]string{
-	domain.OrderPriorityScore: "PriorityScore", domain.OrderCreatedAt: "CreatedAt", domain.OrderUpdatedAt: "UpdatedAt",
-	domain.OrderDeadline: "Deadline", domain.OrderDisplayID: "DisplaySort",
-}
-
-func taskKey(field domain.TaskOrderField) func(*domain.Task) any {
-	switch field {
-	case domain.OrderPriorityScore:
-		return func(t *domain.Task) any { return t.PriorityScore }
-	case domain.OrderUpdatedAt:
-		return func(t *domain.Task) any { return t.UpdatedAt }
-	case domain.OrderDeadline:
-		return func(t *domain.Task) any { return t.Deadline }
-	case domain.OrderDisplayID:
-		return func(t *domain.Task) any { return t.DisplaySort }
-	default:
-		return func(t *domain.Task) any { return t.CreatedAt }
-	}
+var taskOrders = map[domain.TaskOrderField]taskOrder{
+	domain.OrderPriorityScore: {sortKey{col: "t.priority_score", kind: keyInt}, "PriorityScore",
+		func(t *domain.Task) any { return t.PriorityScore }},
+	domain.OrderCreatedAt: {sortKey{col: "t.created_at", kind: keyTime}, "CreatedAt",
+		func(t *domain.Task) any { return t.CreatedAt }},
+	domain.OrderUpdatedAt: {sortKey{col: "t.updated_at", kind: keyTime}, "UpdatedAt",
+		func(t *domain.Task) any { return t.UpdatedAt }},
+	domain.OrderDeadline: {sortKey{col: "t.deadline", kind: keyTime, nullable: true}, "Deadline",
+		func(t *domain.Task) any { return t.Deadline }},
+	// natural: …-999 before …-1000
+	domain.OrderDisplayID: {sortKey{col: "t.display_sort", kind: keyString}, "DisplaySort",
+		func(t *domain.Task) any { return t.DisplaySort }},
 }
 
 func taskPageQuery(tq TaskQuery) *pageQuery[*domain.Task] {
@@ -226,15 +219,19 @@ func taskPageQuery(tq TaskQuery) *pageQuery[*domain.Task] {
 	if tq.Order != nil {
 		order = *tq.Order
 	}
-	key := taskSortKeys[order.Field]
+	by, ok := taskOrders[order.Field]
+	if !ok {
+		by = taskOrders[domain.OrderCreatedAt]
+	}
+	key := by.key
 	key.desc = order.Direction == domain.OrderDesc
 	pq := &pageQuery[*domain.Task]{
 		selectCols: "t.*", from: "tasks t", idCol: "t.id", key: key,
-		keyOf: taskKey(order.Field), idOf: func(t *domain.Task) string { return t.ID },
+		keyOf: by.of, idOf: func(t *domain.Task) string { return t.ID },
 		page: tq.Page,
 	}
 	if tq.Lean {
-		pq.selectCols = shownColumns[domain.Task]("t.", []string{"ID", "ProjectID", "IdeaID", taskSortFields[order.Field]}, tq.Fields)
+		pq.selectCols = shownColumns[domain.Task]("t.", []string{"ID", "ProjectID", "IdeaID", by.field}, tq.Fields)
 	}
 	switch {
 	case tq.Scope.All:
