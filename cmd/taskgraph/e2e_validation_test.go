@@ -265,7 +265,9 @@ func TestValidationCEL(t *testing.T) {
 		t.Logf("validation of a task with a cost-limited rule took %v", time.Since(start))
 		got := v.L("task.validation.violations")
 		require.Len(t, got, 1)
-		require.Contains(t, got[0].S("message"), "cost limit exceeded")
+		// The cost limit stops it; under the race detector the one-second
+		// time limit can come first.
+		require.Regexp(t, "(cost|time) limit exceeded", got[0].S("message"))
 		require.Equal(t, "WARNING", got[0].S("severity"))
 	})
 }

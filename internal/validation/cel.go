@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/cost"
+	celenv "cel.dev/cel-go/common/env"
+	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 
@@ -99,13 +103,78 @@ type celEnv struct {
 }
 
 func newCELEnv() *celEnv {
-	base, err := cel.NewEnv(cel.ParserRecursionLimit(recursionLimit), cel.ParserExpressionSizeLimit(MaxExpression))
+	// The standard library without its `matches`, which is declared again
+	// below under the rules' regex bounds.
+	stdlib := cel.StdLib(cel.StdLibSubset(&celenv.LibrarySubset{
+		ExcludeFunctions: []*celenv.Function{celenv.NewFunction(overloads.Matches)}}))
+	base, err := cel.NewCustomEnv(stdlib, cel.ParserRecursionLimit(recursionLimit), cel.ParserExpressionSizeLimit(MaxExpression))
 	if err != nil {
 		return &celEnv{err: err}
 	}
 	env, err := base.Extend(cel.CustomTypeProvider(taskProvider{base.CELTypeProvider()}),
-		cel.Variable("task", cel.ObjectType(taskTypeName)))
+		cel.Variable("task", cel.ObjectType(taskTypeName)),
+		// `matches` under the rules' regex bounds (regex.go), in place of
+		// the standard library's: the same signatures and overload ids.
+		cel.Function(overloads.Matches,
+			cel.Overload(overloads.Matches, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType),
+			cel.MemberOverload(overloads.MatchesString, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType),
+			cel.SingletonBinaryBinding(boundedMatches)))
 	return &celEnv{env: env, err: err}
+}
+
+// boundedMatches is CEL's `matches` with a bounded program and text.
+func boundedMatches(str, pat ref.Val) ref.Val {
+	s, ok1 := str.(types.String)
+	p, ok2 := pat.(types.String)
+	if !ok1 || !ok2 {
+		return types.NewErr("matches takes two strings")
+	}
+	re, err := celRegexes.get(string(p))
+	if err != nil {
+		return types.NewErr("%v", err)
+	}
+	return types.Bool(re.match(string(s)))
+}
+
+// matchesCost charges a `matches` call its real work (bytes seen × program
+// instructions), so the cost limit counts what regexes spend.
+func matchesCost(args []ref.Val, _ ref.Val) *uint64 {
+	c := uint64(1)
+	if len(args) == 2 {
+		s, ok1 := args[0].(types.String)
+		p, ok2 := args[1].(types.String)
+		if ok1 && ok2 {
+			if re, err := celRegexes.get(string(p)); err == nil {
+				c += uint64(re.work(string(s)) / regexCostDivisor)
+			}
+		}
+	}
+	return &c
+}
+
+// checkPatterns refuses constant `matches` patterns that break the regex
+// bounds, when the rule is written rather than on every task later.
+func checkPatterns(ast *cel.Ast) error {
+	var bad error
+	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if bad != nil || e.Kind() != celast.CallKind || e.AsCall().FunctionName() != overloads.Matches {
+			return
+		}
+		args := e.AsCall().Args()
+		if len(args) == 0 {
+			return
+		}
+		pat := args[len(args)-1]
+		if pat.Kind() != celast.LiteralKind {
+			return // checked when evaluated
+		}
+		if p, ok := pat.AsLiteral().(types.String); ok {
+			if _, err := celRegexes.get(string(p)); err != nil {
+				bad = err
+			}
+		}
+	}))
+	return bad
 }
 
 // celProgram is a compiled expression.
@@ -123,7 +192,12 @@ func (c *celEnv) compile(expr string) (*celProgram, error) {
 	if !ast.OutputType().IsExactType(cel.BoolType) {
 		return nil, fmt.Errorf("the expression must be boolean, not %s", ast.OutputType())
 	}
-	prg, err := c.env.Program(ast, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(interruptEvery))
+	if err := checkPatterns(ast); err != nil {
+		return nil, err
+	}
+	prg, err := c.env.Program(ast, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(interruptEvery),
+		cel.CostTrackerOptions(cost.OverloadTracker(overloads.Matches, matchesCost),
+			cost.OverloadTracker(overloads.MatchesString, matchesCost)))
 	if err != nil {
 		return nil, fmt.Errorf("the expression does not compile: %w", err)
 	}

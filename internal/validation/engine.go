@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -57,7 +56,7 @@ type compiled struct {
 	field    string             // REQUIRED_FIELD, PATTERN_MATCH
 	levels   []domain.TestLevel // TEST_REQUIRED
 	min      int                // TEST_REQUIRED
-	re       *regexp.Regexp     // PATTERN_MATCH
+	re       *boundedRegex      // PATTERN_MATCH
 	pattern  string             // PATTERN_MATCH
 	message  string             // optional message of the config
 	prog     *celProgram        // CUSTOM
@@ -212,9 +211,9 @@ func (e *Engine) parse(t domain.ValidationRuleType, config domain.JSON) (*compil
 		if c.pattern == "" || utf8.RuneCountInString(c.pattern) > MaxPattern {
 			return nil, configError("pattern must be 1 to %d characters", MaxPattern)
 		}
-		re, err := regexp.Compile(c.pattern)
+		re, err := compileRegex(c.pattern)
 		if err != nil {
-			return nil, configError("pattern is not a valid RE2 regular expression: %v", err)
+			return nil, configError("%v", err)
 		}
 		c.re = re
 	case domain.RuleCustom:
@@ -329,7 +328,7 @@ func (e *Engine) evaluate(ctx context.Context, r *domain.ValidationRule, s Subje
 		if c.field == "description" {
 			text = t.Description
 		}
-		if !c.re.MatchString(text) {
+		if !c.re.match(text) {
 			return violation(msg(fmt.Sprintf("%s must match %s", c.field, c.pattern)), c.field)
 		}
 	case domain.RuleCustom:
