@@ -13,7 +13,9 @@ help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
 run: ## run the server on the embedded SQLite database (data/taskgraph.db)
-	$(GO) run ./cmd/taskgraph serve
+	@test -x bin/taskgraph || echo "Building bin/taskgraph. The first build compiles the embedded SQLite (a large pure-Go package): a few minutes on 2 cores, seconds afterwards."
+	$(GO) build -o bin/taskgraph ./cmd/taskgraph
+	bin/taskgraph serve
 
 build: ## build bin/taskgraph
 	$(GO) build -o bin/taskgraph ./cmd/taskgraph

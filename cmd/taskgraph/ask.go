@@ -70,8 +70,8 @@ Prints the answer and exits 0; exits 3 when the question expires or is skipped.`
 	// The question's text may stand before, between or after the flags.
 	var texts []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			return errUsage
+		if err := parseFlags(fs, args); err != nil {
+			return err
 		}
 		if fs.NArg() == 0 {
 			break

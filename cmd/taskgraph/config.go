@@ -107,8 +107,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"heap growth, in percent of the live heap, that starts a garbage collection; -1 keeps GOGC's (env TASKGRAPH_GC_PERCENT; default 400 unless GOGC is set)")
 	memLimit := fs.String("memory-limit", os.Getenv("TASKGRAPH_MEMORY_LIMIT"),
 		"soft limit of the Go heap, e.g. 2GiB: the collector runs more often near it (env TASKGRAPH_MEMORY_LIMIT; default none, or GOMEMLIMIT)")
-	if err := fs.Parse(args); err != nil {
-		return c, errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return c, err
 	}
 	c.database = *db
 	if *memLimit != "" {

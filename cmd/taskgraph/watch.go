@@ -77,8 +77,8 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stderr, "Usage: taskgraph watch --project SLUG [--types T1,T2] [--after CURSOR] [--json] [--url URL] [--token TOKEN]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if cfg.project == "" || fs.NArg() > 0 {
 		fs.Usage()

@@ -85,8 +85,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stderr, "Usage: taskgraph worker --function NAME --exec CMD [--parallel N] [--project SLUG] [--name NAME] [--url URL] [--token TOKEN]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	cfg.functions = functions
 	if len(cfg.functions) == 0 || cfg.command == "" || cfg.parallel < 1 || cfg.parallel > 100 || fs.NArg() > 0 {
