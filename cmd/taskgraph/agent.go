@@ -94,7 +94,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&cfg.poll, "poll", 500*time.Millisecond, "pause before claiming again when no task is ready")
 	fs.DurationVar(&cfg.patience, "patience", 2*time.Minute, "how long to keep retrying while the server cannot be reached")
 	fs.StringVar(&cfg.url, "url", envOr("TASKGRAPH_URL", "http://127.0.0.1:8080"), "server URL (env TASKGRAPH_URL)")
-	fs.StringVar(&cfg.token, "token", os.Getenv("TASKGRAPH_TOKEN"), "AGENT API token (env TASKGRAPH_TOKEN)")
+	secretFlag(fs, &cfg.token, "token", "TASKGRAPH_TOKEN", "AGENT API token")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), agentUsage)
 		fs.PrintDefaults()

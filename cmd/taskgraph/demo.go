@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -46,7 +45,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	slug := fs.String("project", "login", "slug of the project to put the demo list in (created if missing)")
 	agents := fs.Int("agents", 3, "the list's maxParallelAgents")
 	url := fs.String("url", envOr("TASKGRAPH_URL", "http://127.0.0.1:8080"), "server URL (env TASKGRAPH_URL)")
-	token := fs.String("token", os.Getenv("TASKGRAPH_TOKEN"), "ADMIN or MEMBER API token (env TASKGRAPH_TOKEN)")
+	token := new(string)
+	secretFlag(fs, token, "token", "TASKGRAPH_TOKEN", "ADMIN or MEMBER API token")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
