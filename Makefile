@@ -1,24 +1,30 @@
 # Taskgraph — `make help` lists the targets.
 
+SHELL     := /bin/bash
 GO        ?= go
 PG_URL    ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 PKGS      := ./...
 # bench-peer's npm packages (dev-only), installed again when a lock file changes.
 PEER_NPM  := bench/peer/node_modules/.package-lock.json bench/peer/postgraphile4/node_modules/.package-lock.json
 
-.PHONY: help run test generate verify lint bench bench-capacity bench-peer build dashboard-png
+.PHONY: help run test test-short generate verify lint bench bench-capacity bench-peer build dashboard-png
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
 run: ## run the server on the embedded SQLite database (data/taskgraph.db)
-	$(GO) run ./cmd/taskgraph serve
+	@test -x bin/taskgraph || echo "Building bin/taskgraph. The first build compiles the embedded SQLite (a large pure-Go package): a few minutes on 2 cores, seconds afterwards."
+	$(GO) build -o bin/taskgraph ./cmd/taskgraph
+	bin/taskgraph serve
 
 build: ## build bin/taskgraph
 	$(GO) build -o bin/taskgraph ./cmd/taskgraph
 
-test: ## run every test with the race detector (PostgreSQL too when TASKGRAPH_TEST_DATABASE_URL is set)
-	$(GO) test -race -count=1 -timeout 25m $(PKGS)
+test: ## run every test with the race detector (PostgreSQL too when TASKGRAPH_TEST_DATABASE_URL is set); ends with what was skipped
+	@set -o pipefail; $(GO) test -race -count=1 -timeout 25m -json $(PKGS) | $(GO) run ./internal/tools/testsummary
+
+test-short: ## the edit loop: SQLite only, no race detector, no browser or Node suites (-short)
+	@set -o pipefail; $(GO) test -short -count=1 -json $(PKGS) | $(GO) run ./internal/tools/testsummary
 
 generate: ## regenerate gqlgen code (graph/generated.go, graph/model/models_gen.go, graph/field_modes.go)
 	$(GO) tool gqlgen generate

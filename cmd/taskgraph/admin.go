@@ -28,8 +28,8 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.Usage()
 		return errUsage
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
 	}
 	d, err := store.Open(ctx, *db)
 	if err != nil {
@@ -73,8 +73,8 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errUsage
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
 	}
 	r := domain.Role(strings.ToUpper(*role))
 	if r != domain.RoleAdmin && r != domain.RoleMember && r != domain.RoleAgent {

@@ -46,6 +46,38 @@ type agentTask struct {
 	} `json:"project,omitempty"`
 }
 
+// agentUsage is agent -h's text before the flags: what the command sees, the
+// lines it may print, and the exit statuses on both sides.
+const agentUsage = `Usage: taskgraph agent --run ID (--exec CMD | --simulate) [--parallel N] [--url URL] [--token TOKEN]
+
+Claims the run's tasks one at a time per agent, runs CMD for each in a shell
+(in its own process group), heartbeats, streams the output to the task's
+execution log and reports the outcome, until the run is finished.
+
+CMD's environment:
+  TASKGRAPH_TASK_ID, TASKGRAPH_TASK_DISPLAY_ID, TASKGRAPH_TASK_TITLE
+  TASKGRAPH_AGENT_ID     the build agent, for calls CMD makes itself
+  TASKGRAPH_SESSION_ID   the task's agent session
+  TASKGRAPH_TASK_FILE    a JSON file with the task's details
+
+Lines CMD may print (they also go to the log):
+  ::progress 40 compiling         progressPercent 40, currentStep "compiling"
+  ::step {"thought": "…", "action": "…", "actionType": "TOOL_CALL", "observation": "…", "success": true}
+                                  a ReAct step of the session
+  ::lesson {"context": "…", "whatWorked": "…", "lesson": "…", "toolName": "…", "confidence": 0.8}
+                                  a lesson of the session
+
+CMD's exit status: 0 completes the task (files from git status --porcelain);
+any other fails it (retryable). On PAUSE the command is stopped (SIGSTOP) and
+resumed on CONTINUE; on CANCEL or a lost lease it is killed and nothing is
+reported. Asking people from CMD: taskgraph ask "TEXT" (see taskgraph ask -h).
+
+taskgraph agent exits 0 when the run is finished, 1 on an error it could not
+retry past (--patience) or a usage mistake; -h exits 0.
+
+Flags:
+`
+
 // runAgent is the reference build agent: it claims tasks of a run, executes
 // each (a command, or a short random delay with --simulate), heartbeats,
 // streams output as execution logs and reports the outcome, until the run ends.
@@ -62,13 +94,16 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&cfg.poll, "poll", 500*time.Millisecond, "pause before claiming again when no task is ready")
 	fs.DurationVar(&cfg.patience, "patience", 2*time.Minute, "how long to keep retrying while the server cannot be reached")
 	fs.StringVar(&cfg.url, "url", envOr("TASKGRAPH_URL", "http://127.0.0.1:8080"), "server URL (env TASKGRAPH_URL)")
-	fs.StringVar(&cfg.token, "token", os.Getenv("TASKGRAPH_TOKEN"), "AGENT API token (env TASKGRAPH_TOKEN)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	secretFlag(fs, &cfg.token, "token", "TASKGRAPH_TOKEN", "AGENT API token")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), agentUsage)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if cfg.run == "" || (cfg.command == "") == !cfg.simulate || cfg.parallel < 1 || cfg.work <= 0 || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "Usage: taskgraph agent --run ID (--exec CMD | --simulate) [--parallel N] [--url URL] [--token TOKEN]")
-		fs.PrintDefaults()
+		fs.Usage()
 		return errUsage
 	}
 	c := &agentClient{c: client.New(cfg.url, cfg.token), patience: cfg.patience}

@@ -61,7 +61,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&cfg.priority, "priority", "MEDIUM", "priority: CRITICAL, HIGH, MEDIUM or LOW")
 	fs.StringVar(&cfg.agent, "agent", os.Getenv("TASKGRAPH_AGENT_ID"), "the asking build agent's id (env TASKGRAPH_AGENT_ID)")
 	fs.StringVar(&cfg.url, "url", envOr("TASKGRAPH_URL", "http://127.0.0.1:8080"), "server URL (env TASKGRAPH_URL)")
-	fs.StringVar(&cfg.token, "token", os.Getenv("TASKGRAPH_TOKEN"), "API token (env TASKGRAPH_TOKEN)")
+	secretFlag(fs, &cfg.token, "token", "TASKGRAPH_TOKEN", "API token")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `Usage: taskgraph ask "TEXT" [--option VALUE[=LABEL]]… [--default V --timeout 10m] [--blocking]
 Prints the answer and exits 0; exits 3 when the question expires or is skipped.`)
@@ -70,8 +70,8 @@ Prints the answer and exits 0; exits 3 when the question expires or is skipped.`
 	// The question's text may stand before, between or after the flags.
 	var texts []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			return errUsage
+		if err := parseFlags(fs, args); err != nil {
+			return err
 		}
 		if fs.NArg() == 0 {
 			break

@@ -63,8 +63,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	db := databaseFlag(fs)
 	fs.IntVar(&c.dbMaxConns, "db-max-conns", envInt("TASKGRAPH_DB_MAX_CONNS", store.DefaultMaxConns),
 		"PostgreSQL connections of the server's pool, about a few per core of PostgreSQL (env TASKGRAPH_DB_MAX_CONNS)")
-	fs.StringVar(&c.adminToken, "admin-token", os.Getenv("TASKGRAPH_ADMIN_TOKEN"),
-		"token that authenticates as the bootstrap admin (env TASKGRAPH_ADMIN_TOKEN)")
+	secretFlag(fs, &c.adminToken, "admin-token", "TASKGRAPH_ADMIN_TOKEN",
+		"token that authenticates as the bootstrap admin")
 	fs.DurationVar(&c.heartbeatInterval, "heartbeat-interval", envDuration("TASKGRAPH_HEARTBEAT_INTERVAL", 10*time.Second),
 		"expected period of agent heartbeats (env TASKGRAPH_HEARTBEAT_INTERVAL)")
 	fs.IntVar(&c.missedHeartbeats, "missed-heartbeats", envInt("TASKGRAPH_MISSED_HEARTBEATS", 3),
@@ -87,18 +87,18 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
 	fs.DurationVar(&c.questionSweep, "question-sweep-interval", envDuration("TASKGRAPH_QUESTION_SWEEP_INTERVAL", time.Second),
 		"how often expired questions are looked for (env TASKGRAPH_QUESTION_SWEEP_INTERVAL)")
-	fs.StringVar(&c.telegramToken, "telegram-bot-token", os.Getenv("TASKGRAPH_TELEGRAM_BOT_TOKEN"),
-		"Telegram bot token: send questions to Telegram chats (env TASKGRAPH_TELEGRAM_BOT_TOKEN)")
+	secretFlag(fs, &c.telegramToken, "telegram-bot-token", "TASKGRAPH_TELEGRAM_BOT_TOKEN",
+		"Telegram bot token: send questions to Telegram chats")
 	fs.StringVar(&c.telegramAPIURL, "telegram-api-url", envOr("TASKGRAPH_TELEGRAM_API_URL", telegram.DefaultAPIURL),
 		"Telegram Bot API base URL (env TASKGRAPH_TELEGRAM_API_URL)")
-	fs.StringVar(&c.telegramSecret, "telegram-webhook-secret", os.Getenv("TASKGRAPH_TELEGRAM_WEBHOOK_SECRET"),
-		"take Telegram updates at POST /telegram/webhook with this secret-token header instead of long polling (env TASKGRAPH_TELEGRAM_WEBHOOK_SECRET)")
+	secretFlag(fs, &c.telegramSecret, "telegram-webhook-secret", "TASKGRAPH_TELEGRAM_WEBHOOK_SECRET",
+		"take Telegram updates at POST /telegram/webhook with this secret-token header instead of long polling")
 	fs.DurationVar(&c.bodyReadTimeout, "body-read-timeout", envDuration("TASKGRAPH_BODY_READ_TIMEOUT", 30*time.Second),
 		"time a client has to send a request body; uploads get 1s more per 64KiB (env TASKGRAPH_BODY_READ_TIMEOUT)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", os.Getenv("TASKGRAPH_METRICS_ADDR"),
 		"serve /metrics on this listen address (e.g. 127.0.0.1:9090) instead of --addr (env TASKGRAPH_METRICS_ADDR)")
-	fs.StringVar(&c.metricsToken, "metrics-token", os.Getenv("TASKGRAPH_METRICS_TOKEN"),
-		"bearer token /metrics requires (env TASKGRAPH_METRICS_TOKEN)")
+	secretFlag(fs, &c.metricsToken, "metrics-token", "TASKGRAPH_METRICS_TOKEN",
+		"bearer token /metrics requires")
 	gcDefault := defaultGCPercent
 	if _, ok := os.LookupEnv("GOGC"); ok {
 		gcDefault = -1
@@ -107,8 +107,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"heap growth, in percent of the live heap, that starts a garbage collection; -1 keeps GOGC's (env TASKGRAPH_GC_PERCENT; default 400 unless GOGC is set)")
 	memLimit := fs.String("memory-limit", os.Getenv("TASKGRAPH_MEMORY_LIMIT"),
 		"soft limit of the Go heap, e.g. 2GiB: the collector runs more often near it (env TASKGRAPH_MEMORY_LIMIT; default none, or GOMEMLIMIT)")
-	if err := fs.Parse(args); err != nil {
-		return c, errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return c, err
 	}
 	c.database = *db
 	if *memLimit != "" {

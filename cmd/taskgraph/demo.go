@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -43,12 +42,13 @@ var demoTasks = []demoTask{
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	slug := fs.String("project", "demo", "slug of the project to put the demo list in (created if missing)")
+	slug := fs.String("project", "login", "slug of the project to put the demo list in (created if missing)")
 	agents := fs.Int("agents", 3, "the list's maxParallelAgents")
 	url := fs.String("url", envOr("TASKGRAPH_URL", "http://127.0.0.1:8080"), "server URL (env TASKGRAPH_URL)")
-	token := fs.String("token", os.Getenv("TASKGRAPH_TOKEN"), "ADMIN or MEMBER API token (env TASKGRAPH_TOKEN)")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	token := new(string)
+	secretFlag(fs, token, "token", "TASKGRAPH_TOKEN", "ADMIN or MEMBER API token")
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 || *agents < 1 {
 		fmt.Fprintln(stderr, "Usage: taskgraph demo [--project SLUG] [--agents N] [--url URL] [--token TOKEN]")
@@ -136,7 +136,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stdout, "  wave %d: %s\n", w.WaveNumber, strings.Join(names, ", "))
 	}
-	fmt.Fprintf(stdout, "\nWatch it:  taskgraph watch --project %s --after %s\nWork it:   taskgraph agent --run %s --simulate --work 2s --parallel %d\n",
-		*slug, cur.Project.EventCursor, run.ID, *agents)
+	self := selfCommand()
+	fmt.Fprintf(stdout, "\nWatch it:  %s watch --project %s --after %s\nWork it:   %s agent --run %s --simulate --work 2s --parallel %d\n",
+		self, *slug, cur.Project.EventCursor, self, run.ID, *agents)
 	return nil
 }

@@ -20,8 +20,9 @@ func TestDemoCommand(t *testing.T) {
 		defer cancel()
 		var out strings.Builder
 		require.NoError(t, run(ctx, []string{"demo", "--url", s.URL, "--token", s.AdminToken}, &out, io.Discard))
-		require.Contains(t, out.String(), "wave 3: TU-DEMO-FEA-005 Login API\n", out.String())
-		require.Contains(t, out.String(), "wave 4: TU-DEMO-FEA-006 Profile API, TU-DEMO-FEA-007 Login page\n")
+		require.Contains(t, out.String(), "wave 3: TU-LOGIN-FEA-005 Login API\n", out.String())
+		require.Contains(t, out.String(), "wave 4: TU-LOGIN-FEA-006 Profile API, TU-LOGIN-FEA-007 Login page\n")
+		require.Contains(t, out.String(), " watch --project login --after ", "the printed command names the demo's own project")
 		runID := regexp.MustCompile(`Started run (\S+) `).FindStringSubmatch(out.String())[1]
 
 		require.NoError(t, run(ctx, []string{"agent", "--url", s.URL, "--token", s.AdminToken, "--run", runID,

@@ -28,6 +28,9 @@ const dashboardTestDir = "../../test/dashboard"
 // where that fails.
 func dashboardBrowser(t *testing.T) (node, chromium string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the dashboard browser test: left out by -short")
+	}
 	missing := func(format string, args ...any) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf(format, args...)

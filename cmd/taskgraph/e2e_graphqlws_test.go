@@ -22,6 +22,9 @@ const graphqlWSClientDir = "../../test/graphql-ws-client"
 // client's packages are missing — except under CI=true, where that fails.
 func nodeClient(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the graphql-ws client test: left out by -short")
+	}
 	missing := func(format string, args ...any) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf(format, args...)

@@ -14,10 +14,14 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -25,6 +29,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, errHelp) {
+			return
+		}
 		var ec *exitCode
 		if errors.As(err, &ec) {
 			fmt.Fprintln(os.Stderr, "taskgraph:", err)
@@ -38,6 +45,22 @@ func main() {
 }
 
 var errUsage = errors.New("usage")
+
+// errHelp is returned after -h/--help printed a command's usage: not a failure.
+var errHelp = errors.New("help")
+
+// parseFlags parses a command's flags; -h and --help print its usage and end
+// the command successfully, any other mistake is a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return errHelp
+	case err != nil:
+		return errUsage
+	}
+	return nil
+}
 
 const usage = `taskgraph — coordination server for AI agent work
 
@@ -86,4 +109,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "unknown command %q\n\n%s", args[0], usage)
 		return errUsage
 	}
+}
+
+// selfCommand is how to run this program again from the same shell, for the
+// commands it prints: "go run ./cmd/taskgraph" under go run, "taskgraph" when
+// that name on PATH is this binary, else the path it was started by.
+func selfCommand() string {
+	exe := os.Args[0]
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/taskgraph"
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return exe
+	}
+	if onPath, err := exec.LookPath("taskgraph"); err == nil {
+		a, errA := filepath.EvalSymlinks(onPath)
+		b, errB := filepath.EvalSymlinks(self)
+		if errA == nil && errB == nil && a == b {
+			return "taskgraph"
+		}
+	}
+	return exe
 }

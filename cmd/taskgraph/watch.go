@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"time"
 
@@ -72,13 +71,13 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.after, "after", "", "start after this event cursor (default: from now on)")
 	fs.BoolVar(&cfg.json, "json", false, "print each event as one JSON object per line")
 	fs.StringVar(&cfg.url, "url", envOr("TASKGRAPH_URL", "http://127.0.0.1:8080"), "server URL (env TASKGRAPH_URL)")
-	fs.StringVar(&cfg.token, "token", os.Getenv("TASKGRAPH_TOKEN"), "API token (env TASKGRAPH_TOKEN)")
+	secretFlag(fs, &cfg.token, "token", "TASKGRAPH_TOKEN", "API token")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: taskgraph watch --project SLUG [--types T1,T2] [--after CURSOR] [--json] [--url URL] [--token TOKEN]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if cfg.project == "" || fs.NArg() > 0 {
 		fs.Usage()

@@ -80,13 +80,13 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.DurationVar(&cfg.poll, "poll", 30*time.Second, "claim at least this often even without events (with --project); 2s without")
 	fs.BoolVar(&cfg.once, "drain", false, "exit once no item is due instead of waiting for more")
 	fs.StringVar(&cfg.url, "url", envOr("TASKGRAPH_URL", "http://127.0.0.1:8080"), "server URL (env TASKGRAPH_URL)")
-	fs.StringVar(&cfg.token, "token", os.Getenv("TASKGRAPH_TOKEN"), "API token (env TASKGRAPH_TOKEN)")
+	secretFlag(fs, &cfg.token, "token", "TASKGRAPH_TOKEN", "API token")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: taskgraph worker --function NAME --exec CMD [--parallel N] [--project SLUG] [--name NAME] [--url URL] [--token TOKEN]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	cfg.functions = functions
 	if len(cfg.functions) == 0 || cfg.command == "" || cfg.parallel < 1 || cfg.parallel > 100 || fs.NArg() > 0 {
