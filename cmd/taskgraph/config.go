@@ -82,7 +82,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	maxUpload := fs.String("max-upload-size", envOr("TASKGRAPH_MAX_UPLOAD_SIZE", "100MiB"),
 		"largest uploaded file, e.g. 100MiB, 2GB or 1048576 bytes (env TASKGRAPH_MAX_UPLOAD_SIZE)")
 	maxResponse := fs.String("max-response-size", envOr("TASKGRAPH_MAX_RESPONSE_SIZE", "16MiB"),
-		"largest JSON data of one response or subscription event; larger ones answer LIMIT_EXCEEDED (env TASKGRAPH_MAX_RESPONSE_SIZE)")
+		"largest JSON data of one response or subscription event; larger ones answer LIMIT_EXCEEDED, and a query stops (LIMIT_EXCEEDED) once it has read twice this from the database (env TASKGRAPH_MAX_RESPONSE_SIZE)")
 	origins := fs.String("allowed-origins", os.Getenv("TASKGRAPH_ALLOWED_ORIGINS"),
 		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
 	fs.DurationVar(&c.questionSweep, "question-sweep-interval", envDuration("TASKGRAPH_QUESTION_SWEEP_INTERVAL", time.Second),

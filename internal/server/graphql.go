@@ -49,6 +49,20 @@ func (s *server) graphQLHandler() http.Handler {
 	// Before persisted queries: anonymous clients must not fill the APQ cache.
 	srv.Use(requireAuth{present: s.presentError})
 	srv.Use(tokenStillLive{s: s.sockets})
+	// Every query and subscription event reads from the database under a budget
+	// (domain.WithReadBudget): its loaders and resolvers stop with
+	// LIMIT_EXCEEDED once they have read readBudget bytes, so the memory of
+	// one request stays near the response limit however it is shaped. Outer
+	// to the operation context, whose loaders capture it.
+	readBudget := s.readBudget()
+	srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		// Mutations are left out: what their rules read (a run's tasks, a
+		// plan's input) is bounded by the data, not shaped by the client.
+		if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Mutation {
+			return next(ctx)
+		}
+		return next(domain.WithReadBudget(ctx, readBudget))
+	})
 	if oc := s.cfg.OperationContext; oc != nil {
 		srv.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 			return next(oc(ctx))
@@ -59,7 +73,7 @@ func (s *server) graphQLHandler() http.Handler {
 		srv.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 			if graphql.HasOperationContext(ctx) {
 				if op := graphql.GetOperationContext(ctx).Operation; op != nil && op.Operation == ast.Subscription {
-					ctx = oc(ctx)
+					ctx = oc(domain.WithReadBudget(ctx, readBudget))
 				}
 			}
 			return next(ctx)
@@ -96,4 +110,11 @@ func (s *server) graphQLHandler() http.Handler {
 	srv.Use(inputChecks{schema: s.cfg.Schema.Schema()})
 	srv.Use(extension.FixedComplexityLimit(s.cfg.MaxComplexity))
 	return srv
+}
+
+// readBudget is the bytes one operation (or one subscription event) may read
+// from the database: twice the response limit, for what is read but not
+// shown (keys, cursors, columns of rows a filter drops).
+func (s *server) readBudget() int64 {
+	return 2 * int64(s.cfg.MaxResponseBytes)
 }

@@ -458,7 +458,7 @@ func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error 
 		return err
 	}
 	q.db.statements.Add(1)
-	return mapErr(sqlx.GetContext(ctx, q.ext, dest, q.ext.Rebind(query), args...))
+	return mapErr(getCharged(ctx, q.ext, dest, q.ext.Rebind(query), args...))
 }
 
 func (q *Q) selectx(ctx context.Context, dest any, query string, args ...any) error {
@@ -466,7 +466,7 @@ func (q *Q) selectx(ctx context.Context, dest any, query string, args ...any) er
 		return err
 	}
 	q.db.statements.Add(1)
-	return mapErr(sqlx.SelectContext(ctx, q.ext, dest, q.ext.Rebind(query), args...))
+	return mapErr(selectCharged(ctx, q.ext, dest, q.ext.Rebind(query), args...))
 }
 
 func (q *Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {

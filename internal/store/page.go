@@ -210,7 +210,7 @@ func (p *pageQuery[T]) fetch(ctx context.Context, q *Q) (map[string]domain.Page[
 		return nil, err
 	}
 	q.db.statements.Add(1)
-	if err := mapErr(sqlx.SelectContext(ctx, unsafe(q.ext), &rows, q.ext.Rebind(query), args...)); err != nil {
+	if err := mapErr(selectCharged(ctx, unsafe(q.ext), &rows, q.ext.Rebind(query), args...)); err != nil {
 		return nil, err
 	}
 	grouped := map[string][]T{}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/taskgraph/taskgraph/internal/testdb"
+)
+
+// heapPeak samples the heap's live and unswept objects every millisecond
+// until stop is called, and returns how far it rose above where it stood.
+func heapPeak() (stop func() uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	runtime.GC()
+	base := read()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			if v := read(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-finished
+		if p := peak.Load(); p > base {
+			return p - base
+		}
+		return 0
+	}
+}
+
+// One query cannot make the server hold more than its read budget (twice
+// --max-response-size): 60 ReAct steps of ~900 KB observations, then 20
+// aliases of the session's first 100 steps. Before the budget every answer
+// was LIMIT_EXCEEDED too, but only after the whole result was built: 20
+// aliases took the server from 313 MB to 5.56 GB. Not parallel: the figure is
+// this process's heap.
+func TestReadBudgetBoundsMemory(t *testing.T) {
+	testdb.Run(t, func(t *testing.T, url string) {
+		s := startServer(t, url, "--max-response-size", "4MiB")
+		f := newSessionFixture(t, s, nil)
+		observation := strings.Repeat("x", 900_000)
+		for i := range 60 {
+			s.query(t, f.agent, recordStepMutation, M{"in": M{"sessionId": f.session, "thought": fmt.Sprintf("t%d", i),
+				"action": "read", "actionType": "TOOL_CALL", "observation": observation, "success": true}})
+		}
+		var q strings.Builder
+		q.WriteString("query($id: ID!) {")
+		for i := range 20 {
+			fmt.Fprintf(&q, " a%d: agentSession(id: $id) { steps(first: 100) { nodes { observation } } }", i)
+		}
+		q.WriteString(" }")
+
+		stop := heapPeak()
+		r := s.do(t, f.agent, q.String(), M{"id": f.session})
+		grew := stop()
+		require.NotEmpty(t, r.Errors)
+		require.Equal(t, "LIMIT_EXCEEDED", r.code(), "%+v", r.Errors)
+		t.Logf("20 aliases × 100 steps of 900 KB (54 MB stored, 1 GB asked): heap rose %d MB with an 8 MB read budget", grew>>20)
+		// The budget is 8 MB; the test's client holds the answer too, and the
+		// driver's buffers and the JSON around it come on top. Without the
+		// budget the rise is in gigabytes.
+		require.Less(t, grew, uint64(200<<20), "the request's memory stays near its budget")
+
+		// One alias under the budget still answers.
+		ok := s.query(t, f.agent, `query($id: ID!) { agentSession(id: $id) { steps(first: 3) { nodes { stepId } } } }`, M{"id": f.session})
+		require.Len(t, ok.L("agentSession.steps.nodes"), 3)
+	})
+}

@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"reflect"
+	"sync"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+// selectCharged is sqlx.SelectContext that, when ctx carries a read budget
+// (domain.WithReadBudget: a GraphQL request's), charges each row's text and
+// binary bytes as it is scanned and stops at the first row past the budget:
+// one statement never holds more than the budget in memory, however many
+// rows or aliases a request batches into it.
+func selectCharged(ctx context.Context, ext sqlx.QueryerContext, dest any, query string, args ...any) error {
+	if !domain.HasReadBudget(ctx) {
+		return sqlx.SelectContext(ctx, ext, dest, query, args...)
+	}
+	rows, err := ext.QueryxContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	slice := reflect.ValueOf(dest).Elem()
+	elem := slice.Type().Elem()
+	base, isPtr := elem, elem.Kind() == reflect.Pointer
+	if isPtr {
+		base = elem.Elem()
+	}
+	structScan := base.Kind() == reflect.Struct && !reflect.PointerTo(base).Implements(scannerType)
+	for rows.Next() {
+		v := reflect.New(base)
+		if structScan {
+			err = rows.StructScan(v.Interface())
+		} else {
+			err = rows.Scan(v.Interface())
+		}
+		if err != nil {
+			return err
+		}
+		if err := domain.ChargeRead(ctx, sizeOf(v.Elem())); err != nil {
+			return err
+		}
+		if isPtr {
+			slice.Set(reflect.Append(slice, v))
+		} else {
+			slice.Set(reflect.Append(slice, v.Elem()))
+		}
+	}
+	return rows.Err()
+}
+
+// getCharged is sqlx.GetContext charging the row to ctx's read budget.
+func getCharged(ctx context.Context, ext sqlx.QueryerContext, dest any, query string, args ...any) error {
+	if err := sqlx.GetContext(ctx, ext, dest, query, args...); err != nil {
+		return err
+	}
+	return domain.ChargeRead(ctx, sizeOf(reflect.ValueOf(dest).Elem()))
+}
+
+var scannerType = reflect.TypeFor[sql.Scanner]()
+
+// rowSize is a fixed charge per value that is not text or bytes.
+const rowSize = 8
+
+// sizeOf approximates the bytes v holds: its strings' and byte slices'
+// lengths, and a word for everything else.
+func sizeOf(v reflect.Value) int {
+	switch v.Kind() {
+	case reflect.String:
+		return len(v.String())
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return len(v.Bytes())
+		}
+		n := 0
+		for i := range v.Len() {
+			n += sizeOf(v.Index(i))
+		}
+		return n
+	case reflect.Pointer:
+		if v.IsNil() {
+			return rowSize
+		}
+		return sizeOf(v.Elem())
+	case reflect.Struct:
+		n := 0
+		for _, i := range textFields(v.Type()) {
+			n += sizeOf(v.Field(i))
+		}
+		return n + rowSize*v.NumField()
+	}
+	return rowSize
+}
+
+// textFieldsOf caches, per struct type, the fields that can hold text or
+// bytes (strings, byte slices, slices, pointers and nested structs).
+var textFieldsOf sync.Map // reflect.Type -> []int
+
+func textFields(t reflect.Type) []int {
+	if f, ok := textFieldsOf.Load(t); ok {
+		return f.([]int)
+	}
+	var out []int
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		switch f.Type.Kind() {
+		case reflect.String, reflect.Slice, reflect.Pointer, reflect.Struct:
+			out = append(out, i)
+		}
+	}
+	textFieldsOf.Store(t, out)
+	return out
+}
