@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 
@@ -27,7 +29,12 @@ const (
 	// interruptEvery comprehension iterations: a safety net well behind the
 	// cost limit, which stops an expression in milliseconds.
 	evalTimeout    = time.Second
-	interruptEvery = 100
+	interruptEvery = 10
+	// regexCostDivisor turns a `matches` call's work (text bytes × program
+	// instructions) into CEL cost: a call on a 100 KB description with a
+	// 100-instruction pattern costs 40,000, so one evaluation makes at most
+	// five such calls before the cost limit stops it.
+	regexCostDivisor = 250
 	// recursionLimit bounds the parser's nesting depth.
 	recursionLimit = 32
 )
@@ -99,7 +106,10 @@ type celEnv struct {
 }
 
 func newCELEnv() *celEnv {
-	base, err := cel.NewEnv(cel.ParserRecursionLimit(recursionLimit), cel.ParserExpressionSizeLimit(MaxExpression))
+	// RegexProgramSizeLimit refuses literal patterns over the limit when the
+	// expression compiles, and computed ones when they are evaluated.
+	base, err := cel.NewEnv(cel.ParserRecursionLimit(recursionLimit), cel.ParserExpressionSizeLimit(MaxExpression),
+		cel.RegexProgramSizeLimit(MaxRegexProgram))
 	if err != nil {
 		return &celEnv{err: err}
 	}
@@ -123,11 +133,35 @@ func (c *celEnv) compile(expr string) (*celProgram, error) {
 	if !ast.OutputType().IsExactType(cel.BoolType) {
 		return nil, fmt.Errorf("the expression must be boolean, not %s", ast.OutputType())
 	}
-	prg, err := c.env.Program(ast, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(interruptEvery))
+	prg, err := c.env.Program(ast, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(interruptEvery),
+		cel.CostTrackerOptions(
+			cost.OverloadTracker(overloads.Matches, matchesCost),
+			cost.OverloadTracker(overloads.MatchesString, matchesCost)))
 	if err != nil {
 		return nil, fmt.Errorf("the expression does not compile: %w", err)
 	}
 	return &celProgram{prg: prg}, nil
+}
+
+// matchesCost is the CEL cost of a `matches` call by the work it did: the
+// text's bytes times the pattern's program size (CEL's own estimate counts
+// the pattern's characters, not what they compile to). Both overloads,
+// matches(text, pattern) and text.matches(pattern), get [text, pattern].
+func matchesCost(args []ref.Val, _ ref.Val) *uint64 {
+	if len(args) != 2 {
+		return nil
+	}
+	text, ok1 := args[0].(types.String)
+	pattern, ok2 := args[1].(types.String)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	n, err := regexProgramSize(string(pattern))
+	if err != nil {
+		return nil
+	}
+	c := (uint64(len(text)) + 1) * uint64(n) / regexCostDivisor
+	return &c
 }
 
 // errCostLimit and errTimeLimit are evaluations stopped by a limit.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,15 @@ const (
 	MaxExpression = 2000
 	// MaxMessage bounds a config's message, in characters.
 	MaxMessage = 500
+	// MaxRegexProgram bounds a regular expression's compiled program, in
+	// instructions (regexp/syntax), for PATTERN_MATCH patterns and CEL
+	// `matches`: Go's regexp runs in time linear in the text, but the factor
+	// is the program's size (`(?:a|aa){1,1000}c` is 5,002 instructions).
+	MaxRegexProgram = 100
+	// MaxPatternText bounds the text a PATTERN_MATCH pattern sees: the first
+	// 16 KiB of the field (cut at a character boundary). Program × text is
+	// then at most 1.6M steps, a few milliseconds.
+	MaxPatternText = 16 << 10
 	// MaxTestsRequired bounds TEST_REQUIRED's min.
 	MaxTestsRequired = 1000
 	// cacheSize bounds the compiled configs kept; past it the cache starts over.
@@ -212,9 +222,9 @@ func (e *Engine) parse(t domain.ValidationRuleType, config domain.JSON) (*compil
 		if c.pattern == "" || utf8.RuneCountInString(c.pattern) > MaxPattern {
 			return nil, configError("pattern must be 1 to %d characters", MaxPattern)
 		}
-		re, err := regexp.Compile(c.pattern)
+		re, err := compileBounded(c.pattern)
 		if err != nil {
-			return nil, configError("pattern is not a valid RE2 regular expression: %v", err)
+			return nil, configError("pattern %v", err)
 		}
 		c.re = re
 	case domain.RuleCustom:
@@ -232,6 +242,46 @@ func (e *Engine) parse(t domain.ValidationRuleType, config domain.JSON) (*compil
 		c.prog = prog
 	}
 	return c, nil
+}
+
+// compileBounded compiles a RE2 pattern whose program has at most
+// MaxRegexProgram instructions.
+func compileBounded(pattern string) (*regexp.Regexp, error) {
+	n, err := regexProgramSize(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("is not a valid RE2 regular expression: %v", err)
+	}
+	if n > MaxRegexProgram {
+		return nil, fmt.Errorf("compiles to %d instructions, more than the %d allowed: simplify it (fewer or smaller repetition counts)", n, MaxRegexProgram)
+	}
+	return regexp.Compile(pattern)
+}
+
+// regexProgramSize is the number of instructions pattern compiles to (as
+// regexp compiles it).
+func regexProgramSize(pattern string) (int, error) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return 0, err
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0, err
+	}
+	return len(prog.Inst), nil
+}
+
+// patternText is the part of text a PATTERN_MATCH pattern sees: at most
+// MaxPatternText bytes, cut before a split character.
+func patternText(text string) string {
+	if len(text) <= MaxPatternText {
+		return text
+	}
+	cut := MaxPatternText
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut]
 }
 
 func decodeString(raw json.RawMessage, key string, out *string) error {
@@ -329,7 +379,7 @@ func (e *Engine) evaluate(ctx context.Context, r *domain.ValidationRule, s Subje
 		if c.field == "description" {
 			text = t.Description
 		}
-		if !c.re.MatchString(text) {
+		if !c.re.MatchString(patternText(text)) {
 			return violation(msg(fmt.Sprintf("%s must match %s", c.field, c.pattern)), c.field)
 		}
 	case domain.RuleCustom:
