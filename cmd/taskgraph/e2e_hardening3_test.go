@@ -1,11 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/taskgraph/taskgraph/internal/testdb"
 )
 
 // TestQuestionFailTaskFence: a FAIL_TASK question fails a task and takes its
@@ -67,5 +72,91 @@ func TestQuestionFailTaskFence(t *testing.T) {
 			"timeoutAction": "FAIL_TASK"}})
 
 		require.Equal(t, "CONTINUE", e.heartbeat(t, agent))
+	})
+}
+
+// TestGroupingCostBoundedByText: with 300 tasks of ~99 KB descriptions in a
+// project, one small createTask costs the background grouping a bounded
+// amount of CPU: it compares the tasks' stored text signatures (64 words
+// each), not their descriptions, and clusters on a snapshot outside the
+// write transaction. Before, each such create cost 6-7 s of CPU (tokenising
+// 30 MB) inside the writer. CPU is this process's (the server runs in it),
+// read with getrusage, never wall time.
+func TestGroupingCostBoundedByText(t *testing.T) {
+	testdb.Run(t, func(t *testing.T, url string) {
+		s := startServer(t, url)
+		project := s.createProject(t, s.AdminToken, fmt.Sprintf("big%04d", planSlugs.Add(1)))
+		rng := rand.New(rand.NewPCG(7, 25))
+		vocab := make([]string, 5000)
+		for i := range vocab {
+			vocab[i] = fmt.Sprintf("w%dx%d", i, rng.IntN(1000))
+		}
+		describe := func() string {
+			var b strings.Builder
+			for b.Len() < 99_000 {
+				b.WriteString(vocab[rng.IntN(len(vocab))])
+				b.WriteByte(' ')
+			}
+			return b.String()
+		}
+		// 300 big tasks, 8 to a request (the body limit is 1 MiB), in
+		// categories and files of their own so that they form no group.
+		cats := []string{"FEATURE", "BUG", "DOCS", "REFACTOR", "TEST", "INFRA"}
+		for start := 0; start < 300; start += 8 {
+			var q strings.Builder
+			vars := M{}
+			q.WriteString("mutation(")
+			for i := start; i < min(start+8, 300); i++ {
+				fmt.Fprintf(&q, "$i%d: CreateTaskInput! ", i)
+			}
+			q.WriteString(") {")
+			for i := start; i < min(start+8, 300); i++ {
+				vars[fmt.Sprintf("i%d", i)] = M{"projectId": project, "title": fmt.Sprintf("Big task %d", i),
+					"description": describe(), "category": cats[i%len(cats)],
+					"affectedFiles": []string{fmt.Sprintf("big/d%d/f%d.go", i, i)}}
+				fmt.Fprintf(&q, " t%d: createTask(input: $i%d) { task { id } }", i, i)
+			}
+			q.WriteString(" }")
+			r, err := s.post(s.AdminToken, q.String(), vars)
+			require.NoError(t, err)
+			require.Empty(t, r.Errors)
+		}
+		// suggested waits for a PENDING suggestion triggered by task.
+		suggested := func(task string) {
+			eventually(t, "a suggestion triggered by the new task", func() bool {
+				var d struct {
+					Node struct {
+						GroupingSuggestions struct {
+							Nodes []struct{ TriggerTask *struct{ ID string } }
+						}
+					}
+				}
+				r := s.do(t, s.AdminToken, `query($p: ID!) { node(id: $p) { ... on Project {
+					groupingSuggestions(status: [PENDING], first: 100) { nodes { triggerTask { id } } } } } }`, M{"p": project})
+				require.Empty(t, r.Errors)
+				require.NoError(t, json.Unmarshal(r.Data, &d))
+				for _, n := range d.Node.GroupingSuggestions.Nodes {
+					if n.TriggerTask != nil && n.TriggerTask.ID == task {
+						return true
+					}
+				}
+				time.Sleep(50 * time.Millisecond)
+				return false
+			})
+		}
+		small := func(title string) string {
+			return s.createTask(t, s.AdminToken, project, title, M{"category": "FEATURE",
+				"affectedFiles": []string{"probe/login.go", "probe/session.go"}})
+		}
+		// Two probes that group: once their suggestion is made, the
+		// background has caught up with the big tasks.
+		small("Probe login one")
+		suggested(small("Probe login two"))
+
+		cpu0 := processCPU(t)
+		suggested(small("Probe login three"))
+		used := processCPU(t) - cpu0
+		t.Logf("one small createTask among 300 tasks of 99 KB: %s of CPU (request, clustering, polling)", used)
+		require.Less(t, used, 3*time.Second, "grouping's cost must not grow with the descriptions' size")
 	})
 }

@@ -286,12 +286,12 @@ func TestPlannerLinksAndMessages(t *testing.T) {
 		// as for a random id, never "belongs to another router".
 		otherMsg := s.query(t, other.token, `mutation($r: ID!) { addRouterMessage(input: {routerId: $r, role: USER, content: "theirs"}) { message { id } } }`,
 			M{"r": other.router}).S("addRouterMessage.message.id")
-		r := s.requireCode(t, f.token, `mutation($in: CreatePlannerInput!) { createPlanner(input: $in) { planner { id } } }`,
+		nf := s.requireCode(t, f.token, `mutation($in: CreatePlannerInput!) { createPlanner(input: $in) { planner { id } } }`,
 			M{"in": M{"projectId": f.project, "userQuestion": "q", "model": "gpt", "routerId": f.router, "messageId": otherMsg}}, "NOT_FOUND")
-		require.Equal(t, "messageId", r.ext("field"))
-		r = s.requireCode(t, f.token, `mutation($r: ID!, $p: ID!, $m: ID!) { linkPlanner(input: {routerId: $r, plannerId: $p, messageId: $m, relationshipType: FORKED}) { link { createdAt } } }`,
+		require.Equal(t, "messageId", nf.ext("field"))
+		nf = s.requireCode(t, f.token, `mutation($r: ID!, $p: ID!, $m: ID!) { linkPlanner(input: {routerId: $r, plannerId: $p, messageId: $m, relationshipType: FORKED}) { link { createdAt } } }`,
 			M{"r": f.router, "p": loose, "m": otherMsg}, "NOT_FOUND")
-		require.Equal(t, "messageId", r.ext("field"))
+		require.Equal(t, "messageId", nf.ext("field"))
 
 		// Agent messages: multimodal JSON content, on planners and workers.
 		w := f.worker(t, first, nil).S("id")
