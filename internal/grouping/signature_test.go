@@ -48,3 +48,51 @@ func TestSignatureClustersLikeText(t *testing.T) {
 	}
 	require.Greater(t, groups, 20, "the rounds make groups to compare")
 }
+
+// bigItems are 300 candidates of ~99 KB descriptions drawn from 5,000 words.
+func bigItems() []cluster.Item {
+	r := rand.New(rand.NewPCG(7, 25))
+	vocab := make([]string, 5000)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%dx%d", i, r.IntN(1000))
+	}
+	items := make([]cluster.Item, 300)
+	for i := range items {
+		b := make([]byte, 0, 100_000)
+		for len(b) < 99_000 {
+			b = append(append(b, vocab[r.IntN(len(vocab))]...), ' ')
+		}
+		items[i] = cluster.Item{ID: fmt.Sprintf("t%03d", i), Key: fmt.Sprintf("k%03d", i), Title: fmt.Sprintf("Big task %d", i),
+			Description: string(b), Category: "FEATURE", Files: []string{fmt.Sprintf("big/d%d/f.go", i)}}
+	}
+	return items
+}
+
+// BenchmarkCluster300BigText is one background clustering as it was: 300
+// candidates' 99 KB descriptions tokenised every time.
+func BenchmarkCluster300BigText(b *testing.B) {
+	items := bigItems()
+	b.ResetTimer()
+	for b.Loop() {
+		cluster.Cluster(cluster.Input{Items: items, Weights: cluster.DefaultWeights, MinScore: domain.DefaultMinScore})
+	}
+}
+
+// BenchmarkCluster300BigSignature is the same clustering on the stored
+// signatures (parsed, as the background reads them).
+func BenchmarkCluster300BigSignature(b *testing.B) {
+	items := bigItems()
+	sigs := make([]string, len(items))
+	for i, it := range items {
+		sigs[i] = domain.TextSignature(it.Title, it.Description)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		signed := make([]cluster.Item, len(items))
+		for i, it := range items {
+			it.Description, it.Terms = "", domain.ParseTextSignature(sigs[i])
+			signed[i] = it
+		}
+		cluster.Cluster(cluster.Input{Items: signed, Weights: cluster.DefaultWeights, MinScore: domain.DefaultMinScore})
+	}
+}
