@@ -172,9 +172,25 @@ var (
 
 // eval runs the program on s.
 func (p *celProgram) eval(ctx context.Context, s Subject) (bool, error) {
+	ok, _, err := p.evalCost(ctx, s)
+	return ok, err
+}
+
+// evalCost runs the program on s and returns the CEL cost it took.
+func (p *celProgram) evalCost(ctx context.Context, s Subject) (bool, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, evalTimeout)
 	defer cancel()
-	out, _, err := p.prg.ContextEval(ctx, map[string]any{"task": taskValue(s)})
+	out, det, err := p.prg.ContextEval(ctx, map[string]any{"task": taskValue(s)})
+	var spent uint64
+	if det != nil && det.ActualCost() != nil {
+		spent = *det.ActualCost()
+	}
+	ok, err := p.verdict(out, err)
+	return ok, spent, err
+}
+
+// verdict reads an evaluation's result.
+func (p *celProgram) verdict(out ref.Val, err error) (bool, error) {
 	if err != nil {
 		msg := err.Error()
 		if strings.Contains(msg, "cost limit exceeded") {

@@ -68,6 +68,7 @@ type compiled struct {
 	levels   []domain.TestLevel // TEST_REQUIRED
 	min      int                // TEST_REQUIRED
 	re       *regexp.Regexp     // PATTERN_MATCH
+	reSize   int                // PATTERN_MATCH: re's program size
 	pattern  string             // PATTERN_MATCH
 	message  string             // optional message of the config
 	prog     *celProgram        // CUSTOM
@@ -222,11 +223,11 @@ func (e *Engine) parse(t domain.ValidationRuleType, config domain.JSON) (*compil
 		if c.pattern == "" || utf8.RuneCountInString(c.pattern) > MaxPattern {
 			return nil, configError("pattern must be 1 to %d characters", MaxPattern)
 		}
-		re, err := compileBounded(c.pattern)
+		re, n, err := compileBounded(c.pattern)
 		if err != nil {
 			return nil, configError("pattern %v", err)
 		}
-		c.re = re
+		c.re, c.reSize = re, n
 	case domain.RuleCustom:
 		var expr string
 		if err := decodeString(raw["expression"], "expression", &expr); err != nil {
@@ -246,15 +247,17 @@ func (e *Engine) parse(t domain.ValidationRuleType, config domain.JSON) (*compil
 
 // compileBounded compiles a RE2 pattern whose program has at most
 // MaxRegexProgram instructions.
-func compileBounded(pattern string) (*regexp.Regexp, error) {
+// It returns the program's size too.
+func compileBounded(pattern string) (*regexp.Regexp, int, error) {
 	n, err := regexProgramSize(pattern)
 	if err != nil {
-		return nil, fmt.Errorf("is not a valid RE2 regular expression: %v", err)
+		return nil, 0, fmt.Errorf("is not a valid RE2 regular expression: %v", err)
 	}
 	if n > MaxRegexProgram {
-		return nil, fmt.Errorf("compiles to %d instructions, more than the %d allowed: simplify it (fewer or smaller repetition counts)", n, MaxRegexProgram)
+		return nil, 0, fmt.Errorf("compiles to %d instructions, more than the %d allowed: simplify it (fewer or smaller repetition counts)", n, MaxRegexProgram)
 	}
-	return regexp.Compile(pattern)
+	re, err := regexp.Compile(pattern)
+	return re, n, err
 }
 
 // regexProgramSize is the number of instructions pattern compiles to (as
@@ -323,20 +326,26 @@ func (e *Engine) NeedsImpacts(rules []*domain.ValidationRule) bool {
 // violations. A rule that cannot be evaluated (a stored config the engine no
 // longer accepts, a CEL error or the cost limit) counts as violated, with
 // the reason: the gate fails closed.
+//
+// The rules of one task share one budget, CostLimit (CEL cost; a
+// PATTERN_MATCH costs its text × program like CEL's `matches`): once spent,
+// the remaining PATTERN_MATCH and CUSTOM rules are not evaluated and count as
+// violated, so that fifty rules cannot take fifty times one rule's limit.
 func (e *Engine) Evaluate(ctx context.Context, rules []*domain.ValidationRule, s Subject) []*domain.RuleViolation {
 	out := []*domain.RuleViolation{}
+	var spent uint64
 	for _, r := range rules {
 		if !r.AppliesTo(s.Task) {
 			continue
 		}
-		if v := e.evaluate(ctx, r, s); v != nil {
+		if v := e.evaluate(ctx, r, s, &spent); v != nil {
 			out = append(out, v)
 		}
 	}
 	return out
 }
 
-func (e *Engine) evaluate(ctx context.Context, r *domain.ValidationRule, s Subject) *domain.RuleViolation {
+func (e *Engine) evaluate(ctx context.Context, r *domain.ValidationRule, s Subject, spent *uint64) *domain.RuleViolation {
 	violation := func(msg string, field string) *domain.RuleViolation {
 		v := &domain.RuleViolation{Rule: r, Severity: r.Severity, Message: msg, TaskID: s.Task.ID, TaskDisplayID: s.Task.DisplayID}
 		if field != "" {
@@ -355,6 +364,9 @@ func (e *Engine) evaluate(ctx context.Context, r *domain.ValidationRule, s Subje
 		return def
 	}
 	t := s.Task
+	if (c.ruleType == domain.RulePatternMatch || c.ruleType == domain.RuleCustom) && *spent >= CostLimit {
+		return violation(fmt.Sprintf("rule %q was not evaluated: the task's rules together reached the evaluation cost limit", r.Name), "")
+	}
 	switch c.ruleType {
 	case domain.RuleRequiredField:
 		if missing(c.field, s) {
@@ -379,11 +391,14 @@ func (e *Engine) evaluate(ctx context.Context, r *domain.ValidationRule, s Subje
 		if c.field == "description" {
 			text = t.Description
 		}
-		if !c.re.MatchString(patternText(text)) {
+		text = patternText(text)
+		*spent += (uint64(len(text)) + 1) * uint64(c.reSize) / regexCostDivisor
+		if !c.re.MatchString(text) {
 			return violation(msg(fmt.Sprintf("%s must match %s", c.field, c.pattern)), c.field)
 		}
 	case domain.RuleCustom:
-		ok, err := c.prog.eval(ctx, s)
+		ok, cost, err := c.prog.evalCost(ctx, s)
+		*spent += cost
 		if err != nil {
 			return violation(fmt.Sprintf("rule %q cannot be evaluated: %v", r.Name, err), "")
 		}

@@ -279,3 +279,21 @@ func TestRegexWorkIsBounded(t *testing.T) {
 	require.Len(t, vs, 1)
 	require.Equal(t, MaxPatternText-(MaxPatternText%2), len(patternText(tk.Description)))
 }
+
+// TestRulesShareOneBudget: the rules of one task share CostLimit; past it the
+// regex and CEL rules left are violated unevaluated, fail closed.
+func TestRulesShareOneBudget(t *testing.T) {
+	e := NewEngine()
+	tk := task()
+	tk.Description = strings.Repeat("a", 100_000)
+	var rules []*domain.ValidationRule
+	for i := range 8 {
+		r := rule(domain.RuleCustom, fmt.Sprintf(`{"expression":"task.description.matches('(?:a|aa){1,19}c') || size(task.title) == %d"}`, 1000+i), domain.SeverityError)
+		r.Name = fmt.Sprintf("r%d", i)
+		rules = append(rules, r)
+	}
+	vs := e.Evaluate(context.Background(), rules, Subject{Task: tk})
+	require.Len(t, vs, 8)
+	require.Contains(t, vs[0].Message, "does not satisfy")
+	require.Contains(t, vs[7].Message, "not evaluated")
+}
