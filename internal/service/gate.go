@@ -66,3 +66,26 @@ func (s *Service) gateRun(ctx context.Context, tx *app.Tx, tasks []*domain.Task,
 	}
 	return s.gate.StartRun(ctx, tx.Q, run)
 }
+
+// precheckRun asks the gate, before the transaction, about the tasks a run
+// of list listID would plan, read from the pool: the rules run there, off
+// the writer, and the gate inside reuses the verdicts of unchanged tasks.
+func (s *Runs) precheckRun(ctx context.Context, listID string) error {
+	if s.gate == nil {
+		return nil
+	}
+	pd, err := loadPlanData(ctx, &s.db.Q, listID)
+	if err != nil {
+		return err
+	}
+	var run []*domain.Task
+	for _, t := range pd.tasks {
+		if t.Status != domain.StatusCompleted {
+			run = append(run, t)
+		}
+	}
+	if len(run) == 0 {
+		return nil
+	}
+	return s.gate.StartRun(ctx, &s.db.Q, run)
+}
