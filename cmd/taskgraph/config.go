@@ -143,8 +143,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	switch {
 	case c.heartbeatInterval <= 0:
 		return c, fmt.Errorf("--heartbeat-interval must be positive")
-	case c.questionFailDelay < 0:
-		return c, fmt.Errorf("--question-min-fail-delay must not be negative")
+	case c.questionFailDelay <= 0:
+		return c, fmt.Errorf("--question-min-fail-delay must be positive")
 	case c.questionSweep <= 0:
 		return c, fmt.Errorf("--question-sweep-interval must be positive")
 	case c.missedHeartbeats < 1:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,15 +103,22 @@ func TestGroupingCostBoundedByText(t *testing.T) {
 		// 300 big tasks, 8 to a request (the body limit is 1 MiB), in
 		// categories and files of their own so that they form no group.
 		cats := []string{"FEATURE", "BUG", "DOCS", "REFACTOR", "TEST", "INFRA"}
-		for start := 0; start < 300; start += 8 {
+		// Under the race detector (make test) 100 of them: the
+		// descriptions' size is the point, and the figure comes from a run
+		// without it.
+		n := 300
+		if raceEnabled {
+			n = 100
+		}
+		for start := 0; start < n; start += 8 {
 			var q strings.Builder
 			vars := M{}
 			q.WriteString("mutation(")
-			for i := start; i < min(start+8, 300); i++ {
+			for i := start; i < min(start+8, n); i++ {
 				fmt.Fprintf(&q, "$i%d: CreateTaskInput! ", i)
 			}
 			q.WriteString(") {")
-			for i := start; i < min(start+8, 300); i++ {
+			for i := start; i < min(start+8, n); i++ {
 				vars[fmt.Sprintf("i%d", i)] = M{"projectId": project, "title": fmt.Sprintf("Big task %d", i),
 					"description": describe(), "category": cats[i%len(cats)],
 					"affectedFiles": []string{fmt.Sprintf("big/d%d/f%d.go", i, i)}}
@@ -121,8 +129,8 @@ func TestGroupingCostBoundedByText(t *testing.T) {
 			require.NoError(t, err)
 			require.Empty(t, r.Errors)
 		}
-		// suggested waits for a PENDING suggestion triggered by task.
-		suggested := func(task string) {
+		// suggested waits for a PENDING suggestion triggered by one of tasks.
+		suggested := func(tasks ...string) {
 			eventually(t, "a suggestion triggered by the new task", func() bool {
 				var d struct {
 					Node struct {
@@ -136,7 +144,7 @@ func TestGroupingCostBoundedByText(t *testing.T) {
 				require.Empty(t, r.Errors)
 				require.NoError(t, json.Unmarshal(r.Data, &d))
 				for _, n := range d.Node.GroupingSuggestions.Nodes {
-					if n.TriggerTask != nil && n.TriggerTask.ID == task {
+					if n.TriggerTask != nil && slices.Contains(tasks, n.TriggerTask.ID) {
 						return true
 					}
 				}
@@ -148,15 +156,21 @@ func TestGroupingCostBoundedByText(t *testing.T) {
 			return s.createTask(t, s.AdminToken, project, title, M{"category": "FEATURE",
 				"affectedFiles": []string{"probe/login.go", "probe/session.go"}})
 		}
-		// Two probes that group: once their suggestion is made, the
-		// background has caught up with the big tasks.
-		small("Probe login one")
-		suggested(small("Probe login two"))
+		// Two probes that group: once their suggestion is made (attributed to
+		// the first of them the background saw), it has caught up with the
+		// big tasks; the third probe is then handled on its own.
+		suggested(small("Probe login one"), small("Probe login two"))
 
 		cpu0 := processCPU(t)
 		suggested(small("Probe login three"))
 		used := processCPU(t) - cpu0
-		t.Logf("one small createTask among 300 tasks of 99 KB: %s of CPU (request, clustering, polling)", used)
-		require.Less(t, used, 3*time.Second, "grouping's cost must not grow with the descriptions' size")
+		t.Logf("one small createTask among %d tasks of 99 KB: %s of CPU (request, clustering, polling)", n, used)
+		// Before: 6-7 s without the race detector (tokenising 30 MB per
+		// clustering), over ten times that with it.
+		limit := 1500 * time.Millisecond
+		if raceEnabled {
+			limit = 15 * time.Second
+		}
+		require.Less(t, used, limit, "grouping's cost must not grow with the descriptions' size")
 	})
 }

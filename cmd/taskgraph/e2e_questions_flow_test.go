@@ -97,7 +97,7 @@ func TestQuestionRunEnd(t *testing.T) {
 func TestQuestionExpiry(t *testing.T) {
 	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
-		s := startServer(t, url, "--question-sweep-interval", "20ms", "--question-min-fail-delay", "500ms")
+		s := startServer(t, url, "--question-sweep-interval", "20ms", "--question-min-fail-delay", "1ms")
 		if strings.HasPrefix(url, "postgres") {
 			for range 2 {
 				startChildServer(t, "127.0.0.1:0", url, s.AdminToken, "--question-sweep-interval", "10ms")
