@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/store"
 	"github.com/taskgraph/taskgraph/internal/telegram"
 )
@@ -30,6 +31,7 @@ type serveConfig struct {
 	maxResponseBytes  int64
 	allowedOrigins    []string
 	questionSweep     time.Duration
+	questionFailDelay time.Duration
 	telegramToken     string
 	telegramAPIURL    string
 	telegramSecret    string
@@ -87,6 +89,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
 	fs.DurationVar(&c.questionSweep, "question-sweep-interval", envDuration("TASKGRAPH_QUESTION_SWEEP_INTERVAL", time.Second),
 		"how often expired questions are looked for (env TASKGRAPH_QUESTION_SWEEP_INTERVAL)")
+	fs.DurationVar(&c.questionFailDelay, "question-min-fail-delay", envDuration("TASKGRAPH_QUESTION_MIN_FAIL_DELAY", domain.DefaultMinFailTaskDelay),
+		"least time people get to answer a question whose timeout fails its task: a FAIL_TASK expiresAt nearer is refused (env TASKGRAPH_QUESTION_MIN_FAIL_DELAY)")
 	secretFlag(fs, &c.telegramToken, "telegram-bot-token", "TASKGRAPH_TELEGRAM_BOT_TOKEN",
 		"Telegram bot token: send questions to Telegram chats")
 	fs.StringVar(&c.telegramAPIURL, "telegram-api-url", envOr("TASKGRAPH_TELEGRAM_API_URL", telegram.DefaultAPIURL),
@@ -139,6 +143,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	switch {
 	case c.heartbeatInterval <= 0:
 		return c, fmt.Errorf("--heartbeat-interval must be positive")
+	case c.questionFailDelay <= 0:
+		return c, fmt.Errorf("--question-min-fail-delay must be positive")
 	case c.questionSweep <= 0:
 		return c, fmt.Errorf("--question-sweep-interval must be positive")
 	case c.missedHeartbeats < 1:

@@ -97,7 +97,7 @@ func TestQuestionRunEnd(t *testing.T) {
 func TestQuestionExpiry(t *testing.T) {
 	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
-		s := startServer(t, url, "--question-sweep-interval", "20ms")
+		s := startServer(t, url, "--question-sweep-interval", "20ms", "--question-min-fail-delay", "1ms")
 		if strings.HasPrefix(url, "postgres") {
 			for range 2 {
 				startChildServer(t, "127.0.0.1:0", url, s.AdminToken, "--question-sweep-interval", "10ms")
@@ -147,6 +147,7 @@ func TestQuestionExpiry(t *testing.T) {
 		require.True(t, got.B("answeredByTimeout"))
 		require.True(t, got.Null("answeredBy"))
 		require.False(t, got.Null("answeredAt"))
+		defAnsweredAt := got.S("answeredAt")
 
 		got = s.query(t, e.token, questionQuery, M{"id": fail.S("id")}).at("question")
 		require.Equal(t, "EXPIRED", got.S("status"))
@@ -170,6 +171,13 @@ func TestQuestionExpiry(t *testing.T) {
 		// Late answers: CONFLICT, the timeout is never rewritten.
 		s.requireCode(t, e.token, answerMutation, M{"in": M{"id": expire.S("id"), "answer": "x"}}, "CONFLICT")
 		s.requireCode(t, e.token, answerMutation, M{"in": M{"id": def.S("id"), "answer": "stop"}}, "CONFLICT")
+		// The answer the USE_DEFAULT timeout chose, again: the question unchanged.
+		same := s.query(t, e.token, answerMutation, M{"in": M{"id": def.S("id"), "answer": "go"}}).at("answerQuestion.question")
+		require.Equal(t, "ANSWERED", same.S("status"))
+		require.Equal(t, "go", same.S("answer"))
+		require.True(t, same.B("answeredByTimeout"))
+		require.True(t, same.Null("answeredBy"))
+		require.Equal(t, defAnsweredAt, same.S("answeredAt"))
 
 		// Each question was handled exactly once.
 		settled := map[string]int{}

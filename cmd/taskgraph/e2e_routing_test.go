@@ -282,6 +282,16 @@ func TestPlannerLinksAndMessages(t *testing.T) {
 		other := newRoutingFixture(t, s)
 		s.requireCode(t, f.token, `mutation($r: ID!, $p: ID!) { linkPlanner(input: {routerId: $r, plannerId: $p, relationshipType: FORKED}) { link { createdAt } } }`,
 			M{"r": other.router, "p": loose}, "NOT_FOUND")
+		// Nor is another tenant's message known here: NOT_FOUND on messageId,
+		// as for a random id, never "belongs to another router".
+		otherMsg := s.query(t, other.token, `mutation($r: ID!) { addRouterMessage(input: {routerId: $r, role: USER, content: "theirs"}) { message { id } } }`,
+			M{"r": other.router}).S("addRouterMessage.message.id")
+		nf := s.requireCode(t, f.token, `mutation($in: CreatePlannerInput!) { createPlanner(input: $in) { planner { id } } }`,
+			M{"in": M{"projectId": f.project, "userQuestion": "q", "model": "gpt", "routerId": f.router, "messageId": otherMsg}}, "NOT_FOUND")
+		require.Equal(t, "messageId", nf.ext("field"))
+		nf = s.requireCode(t, f.token, `mutation($r: ID!, $p: ID!, $m: ID!) { linkPlanner(input: {routerId: $r, plannerId: $p, messageId: $m, relationshipType: FORKED}) { link { createdAt } } }`,
+			M{"r": f.router, "p": loose, "m": otherMsg}, "NOT_FOUND")
+		require.Equal(t, "messageId", nf.ext("field"))
 
 		// Agent messages: multimodal JSON content, on planners and workers.
 		w := f.worker(t, first, nil).S("id")

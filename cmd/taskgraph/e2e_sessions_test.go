@@ -348,6 +348,15 @@ func TestSessionsLessons(t *testing.T) {
 		require.Equal(t, "psql", d.S("nodes.0.toolName"))
 		require.NotContains(t, d.Col("nodes", "toolName"), "gofmt")
 
+		// Stopwords are dropped in Go, the same on both databases: "the" (in
+		// several lessons' texts) alone matches nothing, and "the migration"
+		// ranks as "migration".
+		d = s.query(t, f.agent, q, M{"p": f.project, "q": "the"}).at("lessons")
+		require.Equal(t, 0, d.N("totalCount"))
+		require.Empty(t, d.L("nodes"))
+		require.Equal(t, s.query(t, f.agent, q, M{"p": f.project, "q": "migration"}).Col("lessons.nodes", "id"),
+			s.query(t, f.agent, q, M{"p": f.project, "q": "The migration"}).Col("lessons.nodes", "id"))
+
 		d = s.query(t, f.agent, q, M{"p": f.project, "min": 0.85}).at("lessons")
 		require.Equal(t, 2, d.N("totalCount"))
 		require.Equal(t, []string{"kubectl", "psql"}, d.Col("nodes", "toolName"))
@@ -366,13 +375,15 @@ func TestSessionsLessons(t *testing.T) {
 			"lesson": "l", "confidence": 1.2}}, "BAD_USER_INPUT")
 		require.Equal(t, "confidence", r.ext("field"))
 
-		// A global lesson (recorded by a member without a project) is seen by
-		// everyone; recording it again stores nothing new.
+		// A global lesson (recorded without a project, by an admin only: a
+		// member is FORBIDDEN) is seen by everyone; recording it again stores
+		// nothing new.
 		_, member := s.member(t, fmt.Sprintf("lmember%04d", planSlugs.Add(1)))
 		global := M{"in": M{"context": "Migrations in any project", "whatWorked": "a dry run first",
 			"lesson": "Dry-run every migration", "toolName": "any", "confidence": 0.6}}
-		g1 := s.query(t, member, recordLessonMutation, global).S("recordLesson.lesson.id")
-		require.Equal(t, g1, s.query(t, member, recordLessonMutation, global).S("recordLesson.lesson.id"))
+		s.requireCode(t, member, recordLessonMutation, global, "FORBIDDEN")
+		g1 := s.query(t, s.AdminToken, recordLessonMutation, global).S("recordLesson.lesson.id")
+		require.Equal(t, g1, s.query(t, s.AdminToken, recordLessonMutation, global).S("recordLesson.lesson.id"))
 		d = s.query(t, member, q, M{"q": "migration"}).at("lessons")
 		require.Equal(t, []string{g1}, d.Col("nodes", "id"), "the member sees only the global lesson")
 

@@ -124,7 +124,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	}
 	defer bgDB.Close()
 	grpBackground := grouping.New(bgDB, app.NewRunner(bgDB, broker), svc, grpOpts)
-	qs := questions.New(db, app.NewRunner(db, broker), svc, questions.Options{Logger: log, SweepInterval: cfg.questionSweep})
+	qs := questions.New(db, app.NewRunner(db, broker), svc, questions.Options{Logger: log, SweepInterval: cfg.questionSweep, MinFailTaskDelay: cfg.questionFailDelay})
 	var tg *telegram.Bot
 	if cfg.telegramToken != "" {
 		if tg, err = telegram.New(db, qs, telegram.Options{Token: cfg.telegramToken, APIURL: cfg.telegramAPIURL,

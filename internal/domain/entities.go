@@ -91,6 +91,10 @@ type Task struct {
 	UpdatedAt           time.Time            `db:"updated_at"`
 	StartedAt           *time.Time           `db:"started_at"`
 	CompletedAt         *time.Time           `db:"completed_at"`
+	// TextSignature is TextSignature(Title, Description), set by the store
+	// on every write: what grouping compares (nil for rows written before
+	// it existed).
+	TextSignature *string `db:"text_signature"`
 }
 
 // QueueEvaluation is the value of tasks.queue for tasks in the evaluation queue.

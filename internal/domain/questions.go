@@ -321,6 +321,11 @@ func AskRules(in AskQuestionInput, now time.Time) (*Question, error) {
 	return q, nil
 }
 
+// DefaultMinFailTaskDelay is the least time, by default, between asking a
+// FAIL_TASK question and its expiresAt: people get at least this long to
+// answer before the task fails (serve --question-min-fail-delay).
+const DefaultMinFailTaskDelay = time.Minute
+
 // AnswerOutcome is what answering a question does.
 type AnswerOutcome int
 
@@ -344,13 +349,14 @@ func CheckAnswerText(q *Question, answer string) (string, error) {
 }
 
 // AnswerRule decides an answer to q (the answer already checked): the first
-// answer wins, the same answer again is a replay, anything else CONFLICT.
+// answer wins, the same answer again is a replay (also when a USE_DEFAULT
+// timeout chose it), anything else CONFLICT.
 func AnswerRule(q *Question, answer string) (AnswerOutcome, error) {
 	switch q.Status {
 	case QuestionPending:
 		return AnswerRecords, nil
 	case QuestionAnswered:
-		if q.Answer != nil && *q.Answer == answer && !q.AnsweredByTimeout {
+		if q.Answer != nil && *q.Answer == answer {
 			return AnswerReplayed, nil
 		}
 		return 0, &Error{Code: CodeConflict, Field: "answer", Message: "the question is already answered",

@@ -73,7 +73,8 @@ func TestAnswerAndSkipRules(t *testing.T) {
 		{"free form", Question{Status: QuestionPending}, "anything", AnswerRecords, ""},
 		{"same answer again", Question{Status: QuestionAnswered, Answer: &yes, Options: opts}, "yes", AnswerReplayed, ""},
 		{"different answer", Question{Status: QuestionAnswered, Answer: &no, Options: opts}, "yes", 0, CodeConflict},
-		{"the default's value after a timeout", Question{Status: QuestionAnswered, Answer: &yes, AnsweredByTimeout: true, Options: opts}, "yes", 0, CodeConflict},
+		{"the default's value after a timeout", Question{Status: QuestionAnswered, Answer: &yes, AnsweredByTimeout: true, Options: opts}, "yes", AnswerReplayed, ""},
+		{"another value after a timeout", Question{Status: QuestionAnswered, Answer: &yes, AnsweredByTimeout: true, Options: opts}, "no", 0, CodeConflict},
 		{"expired", Question{Status: QuestionExpired}, "yes", 0, CodeConflict},
 		{"skipped", Question{Status: QuestionSkipped}, "yes", 0, CodeConflict},
 	} {

@@ -199,14 +199,19 @@ func TodoItemsDone(items TodoItems) bool {
 }
 
 // SearchTerms splits a free-text query into the words a full-text index
-// holds (letters and digits), lower-cased, without repeats, at most 32.
-// Both databases search for any of them, so the query language of neither
-// reaches the client.
+// holds (letters and digits), lower-cased, without repeats or stopwords, at
+// most 32. Both databases search for any of them, so the query language of
+// neither reaches the client, and a stopword is dropped here, in Go, the same
+// way for both (PostgreSQL's english configuration would drop it on its side
+// only, SQLite's FTS5 keeps it): a query of stopwords alone has no terms.
 func SearchTerms(q string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
+		if _, stop := Stopwords[w]; stop {
+			continue
+		}
 		if !slices.Contains(out, w) {
 			out = append(out, w)
 		}
@@ -215,4 +220,25 @@ func SearchTerms(q string) []string {
 		}
 	}
 	return out
+}
+
+// Stopwords are the words a lesson search ignores: PostgreSQL's english
+// stopword list (tsearch_data/english.stop), applied by SearchTerms on both
+// databases.
+var Stopwords = map[string]struct{}{
+	"i": {}, "me": {}, "my": {}, "myself": {}, "we": {}, "our": {}, "ours": {}, "ourselves": {}, "you": {},
+	"your": {}, "yours": {}, "yourself": {}, "yourselves": {}, "he": {}, "him": {}, "his": {}, "himself": {},
+	"she": {}, "her": {}, "hers": {}, "herself": {}, "it": {}, "its": {}, "itself": {}, "they": {}, "them": {},
+	"their": {}, "theirs": {}, "themselves": {}, "what": {}, "which": {}, "who": {}, "whom": {}, "this": {},
+	"that": {}, "these": {}, "those": {}, "am": {}, "is": {}, "are": {}, "was": {}, "were": {}, "be": {},
+	"been": {}, "being": {}, "have": {}, "has": {}, "had": {}, "having": {}, "do": {}, "does": {}, "did": {},
+	"doing": {}, "a": {}, "an": {}, "the": {}, "and": {}, "but": {}, "if": {}, "or": {}, "because": {},
+	"as": {}, "until": {}, "while": {}, "of": {}, "at": {}, "by": {}, "for": {}, "with": {}, "about": {},
+	"against": {}, "between": {}, "into": {}, "through": {}, "during": {}, "before": {}, "after": {},
+	"above": {}, "below": {}, "to": {}, "from": {}, "up": {}, "down": {}, "in": {}, "out": {}, "on": {},
+	"off": {}, "over": {}, "under": {}, "again": {}, "further": {}, "then": {}, "once": {}, "here": {},
+	"there": {}, "when": {}, "where": {}, "why": {}, "how": {}, "all": {}, "any": {}, "both": {}, "each": {},
+	"few": {}, "more": {}, "most": {}, "other": {}, "some": {}, "such": {}, "no": {}, "nor": {}, "not": {},
+	"only": {}, "own": {}, "same": {}, "so": {}, "than": {}, "too": {}, "very": {}, "s": {}, "t": {}, "can": {},
+	"will": {}, "just": {}, "don": {}, "should": {}, "now": {},
 }

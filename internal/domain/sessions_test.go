@@ -106,9 +106,11 @@ func TestMoveTodoItem(t *testing.T) {
 
 func TestSearchTerms(t *testing.T) {
 	// Operators of either query language are plain words here.
-	require.Equal(t, []string{"database", "migration", "go", "and", "db", "x", "or"},
-		domain.SearchTerms(`Database "migration"; go AND db.go -x OR (database)`))
+	// Stopwords (and, or, the) are dropped, the same for both databases.
+	require.Equal(t, []string{"database", "migration", "go", "db", "x"},
+		domain.SearchTerms(`Database "migration"; go AND db.go -x OR (database) the`))
 	require.Empty(t, domain.SearchTerms(` !!! ** `))
+	require.Empty(t, domain.SearchTerms(`The`))
 }
 
 func TestCheckSessionStatusFilter(t *testing.T) {

@@ -2,6 +2,8 @@ package grouping
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"slices"
 	"strings"
@@ -51,61 +53,101 @@ func toCriteria(w domain.GroupingWeights) cluster.Criteria {
 		DescriptionSimilarity: w.DescriptionSimilarity, Component: w.Component}
 }
 
-// model reads the project's candidates and their links inside tx and builds
-// the scorer.
-func (s *Service) model(ctx context.Context, tx *app.Tx, projectID string) (*cluster.Model, map[string]*domain.Task, error) {
-	rows, err := tx.Grouping.WeightsOfProjects(ctx, []string{projectID})
+// clustering is one clustering of a project's candidates: the fingerprint
+// of what it read (weights, candidates with their signatures and files,
+// links), the candidates by id, and its groups at minScore.
+type clustering struct {
+	key        [sha256.Size]byte
+	minScore   float64
+	candidates map[string]*domain.Task
+	groups     []cluster.Group
+}
+
+// clusterProject clusters projectID's candidates as read through q (the
+// pool, or a transaction). When prev, done earlier on a snapshot, read the
+// same inputs (same fingerprint, same minScore), its groups are reused: the
+// reads are cheap (a signature of a few hundred bytes per task), the
+// clustering is the work, and it need not happen again under the writer.
+func (s *Service) clusterProject(ctx context.Context, q *store.Q, projectID string, minScore float64, prev *clustering) (*clustering, error) {
+	rows, err := q.Grouping.WeightsOfProjects(ctx, []string{projectID})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	w := domain.DefaultGroupingWeights
 	if len(rows) == 1 {
 		w = rows[0].Weights()
 	}
-	tasks, err := tx.Grouping.CandidateTasks(ctx, projectID, notCandidate, s.opts.MaxCandidates)
+	tasks, err := q.Grouping.CandidateTasks(ctx, projectID, notCandidate, s.opts.MaxCandidates)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ids := make([]string, len(tasks))
 	byID := make(map[string]*domain.Task, len(tasks))
 	for i, t := range tasks {
 		ids[i], byID[t.ID] = t.ID, t
 	}
-	impacts, err := tx.Grouping.ImpactPathsOf(ctx, ids)
+	impacts, err := q.Grouping.ImpactPathsOf(ctx, ids)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	links, err := tx.Grouping.LinksAmong(ctx, ids, dependencyTypes)
+	links, err := q.Grouping.LinksAmong(ctx, ids, dependencyTypes)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	h := sha256.New()
+	field := func(ss ...string) {
+		for _, x := range ss {
+			_ = binary.Write(h, binary.LittleEndian, uint64(len(x)))
+			h.Write([]byte(x))
+		}
+	}
+	_ = binary.Write(h, binary.LittleEndian, [5]float64{w.FileOverlap, w.Dependency, w.Category, w.DescriptionSimilarity, w.Component})
 	items := make([]cluster.Item, len(tasks))
 	for i, t := range tasks {
+		// The text signature (written with the task) stands for the title
+		// and description: a clustering reads and compares a bounded amount
+		// per task, whatever the descriptions' size.
+		sig := t.TextSignature
+		if sig == nil {
+			s := domain.TextSignature(t.Title, t.Description) // a prefix only: see CandidateTasks
+			sig = &s
+		}
 		items[i] = cluster.Item{ID: t.ID, Key: t.DisplaySort, DisplayID: t.DisplayID, Title: t.Title,
-			Description: t.Description, Category: string(t.Category), Files: append(slices.Clone([]string(t.AffectedFiles)), impacts[t.ID]...)}
+			Category: string(t.Category), Files: append(slices.Clone([]string(t.AffectedFiles)), impacts[t.ID]...),
+			Terms: domain.ParseTextSignature(*sig)}
+		field(t.ID, t.DisplaySort, t.DisplayID, t.Title, string(t.Category), *sig)
+		field(items[i].Files...)
+		field("")
 	}
 	ls := make([]cluster.Link, len(links))
 	for i, r := range links {
 		ls[i] = cluster.Link{A: r.SourceTaskID, B: r.TargetTaskID}
+		field(r.SourceTaskID, r.TargetTaskID)
 	}
-	return cluster.NewModel(items, ls, toCriteria(w)), byID, nil
+	c := &clustering{minScore: minScore, candidates: byID}
+	h.Sum(c.key[:0])
+	if prev != nil && prev.key == c.key && prev.minScore == minScore {
+		c.groups = prev.groups
+		return c, nil
+	}
+	c.groups = cluster.NewModel(items, ls, toCriteria(w)).Cluster(minScore)
+	return c, nil
 }
 
 // attribution says what made a group's suggestion (its trigger and trigger
 // task), or false to leave the group out.
 type attribution func(g cluster.Group) (domain.GroupingTrigger, *string, bool)
 
-// suggest clusters the project's candidates once and writes a PENDING
-// suggestion for each group that attribute keeps and whose task set has none
-// yet.
-func (s *Service) suggest(ctx context.Context, tx *app.Tx, m *cluster.Model, projectID string, minScore float64,
+// suggest writes a PENDING suggestion for each group of c that attribute
+// keeps and whose task set has none yet.
+func (s *Service) suggest(ctx context.Context, tx *app.Tx, c *clustering, projectID string,
 	agentID *string, attribute attribution) ([]*domain.GroupingSuggestion, error) {
 	now, err := dbNow(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
 	var out []*domain.GroupingSuggestion
-	for _, g := range m.Cluster(minScore) {
+	for _, g := range c.groups {
 		trigger, triggerTask, ok := attribute(g)
 		if !ok {
 			continue
@@ -171,6 +213,12 @@ func (s *Service) SuggestGroupings(ctx context.Context, in domain.SuggestGroupin
 		}
 		agentID = &id
 	}
+	// Cluster on a snapshot first, off the writer; inside, the same inputs
+	// reuse its groups.
+	pre, err := s.clusterProject(ctx, &s.db.Q, pr.ID, minScore, nil)
+	if err != nil {
+		return nil, err
+	}
 	var out []*domain.GroupingSuggestion
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		if agentID != nil {
@@ -187,11 +235,11 @@ func (s *Service) SuggestGroupings(ctx context.Context, in domain.SuggestGroupin
 		if err := tx.Tasks.LockProjectGraph(ctx, pr.ID); err != nil {
 			return err
 		}
-		m, _, err := s.model(ctx, tx, pr.ID)
+		c, err := s.clusterProject(ctx, tx.Q, pr.ID, minScore, pre)
 		if err != nil {
 			return err
 		}
-		out, err = s.suggest(ctx, tx, m, pr.ID, minScore, agentID, func(cluster.Group) (domain.GroupingTrigger, *string, bool) {
+		out, err = s.suggest(ctx, tx, c, pr.ID, agentID, func(cluster.Group) (domain.GroupingTrigger, *string, bool) {
 			return domain.TriggerManual, nil, true
 		})
 		return err

@@ -66,8 +66,15 @@ func (s *Service) HandleTriggers(ctx context.Context) (int, error) {
 
 // handleProject handles one project's triggers under its cursor.
 func (s *Service) handleProject(ctx context.Context, projectID string) (int, error) {
+	// The clustering runs here, on a snapshot read from the pool, off the
+	// writer; the transaction re-reads its inputs (cheap: signatures, not
+	// descriptions) and reuses it unless they changed in between.
+	pre, err := s.clusterProject(ctx, &s.db.Q, projectID, domain.DefaultMinScore, nil)
+	if err != nil {
+		return 0, err
+	}
 	made := 0
-	err := s.tx(ctx, func(tx *app.Tx) error {
+	err = s.tx(ctx, func(tx *app.Tx) error {
 		made = 0
 		lastSeq, lastLinkAt, err := tx.Grouping.CursorForUpdate(ctx, projectID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -101,7 +108,7 @@ func (s *Service) handleProject(ctx context.Context, projectID string) (int, err
 			linkAt = &at
 		}
 		if len(evs) > 0 || len(links) > 0 || len(removed) > 0 {
-			if made, err = s.handle(ctx, tx, projectID, evs, links, removed); err != nil {
+			if made, err = s.handle(ctx, tx, projectID, pre, evs, links, removed); err != nil {
 				return err
 			}
 		}
@@ -114,11 +121,12 @@ func (s *Service) handleProject(ctx context.Context, projectID string) (int, err
 // minScore) that contain a newly created candidate (TASK_CREATED), both ends
 // of a new dependency between candidates, or an end of a removed one
 // (DEPENDENCY_CHANGED).
-func (s *Service) handle(ctx context.Context, tx *app.Tx, projectID string, evs []*domain.Event, links, removed []*domain.TaskRelationship) (int, error) {
-	m, candidates, err := s.model(ctx, tx, projectID)
+func (s *Service) handle(ctx context.Context, tx *app.Tx, projectID string, pre *clustering, evs []*domain.Event, links, removed []*domain.TaskRelationship) (int, error) {
+	c, err := s.clusterProject(ctx, tx.Q, projectID, domain.DefaultMinScore, pre)
 	if err != nil {
 		return 0, err
 	}
+	candidates := c.candidates
 	created := map[string]bool{}
 	var createdOrder []string
 	for _, e := range evs {
@@ -146,7 +154,7 @@ func (s *Service) handle(ctx context.Context, tx *app.Tx, projectID string, evs 
 	}
 	// One clustering; each group is attributed to the first trigger it
 	// holds: new dependencies (the more specific reason) before new tasks.
-	out, err := s.suggest(ctx, tx, m, projectID, domain.DefaultMinScore, nil, func(g cluster.Group) (domain.GroupingTrigger, *string, bool) {
+	out, err := s.suggest(ctx, tx, c, projectID, nil, func(g cluster.Group) (domain.GroupingTrigger, *string, bool) {
 		for _, l := range linked {
 			if slices.Contains(g.Members, l[0]) && slices.Contains(g.Members, l[1]) {
 				return domain.TriggerDependencyChanged, &l[0], true

@@ -31,6 +31,10 @@ type Options struct {
 	// Notify, when set, hears of every question asked or settled, after the
 	// commit (the chat integration).
 	Notify func(q *domain.Question)
+	// MinFailTaskDelay is the least time between asking a FAIL_TASK question
+	// and its expiresAt; default domain.DefaultMinFailTaskDelay (0 is taken
+	// as the default: set a tiny positive value to allow any).
+	MinFailTaskDelay time.Duration
 }
 
 // Service is the questions' use-cases.
@@ -41,12 +45,18 @@ type Service struct {
 	log    *slog.Logger
 	every  time.Duration
 	notify func(q *domain.Question)
+	// minFail is Options.MinFailTaskDelay.
+	minFail time.Duration
 }
 
 // New returns the questions over db, committing through run; it registers
 // with the core the skipping of a run's questions when the run ends.
 func New(db *store.DB, run *app.Runner, core *service.Service, opts Options) *Service {
-	s := &Service{db: db, run: run, core: core, log: opts.Logger, every: opts.SweepInterval, notify: opts.Notify}
+	s := &Service{db: db, run: run, core: core, log: opts.Logger, every: opts.SweepInterval, notify: opts.Notify,
+		minFail: opts.MinFailTaskDelay}
+	if s.minFail <= 0 {
+		s.minFail = domain.DefaultMinFailTaskDelay
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -85,6 +95,9 @@ func (s *Service) AskQuestion(ctx context.Context, in domain.AskQuestionInput) (
 		var (
 			at       time.Time
 			targetOK bool
+			// heldTask: the question is the agent's own (agentId), on the
+			// task the caller's agent holds.
+			heldTask bool
 		)
 		q := &domain.Question{}
 		switch {
@@ -95,7 +108,7 @@ func (s *Service) AskQuestion(ctx context.Context, in domain.AskQuestionInput) (
 			if err != nil {
 				return err
 			}
-			at, targetOK = h.Now, true
+			at, targetOK, heldTask = h.Now, true, true
 			q.ProjectID, q.TaskListID, q.TaskID = h.Run.ProjectID, &h.Run.TaskListID, &h.Agent.TaskID
 			q.RunID, q.AgentID = &h.Run.ID, &h.Agent.ID
 		case in.TaskID != nil && in.AgentID == nil && in.TaskListID == nil:
@@ -147,6 +160,11 @@ func (s *Service) AskQuestion(ctx context.Context, in domain.AskQuestionInput) (
 		if err != nil {
 			return err
 		}
+		if rules.TimeoutAction == domain.TimeoutFailTask {
+			if err := s.mayFailTask(ctx, tx, p, heldTask, q.TaskID, rules.ExpiresAt, at); err != nil {
+				return err
+			}
+		}
 		taskAgentID, err := s.askingTaskAgent(ctx, tx, p, in.TaskAgentID, q.ProjectID)
 		if err != nil {
 			return err
@@ -168,6 +186,48 @@ func (s *Service) AskQuestion(ctx context.Context, in domain.AskQuestionInput) (
 		return nil
 	})
 	return out, err
+}
+
+// mayFailTask checks a FAIL_TASK question: its timeout fails a task and
+// takes the lease of whoever works on it, so p may ask it only about a task
+// its own agent holds (asked with agentId, fenced like the agent's calls; or,
+// for an AGENT token, with the taskId of a task whose live agent that token
+// claimed), or when p may change the task (ADMIN, or a MEMBER of its project:
+// visibility was checked). And people get at least s.minFail to answer.
+func (s *Service) mayFailTask(ctx context.Context, tx *app.Tx, p *auth.Principal, heldTask bool, taskID *string,
+	expiresAt *time.Time, at time.Time) error {
+	if !heldTask && p.Role == domain.RoleAgent {
+		held, err := s.heldByToken(ctx, tx, p, taskID)
+		if err != nil {
+			return err
+		}
+		if !held {
+			return &domain.Error{Code: domain.CodeForbidden, Field: "timeoutAction",
+				Message: "timeoutAction FAIL_TASK: an agent token may fail only the task its agent holds (ask with agentId)"}
+		}
+	}
+	if expiresAt != nil && expiresAt.Sub(at) < s.minFail {
+		return domain.InputError("expiresAt", "timeoutAction FAIL_TASK gives people at least %s to answer: expiresAt must be at least that far in the future", s.minFail)
+	}
+	return nil
+}
+
+// heldByToken reports whether task taskID has a live agent claimed by p's
+// token (an agent records its claimer as the token's global id).
+func (s *Service) heldByToken(ctx context.Context, tx *app.Tx, p *auth.Principal, taskID *string) (bool, error) {
+	if taskID == nil || p.TokenID == "" {
+		return false, nil
+	}
+	tasks, err := tx.Tasks.TasksByIDs(ctx, []string{*taskID})
+	if err != nil || len(tasks) == 0 || tasks[0].AssignedAgentID == nil {
+		return false, err
+	}
+	agents, err := tx.Runs.AgentsByIDs(ctx, []string{*tasks[0].AssignedAgentID})
+	if err != nil || len(agents) == 0 {
+		return false, err
+	}
+	a := agents[0]
+	return a.Status.Live() && a.ClaimedBy != nil && *a.ClaimedBy == domain.GlobalID(domain.KindAPIToken, p.TokenID), nil
 }
 
 // askingTaskAgent checks the task agent a question names (gid, a global id;

@@ -119,11 +119,10 @@ func (s *Service) link(ctx context.Context, tx *app.Tx, p *auth.Principal, route
 		if err != nil {
 			return nil, err
 		}
-		if len(ms) == 0 {
+		// A message of another router is not found here, whoever owns it:
+		// the answer never tells that an id of another tenant exists.
+		if len(ms) == 0 || ms[0].RouterID != r.ID {
 			return nil, &domain.Error{Code: domain.CodeNotFound, Field: "messageId", Message: "router message not found"}
-		}
-		if ms[0].RouterID != r.ID {
-			return nil, domain.InputError("messageId", "the message belongs to another router")
 		}
 	} else {
 		exists, err := tx.Routing.RouterLinkExists(ctx, r.ID, pl.ID)

@@ -68,6 +68,9 @@ func (s *Runs) StartExecutionRun(ctx context.Context, in domain.StartExecutionRu
 	if err := checkWriter(p); err != nil {
 		return nil, err
 	}
+	if err := s.precheckRun(ctx, l.ID); err != nil {
+		return nil, err
+	}
 	var run *domain.ExecutionRun
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		run, err = s.startRun(ctx, tx, p, l.ID, domain.TriggerUser, in.Reason, nil, nil)

@@ -25,6 +25,13 @@ func (s *Tasks) TransitionTask(ctx context.Context, in domain.TransitionTaskInpu
 	if err != nil {
 		return nil, nil, err
 	}
+	if in.To == domain.StatusPending && domain.CheckTransition(cur.Status, in.To, false) == nil {
+		// The validation rules run here, off the writer; the gate inside
+		// the transaction reuses the verdict while nothing changed.
+		if err := s.precheckPending(ctx, cur); err != nil {
+			return nil, nil, err
+		}
+	}
 	var (
 		t      *domain.Task
 		change *domain.TaskStateChange

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"math"
 	"strings"
+	"unicode"
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
@@ -17,7 +18,8 @@ import (
 
 // RecordLesson records a lesson: in projectId's project, or in the session's
 // (sessionId), or — neither given — globally, seen by everyone (an AGENT
-// token's lesson without either goes to its own project). The same lesson
+// token's lesson without either goes to its own project; any other caller
+// but an admin is refused, FORBIDDEN). The same lesson
 // (scope and texts) is stored once: recording it again returns the first.
 func (s *Service) RecordLesson(ctx context.Context, in domain.RecordLessonInput) (*domain.Lesson, error) {
 	p, err := app.Caller(ctx)
@@ -73,6 +75,11 @@ func (s *Service) RecordLesson(ctx context.Context, in domain.RecordLessonInput)
 	if l.ProjectID == nil && sessionID == nil && p.Role == domain.RoleAgent && p.ProjectID != nil {
 		pid := *p.ProjectID
 		l.ProjectID = &pid
+	}
+	// A global lesson is ranked into every tenant's relevantLessons: like
+	// global rules and templates, only an admin writes one.
+	if l.ProjectID == nil && sessionID == nil && p.Role != domain.RoleAdmin {
+		return nil, domain.Forbidden("only an admin may record global lessons: give projectId or sessionId")
 	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		var sess *domain.AgentSession
@@ -171,6 +178,11 @@ func (s *Service) Lessons(ctx context.Context, args LessonsArgs) (domain.Page[*d
 				Message: "a query is at most 1000 bytes"}
 		}
 		lq.Terms = domain.SearchTerms(*args.Query)
+		if len(lq.Terms) == 0 && strings.IndexFunc(*args.Query, isWordRune) >= 0 {
+			// Words, but stopwords only: nothing matches, on either database.
+			return domain.Page[*domain.Lesson]{Items: []*domain.Lesson{}, Cursors: []string{},
+				Total: func(context.Context) (int, error) { return 0, nil }}, nil
+		}
 	}
 	if args.ToolName != nil {
 		lq.ToolName = args.ToolName
@@ -183,6 +195,9 @@ func (s *Service) Lessons(ctx context.Context, args LessonsArgs) (domain.Page[*d
 	}
 	return s.lessonPage(ctx, lq, domain.PageArgs{First: args.First, After: args.After})
 }
+
+// isWordRune reports whether r belongs to a word of a search query.
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // scopeLessons is what lessons p may see: the global ones and those of the
 // projects it sees.

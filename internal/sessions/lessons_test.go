@@ -69,12 +69,15 @@ func TestLessonSearch(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, pg.Items)
 
-		// A global lesson is seen by everyone; the same lesson is stored once.
+		// A global lesson is seen by everyone; only an admin records one; the
+		// same lesson is stored once.
 		in := domain.RecordLessonInput{Context: "Any project", WhatWorked: "reading the error", Lesson: "Read errors fully", Confidence: 0.7}
-		l1, err := b.svc.RecordLesson(as(b.other), in)
+		_, err = b.svc.RecordLesson(as(b.other), in)
+		requireCode(t, err, domain.CodeForbidden)
+		l1, err := b.svc.RecordLesson(as(b.admin), in)
 		require.NoError(t, err)
 		require.Nil(t, l1.ProjectID)
-		l2, err := b.svc.RecordLesson(as(b.other), in)
+		l2, err := b.svc.RecordLesson(as(b.admin), in)
 		require.NoError(t, err)
 		require.Equal(t, l1.ID, l2.ID)
 		pg, err = b.svc.Lessons(as(b.other), sessions.LessonsArgs{Query: ptr("errors")})

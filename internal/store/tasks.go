@@ -16,17 +16,19 @@ const taskColumns = `id, display_id, user_id, project_id, idea_id, parent_task_i
 	description, category, status, risk_level, priority, priority_score, blocks_count, is_quick_win, deadline,
 	effort, owner, assigned_agent, phase, acceptance_criteria, codebase_tests, api_tests, ui_tests,
 	actual_effort_minutes, affected_files, execution_log, version, supersedes_task_id, embedding,
-	embedding_model, created_at, updated_at, started_at, completed_at, display_sort`
+	embedding_model, created_at, updated_at, started_at, completed_at, display_sort, text_signature`
 
 // InsertTask inserts a task (its display id and sort key set by
 // Task.SetDisplayID).
 func (q TaskQueries) InsertTask(ctx context.Context, t *domain.Task) error {
+	signTask(t)
 	return q.laterNamed(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES (`+namedList(taskColumns)+`)`, t)
 }
 
 // UpdateTask writes every mutable column of t if the stored version is still
 // t.Version, and raises the version by one (in the row and in t).
 func (q TaskQueries) UpdateTask(ctx context.Context, t *domain.Task) error {
+	signTask(t)
 	n, err := q.namedExecP(ctx, updateTaskSQL, t)
 	if err != nil {
 		return err
@@ -36,6 +38,13 @@ func (q TaskQueries) UpdateTask(ctx context.Context, t *domain.Task) error {
 	}
 	t.Version++
 	return nil
+}
+
+// signTask sets t's text signature from its title and description (what
+// grouping compares: a few hundred bytes, whatever the description's size).
+func signTask(t *domain.Task) {
+	sig := domain.TextSignature(t.Title, t.Description)
+	t.TextSignature = &sig
 }
 
 // updateTaskSQL writes a task's editable columns if its version is the one
@@ -49,7 +58,7 @@ const updateTaskSQL = `UPDATE tasks SET idea_id = :idea_id, parent_task_id = :pa
 		ui_tests = :ui_tests, actual_effort_minutes = :actual_effort_minutes, affected_files = :affected_files,
 		execution_log = :execution_log, supersedes_task_id = :supersedes_task_id, embedding = :embedding,
 		embedding_model = :embedding_model, updated_at = :updated_at, started_at = :started_at,
-		completed_at = :completed_at, version = version + 1
+		completed_at = :completed_at, text_signature = :text_signature, version = version + 1
 		WHERE id = :id AND version = :version`
 
 // TasksByIDs loads tasks by id.

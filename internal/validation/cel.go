@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"cel.dev/cel-go/cel"
-	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
-	celenv "cel.dev/cel-go/common/env"
 	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -31,7 +29,12 @@ const (
 	// interruptEvery comprehension iterations: a safety net well behind the
 	// cost limit, which stops an expression in milliseconds.
 	evalTimeout    = time.Second
-	interruptEvery = 100
+	interruptEvery = 10
+	// regexCostDivisor turns a `matches` call's work (text bytes × program
+	// instructions) into CEL cost: a call on a 100 KB description with a
+	// 100-instruction pattern costs 40,000, so one evaluation makes at most
+	// five such calls before the cost limit stops it.
+	regexCostDivisor = 250
 	// recursionLimit bounds the parser's nesting depth.
 	recursionLimit = 32
 )
@@ -103,78 +106,16 @@ type celEnv struct {
 }
 
 func newCELEnv() *celEnv {
-	// The standard library without its `matches`, which is declared again
-	// below under the rules' regex bounds.
-	stdlib := cel.StdLib(cel.StdLibSubset(&celenv.LibrarySubset{
-		ExcludeFunctions: []*celenv.Function{celenv.NewFunction(overloads.Matches)}}))
-	base, err := cel.NewCustomEnv(stdlib, cel.ParserRecursionLimit(recursionLimit), cel.ParserExpressionSizeLimit(MaxExpression))
+	// RegexProgramSizeLimit refuses literal patterns over the limit when the
+	// expression compiles, and computed ones when they are evaluated.
+	base, err := cel.NewEnv(cel.ParserRecursionLimit(recursionLimit), cel.ParserExpressionSizeLimit(MaxExpression),
+		cel.RegexProgramSizeLimit(MaxRegexProgram))
 	if err != nil {
 		return &celEnv{err: err}
 	}
 	env, err := base.Extend(cel.CustomTypeProvider(taskProvider{base.CELTypeProvider()}),
-		cel.Variable("task", cel.ObjectType(taskTypeName)),
-		// `matches` under the rules' regex bounds (regex.go), in place of
-		// the standard library's: the same signatures and overload ids.
-		cel.Function(overloads.Matches,
-			cel.Overload(overloads.Matches, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType),
-			cel.MemberOverload(overloads.MatchesString, []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType),
-			cel.SingletonBinaryBinding(boundedMatches)))
+		cel.Variable("task", cel.ObjectType(taskTypeName)))
 	return &celEnv{env: env, err: err}
-}
-
-// boundedMatches is CEL's `matches` with a bounded program and text.
-func boundedMatches(str, pat ref.Val) ref.Val {
-	s, ok1 := str.(types.String)
-	p, ok2 := pat.(types.String)
-	if !ok1 || !ok2 {
-		return types.NewErr("matches takes two strings")
-	}
-	re, err := celRegexes.get(string(p))
-	if err != nil {
-		return types.NewErr("%v", err)
-	}
-	return types.Bool(re.match(string(s)))
-}
-
-// matchesCost charges a `matches` call its real work (bytes seen × program
-// instructions), so the cost limit counts what regexes spend.
-func matchesCost(args []ref.Val, _ ref.Val) *uint64 {
-	c := uint64(1)
-	if len(args) == 2 {
-		s, ok1 := args[0].(types.String)
-		p, ok2 := args[1].(types.String)
-		if ok1 && ok2 {
-			if re, err := celRegexes.get(string(p)); err == nil {
-				c += uint64(re.work(string(s)) / regexCostDivisor)
-			}
-		}
-	}
-	return &c
-}
-
-// checkPatterns refuses constant `matches` patterns that break the regex
-// bounds, when the rule is written rather than on every task later.
-func checkPatterns(ast *cel.Ast) error {
-	var bad error
-	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
-		if bad != nil || e.Kind() != celast.CallKind || e.AsCall().FunctionName() != overloads.Matches {
-			return
-		}
-		args := e.AsCall().Args()
-		if len(args) == 0 {
-			return
-		}
-		pat := args[len(args)-1]
-		if pat.Kind() != celast.LiteralKind {
-			return // checked when evaluated
-		}
-		if p, ok := pat.AsLiteral().(types.String); ok {
-			if _, err := celRegexes.get(string(p)); err != nil {
-				bad = err
-			}
-		}
-	}))
-	return bad
 }
 
 // celProgram is a compiled expression.
@@ -192,16 +133,35 @@ func (c *celEnv) compile(expr string) (*celProgram, error) {
 	if !ast.OutputType().IsExactType(cel.BoolType) {
 		return nil, fmt.Errorf("the expression must be boolean, not %s", ast.OutputType())
 	}
-	if err := checkPatterns(ast); err != nil {
-		return nil, err
-	}
 	prg, err := c.env.Program(ast, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(interruptEvery),
-		cel.CostTrackerOptions(cost.OverloadTracker(overloads.Matches, matchesCost),
+		cel.CostTrackerOptions(
+			cost.OverloadTracker(overloads.Matches, matchesCost),
 			cost.OverloadTracker(overloads.MatchesString, matchesCost)))
 	if err != nil {
 		return nil, fmt.Errorf("the expression does not compile: %w", err)
 	}
 	return &celProgram{prg: prg}, nil
+}
+
+// matchesCost is the CEL cost of a `matches` call by the work it did: the
+// text's bytes times the pattern's program size (CEL's own estimate counts
+// the pattern's characters, not what they compile to). Both overloads,
+// matches(text, pattern) and text.matches(pattern), get [text, pattern].
+func matchesCost(args []ref.Val, _ ref.Val) *uint64 {
+	if len(args) != 2 {
+		return nil
+	}
+	text, ok1 := args[0].(types.String)
+	pattern, ok2 := args[1].(types.String)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	n, err := regexProgramSize(string(pattern))
+	if err != nil {
+		return nil
+	}
+	c := (uint64(len(text)) + 1) * uint64(n) / regexCostDivisor
+	return &c
 }
 
 // errCostLimit and errTimeLimit are evaluations stopped by a limit.
@@ -212,9 +172,25 @@ var (
 
 // eval runs the program on s.
 func (p *celProgram) eval(ctx context.Context, s Subject) (bool, error) {
+	ok, _, err := p.evalCost(ctx, s)
+	return ok, err
+}
+
+// evalCost runs the program on s and returns the CEL cost it took.
+func (p *celProgram) evalCost(ctx context.Context, s Subject) (bool, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, evalTimeout)
 	defer cancel()
-	out, _, err := p.prg.ContextEval(ctx, map[string]any{"task": taskValue(s)})
+	out, det, err := p.prg.ContextEval(ctx, map[string]any{"task": taskValue(s)})
+	var spent uint64
+	if det != nil && det.ActualCost() != nil {
+		spent = *det.ActualCost()
+	}
+	ok, err := p.verdict(out, err)
+	return ok, spent, err
+}
+
+// verdict reads an evaluation's result.
+func (p *celProgram) verdict(out ref.Val, err error) (bool, error) {
 	if err != nil {
 		msg := err.Error()
 		if strings.Contains(msg, "cost limit exceeded") {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"regexp/syntax"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +30,15 @@ const (
 	MaxExpression = 2000
 	// MaxMessage bounds a config's message, in characters.
 	MaxMessage = 500
+	// MaxRegexProgram bounds a regular expression's compiled program, in
+	// instructions (regexp/syntax), for PATTERN_MATCH patterns and CEL
+	// `matches`: Go's regexp runs in time linear in the text, but the factor
+	// is the program's size (`(?:a|aa){1,1000}c` is 5,002 instructions).
+	MaxRegexProgram = 100
+	// MaxPatternText bounds the text a PATTERN_MATCH pattern sees: the first
+	// 16 KiB of the field (cut at a character boundary). Program × text is
+	// then at most 1.6M steps, a few milliseconds.
+	MaxPatternText = 16 << 10
 	// MaxTestsRequired bounds TEST_REQUIRED's min.
 	MaxTestsRequired = 1000
 	// cacheSize bounds the compiled configs kept; past it the cache starts over.
@@ -56,7 +67,8 @@ type compiled struct {
 	field    string             // REQUIRED_FIELD, PATTERN_MATCH
 	levels   []domain.TestLevel // TEST_REQUIRED
 	min      int                // TEST_REQUIRED
-	re       *boundedRegex      // PATTERN_MATCH
+	re       *regexp.Regexp     // PATTERN_MATCH
+	reSize   int                // PATTERN_MATCH: re's program size
 	pattern  string             // PATTERN_MATCH
 	message  string             // optional message of the config
 	prog     *celProgram        // CUSTOM
@@ -211,11 +223,11 @@ func (e *Engine) parse(t domain.ValidationRuleType, config domain.JSON) (*compil
 		if c.pattern == "" || utf8.RuneCountInString(c.pattern) > MaxPattern {
 			return nil, configError("pattern must be 1 to %d characters", MaxPattern)
 		}
-		re, err := compileRegex(c.pattern)
+		re, n, err := compileBounded(c.pattern)
 		if err != nil {
-			return nil, configError("%v", err)
+			return nil, configError("pattern %v", err)
 		}
-		c.re = re
+		c.re, c.reSize = re, n
 	case domain.RuleCustom:
 		var expr string
 		if err := decodeString(raw["expression"], "expression", &expr); err != nil {
@@ -231,6 +243,48 @@ func (e *Engine) parse(t domain.ValidationRuleType, config domain.JSON) (*compil
 		c.prog = prog
 	}
 	return c, nil
+}
+
+// compileBounded compiles a RE2 pattern whose program has at most
+// MaxRegexProgram instructions.
+// It returns the program's size too.
+func compileBounded(pattern string) (*regexp.Regexp, int, error) {
+	n, err := regexProgramSize(pattern)
+	if err != nil {
+		return nil, 0, fmt.Errorf("is not a valid RE2 regular expression: %v", err)
+	}
+	if n > MaxRegexProgram {
+		return nil, 0, fmt.Errorf("compiles to %d instructions, more than the %d allowed: simplify it (fewer or smaller repetition counts)", n, MaxRegexProgram)
+	}
+	re, err := regexp.Compile(pattern)
+	return re, n, err
+}
+
+// regexProgramSize is the number of instructions pattern compiles to (as
+// regexp compiles it).
+func regexProgramSize(pattern string) (int, error) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return 0, err
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0, err
+	}
+	return len(prog.Inst), nil
+}
+
+// patternText is the part of text a PATTERN_MATCH pattern sees: at most
+// MaxPatternText bytes, cut before a split character.
+func patternText(text string) string {
+	if len(text) <= MaxPatternText {
+		return text
+	}
+	cut := MaxPatternText
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut]
 }
 
 func decodeString(raw json.RawMessage, key string, out *string) error {
@@ -272,20 +326,26 @@ func (e *Engine) NeedsImpacts(rules []*domain.ValidationRule) bool {
 // violations. A rule that cannot be evaluated (a stored config the engine no
 // longer accepts, a CEL error or the cost limit) counts as violated, with
 // the reason: the gate fails closed.
+//
+// The rules of one task share one budget, CostLimit (CEL cost; a
+// PATTERN_MATCH costs its text × program like CEL's `matches`): once spent,
+// the remaining PATTERN_MATCH and CUSTOM rules are not evaluated and count as
+// violated, so that fifty rules cannot take fifty times one rule's limit.
 func (e *Engine) Evaluate(ctx context.Context, rules []*domain.ValidationRule, s Subject) []*domain.RuleViolation {
 	out := []*domain.RuleViolation{}
+	var spent uint64
 	for _, r := range rules {
 		if !r.AppliesTo(s.Task) {
 			continue
 		}
-		if v := e.evaluate(ctx, r, s); v != nil {
+		if v := e.evaluate(ctx, r, s, &spent); v != nil {
 			out = append(out, v)
 		}
 	}
 	return out
 }
 
-func (e *Engine) evaluate(ctx context.Context, r *domain.ValidationRule, s Subject) *domain.RuleViolation {
+func (e *Engine) evaluate(ctx context.Context, r *domain.ValidationRule, s Subject, spent *uint64) *domain.RuleViolation {
 	violation := func(msg string, field string) *domain.RuleViolation {
 		v := &domain.RuleViolation{Rule: r, Severity: r.Severity, Message: msg, TaskID: s.Task.ID, TaskDisplayID: s.Task.DisplayID}
 		if field != "" {
@@ -304,6 +364,9 @@ func (e *Engine) evaluate(ctx context.Context, r *domain.ValidationRule, s Subje
 		return def
 	}
 	t := s.Task
+	if (c.ruleType == domain.RulePatternMatch || c.ruleType == domain.RuleCustom) && *spent >= CostLimit {
+		return violation(fmt.Sprintf("rule %q was not evaluated: the task's rules together reached the evaluation cost limit", r.Name), "")
+	}
 	switch c.ruleType {
 	case domain.RuleRequiredField:
 		if missing(c.field, s) {
@@ -328,11 +391,14 @@ func (e *Engine) evaluate(ctx context.Context, r *domain.ValidationRule, s Subje
 		if c.field == "description" {
 			text = t.Description
 		}
-		if !c.re.match(text) {
+		text = patternText(text)
+		*spent += (uint64(len(text)) + 1) * uint64(c.reSize) / regexCostDivisor
+		if !c.re.MatchString(text) {
 			return violation(msg(fmt.Sprintf("%s must match %s", c.field, c.pattern)), c.field)
 		}
 	case domain.RuleCustom:
-		ok, err := c.prog.eval(ctx, s)
+		ok, cost, err := c.prog.evalCost(ctx, s)
+		*spent += cost
 		if err != nil {
 			return violation(fmt.Sprintf("rule %q cannot be evaluated: %v", r.Name, err), "")
 		}

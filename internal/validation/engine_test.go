@@ -58,6 +58,11 @@ func TestCheckConfig(t *testing.T) {
 		{domain.RuleCustom, `{"expression":"task.titel == 'x'"}`, "does not compile"},
 		{domain.RuleCustom, `{"expression":"task.title =="}`, "does not compile"},
 		{domain.RuleCustom, `{"expression":"   "}`, "expression must be"},
+		// Regex programs past MaxRegexProgram instructions: refused at creation.
+		{domain.RulePatternMatch, `{"field":"description","pattern":"(?:a|aa){1,1000}c"}`, "instructions"},
+		{domain.RulePatternMatch, `{"field":"description","pattern":"(?:a|aa){1,15}c"}`, ""},
+		{domain.RuleCustom, `{"expression":"task.description.matches('(?:a|aa){1,1000}c')"}`, "regex program size"},
+		{domain.RuleCustom, `{"expression":"matches(task.description, '(?:a|aa){1,1000}c')"}`, "regex program size"},
 		{domain.RuleCustom, `{"expression":"` + strings.Repeat("true && ", 300) + `true"}`, "expression must be"},
 		{domain.RuleCustom, `{"expression":"` + strings.Repeat("(", 40) + "true" + strings.Repeat(")", 40) + `"}`, "does not compile"},
 		// Data-independent blow-up: refused when written.
@@ -243,3 +248,52 @@ func TestViolationsError(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestRegexWorkIsBounded: a pattern computed at evaluation time is held to the
+// program limit; the cost of `matches` counts text × program, so repeated
+// matches over a large description stop at the cost limit; PATTERN_MATCH
+// sees the first MaxPatternText bytes.
+func TestRegexWorkIsBounded(t *testing.T) {
+	e := NewEngine()
+	tk := task()
+	tk.Description = strings.Repeat("a", 100_000)
+	tk.Title = "(?:a|aa){1,1000}c"
+	s := Subject{Task: tk}
+
+	vs := e.Evaluate(context.Background(), []*domain.ValidationRule{
+		rule(domain.RuleCustom, `{"expression":"task.description.matches(task.title)"}`, domain.SeverityError)}, s)
+	require.Len(t, vs, 1)
+	require.Contains(t, vs[0].Message, "regex program size")
+
+	loop := `{"expression":"[1,2,3,4,5,6,7,8,9,10].all(i, !task.description.matches('(?:a|aa){1,15}c'))"}`
+	_, err := e.Check(domain.RuleCustom, domain.JSON(loop))
+	require.NoError(t, err, "cheap on the sample task")
+	vs = e.Evaluate(context.Background(), []*domain.ValidationRule{rule(domain.RuleCustom, loop, domain.SeverityError)}, s)
+	require.Len(t, vs, 1)
+	require.Contains(t, vs[0].Message, "cost limit")
+
+	// A pattern anchored at the end does not see past MaxPatternText.
+	tk.Description = strings.Repeat("é", MaxPatternText) + "END"
+	vs = e.Evaluate(context.Background(), []*domain.ValidationRule{
+		rule(domain.RulePatternMatch, `{"field":"description","pattern":"END$"}`, domain.SeverityError)}, s)
+	require.Len(t, vs, 1)
+	require.Equal(t, MaxPatternText-(MaxPatternText%2), len(patternText(tk.Description)))
+}
+
+// TestRulesShareOneBudget: the rules of one task share CostLimit; past it the
+// regex and CEL rules left are violated unevaluated, fail closed.
+func TestRulesShareOneBudget(t *testing.T) {
+	e := NewEngine()
+	tk := task()
+	tk.Description = strings.Repeat("a", 100_000)
+	var rules []*domain.ValidationRule
+	for i := range 8 {
+		r := rule(domain.RuleCustom, fmt.Sprintf(`{"expression":"task.description.matches('(?:a|aa){1,19}c') || size(task.title) == %d"}`, 1000+i), domain.SeverityError)
+		r.Name = fmt.Sprintf("r%d", i)
+		rules = append(rules, r)
+	}
+	vs := e.Evaluate(context.Background(), rules, Subject{Task: tk})
+	require.Len(t, vs, 8)
+	require.Contains(t, vs[0].Message, "does not satisfy")
+	require.Contains(t, vs[7].Message, "not evaluated")
+}

@@ -9,6 +9,7 @@ package cluster
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"path"
 	"slices"
@@ -52,6 +53,10 @@ type Item struct {
 	Description string
 	Category    string
 	Files       []string // file impact paths and affected files
+	// Terms, when not nil, are the item's word counts for the description
+	// similarity (a capped signature computed when the task was written):
+	// Title and Description are then not tokenised for it.
+	Terms map[string]int
 }
 
 // Link is a DEPENDS_ON or BLOCKS relationship between two items, by ID.
@@ -202,7 +207,7 @@ func Tokens(text string) []string {
 }
 
 // tfidf makes an L2-normalised TF-IDF vector of each item's title and
-// description: tf is the term's count in the item, idf = ln((1+N)/(1+df)) + 1
+// description (or its Terms): tf is the term's count in the item, idf = ln((1+N)/(1+df)) + 1
 // over the N items.
 func tfidf(items []Item) []sparse {
 	vocab := map[string]int{}
@@ -210,7 +215,7 @@ func tfidf(items []Item) []sparse {
 	var df []int
 	for i, it := range items {
 		c := map[int]int{}
-		for _, t := range Tokens(it.Title + " " + it.Description) {
+		add := func(t string, n int) {
 			id, ok := vocab[t]
 			if !ok {
 				id = len(vocab)
@@ -220,7 +225,20 @@ func tfidf(items []Item) []sparse {
 			if c[id] == 0 {
 				df[id]++
 			}
-			c[id]++
+			c[id] += n
+		}
+		if it.Terms != nil {
+			// Sorted, so that the vocabulary (and the sums) do not depend on
+			// map order.
+			for _, t := range slices.Sorted(maps.Keys(it.Terms)) {
+				if n := it.Terms[t]; n > 0 {
+					add(t, n)
+				}
+			}
+		} else {
+			for _, t := range Tokens(it.Title + " " + it.Description) {
+				add(t, 1)
+			}
 		}
 		counts[i] = c
 	}
