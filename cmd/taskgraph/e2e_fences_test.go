@@ -124,7 +124,7 @@ func TestFinishedSessionsTakeNoWrites(t *testing.T) {
 				require.Equal(t, end, r.ext("status"), w.name)
 			}
 			// An admin is held to it too.
-			s.requireCode(t, s.AdminToken, recordStepMutation, M{"in": M{"sessionId": f.session, "thought": "late"}}, "CONFLICT")
+			s.requireCode(t, s.AdminToken, recordStepMutation, M{"in": M{"sessionId": f.session, "thought": "late", "actionType": "TOOL_CALL"}}, "CONFLICT")
 			require.Equal(t, before.v, sessionSnapshot(t, s, f.agent, f.session).v, "a %s session changed", end)
 			s.requireCode(t, f.agent, setSessionStatusMutation, M{"in": M{"id": f.session, "status": "IN_PROGRESS"}},
 				"INVALID_TRANSITION")

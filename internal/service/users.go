@@ -159,6 +159,10 @@ func (s *Accounts) CreateUser(ctx context.Context, in domain.CreateUserInput) (*
 		Settings: settings, CreatedAt: now, UpdatedAt: now}
 	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Users.CreateUser(ctx, u) })
 	if errors.Is(err, store.ErrUnique) {
+		if strings.Contains(err.Error(), "telegram_chat_id") {
+			return nil, &domain.Error{Code: domain.CodeConflict, Field: "telegramChatId",
+				Message: "another user has this telegramChatId"}
+		}
 		if strings.Contains(err.Error(), "email") {
 			return nil, &domain.Error{Code: domain.CodeConflict, Field: "email", Message: "a user with this email exists"}
 		}
