@@ -174,6 +174,21 @@ func one[T any](rows []*T, err error) (*T, error) {
 	return rows[0], nil
 }
 
+// renewLease renews the lease of the caller's live agent agentGID before an
+// agent call's transaction (store.DB.StampLease): every call of an agent is
+// a sign of life, and its transaction may wait for a connection of the main
+// pool and for locks behind claims, during which the sweep must not take
+// the task away. An agent the caller may not speak for is left as it is
+// (the call then answers LEASE_LOST or NOT_FOUND from its transaction).
+func (s *Runs) renewLease(ctx context.Context, p *auth.Principal, agentGID string) error {
+	id, err := domain.DecodeID(domain.KindBuildAgent, agentGID, "agentId")
+	if err != nil {
+		return nil // the transaction answers it
+	}
+	_, err = s.db.StampLease(ctx, store.Pulse{AgentID: id, AnyClaimer: p.IsAdmin(), ClaimedBy: claimer(p), Scope: app.ScopeOf(p)})
+	return err
+}
+
 // Heartbeat records that an agent is alive and tells it what to do next.
 func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain.BuildAgent, domain.AgentDirective, error) {
 	p, err := app.Caller(ctx)
@@ -268,6 +283,9 @@ func (s *Runs) AppendExecutionLog(ctx context.Context, in domain.AppendExecution
 		return nil, err
 	}
 	var exec *domain.TaskExecution
+	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+		return nil, err
+	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		h, err := s.holder(ctx, tx, p, in.AgentID, holdAlive, false)
 		if err != nil {
@@ -295,6 +313,9 @@ func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultI
 		return nil, err
 	}
 	var res *domain.TaskTestResult
+	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+		return nil, err
+	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		h, err := s.holder(ctx, tx, p, in.AgentID, holdReport, false)
 		if err != nil {
@@ -354,6 +375,9 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 		h      *held
 		closed bool
 	)
+	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+		return nil, nil, err
+	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		closed = false
 		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
@@ -434,6 +458,9 @@ func (s *Runs) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.T
 		h      *held
 		closed bool
 	)
+	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+		return nil, nil, err
+	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		closed = false
 		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {

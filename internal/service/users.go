@@ -18,7 +18,7 @@ func (s *Accounts) Authenticate(ctx context.Context, token string) (*auth.Princi
 	if token == "" {
 		return nil, nil
 	}
-	t, err := s.db.Users.APITokenByHash(ctx, auth.HashToken(token))
+	t, err := s.db.TokenByHash(ctx, auth.HashToken(token))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

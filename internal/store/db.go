@@ -55,7 +55,8 @@ type DB struct {
 	// transaction that asks (tasks.go TakeDisplayNumber); nil on SQLite.
 	counters *sqlx.DB
 	// lease: PostgreSQL's pool for agents' leases (heartbeats.go PulseAgent,
-	// StampLease, StampClaim): single-row stamps that never wait for a
+	// StampLease, StampClaim) and requests' authentication (TokenByHash):
+	// single statements that wait for no lock, and never wait for a
 	// connection behind the main pool's transactions; nil on SQLite.
 	lease *sqlx.DB
 	// writer queues SQLite's write transactions in the process: SQLite has
@@ -77,7 +78,7 @@ const DefaultMaxConns = 10
 const countersConns = 4
 
 // leaseConns is the size of the leases' pool.
-const leaseConns = 3
+const leaseConns = 4
 
 // Option sets how Open connects.
 type Option func(*openOptions)
