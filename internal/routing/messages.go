@@ -95,9 +95,10 @@ func oneOwner(plannerID, workerID, routerID *string) (domain.Kind, string, strin
 	return kind, id, field, err
 }
 
-// ClearAgentMessages deletes every message of a router, a planner or a
-// worker and returns how many it deleted. Links of planners to a router's
-// cleared messages stay, as links to the router.
+// ClearAgentMessages deletes every message of a router (not an ARCHIVED
+// one: CONFLICT), a planner or a worker and returns how many it deleted.
+// Links of planners to a router's cleared messages stay, as links to the
+// router.
 func (s *Service) ClearAgentMessages(ctx context.Context, in domain.ClearAgentMessagesInput) (int, error) {
 	p, err := writer(ctx)
 	if err != nil {
@@ -109,14 +110,22 @@ func (s *Service) ClearAgentMessages(ctx context.Context, in domain.ClearAgentMe
 	}
 	n := 0
 	err = s.tx(ctx, func(tx *app.Tx) error {
+		if kind == domain.KindRouter {
+			r, err := routerForUpdate(ctx, tx, p, id, field)
+			if err != nil {
+				return err
+			}
+			if err := notArchived(r, "its messages stay"); err != nil {
+				return err
+			}
+			n, err = tx.Routing.DeleteRouterMessages(ctx, id)
+			return err
+		}
 		if _, err := ownerProject(ctx, tx, p, kind, id, field); err != nil {
 			return err
 		}
-		if kind == domain.KindRouter {
-			n, err = tx.Routing.DeleteRouterMessages(ctx, id)
-		} else {
-			n, err = tx.Routing.DeleteAgentMessages(ctx, kind, id)
-		}
+		var err error
+		n, err = tx.Routing.DeleteAgentMessages(ctx, kind, id)
 		return err
 	})
 	return n, err

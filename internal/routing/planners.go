@@ -111,6 +111,9 @@ func (s *Service) link(ctx context.Context, tx *app.Tx, p *auth.Principal, route
 	if err != nil {
 		return nil, err
 	}
+	if err := notArchived(r, "it takes no more planners"); err != nil {
+		return nil, err
+	}
 	if r.ProjectID != pl.ProjectID {
 		return nil, domain.InputError("routerId", "the router belongs to another project than the planner")
 	}
@@ -269,8 +272,12 @@ func (s *Service) UpdatePlanner(ctx context.Context, in domain.UpdatePlannerInpu
 }
 
 // countFailure counts a worker's FAILED_VALIDATION against its planner (locked
-// by the caller) and fails the planner when the count reaches its limit.
+// by the caller) and fails the planner when the count reaches its limit. A
+// finished planner counts no more: the count stops at the limit.
 func (s *Service) countFailure(ctx context.Context, tx *app.Tx, pl *domain.Planner, now time.Time) error {
+	if pl.Status.Final() {
+		return nil
+	}
 	pl.FailedTaskCount++
 	pl.UpdatedAt = now
 	if pl.FailedTaskCount >= pl.FailedTaskLimit && !pl.Status.Final() {

@@ -89,7 +89,9 @@ func (s *Service) CreateWorker(ctx context.Context, in domain.CreateWorkerInput)
 // IN_PROGRESS → COMPLETED | FAILED_VALIDATION, COMPLETED → RECORDED,
 // FAILED_VALIDATION → PENDING (a retry: currentAttempt + 1). Reaching
 // FAILED_VALIDATION counts against the planner: at its failedTaskLimit the
-// planner becomes FAILED in the same transaction.
+// planner becomes FAILED in the same transaction. A finished planner's
+// workers are not moved back to work (CONFLICT), and their failures no
+// longer count, so the count never passes the limit.
 func (s *Service) UpdateWorker(ctx context.Context, in domain.UpdateWorkerInput) (*domain.Worker, error) {
 	p, err := writer(ctx)
 	if err != nil {
@@ -161,6 +163,14 @@ func (s *Service) UpdateWorker(ctx context.Context, in domain.UpdateWorkerInput)
 			from, to := w.TaskStatus, *in.TaskStatus
 			if err := domain.CheckWorkerTransition(from, to); err != nil {
 				return err
+			}
+			// A finished planner takes no more work: its workers are not
+			// retried nor started (the outcome of one in progress is still
+			// recorded, and no longer counted).
+			if pl.Status.Final() && (to == domain.WorkerPending || to == domain.WorkerInProgress) {
+				return &domain.Error{Code: domain.CodeConflict, Field: "id",
+					Message: fmt.Sprintf("the planner is %s: its workers are not retried", pl.Status),
+					Details: map[string]any{"status": string(pl.Status)}}
 			}
 			if from == domain.WorkerFailedValidation && to == domain.WorkerPending {
 				w.CurrentAttempt++

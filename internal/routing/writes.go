@@ -67,6 +67,16 @@ func visibleField(ctx context.Context, q *store.Q, p *auth.Principal, projectID,
 	return err
 }
 
+// notArchived refuses a write to an ARCHIVED router (final): CONFLICT,
+// field routerId, what saying what it refuses.
+func notArchived(r *domain.Router, what string) error {
+	if r.Status != domain.RouterArchived {
+		return nil
+	}
+	return &domain.Error{Code: domain.CodeConflict, Field: "routerId", Message: "the router is ARCHIVED: " + what,
+		Details: map[string]any{"status": string(r.Status)}}
+}
+
 // routerForUpdate loads and locks a router the caller may see.
 func routerForUpdate(ctx context.Context, tx *app.Tx, p *auth.Principal, id, field string) (*domain.Router, error) {
 	r, err := tx.Routing.RouterForUpdate(ctx, id)
@@ -155,9 +165,8 @@ func (s *Service) AddRouterMessage(ctx context.Context, in domain.AddRouterMessa
 		if err != nil {
 			return err
 		}
-		if r.Status == domain.RouterArchived {
-			return &domain.Error{Code: domain.CodeConflict, Field: "routerId",
-				Message: "the router is ARCHIVED: it takes no more messages"}
+		if err := notArchived(r, "it takes no more messages"); err != nil {
+			return err
 		}
 		now := s.now()
 		if !now.After(r.UpdatedAt) {

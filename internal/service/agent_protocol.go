@@ -32,6 +32,37 @@ func heldBy(a *domain.BuildAgent, p *auth.Principal) bool {
 	return p.IsAdmin() || (a.ClaimedBy != nil && *a.ClaimedBy == claimer(p))
 }
 
+// errClaimedByOther is the fence's answer to a caller that is not the
+// agent's claimer.
+func errClaimedByOther() error { return leaseLost("the agent was claimed with another token") }
+
+// FenceAgent is the token fence of the agent calls, for writes made on a
+// build agent's behalf outside them (its sessions): only the token that
+// claimed agent a, or an admin, may make them; anyone else gets LEASE_LOST
+// (field agentId).
+func FenceAgent(a *domain.BuildAgent, p *auth.Principal) error {
+	if !heldBy(a, p) {
+		return errClaimedByOther()
+	}
+	return nil
+}
+
+// FenceAgentID is FenceAgent for the agent with id agentID, read through q
+// (inside the caller's transaction). An agent that no longer exists fences
+// nothing.
+func FenceAgentID(ctx context.Context, q *store.Q, p *auth.Principal, agentID string) error {
+	if p.IsAdmin() {
+		return nil
+	}
+	a, err := one(q.Runs.AgentsByIDs(ctx, []string{agentID}))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return FenceAgent(a, p)
+}
+
 // held is an agent call's context: the agent (locked), its execution, run
 // and (holdReport, holdSettle) task.
 type held struct {
@@ -88,7 +119,7 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "agent not found"}
 	}
 	if !heldBy(a, p) {
-		return nil, leaseLost("the agent was claimed with another token")
+		return nil, errClaimedByOther()
 	}
 	if !a.Status.Live() || exec.Status != domain.ExecRunning {
 		if allowCancelled && run.Status == domain.RunCancelled {
@@ -143,6 +174,21 @@ func one[T any](rows []*T, err error) (*T, error) {
 	return rows[0], nil
 }
 
+// renewLease renews the lease of the caller's live agent agentGID before an
+// agent call's transaction (store.DB.StampLease): every call of an agent is
+// a sign of life, and its transaction may wait for a connection of the main
+// pool and for locks behind claims, during which the sweep must not take
+// the task away. An agent the caller may not speak for is left as it is
+// (the call then answers LEASE_LOST or NOT_FOUND from its transaction).
+func (s *Runs) renewLease(ctx context.Context, p *auth.Principal, agentGID string) error {
+	id, err := domain.DecodeID(domain.KindBuildAgent, agentGID, "agentId")
+	if err != nil {
+		return nil // the transaction answers it
+	}
+	_, err = s.db.StampLease(ctx, store.Pulse{AgentID: id, AnyClaimer: p.IsAdmin(), ClaimedBy: claimer(p), Scope: app.ScopeOf(p)})
+	return err
+}
+
 // Heartbeat records that an agent is alive and tells it what to do next.
 func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain.BuildAgent, domain.AgentDirective, error) {
 	p, err := app.Caller(ctx)
@@ -156,14 +202,23 @@ func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain
 		return nil, "", err
 	}
 	// Most heartbeats only keep their agent alive: one statement.
-	if id, err := domain.DecodeID(domain.KindBuildAgent, in.AgentID, "agentId"); err != nil {
+	id, err := domain.DecodeID(domain.KindBuildAgent, in.AgentID, "agentId")
+	if err != nil {
 		return nil, "", err
-	} else if pulsed, err := s.db.PulseAgent(ctx, store.Pulse{AgentID: id, HeartbeatID: app.NewID(),
+	}
+	pulse := store.Pulse{AgentID: id, HeartbeatID: app.NewID(),
 		AnyClaimer: p.IsAdmin(), ClaimedBy: claimer(p), Scope: app.ScopeOf(p),
 		ProgressPercent: in.ProgressPercent, CurrentStep: in.CurrentStep, MemoryMb: in.MemoryMb, CPUPercent: in.CPUPercent,
-	}); err == nil {
+	}
+	if pulsed, err := s.db.PulseAgent(ctx, pulse); err == nil {
 		return &pulsed.BuildAgent, domain.DirectiveFor(pulsed.RunStatus), nil
 	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, "", err
+	}
+	// The full path waits for the main pool and, when the heartbeat is news,
+	// for the project's event sequence behind claims: the lease is renewed
+	// first, apart, so that it never waits behind them.
+	if _, err := s.db.StampLease(ctx, pulse); err != nil {
 		return nil, "", err
 	}
 	var (
@@ -228,6 +283,9 @@ func (s *Runs) AppendExecutionLog(ctx context.Context, in domain.AppendExecution
 		return nil, err
 	}
 	var exec *domain.TaskExecution
+	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+		return nil, err
+	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		h, err := s.holder(ctx, tx, p, in.AgentID, holdAlive, false)
 		if err != nil {
@@ -255,6 +313,9 @@ func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultI
 		return nil, err
 	}
 	var res *domain.TaskTestResult
+	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+		return nil, err
+	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		h, err := s.holder(ctx, tx, p, in.AgentID, holdReport, false)
 		if err != nil {
@@ -314,6 +375,9 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 		h      *held
 		closed bool
 	)
+	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+		return nil, nil, err
+	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		closed = false
 		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
@@ -394,6 +458,9 @@ func (s *Runs) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.T
 		h      *held
 		closed bool
 	)
+	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+		return nil, nil, err
+	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		closed = false
 		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {

@@ -135,6 +135,14 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 		return nil, err
 	}
 	s.claimed.Store(r.ID, time.Now().UnixNano())
+	// The lease runs from the commit: the transaction stamped the agent
+	// when it took the task, before it waited for its commit.
+	// The claim has committed: a stamp that fails leaves the transaction's.
+	if at, err := s.db.StampClaim(ctx, res.Agent.ID); err != nil {
+		s.log.WarnContext(ctx, "claim: the lease's stamp failed", "err", err)
+	} else if at != nil {
+		res.Agent.LastHeartbeatAt = *at
+	}
 	return res, nil
 }
 

@@ -18,7 +18,7 @@ func (s *Accounts) Authenticate(ctx context.Context, token string) (*auth.Princi
 	if token == "" {
 		return nil, nil
 	}
-	t, err := s.db.Users.APITokenByHash(ctx, auth.HashToken(token))
+	t, err := s.db.TokenByHash(ctx, auth.HashToken(token))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -159,6 +159,10 @@ func (s *Accounts) CreateUser(ctx context.Context, in domain.CreateUserInput) (*
 		Settings: settings, CreatedAt: now, UpdatedAt: now}
 	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Users.CreateUser(ctx, u) })
 	if errors.Is(err, store.ErrUnique) {
+		if strings.Contains(err.Error(), "telegram_chat_id") {
+			return nil, &domain.Error{Code: domain.CodeConflict, Field: "telegramChatId",
+				Message: "another user has this telegramChatId"}
+		}
 		if strings.Contains(err.Error(), "email") {
 			return nil, &domain.Error{Code: domain.CodeConflict, Field: "email", Message: "a user with this email exists"}
 		}

@@ -98,6 +98,9 @@ func (s *Service) RecordLesson(ctx context.Context, in domain.RecordLessonInput)
 				return &domain.Error{Code: domain.CodeNotFound, Field: "sessionId", Message: "agent session not found"}
 			}
 			sess = found[0]
+			if err := writable(ctx, tx, p, sess, "sessionId"); err != nil {
+				return err
+			}
 			switch {
 			case l.ProjectID == nil:
 				l.ProjectID = &sess.ProjectID

@@ -75,12 +75,19 @@ func TestAgentSessionsByTaskAndRun(t *testing.T) {
 			require.NoError(t, err)
 			return s
 		}
-		ofAgent := open(domain.CreateAgentSessionInput{AgentID: ptr(w.agent.GlobalID())})
+		// The agent was claimed as the admin: only its claimer opens its
+		// session (the agent calls' fence).
+		_, err := b.svc.CreateAgentSession(ctx, domain.CreateAgentSessionInput{ProjectID: b.project, Mission: "m",
+			AgentID: ptr(w.agent.GlobalID())})
+		require.Equal(t, domain.CodeLeaseLost, domain.ErrorCode(err))
+		ofAgent, err := b.svc.CreateAgentSession(as(b.admin), domain.CreateAgentSessionInput{ProjectID: b.project, Mission: "m",
+			AgentID: ptr(w.agent.GlobalID())})
+		require.NoError(t, err)
 		ofTask := open(domain.CreateAgentSessionInput{TaskID: ptr(w.claimed.GlobalID())})
 		ofOther := open(domain.CreateAgentSessionInput{TaskID: ptr(w.other.GlobalID())})
 		loose := open(domain.CreateAgentSessionInput{})
 		require.Equal(t, w.run.ID, *ofAgent.RunID)
-		_, err := b.svc.SetAgentSessionStatus(ctx, domain.SetAgentSessionStatusInput{ID: ofTask.GlobalID(), Status: domain.SessionInProgress})
+		_, err = b.svc.SetAgentSessionStatus(ctx, domain.SetAgentSessionStatusInput{ID: ofTask.GlobalID(), Status: domain.SessionInProgress})
 		require.NoError(t, err)
 
 		list := func(args sessions.AgentSessionsArgs) []string {

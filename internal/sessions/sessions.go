@@ -6,7 +6,9 @@ import (
 	"fmt"
 
 	"github.com/taskgraph/taskgraph/internal/app"
+	"github.com/taskgraph/taskgraph/internal/auth"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
@@ -67,6 +69,9 @@ func (s *Service) CreateAgentSession(ctx context.Context, in domain.CreateAgentS
 				return &domain.Error{Code: domain.CodeNotFound, Field: "agentId", Message: "build agent not found in this project"}
 			}
 			a := agents[0]
+			if err := service.FenceAgent(a, p); err != nil {
+				return err
+			}
 			if taskID != nil && *taskID != a.TaskID {
 				return domain.InputError("taskId", "the agent works on another task")
 			}
@@ -109,6 +114,9 @@ func (s *Service) SetAgentSessionStatus(ctx context.Context, in domain.SetAgentS
 		if sess, err = lockSession(ctx, tx, p, in.ID, "id"); err != nil {
 			return err
 		}
+		if err := fenced(ctx, tx, p, sess); err != nil {
+			return err
+		}
 		from := sess.Status
 		if err := domain.CheckSessionTransition(from, in.Status); err != nil {
 			return err
@@ -126,6 +134,32 @@ func (s *Service) SetAgentSessionStatus(ctx context.Context, in domain.SetAgentS
 		return nil, err
 	}
 	return sess, nil
+}
+
+// fenced refuses a write to sess by a caller that is not its build agent's
+// claimer: the agent calls' token fence (service.FenceAgentID), LEASE_LOST.
+// A session without an agent is open to every writer of its project.
+func fenced(ctx context.Context, tx *app.Tx, p *auth.Principal, sess *domain.AgentSession) error {
+	if sess.AgentID == nil {
+		return nil
+	}
+	return service.FenceAgentID(ctx, tx.Q, p, *sess.AgentID)
+}
+
+// writable refuses a write to sess that its build agent's fence does not
+// allow (LEASE_LOST), or that a finished session takes no more: a COMPLETED
+// or FAILED session refuses state, steps, todo lists and lessons (CONFLICT,
+// field, extensions.status).
+func writable(ctx context.Context, tx *app.Tx, p *auth.Principal, sess *domain.AgentSession, field string) error {
+	if err := fenced(ctx, tx, p, sess); err != nil {
+		return err
+	}
+	if sess.Status == domain.SessionCompleted || sess.Status == domain.SessionFailed {
+		return &domain.Error{Code: domain.CodeConflict, Field: field,
+			Message: fmt.Sprintf("the session is %s: it takes no more writes", sess.Status),
+			Details: map[string]any{"status": string(sess.Status)}}
+	}
+	return nil
 }
 
 // versionConflict is the answer to a stale expectedVersion.
@@ -164,6 +198,9 @@ func (s *Service) SaveAgentSessionState(ctx context.Context, in domain.SaveAgent
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		var err error
 		if sess, err = lockSession(ctx, tx, p, in.SessionID, "sessionId"); err != nil {
+			return err
+		}
+		if err := writable(ctx, tx, p, sess, "sessionId"); err != nil {
 			return err
 		}
 		if in.ExpectedVersion != sess.StateVersion {
@@ -214,6 +251,9 @@ func (s *Service) PruneAgentSessionStates(ctx context.Context, in domain.PruneAg
 		if err != nil {
 			return err
 		}
+		if err := fenced(ctx, tx, p, sess); err != nil {
+			return err
+		}
 		deleted, err = tx.Sessions.PruneStates(ctx, sess.ID, in.KeepLast)
 		return err
 	})
@@ -244,6 +284,9 @@ func (s *Service) CreateTodoList(ctx context.Context, in domain.CreateTodoListIn
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		sess, err := lockSession(ctx, tx, p, in.SessionID, "sessionId")
 		if err != nil {
+			return err
+		}
+		if err := writable(ctx, tx, p, sess, "sessionId"); err != nil {
 			return err
 		}
 		now := s.now()
@@ -328,6 +371,9 @@ func (s *Service) UpdateTodoItem(ctx context.Context, in domain.UpdateTodoItemIn
 			return err
 		} else if !ok {
 			return &domain.Error{Code: domain.CodeNotFound, Field: "todoListId", Message: "todo list not found"}
+		}
+		if err := writable(ctx, tx, p, sess, "todoListId"); err != nil {
+			return err
 		}
 		if in.Position < 0 || in.Position >= len(list.Items) {
 			return domain.InputError("position", "position must be between 0 and %d", len(list.Items)-1)
@@ -420,6 +466,10 @@ func (s *Service) RecordReActStep(ctx context.Context, in domain.RecordReActStep
 			return err
 		} else if !ok {
 			return &domain.Error{Code: domain.CodeNotFound, Field: "sessionId", Message: "agent session not found"}
+		}
+		// The step's number was taken above: a refusal rolls it back.
+		if err := writable(ctx, tx, p, sess, "sessionId"); err != nil {
+			return err
 		}
 		step.StepID, step.Timestamp = sess.LastStepID, now
 		if err := tx.Sessions.InsertStep(ctx, step); err != nil {

@@ -54,6 +54,11 @@ type DB struct {
 	// counters: PostgreSQL's pool for display numbers, taken outside the
 	// transaction that asks (tasks.go TakeDisplayNumber); nil on SQLite.
 	counters *sqlx.DB
+	// lease: PostgreSQL's pool for agents' leases (heartbeats.go PulseAgent,
+	// StampLease, StampClaim) and requests' authentication (TokenByHash):
+	// single statements that wait for no lock, and never wait for a
+	// connection behind the main pool's transactions; nil on SQLite.
+	lease *sqlx.DB
 	// writer queues SQLite's write transactions in the process: SQLite has
 	// one writer, and writers waiting in its busy handler poll unfairly —
 	// under load some waited past the busy timeout (SQLITE_BUSY).
@@ -71,6 +76,9 @@ const DefaultMaxConns = 10
 
 // countersConns is the size of the display counters' pool.
 const countersConns = 4
+
+// leaseConns is the size of the leases' pool.
+const leaseConns = 4
 
 // Option sets how Open connects.
 type Option func(*openOptions)
@@ -139,6 +147,16 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		d.counters.SetMaxOpenConns(countersConns)
 		d.counters.SetMaxIdleConns(countersConns)
 		d.counters.SetConnMaxIdleTime(5 * time.Minute)
+		// The leases' stamps commit without waiting for the disk, as the
+		// counters' (see PulseAgent).
+		if d.lease, err = sqlx.Open(driver, countersDSN(dsn)); err != nil {
+			d.counters.Close()
+			x.Close()
+			return nil, fmt.Errorf("store: open: %w", err)
+		}
+		d.lease.SetMaxOpenConns(leaseConns)
+		d.lease.SetMaxIdleConns(leaseConns)
+		d.lease.SetConnMaxIdleTime(5 * time.Minute)
 	}
 	d.Q = Q{ext: x, db: d}
 	d.Q.bind()
@@ -238,6 +256,9 @@ func (d *DB) Close() error {
 	})
 	if d.counters != nil {
 		_ = d.counters.Close()
+	}
+	if d.lease != nil {
+		_ = d.lease.Close()
 	}
 	return d.sqlx.Close()
 }

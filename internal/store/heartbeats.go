@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
@@ -64,13 +67,14 @@ type Pulsed struct {
 // — when the caller may speak for it: it stamps the agent's last heartbeat
 // with the database clock, counts it, writes the heartbeat's row and returns
 // the agent with its run's status. On PostgreSQL that is one statement on
-// the pool, which locks only the agent's row (for its own duration) and
+// the leases' pool (never waiting for a connection behind the main pool's
+// transactions), which locks only the agent's row (for its own duration) and
 // commits asynchronously; on SQLite one short transaction. ErrNotFound: the
 // heartbeat needs the full path (the agent is not live or not the caller's,
 // not visible, or the heartbeat is news); nothing was written.
 func (d *DB) PulseAgent(ctx context.Context, p Pulse) (*Pulsed, error) {
-	cond := `id = ? AND status <> ? AND heartbeat_count > 0`
-	args := []any{p.AgentID, domain.AgentTerminated}
+	cond, args := leaseCond(p)
+	cond += ` AND heartbeat_count > 0`
 	if p.ProgressPercent != nil {
 		cond += ` AND progress_percent = ?`
 		args = append(args, *p.ProgressPercent)
@@ -78,20 +82,6 @@ func (d *DB) PulseAgent(ctx context.Context, p Pulse) (*Pulsed, error) {
 	if p.CurrentStep != nil {
 		cond += ` AND current_step = ?`
 		args = append(args, *p.CurrentStep)
-	}
-	if !p.AnyClaimer {
-		cond += ` AND claimed_by = ?`
-		args = append(args, p.ClaimedBy)
-	}
-	switch {
-	case p.Scope.All:
-	case p.Scope.ProjectID != "":
-		cond += ` AND run_id IN (SELECT r.id FROM execution_runs r WHERE r.id = build_agents.run_id AND r.project_id = ?)`
-		args = append(args, p.Scope.ProjectID)
-	default:
-		cond += ` AND run_id IN (SELECT r.id FROM execution_runs r JOIN projects pr ON pr.id = r.project_id
-			WHERE r.id = build_agents.run_id AND pr.owner_id = ?)`
-		args = append(args, p.Scope.OwnerID)
 	}
 	set := `last_heartbeat_at = %s, heartbeat_count = heartbeat_count + 1`
 	var setArgs []any
@@ -120,7 +110,8 @@ func (d *DB) PulseAgent(ctx context.Context, p Pulse) (*Pulsed, error) {
 					CAST(? AS INTEGER), CAST(? AS DOUBLE PRECISION), a.last_heartbeat_at FROM a)
 			SELECT a.*, r.status AS pulse_run_status FROM a JOIN execution_runs r ON r.id = a.run_id`
 		all := append(append(setArgs, args...), hbArgs...)
-		if err := d.Q.getP(ctx, &out, query, all...); err != nil {
+		d.statements.Add(1)
+		if err := mapErr(sqlx.GetContext(ctx, d.lease, &out, d.lease.Rebind(query), all...)); err != nil {
 			return nil, err
 		}
 		return &out, nil
@@ -147,4 +138,77 @@ func (d *DB) PulseAgent(ctx context.Context, p Pulse) (*Pulsed, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// leaseCond is the condition on build_agents of a lease stamp of p: the
+// agent, live, and one the caller may speak for (its claimer, or an admin)
+// in the projects it may see.
+func leaseCond(p Pulse) (string, []any) {
+	cond := `id = ? AND status <> ?`
+	args := []any{p.AgentID, domain.AgentTerminated}
+	if !p.AnyClaimer {
+		cond += ` AND claimed_by = ?`
+		args = append(args, p.ClaimedBy)
+	}
+	switch {
+	case p.Scope.All:
+	case p.Scope.ProjectID != "":
+		cond += ` AND run_id IN (SELECT r.id FROM execution_runs r WHERE r.id = build_agents.run_id AND r.project_id = ?)`
+		args = append(args, p.Scope.ProjectID)
+	default:
+		cond += ` AND run_id IN (SELECT r.id FROM execution_runs r JOIN projects pr ON pr.id = r.project_id
+			WHERE r.id = build_agents.run_id AND pr.owner_id = ?)`
+		args = append(args, p.Scope.OwnerID)
+	}
+	return cond, args
+}
+
+// StampLease renews the lease of a live agent the caller may speak for
+// (p's agent and caller; what it reports is ignored): its last heartbeat
+// becomes the database clock now. A heartbeat that must take the full path
+// (it is news, so it records an event and waits for the project's event
+// sequence behind claims) stamps the lease first, so that the agent's
+// lease never waits behind claims. On PostgreSQL one statement on the
+// leases' pool, committed asynchronously; on SQLite — one writer, whose
+// heartbeat transaction takes no longer — nothing. It reports whether it
+// stamped; nothing is written for an agent that is not live or not the
+// caller's (its call then answers LEASE_LOST or NOT_FOUND).
+func (d *DB) StampLease(ctx context.Context, p Pulse) (bool, error) {
+	if d.dialect != Postgres {
+		return false, nil
+	}
+	cond, args := leaseCond(p)
+	d.statements.Add(1)
+	res, err := d.lease.ExecContext(ctx, d.lease.Rebind(`UPDATE build_agents SET last_heartbeat_at = clock_timestamp() WHERE `+cond),
+		args...)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// StampClaim starts the lease of an agent whose claim has committed: its
+// last heartbeat becomes the database clock now, unless it heartbeated
+// already or ended. The claim's transaction stamped the agent when it took
+// its task, but may have waited long after that for its commit (the
+// project's event sequence, held by other claims through their commits):
+// the lease runs from the commit, not from before the wait. On PostgreSQL
+// one statement on the leases' pool, committed asynchronously; on SQLite —
+// one writer, which commits a claim as soon as it stamped it — nothing.
+func (d *DB) StampClaim(ctx context.Context, agentID string) (*time.Time, error) {
+	if d.dialect != Postgres {
+		return nil, nil
+	}
+	var at []time.Time
+	d.statements.Add(1)
+	if err := mapErr(sqlx.SelectContext(ctx, d.lease, &at, d.lease.Rebind(`UPDATE build_agents SET last_heartbeat_at = clock_timestamp()
+		WHERE id = ? AND status <> ? AND heartbeat_count = 0 RETURNING last_heartbeat_at`), agentID, domain.AgentTerminated)); err != nil {
+		return nil, err
+	}
+	if len(at) == 0 {
+		return nil, nil
+	}
+	t := at[0].UTC().Truncate(time.Microsecond)
+	return &t, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
@@ -51,6 +53,23 @@ func (q UserQueries) CreateAPIToken(ctx context.Context, t *domain.APIToken) err
 func (q UserQueries) APITokenByHash(ctx context.Context, hash string) (*domain.APIToken, error) {
 	var t domain.APIToken
 	if err := q.getP(ctx, &t, `SELECT * FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`, hash); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// TokenByHash is APITokenByHash for authenticating a request, outside any
+// transaction: on PostgreSQL on the leases' pool (DB.lease), so that a
+// request — an agent's heartbeat among them — never waits for a connection
+// behind the main pool's transactions before it is even authenticated.
+func (d *DB) TokenByHash(ctx context.Context, hash string) (*domain.APIToken, error) {
+	if d.lease == nil {
+		return d.Users.APITokenByHash(ctx, hash)
+	}
+	var t domain.APIToken
+	d.statements.Add(1)
+	if err := mapErr(sqlx.GetContext(ctx, d.lease, &t, d.lease.Rebind(`SELECT * FROM api_tokens
+		WHERE token_hash = ? AND revoked_at IS NULL`), hash)); err != nil {
 		return nil, err
 	}
 	return &t, nil
