@@ -12,7 +12,9 @@ import (
 // DRAFT or READY list to IN_PROGRESS, pausing and resuming the run take it to
 // PAUSED and back, and the run's end takes it to COMPLETED (the run completed
 // and so did every task of the list) or back to READY. An ARCHIVED list stays
-// so: it takes no tasks and no runs.
+// so: it takes no tasks and no runs. An autoExecute list starts a run (AUTO)
+// when it is moved to READY by hand — not when a run's end brings it back to
+// READY, which would retry failing work forever.
 
 // EventTaskListStatusChanged: a task list moved along its lifecycle.
 const EventTaskListStatusChanged ExecutionEventType = "TASK_LIST_STATUS_CHANGED"
@@ -50,20 +52,16 @@ func CheckListMoveByHand(from, to TaskListStatus, activeRun bool) error {
 		Details: details}
 }
 
-// CheckListTakesRun checks that a list in status may start a run: DRAFT and
-// READY lists may; an ARCHIVED one never (CONFLICT), nor one whose run is
-// active or that is COMPLETED.
+// CheckListTakesRun checks that a list in status may start a run: any but
+// an ARCHIVED one (CONFLICT). DRAFT and READY lists are the usual start; a
+// COMPLETED list that took new tasks may run them; an IN_PROGRESS or PAUSED
+// list has an active run, which refuses a second one.
 func CheckListTakesRun(status TaskListStatus) error {
-	switch status {
-	case ListDraft, ListReady:
-		return nil
-	case ListArchived:
+	if status == ListArchived {
 		return &Error{Code: CodeConflict, Field: "taskListId", Message: "the task list is archived: it takes no runs",
 			Details: map[string]any{"status": string(status)}}
 	}
-	return &Error{Code: CodeConflict, Field: "taskListId",
-		Message: "a task list that is " + string(status) + " takes no new run",
-		Details: map[string]any{"status": string(status)}}
+	return nil
 }
 
 // CheckListTakesTasks checks that a list in status may take tasks: every

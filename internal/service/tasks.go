@@ -269,6 +269,14 @@ func (s *Tasks) appendToList(ctx context.Context, tx *app.Tx, listID string, tas
 	if err != nil {
 		return err
 	}
+	// The list is locked now: an archive that committed first is seen.
+	st, err := tx.Lists.TaskListStatus(ctx, listID)
+	if err != nil {
+		return err
+	}
+	if err := domain.CheckListTakesTasks(st, "taskListId"); err != nil {
+		return err
+	}
 	items := make([]*domain.TaskListItem, len(taskIDs))
 	for i, id := range taskIDs {
 		pos++

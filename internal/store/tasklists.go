@@ -304,3 +304,24 @@ func (q ListQueries) Templates(ctx context.Context, tq TemplateQuery) (domain.Pa
 	}
 	return pg, nil
 }
+
+// TaskListForStatus loads a list to move its lifecycle, locking its row FOR
+// NO KEY UPDATE inside a PostgreSQL transaction (the lock of the counters'
+// UPDATE: it does not wait for writers of tasks' and items' task_list_id).
+func (q ListQueries) TaskListForStatus(ctx context.Context, id string) (*domain.TaskList, error) {
+	if err := q.lockTaskLists(ctx, []string{id}); err != nil {
+		return nil, err
+	}
+	var l domain.TaskList
+	if err := q.get(ctx, &l, `SELECT * FROM task_lists WHERE id = ?`, id); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// TaskListStatus reads a list's status (after MaxItemPosition locked it).
+func (q ListQueries) TaskListStatus(ctx context.Context, id string) (domain.TaskListStatus, error) {
+	var st domain.TaskListStatus
+	err := q.get(ctx, &st, `SELECT status FROM task_lists WHERE id = ?`, id)
+	return st, err
+}
