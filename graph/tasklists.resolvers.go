@@ -113,7 +113,7 @@ func (r *taskListStatusChangedResolver) Task(ctx context.Context, obj *domain.Ta
 }
 
 func (r *taskListStatusChangedResolver) Run(ctx context.Context, obj *domain.TaskListStatusChangedEvent) (*domain.ExecutionRun, error) {
-	return r.eventRun(ctx, obj)
+	return r.Svc.Runs.RunByID(ctx, obj.ByRunID)
 }
 
 func (r *taskListStatusChangedResolver) Agent(ctx context.Context, obj *domain.TaskListStatusChangedEvent) (*domain.BuildAgent, error) {

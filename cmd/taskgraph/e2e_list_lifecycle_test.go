@@ -30,15 +30,21 @@ func (s *testServer) listState(t testing.TB, token, list string) jv {
 	return s.query(t, token, listState, M{"id": list}).at("taskList")
 }
 
-// listMoves lists the project's TASK_LIST_STATUS_CHANGED events as "FROM>TO".
-func (s *testServer) listMoves(t testing.TB, token, project string) []string {
+// listMoves lists the project's TASK_LIST_STATUS_CHANGED events as "FROM>TO",
+// with "@run" after those a run caused.
+func (s *testServer) listMoves(t testing.TB, token, project, list string) []string {
 	t.Helper()
 	d := s.query(t, token, `query($id: ID!) { node(id: $id) { ... on Project {
 		events(first: 100, types: [TASK_LIST_STATUS_CHANGED]) { nodes { type ... on TaskListStatusChanged {
-		from to reason taskList { id } } } } } } }`, M{"id": project})
+		from to reason taskList { id } run { id } } } } } } }`, M{"id": project})
 	var out []string
 	for _, n := range d.L("node.events.nodes") {
-		out = append(out, n.S("from")+">"+n.S("to"))
+		require.Equal(t, list, n.S("taskList.id"))
+		m := n.S("from") + ">" + n.S("to")
+		if !n.Null("run") {
+			m += "@run"
+		}
+		out = append(out, m)
 	}
 	return out
 }
@@ -106,8 +112,8 @@ func TestTaskListLifecycle(t *testing.T) {
 			M{"in": M{"taskListId": e.list, "taskIds": []string{loose}}}, "CONFLICT")
 		require.Len(t, s.listState(t, tok, e.list).L("runs"), 1, "no run started on the archived list")
 
-		require.Equal(t, []string{"DRAFT>READY", "READY>DRAFT", "DRAFT>READY", "READY>IN_PROGRESS", "IN_PROGRESS>PAUSED",
-			"PAUSED>IN_PROGRESS", "IN_PROGRESS>COMPLETED", "COMPLETED>ARCHIVED"}, s.listMoves(t, tok, e.project))
+		require.Equal(t, []string{"DRAFT>READY", "READY>DRAFT", "DRAFT>READY", "READY>IN_PROGRESS@run", "IN_PROGRESS>PAUSED@run",
+			"PAUSED>IN_PROGRESS@run", "IN_PROGRESS>COMPLETED@run", "COMPLETED>ARCHIVED"}, s.listMoves(t, tok, e.project, e.list))
 
 		t.Run("a run that does not complete takes the list back to READY", func(t *testing.T) {
 			e := newExecList(t, s, 1)

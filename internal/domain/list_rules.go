@@ -110,26 +110,24 @@ func MoveList(l *TaskList, to TaskListStatus, reason *string, runID *string, now
 	if to == ListCompleted {
 		l.CompletedAt = &now
 	}
-	b, err := json.Marshal(&TaskListStatusChangedEvent{TaskListID: l.ID, From: from, To: to, Reason: reason})
+	b, err := json.Marshal(&TaskListStatusChangedEvent{TaskListID: l.ID, From: from, To: to, Reason: reason, ByRunID: runID})
 	if err != nil {
 		panic("domain: event payload: " + err.Error()) // strings only: cannot happen
 	}
-	e := &Event{ProjectID: l.ProjectID, Type: EventTaskListStatusChanged, Payload: JSON(b), OccurredAt: now}
-	if runID != nil {
-		id := *runID
-		e.RunID = &id
-	}
-	return e
+	return &Event{ProjectID: l.ProjectID, Type: EventTaskListStatusChanged, Payload: JSON(b), OccurredAt: now}
 }
 
 // TaskListStatusChangedEvent: a task list moved along its lifecycle
-// (TASK_LIST_STATUS_CHANGED); the row names the run that moved it, if one did.
+// (TASK_LIST_STATUS_CHANGED). It is a project event, not one of a run's: the
+// run that moved the list, if one did, is in the payload (ByRunID), and the
+// row names no run, so that a run's own stream keeps to the run's progress.
 type TaskListStatusChangedEvent struct {
 	Event      `json:"-"`
 	TaskListID string         `json:"taskListId"`
 	From       TaskListStatus `json:"from"`
 	To         TaskListStatus `json:"to"`
 	Reason     *string        `json:"reason,omitempty"`
+	ByRunID    *string        `json:"runId,omitempty"`
 }
 
 // MaxRunSchedule bounds a list's runSchedule expression.

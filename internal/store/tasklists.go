@@ -182,6 +182,27 @@ func (q ListQueries) MaxItemPosition(ctx context.Context, listID string) (int, e
 	return n, err
 }
 
+// ListForAppend is MaxItemPosition with the list's status, in as many
+// statements: on PostgreSQL the lock returns the status (then the maximum is
+// read with a snapshot that sees the appenders that held the lock before);
+// SQLite's single writer reads both at once.
+func (q ListQueries) ListForAppend(ctx context.Context, listID string) (domain.TaskListStatus, int, error) {
+	var row struct {
+		Status domain.TaskListStatus `db:"status"`
+		Max    int                   `db:"max_position"`
+	}
+	if q.forUpdate() == "" {
+		err := q.get(ctx, &row, `SELECT l.status AS status, COALESCE((SELECT MAX(i.position) FROM task_list_items i
+			WHERE i.task_list_id = l.id), 0) AS max_position FROM task_lists l WHERE l.id = ?`, listID)
+		return row.Status, row.Max, err
+	}
+	if err := q.get(ctx, &row.Status, `SELECT status FROM task_lists WHERE id = ? FOR NO KEY UPDATE`, listID); err != nil {
+		return "", 0, err
+	}
+	err := q.get(ctx, &row.Max, `SELECT COALESCE(MAX(position), 0) FROM task_list_items WHERE task_list_id = ?`, listID)
+	return row.Status, row.Max, err
+}
+
 // DeleteItemOfTask takes a task out of whatever list holds it.
 func (q ListQueries) DeleteItemOfTask(ctx context.Context, taskID string) error {
 	_, err := q.exec(ctx, `DELETE FROM task_list_items WHERE task_id = ?`, taskID)
@@ -317,11 +338,4 @@ func (q ListQueries) TaskListForStatus(ctx context.Context, id string) (*domain.
 		return nil, err
 	}
 	return &l, nil
-}
-
-// TaskListStatus reads a list's status (after MaxItemPosition locked it).
-func (q ListQueries) TaskListStatus(ctx context.Context, id string) (domain.TaskListStatus, error) {
-	var st domain.TaskListStatus
-	err := q.get(ctx, &st, `SELECT status FROM task_lists WHERE id = ?`, id)
-	return st, err
 }
