@@ -28,6 +28,14 @@ func (r *mutationResolver) UpdateTaskList(ctx context.Context, input domain.Upda
 	return &model.UpdateTaskListPayload{TaskList: l}, nil
 }
 
+func (r *mutationResolver) SetTaskListStatus(ctx context.Context, input domain.SetTaskListStatusInput) (*model.SetTaskListStatusPayload, error) {
+	l, err := r.Svc.Lists.SetTaskListStatus(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return &model.SetTaskListStatusPayload{TaskList: l}, nil
+}
+
 func (r *mutationResolver) AddTasksToList(ctx context.Context, input domain.AddTasksToListInput) (*model.AddTasksToListPayload, error) {
 	l, items, err := r.Svc.Lists.AddTasksToList(ctx, input)
 	if err != nil {
@@ -96,6 +104,26 @@ func (r *taskListItemResolver) TaskList(ctx context.Context, obj *domain.TaskLis
 	return r.Svc.Lists.TaskListByID(ctx, &obj.TaskListID)
 }
 
+func (r *taskListStatusChangedResolver) Project(ctx context.Context, obj *domain.TaskListStatusChangedEvent) (*domain.Project, error) {
+	return r.eventProject(ctx, obj)
+}
+
+func (r *taskListStatusChangedResolver) Task(ctx context.Context, obj *domain.TaskListStatusChangedEvent) (*domain.Task, error) {
+	return r.eventTask(ctx, obj)
+}
+
+func (r *taskListStatusChangedResolver) Run(ctx context.Context, obj *domain.TaskListStatusChangedEvent) (*domain.ExecutionRun, error) {
+	return r.Svc.Runs.RunByID(ctx, obj.ByRunID)
+}
+
+func (r *taskListStatusChangedResolver) Agent(ctx context.Context, obj *domain.TaskListStatusChangedEvent) (*domain.BuildAgent, error) {
+	return r.eventAgent(ctx, obj)
+}
+
+func (r *taskListStatusChangedResolver) TaskList(ctx context.Context, obj *domain.TaskListStatusChangedEvent) (*domain.TaskList, error) {
+	return r.Svc.Lists.TaskListByID(ctx, &obj.TaskListID)
+}
+
 func (r *taskTemplateResolver) DefaultAcceptanceCriteria(ctx context.Context, obj *domain.TaskTemplate) ([]string, error) {
 	return obj.DefaultAcceptanceCriteria, nil
 }
@@ -141,10 +169,15 @@ func (r *Resolver) TaskList() TaskListResolver { return &taskListResolver{r} }
 
 func (r *Resolver) TaskListItem() TaskListItemResolver { return &taskListItemResolver{r} }
 
+func (r *Resolver) TaskListStatusChanged() TaskListStatusChangedResolver {
+	return &taskListStatusChangedResolver{r}
+}
+
 func (r *Resolver) TaskTemplate() TaskTemplateResolver { return &taskTemplateResolver{r} }
 
 type (
-	taskListResolver     struct{ *Resolver }
-	taskListItemResolver struct{ *Resolver }
-	taskTemplateResolver struct{ *Resolver }
+	taskListResolver              struct{ *Resolver }
+	taskListItemResolver          struct{ *Resolver }
+	taskListStatusChangedResolver struct{ *Resolver }
+	taskTemplateResolver          struct{ *Resolver }
 )

@@ -23,6 +23,14 @@ func (r *apiTokenResolver) Project(ctx context.Context, obj *domain.APIToken) (*
 	return r.Svc.Projects.ProjectByID(ctx, *obj.ProjectID)
 }
 
+func (r *mutationResolver) UpdateUser(ctx context.Context, input domain.UpdateUserInput) (*model.UpdateUserPayload, error) {
+	u, err := r.Svc.Accounts.UpdateUser(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return &model.UpdateUserPayload{User: u}, nil
+}
+
 func (r *mutationResolver) CreateAPIToken(ctx context.Context, input domain.CreateAPITokenInput) (*model.CreateAPITokenPayload, error) {
 	token, t, err := r.Svc.Accounts.CreateAPIToken(ctx, input)
 	if err != nil {

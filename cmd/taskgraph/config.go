@@ -21,6 +21,7 @@ type serveConfig struct {
 	database          string
 	adminToken        string
 	heartbeatInterval time.Duration
+	scheduleSweep     time.Duration
 	missedHeartbeats  int
 	maxAttempts       int
 	queueSweep        time.Duration // period of the function queue's lease-expiry sweep
@@ -71,6 +72,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"expected period of agent heartbeats (env TASKGRAPH_HEARTBEAT_INTERVAL)")
 	fs.IntVar(&c.missedHeartbeats, "missed-heartbeats", envInt("TASKGRAPH_MISSED_HEARTBEATS", 3),
 		"an agent is dead after this many intervals without a heartbeat (env TASKGRAPH_MISSED_HEARTBEATS)")
+	fs.DurationVar(&c.scheduleSweep, "schedule-sweep-interval", envDuration("TASKGRAPH_SCHEDULE_SWEEP_INTERVAL", 15*time.Second),
+		"period of the sweep that starts task lists' scheduled runs (runSchedule) (env TASKGRAPH_SCHEDULE_SWEEP_INTERVAL)")
 	fs.DurationVar(&c.queueSweep, "queue-sweep-interval", envDuration("TASKGRAPH_QUEUE_SWEEP_INTERVAL", time.Second),
 		"period of the function queue's lease-expiry sweep (env TASKGRAPH_QUEUE_SWEEP_INTERVAL)")
 	fs.IntVar(&c.maxAttempts, "max-attempts", envInt("TASKGRAPH_MAX_ATTEMPTS", 3),
@@ -149,6 +152,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		return c, fmt.Errorf("--question-sweep-interval must be positive")
 	case c.missedHeartbeats < 1:
 		return c, fmt.Errorf("--missed-heartbeats must be at least 1")
+	case c.scheduleSweep <= 0:
+		return c, fmt.Errorf("--schedule-sweep-interval must be positive")
 	case c.queueSweep <= 0:
 		return c, fmt.Errorf("--queue-sweep-interval must be positive")
 	case c.maxAttempts < 1:

@@ -213,6 +213,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	}
 	go svc.RunScoreRefresher(ctx, time.Minute)
 	go svc.Runs.RunHeartbeatSweep(ctx)
+	go svc.Runs.RunScheduleSweep(ctx, cfg.scheduleSweep)
 	bgDone := make(chan struct{})
 	go func() {
 		defer close(bgDone)

@@ -42,6 +42,7 @@ const watchQuery = `subscription($project: ID!, $after: String, $types: [Executi
     ... on QuestionExpired { question { questionText } timeoutAction }
     ... on QuestionSkipped { question { questionText } reason }
     ... on SessionStatusChanged { sessionFrom: from sessionTo: to }
+    ... on TaskListStatusChanged { listFrom: from listTo: to reason }
     ... on SessionStateSaved { version }
     ... on TodoListCreated { itemCount }
     ... on TodoItemChanged { position itemFrom: from itemTo: to }
@@ -259,6 +260,8 @@ type watchEvent struct {
 	TimeoutAction string `json:"timeoutAction"`
 	// Agent sessions' kinds (their from/to are aliased: other types than a task's).
 	SessionFrom string   `json:"sessionFrom"`
+	ListFrom    string   `json:"listFrom"`
+	ListTo      string   `json:"listTo"`
 	SessionTo   string   `json:"sessionTo"`
 	Version     int      `json:"version"`
 	ItemCount   int      `json:"itemCount"`
@@ -398,6 +401,9 @@ func (e *watchEvent) detail() string {
 		case "QUESTION_SKIPPED":
 			reason(e.Reason)
 		}
+	case "TASK_LIST_STATUS_CHANGED":
+		add("list %s -> %s", e.ListFrom, e.ListTo)
+		reason(e.Reason)
 	case "SESSION_STATUS_CHANGED":
 		add("session %s -> %s", e.SessionFrom, e.SessionTo)
 	case "SESSION_STATE_SAVED":

@@ -426,6 +426,10 @@ type SetRouterStatusPayload struct {
 	Router *domain.Router `json:"router"`
 }
 
+type SetTaskListStatusPayload struct {
+	TaskList *domain.TaskList `json:"taskList"`
+}
+
 type SetTaskProfilePayload struct {
 	Profile *domain.TaskProfile `json:"profile"`
 }
@@ -493,6 +497,10 @@ type UpdateTaskPayload struct {
 
 type UpdateTodoItemPayload struct {
 	TodoList *domain.TodoList `json:"todoList"`
+}
+
+type UpdateUserPayload struct {
+	User *domain.User `json:"user"`
 }
 
 type UpdateValidationRulePayload struct {

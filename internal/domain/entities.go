@@ -122,6 +122,10 @@ type TaskList struct {
 	UpdatedAt         time.Time        `db:"updated_at"`
 	StartedAt         *time.Time       `db:"started_at"`
 	CompletedAt       *time.Time       `db:"completed_at"`
+	// RunSchedule is a 5-field cron expression (UTC) of SCHEDULE runs; nil: none.
+	RunSchedule *string `db:"run_schedule"`
+	// NextScheduledRunAt is RunSchedule's next tick (nil without a schedule).
+	NextScheduledRunAt *time.Time `db:"next_scheduled_run_at"`
 }
 
 // TaskListItem places a task at a position in a list.

@@ -14,6 +14,16 @@ type CreateUserInput struct {
 	Settings       JSON
 }
 
+// UpdateUserInput changes a user; nil fields keep their values, an empty
+// telegramChatId removes it.
+type UpdateUserInput struct {
+	ID             string
+	Name           *string
+	Email          *string
+	TelegramChatID *string
+	Settings       JSON
+}
+
 // CreateAPITokenInput creates a token for a user.
 type CreateAPITokenInput struct {
 	UserID    string
@@ -161,6 +171,8 @@ type CreateTaskListInput struct {
 	AutoExecute       *bool
 	Schedule          *TaskListSchedule
 	TaskIDs           []string
+	RunSchedule       *string
+	TelegramChatID    *string
 }
 
 // UpdateTaskListInput changes a list's settings; nil fields keep theirs.
@@ -171,6 +183,16 @@ type UpdateTaskListInput struct {
 	MaxParallelAgents *int
 	AutoExecute       *bool
 	Schedule          *TaskListSchedule
+	// RunSchedule and TelegramChatID: an empty string removes them.
+	RunSchedule    *string
+	TelegramChatID *string
+}
+
+// SetTaskListStatusInput moves a list by hand.
+type SetTaskListStatusInput struct {
+	ID     string
+	Status TaskListStatus
+	Reason *string
 }
 
 // AddTasksToListInput appends tasks to a list.

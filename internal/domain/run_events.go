@@ -222,6 +222,8 @@ func newRunKind(t ExecutionEventType) ExecutionEvent {
 		return &LogAppendedEvent{}
 	case EventTestResultRecorded:
 		return &TestResultRecordedEvent{}
+	case EventTaskListStatusChanged:
+		return &TaskListStatusChangedEvent{}
 	}
 	if k := newQuestionKind(t); k != nil {
 		return k

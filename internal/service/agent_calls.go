@@ -45,6 +45,9 @@ func (s *Runs) OnRunEnd(h RunEndHook) { s.runEndHooks = append(s.runEndHooks, h)
 
 // runEnded runs the hooks of a run's end.
 func (s *Runs) runEnded(ctx context.Context, tx *app.Tx, run *domain.ExecutionRun, now time.Time) error {
+	if err := s.moveListForRun(ctx, tx, run, domain.ListMoveRunEnd, nil, now); err != nil {
+		return err
+	}
 	for _, h := range s.runEndHooks {
 		if err := h(ctx, tx, run, now); err != nil {
 			return err

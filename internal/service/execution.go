@@ -96,6 +96,9 @@ func (s *Runs) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, list
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
+	if err := domain.CheckListTakesRun(l.Status); err != nil {
+		return nil, err
+	}
 	number, err := tx.Runs.NextRunNumber(ctx, l.ID)
 	if err != nil {
 		return nil, err
@@ -192,6 +195,9 @@ func (s *Runs) startRun(ctx context.Context, tx *app.Tx, p *auth.Principal, list
 		return nil, err
 	}
 	tx.Record(domain.NewRunStarted(run, reason, now))
+	if err := s.moveListForRun(ctx, tx, run, domain.ListMoveRunStart, nil, now); err != nil {
+		return nil, err
+	}
 	if err := s.advance(ctx, tx, p, run, now); err != nil {
 		return nil, err
 	}

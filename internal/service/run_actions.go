@@ -61,6 +61,9 @@ func (s *Runs) PauseExecutionRun(ctx context.Context, in domain.RunActionInput) 
 			return nil, err
 		}
 		tx.Record(domain.NewRunPaused(run, in.Reason, now))
+		if err := s.moveListForRun(ctx, tx, run, domain.ListMoveRunPause, nil, now); err != nil {
+			return nil, err
+		}
 		return run, tx.Runs.Reload(ctx, run)
 	})
 }
@@ -78,6 +81,9 @@ func (s *Runs) ResumeExecutionRun(ctx context.Context, in domain.RunActionInput)
 			return nil, err
 		}
 		tx.Record(domain.NewRunResumed(run, in.Reason, now))
+		if err := s.moveListForRun(ctx, tx, run, domain.ListMoveRunResume, nil, now); err != nil {
+			return nil, err
+		}
 		// Work may have finished while paused: the barrier runs again.
 		if err := s.advance(ctx, tx, p, run, now); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"strings"
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/auth"
@@ -35,6 +36,14 @@ func (s *Lists) CreateTaskList(ctx context.Context, in domain.CreateTaskListInpu
 	if !schedule.Valid() {
 		return nil, domain.InputError("schedule", "schedule must be WAVES or EAGER")
 	}
+	runSchedule, sched, err := checkRunSchedule(in.RunSchedule)
+	if err != nil {
+		return nil, err
+	}
+	chat, err := checkChatID(in.TelegramChatID)
+	if err != nil {
+		return nil, err
+	}
 	tasks, err := s.tasksForList(ctx, p, project.ID, in.TaskIDs, "taskIds")
 	if err != nil {
 		return nil, err
@@ -42,6 +51,7 @@ func (s *Lists) CreateTaskList(ctx context.Context, in domain.CreateTaskListInpu
 	now := s.now()
 	l := &domain.TaskList{ID: app.NewID(), Name: name, Description: desc, ProjectID: project.ID, UserID: p.UserID,
 		Status: domain.ListDraft, MaxParallelAgents: maxAgents, Schedule: schedule, AutoExecute: deref(in.AutoExecute),
+		RunSchedule: runSchedule, NextScheduledRunAt: nextTick(sched, now), TelegramChatID: chat,
 		CreatedAt: now, UpdatedAt: now}
 	err = s.tx(ctx, func(tx *app.Tx) error { return s.CreateTaskListTx(ctx, tx, p, l, tasks) })
 	if err != nil {
@@ -109,6 +119,14 @@ func (s *Lists) UpdateTaskList(ctx context.Context, in domain.UpdateTaskListInpu
 	if in.Schedule != nil && !in.Schedule.Valid() {
 		return nil, domain.InputError("schedule", "schedule must be WAVES or EAGER")
 	}
+	runSchedule, sched, err := checkRunSchedule(in.RunSchedule)
+	if err != nil {
+		return nil, err
+	}
+	chat, err := checkChatID(in.TelegramChatID)
+	if err != nil {
+		return nil, err
+	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		cur, err := tx.Lists.TaskListForUpdate(ctx, l.ID)
 		if err != nil {
@@ -119,7 +137,15 @@ func (s *Lists) UpdateTaskList(ctx context.Context, in domain.UpdateTaskListInpu
 		setIf(&cur.MaxParallelAgents, in.MaxParallelAgents)
 		setIf(&cur.AutoExecute, in.AutoExecute)
 		setIf(&cur.Schedule, in.Schedule)
-		cur.UpdatedAt = s.now()
+		now := s.now()
+		if in.RunSchedule != nil {
+			// A new schedule counts from now: no run for ticks before it.
+			cur.RunSchedule, cur.NextScheduledRunAt = runSchedule, nextTick(sched, now)
+		}
+		if in.TelegramChatID != nil {
+			cur.TelegramChatID = chat
+		}
+		cur.UpdatedAt = now
 		return tx.Lists.UpdateTaskListSettings(ctx, cur)
 	})
 	if err != nil {
@@ -283,4 +309,23 @@ func (s *Lists) TasksOfList(ctx context.Context, listID string, page domain.Page
 	}
 	return domain.Page[*domain.Task]{Items: tasks, Cursors: items.Cursors, HasNextPage: items.HasNextPage,
 		HasPreviousPage: items.HasPreviousPage, Total: items.Total}, nil
+}
+
+// maxChatID bounds a Telegram chat id.
+const maxChatID = 64
+
+// checkChatID checks a Telegram chat id given to a list or a user: nil keeps,
+// "" removes (nil), else an id of at most 64 bytes.
+func checkChatID(chat *string) (*string, error) {
+	if chat == nil {
+		return nil, nil
+	}
+	c := strings.TrimSpace(*chat)
+	if c == "" {
+		return nil, nil
+	}
+	if len(c) > maxChatID || strings.ContainsAny(c, " \t\r\n") {
+		return nil, domain.InputError("telegramChatId", "telegramChatId must be a Telegram chat id of at most %d bytes", maxChatID)
+	}
+	return &c, nil
 }

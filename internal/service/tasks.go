@@ -265,8 +265,12 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 // appendToList adds tasks (already checked to be in the list's project) at the end
 // of a list and recounts the lists involved.
 func (s *Tasks) appendToList(ctx context.Context, tx *app.Tx, listID string, taskIDs []string, now time.Time) error {
-	pos, err := tx.Lists.MaxItemPosition(ctx, listID)
+	// The list is locked from here: an archive that committed first is seen.
+	st, pos, err := tx.Lists.ListForAppend(ctx, listID)
 	if err != nil {
+		return err
+	}
+	if err := domain.CheckListTakesTasks(st, "taskListId"); err != nil {
 		return err
 	}
 	items := make([]*domain.TaskListItem, len(taskIDs))

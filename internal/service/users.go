@@ -262,3 +262,90 @@ func (s *Accounts) APITokensOfUser(ctx context.Context, userID string) ([]*domai
 	}
 	return toks, err
 }
+
+// UpdateUser changes a user's name, email, Telegram chat and settings; nil
+// fields keep their values. A user changes itself, an admin anyone: a MEMBER
+// changing another user is FORBIDDEN; an AGENT token is FORBIDDEN for its own
+// user and sees no other (NOT_FOUND). A Telegram chat another user holds is
+// CONFLICT.
+func (s *Accounts) UpdateUser(ctx context.Context, in domain.UpdateUserInput) (*domain.User, error) {
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := domain.DecodeID(domain.KindUser, in.ID, "id")
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.load(ctx).users.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if u == nil || !canSeeUser(p, id) {
+		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "id", Message: "user not found"}
+	}
+	if p.Role == domain.RoleAgent {
+		return nil, domain.Forbidden("agent tokens cannot change users")
+	}
+	if !p.IsAdmin() && p.UserID != id {
+		return nil, domain.Forbidden("only the user itself or an admin can change a user")
+	}
+	var name, email *string
+	if in.Name != nil {
+		n, err := domain.CheckText("name", *in.Name, domain.MaxName, true)
+		if err != nil {
+			return nil, err
+		}
+		name = &n
+	}
+	if in.Email != nil {
+		e := strings.TrimSpace(*in.Email)
+		if e != "" && (!strings.Contains(e, "@") || len(e) > 320) {
+			return nil, domain.InputError("email", "%q is not an email address", e)
+		}
+		email = &e
+	}
+	if len(in.Settings) > 0 && in.Settings[0] != '{' {
+		return nil, domain.InputError("settings", "settings must be a JSON object")
+	}
+	chat, err := checkChatID(in.TelegramChatID)
+	if err != nil {
+		return nil, err
+	}
+	err = s.tx(ctx, func(tx *app.Tx) error {
+		cur, err := tx.Users.UserForUpdate(ctx, id)
+		if err != nil {
+			return app.NotFound(err, "user")
+		}
+		setIf(&cur.Name, name)
+		setIf(&cur.Email, email)
+		if in.TelegramChatID != nil {
+			if chat != nil {
+				held, err := tx.Users.ChatHeldByOther(ctx, *chat, id)
+				if err != nil {
+					return err
+				}
+				if held {
+					return &domain.Error{Code: domain.CodeConflict, Field: "telegramChatId",
+						Message: "another user has this Telegram chat"}
+				}
+			}
+			cur.TelegramChatID = chat
+		}
+		if len(in.Settings) > 0 {
+			cur.Settings = in.Settings
+		}
+		cur.UpdatedAt = s.now()
+		return tx.Users.UpdateUser(ctx, cur)
+	})
+	if errors.Is(err, store.ErrUnique) {
+		if strings.Contains(err.Error(), "email") {
+			return nil, &domain.Error{Code: domain.CodeConflict, Field: "email", Message: "a user with this email exists"}
+		}
+		return nil, &domain.Error{Code: domain.CodeConflict, Field: "telegramChatId", Message: "another user has this Telegram chat"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return one(s.db.Users.UsersByIDs(ctx, []string{id}))
+}

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
@@ -11,9 +14,10 @@ import (
 func (q ListQueries) InsertTaskList(ctx context.Context, l *domain.TaskList) error {
 	_, err := q.namedExec(ctx, `INSERT INTO task_lists (id, name, description, project_id, user_id, status,
 		max_parallel_agents, schedule, auto_execute, total_tasks, completed_tasks, failed_tasks, telegram_chat_id,
-		created_at, updated_at, started_at, completed_at) VALUES (:id, :name, :description, :project_id, :user_id,
-		:status, :max_parallel_agents, :schedule, :auto_execute, :total_tasks, :completed_tasks, :failed_tasks,
-		:telegram_chat_id, :created_at, :updated_at, :started_at, :completed_at)`, l)
+		created_at, updated_at, started_at, completed_at, run_schedule, next_scheduled_run_at) VALUES (:id, :name,
+		:description, :project_id, :user_id, :status, :max_parallel_agents, :schedule, :auto_execute, :total_tasks,
+		:completed_tasks, :failed_tasks, :telegram_chat_id, :created_at, :updated_at, :started_at, :completed_at,
+		:run_schedule, :next_scheduled_run_at)`, l)
 	return err
 }
 
@@ -22,8 +26,64 @@ func (q ListQueries) InsertTaskList(ctx context.Context, l *domain.TaskList) err
 func (q ListQueries) UpdateTaskListSettings(ctx context.Context, l *domain.TaskList) error {
 	_, err := q.namedExec(ctx, `UPDATE task_lists SET name = :name, description = :description,
 		max_parallel_agents = :max_parallel_agents, schedule = :schedule, auto_execute = :auto_execute,
-		updated_at = :updated_at WHERE id = :id`, l)
+		run_schedule = :run_schedule, next_scheduled_run_at = :next_scheduled_run_at,
+		telegram_chat_id = :telegram_chat_id, updated_at = :updated_at WHERE id = :id`, l)
 	return err
+}
+
+// SetTaskListStatus writes a list's lifecycle: its status, startedAt and
+// completedAt.
+func (q ListQueries) SetTaskListStatus(ctx context.Context, l *domain.TaskList) error {
+	_, err := q.exec(ctx, `UPDATE task_lists SET status = ?, started_at = ?, completed_at = ?, updated_at = ?
+		WHERE id = ?`, l.Status, l.StartedAt, l.CompletedAt, l.UpdatedAt, l.ID)
+	return err
+}
+
+// ClaimScheduledTick moves a list's next scheduled run from due to next when
+// it is still due: whether this transaction claimed the tick. Of several
+// replicas claiming one tick, one moves it; the others match no row.
+func (q ListQueries) ClaimScheduledTick(ctx context.Context, listID string, due, next time.Time) (bool, error) {
+	res, err := q.exec(ctx, `UPDATE task_lists SET next_scheduled_run_at = ? WHERE id = ? AND next_scheduled_run_at = ?`,
+		next, listID, due)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// UnfinishedTasksOfList counts a list's tasks that are not COMPLETED.
+func (q ListQueries) UnfinishedTasksOfList(ctx context.Context, listID string) (int, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT COUNT(*) FROM tasks WHERE task_list_id = ? AND status <> ?`, listID, domain.StatusCompleted)
+	return n, err
+}
+
+// ScheduledList is a list's next scheduled run.
+type ScheduledList struct {
+	ID   string    `db:"id"`
+	Next time.Time `db:"next_scheduled_run_at"`
+}
+
+// DueScheduledLists lists up to limit lists, not archived, whose next
+// scheduled run is at or before now, earliest first. Background maintenance
+// (the schedule sweep): its statements are not counted in Statements().
+func (d *DB) DueScheduledLists(ctx context.Context, now time.Time, limit int) ([]ScheduledList, error) {
+	var rows []ScheduledList
+	if err := sqlx.SelectContext(ctx, d.sqlx, &rows, d.sqlx.Rebind(`SELECT id, next_scheduled_run_at FROM task_lists
+		WHERE next_scheduled_run_at IS NOT NULL AND status <> ? ORDER BY next_scheduled_run_at LIMIT `+
+		strconv.Itoa(limit)), domain.ListArchived); err != nil {
+		return nil, mapErr(err)
+	}
+	// Compared here, not in SQL: SQLite keeps times as text.
+	out := rows[:0]
+	for _, r := range rows {
+		if r.Next.After(now) {
+			break
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // TaskListsByIDs loads lists by id.
@@ -120,6 +180,27 @@ func (q ListQueries) MaxItemPosition(ctx context.Context, listID string) (int, e
 	var n int
 	err := q.get(ctx, &n, `SELECT COALESCE(MAX(position), 0) FROM task_list_items WHERE task_list_id = ?`, listID)
 	return n, err
+}
+
+// ListForAppend is MaxItemPosition with the list's status, in as many
+// statements: on PostgreSQL the lock returns the status (then the maximum is
+// read with a snapshot that sees the appenders that held the lock before);
+// SQLite's single writer reads both at once.
+func (q ListQueries) ListForAppend(ctx context.Context, listID string) (domain.TaskListStatus, int, error) {
+	var row struct {
+		Status domain.TaskListStatus `db:"status"`
+		Max    int                   `db:"max_position"`
+	}
+	if q.forUpdate() == "" {
+		err := q.get(ctx, &row, `SELECT l.status AS status, COALESCE((SELECT MAX(i.position) FROM task_list_items i
+			WHERE i.task_list_id = l.id), 0) AS max_position FROM task_lists l WHERE l.id = ?`, listID)
+		return row.Status, row.Max, err
+	}
+	if err := q.get(ctx, &row.Status, `SELECT status FROM task_lists WHERE id = ? FOR NO KEY UPDATE`, listID); err != nil {
+		return "", 0, err
+	}
+	err := q.get(ctx, &row.Max, `SELECT COALESCE(MAX(position), 0) FROM task_list_items WHERE task_list_id = ?`, listID)
+	return row.Status, row.Max, err
 }
 
 // DeleteItemOfTask takes a task out of whatever list holds it.
@@ -243,4 +324,18 @@ func (q ListQueries) Templates(ctx context.Context, tq TemplateQuery) (domain.Pa
 		return n[""], err
 	}
 	return pg, nil
+}
+
+// TaskListForStatus loads a list to move its lifecycle, locking its row FOR
+// NO KEY UPDATE inside a PostgreSQL transaction (the lock of the counters'
+// UPDATE: it does not wait for writers of tasks' and items' task_list_id).
+func (q ListQueries) TaskListForStatus(ctx context.Context, id string) (*domain.TaskList, error) {
+	if err := q.lockTaskLists(ctx, []string{id}); err != nil {
+		return nil, err
+	}
+	var l domain.TaskList
+	if err := q.get(ctx, &l, `SELECT * FROM task_lists WHERE id = ?`, id); err != nil {
+		return nil, err
+	}
+	return &l, nil
 }

@@ -20,6 +20,29 @@ func (q UserQueries) CreateUser(ctx context.Context, u *domain.User) error {
 	return err
 }
 
+// UpdateUser writes a user's name, email, Telegram chat and settings.
+func (q UserQueries) UpdateUser(ctx context.Context, u *domain.User) error {
+	_, err := q.exec(ctx, `UPDATE users SET name = ?, email = ?, telegram_chat_id = ?, settings = ?, updated_at = ?
+		WHERE id = ?`, u.Name, u.Email, u.TelegramChatID, u.Settings, u.UpdatedAt, u.ID)
+	return err
+}
+
+// UserForUpdate loads a user, locking its row inside a PostgreSQL transaction.
+func (q UserQueries) UserForUpdate(ctx context.Context, id string) (*domain.User, error) {
+	var u domain.User
+	if err := q.get(ctx, &u, `SELECT * FROM users WHERE id = ?`+q.forUpdate(), id); err != nil {
+		return nil, err
+	}
+	return &u, nil
+}
+
+// ChatHeldByOther says whether a user other than userID has Telegram chat.
+func (q UserQueries) ChatHeldByOther(ctx context.Context, chat, userID string) (bool, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT COUNT(*) FROM users WHERE telegram_chat_id = ? AND id <> ?`, chat, userID)
+	return n > 0, err
+}
+
 // UsersByIDs loads users by id.
 func (q UserQueries) UsersByIDs(ctx context.Context, ids []string) ([]*domain.User, error) {
 	return byIDs[domain.User](ctx, q.Q, "users", ids)
