@@ -62,7 +62,13 @@ func TestRuleRegexCPUIsBounded(t *testing.T) {
 		cpu := procCPU(t) - cpu0
 		require.Len(t, gateViolations(t, r), 16, "every rule is evaluated, and violated")
 		t.Logf("transitionTask with 16 worst-case regex rules on a 100 KB description: %v CPU", cpu)
-		require.Less(t, cpu, 2*time.Second, "CPU of one transitionTask")
+		if raceEnabled {
+			// The race detector slows regexp some 40-fold: the figure is
+			// asserted without it (make test-short, go test without -race).
+			t.Log("CPU not asserted under the race detector")
+		} else {
+			require.Less(t, cpu, 2*time.Second, "CPU of one transitionTask")
+		}
 		require.Equal(t, "DRAFT", s.query(t, owner, `query($id: ID!) { task(id: $id) { status } }`, M{"id": task}).S("task.status"))
 	})
 }

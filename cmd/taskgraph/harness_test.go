@@ -93,6 +93,11 @@ type serverOptions struct {
 	logs         io.Writer              // the server's log (JSON lines); nil: discarded
 	// noGroupingBackground: suggestions only from suggestGroupings.
 	noGroupingBackground bool
+	// slowFetches: the test reads so much per statement that, under the race
+	// detector, one fetch outlasts the level tracker's 500 ms and other
+	// loaders' batches close on the safety timer, as designed; the harness
+	// then does not count that against the test.
+	slowFetches bool
 }
 
 // startServerWith runs serve against dbURL until stop is called or the test
@@ -143,7 +148,9 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			s.checkBatches(t)
+			if !o.slowFetches {
+				s.checkBatches(t)
+			}
 			cancel()
 			select {
 			case err := <-done:
