@@ -6,6 +6,7 @@
 // Everything a request passes through, outermost first:
 //
 //	observe (request id, logger, panic recovery, access log, HTTP metrics)
+//	  CORS (origins of --allowed-origins: preflights answered 204, Allow-Origin added; cors.go)
 //	  bodyDeadline (requests with a body: BodyReadTimeout to send it)
 //	  mux: POST /graphql -> authenticate -> body limit (multipart: upload checks) -> error codes
 //	         and GraphQL-over-HTTP statuses -> parameter types -> gqlgen
@@ -232,7 +233,7 @@ func New(cfg Config) http.Handler {
 		mux.Handle("GET /metrics", s.route(routeMetrics, metricsHandler(cfg)))
 	}
 
-	return s.observe(s.bodyDeadline(mux))
+	return s.observe(s.withCORS(s.bodyDeadline(mux)))
 }
 
 // MetricsHandler serves cfg.Registry's metrics at GET /metrics, behind
