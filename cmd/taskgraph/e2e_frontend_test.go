@@ -33,7 +33,8 @@ func TestCORS(t *testing.T) {
 	}
 
 	t.Run("preflight from an allowed origin", func(t *testing.T) {
-		resp := preflight(t, app, "authorization,content-type,apollo-require-preflight,x-apollo-operation-name,apollographql-client-name,apollographql-client-version")
+		// Browsers send the header names lower-case and sorted (Fetch standard).
+		resp := preflight(t, app, "apollo-require-preflight,apollographql-client-name,apollographql-client-version,authorization,content-type,x-apollo-operation-name")
 		require.Equal(t, http.StatusNoContent, resp.StatusCode)
 		require.Equal(t, app, resp.Header.Get("Access-Control-Allow-Origin"))
 		methods := resp.Header.Get("Access-Control-Allow-Methods")

@@ -8,7 +8,7 @@
 CREATE TABLE oidc_identities (
     issuer     TEXT      NOT NULL,
     subject    TEXT      NOT NULL,
-    user_id    TEXT      NOT NULL,
+    user_id    UUID      NOT NULL,
     created_at TIMESTAMPTZ NOT NULL,
     CONSTRAINT oidc_identities_pkey PRIMARY KEY (issuer, subject),
     CONSTRAINT oidc_identities_user_id_fkey FOREIGN KEY (user_id) REFERENCES users (id) ON DELETE CASCADE
