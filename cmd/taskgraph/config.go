@@ -31,6 +31,11 @@ type serveConfig struct {
 	maxUploadBytes    int64
 	maxResponseBytes  int64
 	allowedOrigins    []string
+	oidcIssuer        string
+	oidcAudience      string
+	oidcClientID      string
+	oidcRoleClaim     string
+	oidcClockSkew     time.Duration
 	questionSweep     time.Duration
 	questionFailDelay time.Duration
 	telegramToken     string
@@ -89,7 +94,17 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	maxResponse := fs.String("max-response-size", envOr("TASKGRAPH_MAX_RESPONSE_SIZE", "16MiB"),
 		"largest JSON data of one response or subscription event; larger ones answer LIMIT_EXCEEDED, and a query stops (LIMIT_EXCEEDED) once it has read twice this from the database (env TASKGRAPH_MAX_RESPONSE_SIZE)")
 	origins := fs.String("allowed-origins", os.Getenv("TASKGRAPH_ALLOWED_ORIGINS"),
-		"comma-separated origins (https://app.example.com) whose pages may open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
+		"comma-separated origins (https://app.example.com) whose pages may call /graphql (CORS) and open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
+	fs.StringVar(&c.oidcIssuer, "oidc-issuer", os.Getenv("TASKGRAPH_OIDC_ISSUER"),
+		"OpenID Connect issuer URL: accept its JWTs as bearer tokens (discovery and JWKS fetched from it) (env TASKGRAPH_OIDC_ISSUER)")
+	fs.StringVar(&c.oidcAudience, "oidc-audience", os.Getenv("TASKGRAPH_OIDC_AUDIENCE"),
+		"the aud a JWT must carry; default --oidc-client-id (env TASKGRAPH_OIDC_AUDIENCE)")
+	fs.StringVar(&c.oidcClientID, "oidc-client-id", os.Getenv("TASKGRAPH_OIDC_CLIENT_ID"),
+		"the dashboard's public OpenID Connect client (authorization code + PKCE): offers \"Sign in with\" (env TASKGRAPH_OIDC_CLIENT_ID)")
+	fs.StringVar(&c.oidcRoleClaim, "oidc-role-claim", os.Getenv("TASKGRAPH_OIDC_ROLE_CLAIM"),
+		"JWT claim whose value (ADMIN or MEMBER, or a list holding them) is the user's role; default: every JWT user is MEMBER (env TASKGRAPH_OIDC_ROLE_CLAIM)")
+	fs.DurationVar(&c.oidcClockSkew, "oidc-clock-skew", envDuration("TASKGRAPH_OIDC_CLOCK_SKEW", 30*time.Second),
+		"clock difference allowed with the OpenID provider when checking a JWT's expiry (env TASKGRAPH_OIDC_CLOCK_SKEW)")
 	fs.DurationVar(&c.questionSweep, "question-sweep-interval", envDuration("TASKGRAPH_QUESTION_SWEEP_INTERVAL", time.Second),
 		"how often expired questions are looked for (env TASKGRAPH_QUESTION_SWEEP_INTERVAL)")
 	fs.DurationVar(&c.questionFailDelay, "question-min-fail-delay", envDuration("TASKGRAPH_QUESTION_MIN_FAIL_DELAY", domain.DefaultMinFailTaskDelay),
@@ -141,7 +156,20 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 				return c, fmt.Errorf("--allowed-origins: %q is not an origin like https://app.example.com", o)
 			}
 		}
-		c.allowedOrigins = append(c.allowedOrigins, o)
+		c.allowedOrigins = append(c.allowedOrigins, strings.TrimSuffix(o, "/"))
+	}
+	switch {
+	case c.oidcIssuer == "" && (c.oidcAudience != "" || c.oidcClientID != "" || c.oidcRoleClaim != ""):
+		return c, fmt.Errorf("--oidc-audience, --oidc-client-id and --oidc-role-claim need --oidc-issuer")
+	case c.oidcIssuer != "" && c.oidcAudience == "" && c.oidcClientID == "":
+		return c, fmt.Errorf("--oidc-issuer needs --oidc-audience or --oidc-client-id (the aud its JWTs carry)")
+	case c.oidcClockSkew < 0 || c.oidcClockSkew > 10*time.Minute:
+		return c, fmt.Errorf("--oidc-clock-skew must be between 0 and 10m")
+	}
+	if c.oidcIssuer != "" {
+		if u, err := url.Parse(c.oidcIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return c, fmt.Errorf("--oidc-issuer: %q is not an issuer URL like https://id.example.com/realms/main", c.oidcIssuer)
+		}
 	}
 	switch {
 	case c.heartbeatInterval <= 0:

@@ -28,6 +28,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/service"
 	"github.com/taskgraph/taskgraph/internal/sessions"
+	"github.com/taskgraph/taskgraph/internal/sso"
 	"github.com/taskgraph/taskgraph/internal/store"
 	"github.com/taskgraph/taskgraph/internal/telegram"
 	"github.com/taskgraph/taskgraph/internal/validation"
@@ -148,6 +149,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if tg != nil && cfg.telegramSecret != "" {
 		webhook = tg.WebhookHandler()
 	}
+	var verifier *sso.Verifier
+	if cfg.oidcIssuer != "" {
+		discoverCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		verifier, err = sso.New(discoverCtx, sso.Config{Issuer: cfg.oidcIssuer, Audience: cfg.oidcAudience,
+			ClientID: cfg.oidcClientID, RoleClaim: cfg.oidcRoleClaim, ClockSkew: cfg.oidcClockSkew})
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if hooks != nil && hooks.onRegistry != nil {
@@ -156,7 +167,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	serverConfig := server.Config{
 		Schema: graph.Schema(&graph.Resolver{Svc: svc, Catalog: cat, Rules: val, Reasoning: rsn, Grouping: grp,
 			QuestionSvc: qs, Routing: rt, Queue: qu, Sessions: sess}),
-		Authenticate: svc.Accounts.Authenticate,
+		Authenticate: authenticator(svc.Accounts, verifier, log),
+		SSO:          ssoInfo(verifier),
 		TokensLive:   svc.Accounts.LiveTokens,
 		Ready:        db.Ping,
 		Logger:       log,

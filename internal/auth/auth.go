@@ -10,16 +10,20 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strings"
+	"time"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
-// Principal is the caller an API token authenticates.
+// Principal is the caller an API token or an OpenID Connect JWT authenticates.
 type Principal struct {
 	UserID    string
 	TokenID   string
 	Role      domain.Role
 	ProjectID *string // set for AGENT tokens: the one project they may touch
+	// ExpiresAt is set for OpenID Connect JWTs (internal/sso): the token's
+	// exp. A websocket opened with it is closed then.
+	ExpiresAt *time.Time
 }
 
 // IsAdmin reports whether the caller may do everything.

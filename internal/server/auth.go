@@ -22,11 +22,14 @@ const unauthenticatedMessage = "authentication required: send Authorization: Bea
 // every failure reaches the client in the same GraphQL shape.
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, err := s.authenticateToken(r.Context(), auth.BearerToken(r.Header.Get("Authorization")))
+		token := auth.BearerToken(r.Header.Get("Authorization"))
+		ctx, err := s.authenticateToken(r.Context(), token)
 		if err != nil {
 			ctx = context.WithValue(ctx, authErrorKey, err)
 		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		ch := &challenge{badToken: err == nil && token != "" && auth.FromContext(ctx) == nil}
+		ctx = context.WithValue(ctx, challengeKey{}, ch)
+		next.ServeHTTP(&challengeWriter{ResponseWriter: w, ctx: ctx}, r.WithContext(ctx))
 	})
 }
 
@@ -70,11 +73,17 @@ var _ interface {
 func (requireAuth) ExtensionName() string                   { return "RequireAuthentication" }
 func (requireAuth) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (requireAuth) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
+func (requireAuth) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if anonymousAllowedRaw(ctx, p) {
+		return nil
+	}
 	return authCheck(ctx)
 }
 
 func (a requireAuth) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if anonymousAllowedOp(ctx) {
+		return next(ctx)
+	}
 	if err := authCheck(ctx); err != nil {
 		// A short-circuited response bypasses the executor's presenter.
 		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{a.present(ctx, err)}})
@@ -91,6 +100,7 @@ func authCheck(ctx context.Context) *gqlerror.Error {
 	if auth.FromContext(ctx) != nil {
 		return nil
 	}
+	markRefused(ctx)
 	derr := &domain.Error{Code: domain.CodeUnauthenticated, Message: unauthenticatedMessage}
 	return &gqlerror.Error{
 		Err:        derr,

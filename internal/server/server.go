@@ -6,6 +6,7 @@
 // Everything a request passes through, outermost first:
 //
 //	observe (request id, logger, panic recovery, access log, HTTP metrics)
+//	  CORS (origins of --allowed-origins: preflights answered 204, Allow-Origin added; cors.go)
 //	  bodyDeadline (requests with a body: BodyReadTimeout to send it)
 //	  mux: POST /graphql -> authenticate -> body limit (multipart: upload checks) -> error codes
 //	         and GraphQL-over-HTTP statuses -> parameter types -> gqlgen
@@ -13,7 +14,7 @@
 //	       (GET with Upgrade: origin check -> websocket, auth on connection_init)
 //	       GET /export/examples.jsonl -> authenticate -> Config.Export
 //	       POST /telegram/webhook -> body limit -> Config.Telegram (secret-token header)
-//	       GET / (playground), /ui/ (dashboard), /healthz, /readyz,
+//	       GET / (playground), /ui/ (dashboard), /ui/sso.json (its sign-in set-up), /healthz, /readyz,
 //	       /metrics (unless SeparateMetrics; behind MetricsToken when set)
 //
 // and inside gqlgen, in this order: metrics, authentication check, introspection
@@ -102,6 +103,9 @@ type Config struct {
 	// Bot API, authenticated by their secret-token header (the handler's
 	// own check), not by a bearer token.
 	Telegram http.Handler
+	// SSO, when set, is served to the dashboard at GET /ui/sso.json so that
+	// it offers "Sign in with …" (sso.go).
+	SSO *SSOInfo
 	// Websocket configures subscriptions' transport.
 	Websocket WebsocketConfig
 
@@ -224,6 +228,7 @@ func New(cfg Config) http.Handler {
 	page, assets := playgroundHandler()
 	mux.Handle("GET /{$}", s.route(routePlayground, page))
 	mux.Handle("GET /playground/", s.route(routePlayground, assets))
+	mux.Handle("GET /ui/sso.json", s.route(routeDashboard, ssoConfig(cfg.SSO)))
 	mux.Handle("GET /ui/", s.route(routeDashboard, ui.Handler("/ui/")))
 	mux.Handle("GET /ui", s.route(routeDashboard, http.RedirectHandler("/ui/", http.StatusMovedPermanently)))
 	mux.Handle("GET /healthz", s.route(routeHealthz, http.HandlerFunc(healthz)))
@@ -232,7 +237,7 @@ func New(cfg Config) http.Handler {
 		mux.Handle("GET /metrics", s.route(routeMetrics, metricsHandler(cfg)))
 	}
 
-	return s.observe(s.bodyDeadline(mux))
+	return s.observe(s.withCORS(s.bodyDeadline(mux)))
 }
 
 // MetricsHandler serves cfg.Registry's metrics at GET /metrics, behind

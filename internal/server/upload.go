@@ -151,7 +151,7 @@ func (s *server) requirePrincipal(next http.Handler) http.Handler {
 		}
 		if auth.FromContext(r.Context()) == nil {
 			s.metrics.countError(string(domain.CodeUnauthenticated))
-			w.Header().Set("WWW-Authenticate", `Bearer realm="taskgraph"`)
+			w.Header().Set("WWW-Authenticate", wwwAuthenticate(r.Context()))
 			writeGraphQLError(w, http.StatusUnauthorized, string(domain.CodeUnauthenticated), unauthenticatedMessage)
 			return
 		}

@@ -272,6 +272,7 @@ func (s *server) websocketInit(ctx context.Context, payload transport.InitPayloa
 func (s *server) watchSocket(ctx context.Context, p *auth.Principal) {
 	if ref := socketRefFrom(ctx); ref != nil {
 		s.sockets.add(ref.conn, p.TokenID)
+		closeAtExpiry(ref.conn, p)
 	}
 }
 

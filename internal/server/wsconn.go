@@ -422,9 +422,13 @@ func (c *wsConn) release() {
 	clear(c.active)
 }
 
-// onRelease sets what runs once the connection is released.
+// onRelease adds f to what runs once the connection is released.
 func (c *wsConn) onRelease(f func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if prev := c.released; prev != nil {
+		c.released = func() { prev(); f() }
+		return
+	}
 	c.released = f
 }
