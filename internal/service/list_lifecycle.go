@@ -30,11 +30,8 @@ func (s *Lists) SetTaskListStatus(ctx context.Context, in domain.SetTaskListStat
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.visibleList(ctx, p, in.ID, "id")
+	l, err := s.writableList(ctx, p, in.ID, "id")
 	if err != nil {
-		return nil, err
-	}
-	if err := checkWriter(p); err != nil {
 		return nil, err
 	}
 	var reason *string

@@ -89,11 +89,8 @@ func (s *Lists) UpdateTaskList(ctx context.Context, in domain.UpdateTaskListInpu
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.visibleList(ctx, p, in.ID, "id")
+	l, err := s.writableList(ctx, p, in.ID, "id")
 	if err != nil {
-		return nil, err
-	}
-	if err := checkWriter(p); err != nil {
 		return nil, err
 	}
 	var name, desc *string
@@ -209,11 +206,8 @@ func (s *Lists) AddTasksToList(ctx context.Context, in domain.AddTasksToListInpu
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := s.visibleList(ctx, p, in.TaskListID, "taskListId")
+	l, err := s.writableList(ctx, p, in.TaskListID, "taskListId")
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkWriter(p); err != nil {
 		return nil, nil, err
 	}
 	if len(in.TaskIDs) == 0 {
@@ -236,6 +230,16 @@ func (s *Lists) AddTasksToList(ctx context.Context, in domain.AddTasksToListInpu
 	}
 	l, err = s.load(ctx).lists.Get(ctx, l.ID)
 	return l, items, err
+}
+
+// writableList is visibleList for a caller who changes the list: AGENT
+// tokens may not.
+func (s *Lists) writableList(ctx context.Context, p *auth.Principal, gid, field string) (*domain.TaskList, error) {
+	l, err := s.visibleList(ctx, p, gid, field)
+	if err != nil {
+		return nil, err
+	}
+	return l, checkWriter(p)
 }
 
 func (s *Lists) visibleList(ctx context.Context, p *auth.Principal, gid, field string) (*domain.TaskList, error) {
