@@ -1235,6 +1235,10 @@ func TestExamples(t *testing.T) {
 				require.NoError(t, json.Unmarshal(body, &e))
 				require.Equal(t, tc.code, e.code())
 			}
+			// A 100 KB value is not echoed back whole.
+			resp, body = get(admin, "suite="+strings.Repeat("x", 100_000))
+			require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			require.Less(t, len(body), 1000, "the 400 repeats the value whole: %d bytes", len(body))
 		})
 
 		t.Run("deleting", func(t *testing.T) {

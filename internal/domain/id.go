@@ -2,7 +2,9 @@ package domain
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -54,13 +56,30 @@ func ParseGlobalID(gid string) (Kind, string, bool) {
 	return Kind(kind), id, true
 }
 
+// maxEcho bounds how much of a client's value an error message repeats.
+const maxEcho = 80
+
+// Echo is v as an error message may repeat it: whole when short, else its
+// first characters and how long it was, so that a 100 KB value does not come
+// back in the error.
+func Echo(v string) string {
+	if len(v) <= maxEcho {
+		return v
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", v[:cut], len(v))
+}
+
 // DecodeID turns the global id given in input field `field` into the database id of
 // an entity of the wanted kind. A malformed id is BAD_USER_INPUT; an id of another
 // kind names nothing of this kind, so it is NOT_FOUND.
 func DecodeID(want Kind, gid, field string) (string, error) {
 	kind, id, ok := ParseGlobalID(gid)
 	if !ok {
-		return "", InputError(field, "%q is not a valid id", gid)
+		return "", InputError(field, "%q is not a valid id", Echo(gid))
 	}
 	if kind != want {
 		return "", NotFound(string(want))

@@ -3,6 +3,7 @@ package domain_test
 import (
 	"encoding/base64"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -148,3 +149,18 @@ type wrap struct{ err error }
 
 func (w wrap) Error() string { return "wrapped: " + w.err.Error() }
 func (w wrap) Unwrap() error { return w.err }
+
+func TestDecodeIDEchoesABoundedValue(t *testing.T) {
+	long := strings.Repeat("é", 50_000)
+	_, err := domain.DecodeID(domain.KindSuite, long, "suite")
+	e, ok := domain.AsError(err)
+	if !ok || e.Code != domain.CodeBadUserInput || e.Field != "suite" {
+		t.Fatalf("want BAD_USER_INPUT on suite, got %v", err)
+	}
+	if len(e.Message) > 200 || !strings.Contains(e.Message, "(100000 bytes)") {
+		t.Fatalf("the message repeats too much or does not say how long the value was: %d bytes: %.120s", len(e.Message), e.Message)
+	}
+	if _, err := domain.DecodeID(domain.KindSuite, "short", "suite"); err == nil || !strings.Contains(err.Error(), `"short" is not a valid id`) {
+		t.Fatalf("a short value is repeated whole: %v", err)
+	}
+}
