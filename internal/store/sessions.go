@@ -469,13 +469,18 @@ func OffsetCursor(n int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("off:" + strconv.Itoa(n)))
 }
 
+// maxCursorOffset bounds the offset an OffsetCursor may carry: far past any
+// list, and small enough that offset + page size stays in every database's
+// integer range.
+const maxCursorOffset = 1 << 30
+
 // ParseOffsetCursor reads an OffsetCursor given in field.
 func ParseOffsetCursor(s, field string) (int, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	rest, ok := strings.CutPrefix(string(raw), "off:")
 	n, cerr := strconv.Atoi(rest)
-	if err != nil || !ok || cerr != nil || n < 0 {
-		return 0, domain.InputError(field, "%q is not a cursor of this connection", s)
+	if err != nil || !ok || cerr != nil || n < 0 || n > maxCursorOffset {
+		return 0, domain.InputError(field, "%q is not a cursor of this connection", domain.Echo(s))
 	}
 	return n, nil
 }
