@@ -47,6 +47,7 @@ func allowed(pkg string) ([]string, bool) {
 		"internal/planning":          {"internal/domain"},
 		"internal/grouping/cluster":  {},
 		"internal/auth":              {"internal/domain"},
+		"internal/sso":               {"internal/domain"},
 		"internal/store":             {"internal/domain", "db"},
 		"internal/events":            {"internal/domain", "internal/store"},
 		"internal/app":               {"internal/domain", "internal/store", "internal/events", "internal/auth", "internal/loader"},
