@@ -72,8 +72,40 @@ func (j JSON) MarshalGQL(w io.Writer) {
 	_, _ = w.Write(j)
 }
 
-// UnmarshalGQL accepts any GraphQL input value and keeps it as JSON.
+// MaxJSONDepth bounds how deeply a JSON input (session state, payloads,
+// messages, configs) may nest, the same on both databases: SQLite's JSON
+// functions refuse more than 1,000 levels, PostgreSQL takes more, and no
+// record of agent work needs more than a few dozen.
+const MaxJSONDepth = 64
+
+// jsonDepth is how deeply v nests (a scalar is 0), counted up to limit+1.
+func jsonDepth(v any, limit int) int {
+	if limit < 0 {
+		return 1
+	}
+	d := 0
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			d = max(d, jsonDepth(e, limit-1))
+		}
+		return d + 1
+	case []any:
+		for _, e := range x {
+			d = max(d, jsonDepth(e, limit-1))
+		}
+		return d + 1
+	}
+	return 0
+}
+
+// UnmarshalGQL accepts any GraphQL input value nested at most MaxJSONDepth
+// levels and keeps it as JSON.
 func (j *JSON) UnmarshalGQL(v any) error {
+	if jsonDepth(v, MaxJSONDepth) > MaxJSONDepth {
+		return &Error{Code: CodeBadUserInput, Message: fmt.Sprintf("JSON nested more than %d levels deep", MaxJSONDepth),
+			Details: map[string]any{"maxDepth": MaxJSONDepth}}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("JSON scalar: %w", err)
