@@ -46,7 +46,14 @@ func TestAuthentication(t *testing.T) {
 				r.Header.Set("Authorization", tt.authorization)
 			}
 			res, out := b.do(t, r)
-			require.Equal(t, http.StatusOK, res.StatusCode)
+			// No or a bad credential is HTTP 401 with WWW-Authenticate: Bearer,
+			// so HTTP tooling sees it; anything else stays 200.
+			if tt.wantCode == "UNAUTHENTICATED" {
+				require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+				require.Contains(t, res.Header.Get("WWW-Authenticate"), "Bearer")
+			} else {
+				require.Equal(t, http.StatusOK, res.StatusCode)
+			}
 			if tt.wantCode == "" {
 				require.Empty(t, out.Errors)
 				require.JSONEq(t, `{"viewer":"user-1"}`, string(out.Data))

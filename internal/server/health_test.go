@@ -117,7 +117,8 @@ func TestMetrics(t *testing.T) {
 		`taskgraph_graphql_errors_total{code="GRAPHQL_VALIDATION_FAILED"} 1`,
 		`taskgraph_graphql_errors_total{code="LIMIT_EXCEEDED"} 2`,
 		// Typo's validation failure is 200 over application/json.
-		`taskgraph_http_requests_total{code="200",path="/graphql"} 8`,
+		`taskgraph_http_requests_total{code="200",path="/graphql"} 7`,
+		`taskgraph_http_requests_total{code="401",path="/graphql"} 1`, // the unauthenticated request
 		`taskgraph_http_requests_total{code="413",path="/graphql"} 1`,
 		`taskgraph_http_requests_total{code="200",path="/healthz"} 1`,
 		`taskgraph_http_requests_total{code="404",path="other"} 1`,

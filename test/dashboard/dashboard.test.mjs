@@ -90,7 +90,7 @@ try {
   assert.deepEqual(await page.locator('table.tasks tbody tr td:first-child').allTextContents(), first);
 
   step('a task: relationships, file impacts, history');
-  await page.getByRole('link', { name: 'TU-DEMO-FEA-005' }).click();
+  await page.getByRole('link', { name: 'TU-LOGIN-FEA-005' }).click();
   await page.getByRole('heading', { name: 'File impacts' }).waitFor();
   await page.getByText('api/router.go').waitFor();
   await page.getByRole('heading', { name: 'Waits on' }).waitFor();
@@ -114,7 +114,7 @@ try {
   // A reload would lose this mark: the page must change in place.
   await page.evaluate(() => { window.__sameDocument = true; });
   // Follow the log of the Login API task (wave 3), chosen with the keyboard.
-  const card = page.locator('.task-card[data-task="TU-DEMO-FEA-005"]');
+  const card = page.locator('.task-card[data-task="TU-LOGIN-FEA-005"]');
   await card.focus();
   await page.keyboard.press('Enter');
   assert.equal(await card.getAttribute('aria-pressed'), 'true');
@@ -334,7 +334,7 @@ try {
   step('the run completes; the followed log has the task\'s lines');
   await page.waitForFunction(() => /COMPLETED/.test(document.querySelector('h1 .badge')?.textContent || ''), null, { timeout: 120000 });
   await page.waitForFunction(() => document.querySelectorAll('.task-card[data-status="COMPLETED"]').length === 9, null, { timeout: 60000 });
-  await page.locator('pre.log.live').getByText('simulated TU-DEMO-FEA-005').waitFor();
+  await page.locator('pre.log.live').getByText('simulated TU-LOGIN-FEA-005').waitFor();
   assert.ok(await page.evaluate(() => window.__sameDocument === true), 'no reload through the restart');
   const counters = await page.locator('.counters').textContent();
   assert.match(counters, /✓ 9/);
