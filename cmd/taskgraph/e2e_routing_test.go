@@ -122,9 +122,10 @@ func TestRouterLifecycleAndMessages(t *testing.T) {
 		require.Equal(t, 1, list.N("a.totalCount"))
 		require.Equal(t, 0, list.N("b.totalCount"))
 
-		cleared := s.query(t, f.token, `mutation($id: ID!) { clearAgentMessages(input: {routerId: $id}) { deleted } }`, M{"id": f.router})
-		require.Equal(t, 3, cleared.N("clearAgentMessages.deleted"))
-		require.Equal(t, 0, s.query(t, f.token, `query($id: ID!) { router(id: $id) { messages { totalCount } } }`, M{"id": f.router}).N("router.messages.totalCount"))
+		// An ARCHIVED router keeps its messages: clearing them is CONFLICT.
+		archived := s.requireCode(t, f.token, `mutation($id: ID!) { clearAgentMessages(input: {routerId: $id}) { deleted } }`, M{"id": f.router}, "CONFLICT")
+		require.Equal(t, "routerId", archived.ext("field"))
+		require.Equal(t, 3, s.query(t, f.token, `query($id: ID!) { router(id: $id) { messages { totalCount } } }`, M{"id": f.router}).N("router.messages.totalCount"))
 
 		evs := s.pageEvents(t, f.token, f.project, "", "ROUTER_MESSAGE_ADDED")
 		require.Len(t, evs, 3)
