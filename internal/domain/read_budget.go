@@ -33,7 +33,8 @@ func ChargeRead(ctx context.Context, n int) error {
 	}
 	if b.used.Add(int64(n)) > b.limit {
 		return &Error{Code: CodeLimitExceeded, Message: fmt.Sprintf(
-			"the request reads more than %d bytes of data; ask for fewer fields, fewer aliases or smaller pages", b.limit)}
+			"the request reads more than %d bytes of data; ask for fewer fields, fewer aliases or smaller pages", b.limit),
+			Details: map[string]any{"maxRead": b.limit}}
 	}
 	return nil
 }
