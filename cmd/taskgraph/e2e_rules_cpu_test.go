@@ -2,30 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
-
-// procCPU is the CPU time (user + system) this process — the test and the
-// in-process server — has used, from /proc/self/stat (utime and stime, in
-// clock ticks of 1/100 s).
-func procCPU(t testing.TB) time.Duration {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/stat")
-	require.NoError(t, err)
-	// The command name may hold spaces: the fields start after its ')'.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	utime, err := strconv.ParseInt(f[11], 10, 64)
-	require.NoError(t, err)
-	stime, err := strconv.ParseInt(f[12], 10, 64)
-	require.NoError(t, err)
-	return time.Duration(utime+stime) * (time.Second / 100)
-}
 
 // TestRuleRegexCPUIsBounded: regular expressions in validation rules cannot
 // make one request burn seconds of CPU. A pattern compiling past the program
@@ -63,9 +45,9 @@ func TestRuleRegexCPUIsBounded(t *testing.T) {
 		}
 		task := s.createTask(t, owner, pid, "big", M{"description": strings.Repeat("a", 100_000)})
 
-		cpu0 := procCPU(t)
+		cpu0 := processCPU(t)
 		r := s.do(t, owner, `mutation($id: ID!) { transitionTask(input: {id: $id, to: PENDING}) { task { id } } }`, M{"id": task})
-		cpu := procCPU(t) - cpu0
+		cpu := processCPU(t) - cpu0
 		require.Len(t, gateViolations(t, r), 2*n, "every rule is evaluated, and violated")
 		t.Logf("transitionTask with %d worst-case regex rules on a 100 KB description: %v CPU", 2*n, cpu)
 		if raceEnabled {
