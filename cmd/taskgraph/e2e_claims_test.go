@@ -163,3 +163,31 @@ func TestConcurrentAgentCalls(t *testing.T) {
 		}
 	})
 }
+
+// TestClaimDescribesItself: what an agent says of itself when it claims is
+// bounded, and the task's history names its host, not its opaque id.
+func TestClaimDescribesItself(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *testServer) {
+		e := newExecList(t, s, 1)
+		bulkTasks(t, s, e.token, e.project, []M{{"title": "one", "taskListId": e.list}})
+		run := e.start(t)
+		for field, in := range map[string]M{
+			"hostname":         {"hostname": strings.Repeat("h", 256)},
+			"processId":        {"processId": strings.Repeat("1", 65)},
+			"workingDirectory": {"workingDirectory": strings.Repeat("d", 4097)},
+		} {
+			in["runId"] = run
+			r := s.requireCode(t, e.agent, claimMutation, M{"in": in}, "BAD_USER_INPUT")
+			require.Equal(t, field, r.ext("field"))
+		}
+		task := s.query(t, e.agent, claimMutation, M{"in": M{"runId": run, "hostname": "builder-7"}}).S("claimTask.task.id")
+		h := s.query(t, e.token, `query($id: ID!) { task(id: $id) { stateHistory { toStatus reason } } }`, M{"id": task})
+		var reasons []string
+		for _, c := range h.L("task.stateHistory") {
+			if c.S("toStatus") == "IN_PROGRESS" {
+				reasons = append(reasons, c.S("reason"))
+			}
+		}
+		require.Equal(t, []string{"claimed by the agent on builder-7 (attempt 1)"}, reasons)
+	})
+}

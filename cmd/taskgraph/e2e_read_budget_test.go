@@ -55,7 +55,7 @@ func heapPeak() (stop func() uint64) {
 // Not parallel: the figure is this process's heap.
 func TestReadBudgetBoundsMemory(t *testing.T) {
 	testdb.Run(t, func(t *testing.T, url string) {
-		s, _ := startServerWith(t, url, serverOptions{args: []string{"--max-response-size", "1MiB"}, slowFetches: true})
+		s, _ := startServerWith(t, url, serverOptions{args: []string{"--max-response-size", "1MiB"}})
 		f := newSessionFixture(t, s, nil)
 		observation := strings.Repeat("x", 300_000)
 		steps := 30

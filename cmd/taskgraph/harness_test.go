@@ -74,8 +74,12 @@ func startServer(t testing.TB, dbURL string, extraArgs ...string) *testServer {
 
 // testLoaderTiming keeps a batch open until its keys have stopped arriving for
 // 20ms, so that batches never split on a loaded CI machine and statement counts
-// are exact.
-var testLoaderTiming = loader.Timing{Idle: 20 * time.Millisecond, MaxWait: 2 * time.Second}
+// are exact. A tracked batch's safety net waits 10s: on a starved machine under
+// the race detector one statement can outlast the server's 500ms, and the
+// harness counts every batch the net closes as a bookkeeping miss.
+var testLoaderTiming = loader.Timing{Idle: 20 * time.Millisecond, MaxWait: 2 * time.Second, SafetyWait: testSafetyWait}
+
+const testSafetyWait = 10 * time.Second
 
 // startServerWait is startServer with the loaders' batch timing given.
 func startServerWait(t testing.TB, dbURL string, timing loader.Timing, extraArgs ...string) *testServer {
@@ -93,11 +97,6 @@ type serverOptions struct {
 	logs         io.Writer              // the server's log (JSON lines); nil: discarded
 	// noGroupingBackground: suggestions only from suggestGroupings.
 	noGroupingBackground bool
-	// slowFetches: the test reads so much per statement that, under the race
-	// detector, one fetch outlasts the level tracker's 500 ms and other
-	// loaders' batches close on the safety timer, as designed; the harness
-	// then does not count that against the test.
-	slowFetches bool
 }
 
 // startServerWith runs serve against dbURL until stop is called or the test
@@ -107,6 +106,9 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 	t.Helper()
 	if o.loaderTiming == (loader.Timing{}) {
 		o.loaderTiming = testLoaderTiming
+	}
+	if o.loaderTiming.SafetyWait == 0 {
+		o.loaderTiming.SafetyWait = testSafetyWait
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s = &testServer{AdminToken: "admin-" + t.Name(), Stdout: &bytes.Buffer{}}
@@ -148,9 +150,7 @@ func startServerWith(t testing.TB, dbURL string, o serverOptions) (s *testServer
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			if !o.slowFetches {
-				s.checkBatches(t)
-			}
+			s.checkBatches(t)
 			cancel()
 			select {
 			case err := <-done:

@@ -95,3 +95,16 @@ const (
 	MaxReportedFiles = 10_000
 	MaxPathLength    = 4_096
 )
+
+// CheckClaim bounds what an agent says of itself when it claims: its host,
+// process and working directory are shown to people and kept per agent.
+func CheckClaim(in *ClaimTaskInput) (err error) {
+	if in.Hostname, err = CheckOptText("hostname", in.Hostname, 255); err != nil {
+		return err
+	}
+	if in.ProcessID, err = CheckOptText("processId", in.ProcessID, 64); err != nil {
+		return err
+	}
+	in.WorkingDirectory, err = CheckOptText("workingDirectory", in.WorkingDirectory, 4096)
+	return err
+}

@@ -28,11 +28,16 @@ type Timing struct {
 	// Tracker, when set, closes batches when the request is quiescent; the
 	// idle window and MaxWait are then unused.
 	Tracker *Tracker
+	// SafetyWait is the safety net of a tracked batch: quiescence closes it,
+	// unless the tracker's bookkeeping missed a piece of work (Tracker.Closed
+	// counts those) or one piece of work outlasts it. Long, so that a slow
+	// level on a busy machine is never split.
+	SafetyWait time.Duration
 }
 
 // DefaultTiming suits a server: a level costs at most a few milliseconds of
 // waiting on top of its query.
-var DefaultTiming = Timing{Idle: 2 * time.Millisecond, MaxWait: 10 * time.Millisecond, MaxKeys: 1000}
+var DefaultTiming = Timing{Idle: 2 * time.Millisecond, MaxWait: 10 * time.Millisecond, MaxKeys: 1000, SafetyWait: 500 * time.Millisecond}
 
 func (t Timing) withDefaults() Timing {
 	if t.Idle <= 0 {
@@ -44,13 +49,11 @@ func (t Timing) withDefaults() Timing {
 	if t.MaxKeys <= 0 {
 		t.MaxKeys = DefaultTiming.MaxKeys
 	}
+	if t.SafetyWait <= 0 {
+		t.SafetyWait = DefaultTiming.SafetyWait
+	}
 	return t
 }
-
-// trackedMaxWait is the safety net of a tracked batch: quiescence closes it,
-// unless the tracker's bookkeeping missed a piece of work (Tracker.Closed
-// counts those). Long, so that a slow level on a busy machine is never split.
-const trackedMaxWait = 500 * time.Millisecond
 
 // Loader batches and caches loads of V by K for one request.
 type Loader[K comparable, V any] struct {
@@ -195,7 +198,7 @@ func (l *Loader[K, V]) enqueue(ctx context.Context, key K) *result[V] {
 	switch {
 	case b == nil && t != nil && !t.Abandoned():
 		b = &batch[K, V]{ctx: ctx, tracked: true}
-		b.timer = time.AfterFunc(trackedMaxWait, func() { l.close(b, &t.timed) })
+		b.timer = time.AfterFunc(l.timing.SafetyWait, func() { l.close(b, &t.timed) })
 		l.open = b
 		t.opened(func() { l.close(b, &t.quiescent) })
 	case b == nil:

@@ -51,6 +51,9 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 	if err != nil {
 		return nil, err
 	}
+	if err := domain.CheckClaim(&in); err != nil {
+		return nil, err
+	}
 	r, state, err := s.visibleClaimState(ctx, p, in.RunID, "runId")
 	if err != nil {
 		return nil, err
@@ -120,7 +123,7 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 		}
 		t.AssignedAgentID = &agent.ID
 		if err := s.moveTask(ctx, tx, p, t, domain.StatusInProgress,
-			fmt.Sprintf("claimed by agent %s (attempt %d)", agent.GlobalID(), exec.AttemptNumber), now); err != nil {
+			claimReason(in.Hostname, exec.AttemptNumber), now); err != nil {
 			return err
 		}
 		tx.Record(domain.NewTaskClaimed(run, wave, exec, now))
@@ -324,4 +327,13 @@ func (s *Runs) moveTaskWith(ctx context.Context, tx *app.Tx, p *auth.Principal, 
 	}
 	t.UpdatedAt = now
 	return s.Tasks.saveEngineMoves(ctx, tx, t, from, w)
+}
+
+// claimReason is the history line of a claim, for people: the agent's host,
+// not its opaque id (the state change links the agent itself).
+func claimReason(hostname *string, attempt int) string {
+	if hostname == nil || *hostname == "" {
+		return fmt.Sprintf("claimed by an agent (attempt %d)", attempt)
+	}
+	return fmt.Sprintf("claimed by the agent on %s (attempt %d)", *hostname, attempt)
 }

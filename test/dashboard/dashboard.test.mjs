@@ -64,6 +64,21 @@ try {
   assert.equal(await page.evaluate(() => sessionStorage.getItem('taskgraph.token')), TOKEN);
   await shot('01-projects');
 
+  step('navigating while a page loads never stacks two pages');
+  for (let i = 0; i < 8; i++) {
+    // Open the run page (its query and subscription take a while) and move on
+    // 0-35 ms later, before it has rendered.
+    await page.evaluate(async ([run, delay]) => {
+      location.hash = `#/r/${run}`;
+      await new Promise((r) => setTimeout(r, delay));
+      location.hash = '#/';
+    }, [RUN_ID, i * 5]);
+    await page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
+    await page.waitForTimeout(400); // time for the abandoned run page to finish loading
+    assert.equal(await page.locator('main h1').count(), 1, `one page shown after navigation ${i}`);
+    assert.equal(await page.locator('main > .view').count(), 1);
+  }
+
   step('a project: its lists and its tasks, searched and sorted');
   await page.getByRole('link', { name: PROJECT_NAME, exact: true }).click();
   await page.getByRole('heading', { name: /^Tasks \(9\)/ }).waitFor();
@@ -371,6 +386,23 @@ try {
   await stask.locator('table.react-steps tbody tr').nth(2).waitFor();
   assert.equal(await stask.locator('table.react-steps tbody tr').count(), 3);
   await shot('10-task-sessions');
+
+  step('at phone width (390 px) no page is wider than the screen');
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const [name, hash, ready] of [
+    ['project', '#/p/login', () => page.locator('table.tasks').waitFor()],
+    ['task', `#/t/${encodeURIComponent(about.id)}`, () => page.getByRole('heading', { name: 'History' }).waitFor()],
+    ['run', `#/r/${encodeURIComponent(RUN_ID)}`, () => page.locator('.task-card').first().waitFor()],
+  ]) {
+    await page.goto(`${BASE_URL}/ui/${hash}`);
+    await ready();
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 390, `the ${name} page is ${width} px wide at 390 px`);
+    await shot(`11-phone-${name}`);
+  }
+  const claimLine = await page.evaluate(() => document.body.textContent);
+  assert.doesNotMatch(claimLine, /QnVpbGRBZ2Vud/, 'no opaque agent id shown to people');
+  await page.setViewportSize({ width: 1440, height: 1000 });
 
   assert.deepEqual(errors, [], 'no script errors');
   say('DONE');

@@ -30,27 +30,42 @@ function parseHash() {
 
 export function go(href) { location.hash = href.replace(/^#/, ''); }
 
+// Each route renders into a view of its own. A page still loading when the
+// route moves on finishes into its detached view, never into the page shown:
+// two views can never stack. What it registers for disposal is disposed of
+// at once.
+let routeGen = 0;
+
 async function route() {
+  const gen = ++routeGen;
+  const current = () => gen === routeGen;
   if (dispose) { try { dispose(); } catch { /* page already gone */ } dispose = null; }
   connBox.hidden = true;
-  clear(main);
-  if (!token()) { signIn(); return; }
+  const view = h('div', { class: 'view' });
+  put(clear(main), view);
+  if (!token()) { signIn(view); return; }
   if (!viewer) {
     try {
-      viewer = (await query('viewer')).viewer;
+      const v = (await query('viewer')).viewer;
+      if (!current()) return;
+      viewer = v;
     } catch (err) {
+      if (!current()) return;
       if (err instanceof GraphQLError && (err.status === 401 || err.code === 'UNAUTHENTICATED')) {
-        setToken(''); signIn('That token was not accepted.'); return;
+        setToken(''); signIn(view, 'That token was not accepted.'); return;
       }
-      put(main, errorBox(err)); return;
+      put(view, errorBox(err)); return;
     }
     renderUser();
   }
   const { parts, params } = parseHash();
   const ctx = {
-    main, params, go, connBox,
-    onDispose(f) { dispose = f; },
-    setTitle(t) { document.title = `${t} — Taskgraph`; },
+    main: view, params, go, connBox,
+    onDispose(f) {
+      if (!current()) { try { f(); } catch { /* already gone */ } return; }
+      dispose = f;
+    },
+    setTitle(t) { if (current()) document.title = `${t} — Taskgraph`; },
   };
   const [kind, id] = parts;
   try {
@@ -59,11 +74,12 @@ async function route() {
     else if (kind === 't') await taskPage(ctx, id);
     else if (kind === 'l') await taskListPage(ctx, id);
     else if (kind === 'r') await runPage(ctx, id);
-    else put(main, h('p', {}, 'No such page. ', link('#/', 'Projects')));
+    else put(view, h('p', {}, 'No such page. ', link('#/', 'Projects')));
   } catch (err) {
-    put(main, errorBox(err));
+    put(view, errorBox(err));
   }
-  const heading = main.querySelector('h1');
+  if (!current()) return;
+  const heading = view.querySelector('h1');
   if (heading) { heading.tabIndex = -1; heading.focus({ preventScroll: true }); }
 }
 
@@ -76,7 +92,7 @@ function renderUser() {
   );
 }
 
-function signIn(message) {
+function signIn(view, message) {
   document.title = 'Sign in — Taskgraph';
   const input = h('input', { type: 'password', name: 'token', autocomplete: 'off', required: true, placeholder: 'tg_…', size: 40 });
   const status = h('p', { class: 'hint', role: 'status' }, message || '');
@@ -102,7 +118,7 @@ function signIn(message) {
   field('API token', input),
   h('button', { type: 'submit' }, 'Sign in'),
   status);
-  put(main, form);
+  put(view, form);
   input.focus();
 }
 
@@ -115,7 +131,7 @@ async function projectsPage(ctx) {
   const data = await query('projects', { first: 25, after, filter: search ? { search } : null });
   const c = data.projects;
   const input = h('input', { type: 'search', name: 'q', value: search });
-  put(main, 
+  put(ctx.main, 
     h('h1', {}, 'Projects'),
     h('form', { class: 'filters', role: 'search', onsubmit: (e) => { e.preventDefault(); go(`#/?q=${encodeURIComponent(input.value)}`); } },
       field('Search projects', input), h('button', { type: 'submit' }, 'Search')),
@@ -152,7 +168,7 @@ async function projectPage(ctx, slug) {
   if (p.get('before')) { vars.last = size; vars.before = p.get('before'); } else { vars.first = size; vars.after = p.get('after') || null; }
   const data = await query('project', vars);
   const proj = data.project;
-  if (!proj) { put(main, h('h1', {}, 'Project not found'), h('p', {}, link('#/', 'All projects'))); return; }
+  if (!proj) { put(ctx.main, h('h1', {}, 'Project not found'), h('p', {}, link('#/', 'All projects'))); return; }
   ctx.setTitle(proj.name);
 
   const base = `#/p/${encodeURIComponent(slug)}`;
@@ -183,7 +199,7 @@ async function projectPage(ctx, slug) {
   link(base, 'Reset'));
 
   const t = proj.tasks;
-  put(main, 
+  put(ctx.main, 
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, link('#/', 'Projects'), ' / ', proj.name),
     h('h1', {}, proj.name, ' ', badge(proj.status)),
     proj.description ? h('p', {}, proj.description) : null,
@@ -235,14 +251,14 @@ function taskRef(t) {
 async function taskPage(ctx, id) {
   const data = await query('task', { id });
   const t = data.task;
-  if (!t) { put(main, h('h1', {}, 'Task not found')); return; }
+  if (!t) { put(ctx.main, h('h1', {}, 'Task not found')); return; }
   ctx.setTitle(t.displayId);
   const dl = (pairs) => h('dl', { class: 'facts' }, pairs.filter(([, v]) => v !== null && v !== undefined && v !== '')
     .map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
   const listOf = (title, items) => items && items.length ? [h('h3', {}, title), h('ul', {}, items.map((x) => h('li', {}, x)))] : null;
 
   const execSection = h('section', { 'aria-labelledby': 'exec-h' }, h('h2', { id: 'exec-h' }, 'Executions'), h('p', { class: 'hint' }, 'Loading…'));
-  put(main, 
+  put(ctx.main, 
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, link('#/', 'Projects'), ' / ',
       link(`#/p/${encodeURIComponent(t.project.slug)}`, t.project.name), ' / ',
       t.taskList ? [link(`#/l/${encodeURIComponent(t.taskList.id)}`, t.taskList.name), ' / '] : null, t.displayId),
