@@ -164,13 +164,22 @@ func TestTasks(t *testing.T) {
 				id := s.createTask(t, admin, p, "t", nil)
 				require.Equal(t, "TU-"+tc.prefix+"-TSK-001", s.query(t, admin, `query($id: ID!) { task(id: $id) { displayId } }`, M{"id": id}).S("task.displayId"))
 			}
-			// Display ids are unique across projects, so two slugs with the same
-			// <PROJECT> part cannot both be projects.
-			for _, slug := range []string{"abcdefgh", "abcdefgh-x", "a-b-c-d-e-f-g-h-i"} {
-				r := s.requireCode(t, admin, `mutation($s: String!) { createProject(input: {name: "n", slug: $s}) { project { id } } }`, M{"s": slug}, "CONFLICT")
-				require.Equal(t, "slug", r.ext("field"))
-				require.Contains(t, r.Errors[0].Message, "is taken", "the same answer as a duplicate slug: nothing of the other project")
+			// Display ids are unique across projects: a slug whose <PROJECT>
+			// part another project has gets that part cut short with a number.
+			for _, tc := range []struct{ slug, prefix string }{
+				{"abcdefgh", "ABCDEFG2"},
+				{"abcdefgh-x", "ABCDEFG3"},
+				{"a-b-c-d-e-f-g-h-i", "ABCDEFG4"},
+				{"ab-2", "AB2"},
+				{"ab2", "AB22"},
+			} {
+				p := s.createProject(t, admin, tc.slug)
+				id := s.createTask(t, admin, p, "t", nil)
+				require.Equal(t, "TU-"+tc.prefix+"-TSK-001", s.query(t, admin, `query($id: ID!) { task(id: $id) { displayId } }`, M{"id": id}).S("task.displayId"))
 			}
+			r := s.requireCode(t, admin, `mutation($s: String!) { createProject(input: {name: "n", slug: $s}) { project { id } } }`, M{"s": "ab"}, "CONFLICT")
+			require.Equal(t, "slug", r.ext("field"))
+			require.Contains(t, r.Errors[0].Message, "is taken")
 			p := s.createProject(t, admin, "cats")
 			codes := map[string]string{"FEATURE": "FEA", "BUG": "BUG", "TASK": "TSK", "REFACTOR": "REF", "TEST": "TST", "DOCS": "DOC", "RESEARCH": "RES", "INFRA": "INF"}
 			for cat, code := range codes {

@@ -37,6 +37,9 @@ type Project struct {
 	Status      ProjectStatus `db:"status"`
 	CreatedAt   time.Time     `db:"created_at"`
 	UpdatedAt   time.Time     `db:"updated_at"`
+	// DisplayCode is the <PROJECT> of its tasks' display ids, unique
+	// (ProjectCode, or PickDisplayCode when that is taken).
+	DisplayCode string `db:"display_code"`
 }
 
 // Idea is an early-stage notion within a project that tasks can relate to.

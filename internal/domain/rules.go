@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -103,9 +104,9 @@ func ItemStatusFor(s TaskStatus) ItemStatus {
 	}
 }
 
-// DisplayID formats TU-<PROJECT>-<CAT>-<NNN>.
-func DisplayID(projectSlug string, category TaskCategory, n int) string {
-	return fmt.Sprintf("TU-%s-%s-%03d", ProjectCode(projectSlug), category.Code(), n)
+// DisplayID formats TU-<PROJECT>-<CAT>-<NNN> from the project's display code.
+func DisplayID(projectCode string, category TaskCategory, n int) string {
+	return fmt.Sprintf("TU-%s-%s-%03d", projectCode, category.Code(), n)
 }
 
 // SetDisplayID gives t its display id and the key that orders it naturally.
@@ -122,8 +123,8 @@ func DisplaySortKey(displayID string) string {
 	return displayID[:i+1] + strings.Repeat("0", 10-len(num)) + num
 }
 
-// ProjectCode is the <PROJECT> part of a display id: the slug upper-cased, without
-// non-alphanumerics, at most 8 characters. Two projects must not share one.
+// ProjectCode is the display code a project's slug asks for: the slug
+// upper-cased, without non-alphanumerics, at most 8 characters.
 func ProjectCode(projectSlug string) string {
 	var b strings.Builder
 	for _, r := range strings.ToUpper(projectSlug) {
@@ -135,6 +136,37 @@ func ProjectCode(projectSlug string) string {
 		}
 	}
 	return b.String()
+}
+
+// DisplayCodeStem is what every display code PickDisplayCode may choose for
+// a slug starts with: a store reads the codes taken with that prefix.
+func DisplayCodeStem(projectSlug string) string {
+	code := ProjectCode(projectSlug)
+	return code[:min(len(code), 5)]
+}
+
+// PickDisplayCode chooses a project's display code: the slug's own
+// (ProjectCode) when no project has it, else that code cut short to make room
+// for the lowest number from 2 that gives a free one (LOGIN → LOGIN2,
+// LOGINAPI → LOGINAP2, … LOGIN999). taken holds the codes already used that
+// start with DisplayCodeStem. False when all of them are taken.
+func PickDisplayCode(projectSlug string, taken []string) (string, bool) {
+	used := make(map[string]bool, len(taken))
+	for _, c := range taken {
+		used[c] = true
+	}
+	code := ProjectCode(projectSlug)
+	if !used[code] {
+		return code, true
+	}
+	for i := 2; i < 1000; i++ {
+		n := strconv.Itoa(i)
+		c := code[:min(len(code), 8-len(n))] + n
+		if !used[c] {
+			return c, true
+		}
+	}
+	return "", false
 }
 
 var priorityBase = map[Priority]int{PriorityP1: 100, PriorityP2: 70, PriorityP3: 40, PriorityP4: 10}

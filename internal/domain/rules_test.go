@@ -2,6 +2,8 @@ package domain_test
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,7 +131,7 @@ func TestDisplayID(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
-			require.Equal(t, tc.want, domain.DisplayID(tc.slug, tc.cat, tc.n))
+			require.Equal(t, tc.want, domain.DisplayID(domain.ProjectCode(tc.slug), tc.cat, tc.n))
 		})
 	}
 }
@@ -291,4 +293,32 @@ func TestSearchPathExpandsOneLevelAtATime(t *testing.T) {
 	path, err = domain.SearchPath("e", "a", func(frontier []string) (map[string][]string, error) { return nil, nil })
 	require.NoError(t, err)
 	require.Nil(t, path)
+}
+
+func TestPickDisplayCode(t *testing.T) {
+	for _, tc := range []struct {
+		slug  string
+		taken []string
+		want  string
+	}{
+		{"login", nil, "LOGIN"},
+		{"login", []string{"LOGIN"}, "LOGIN2"},
+		{"login", []string{"LOGIN", "LOGIN2", "LOGIN3"}, "LOGIN4"},
+		{"login-api-v2", []string{"LOGINAPI"}, "LOGINAP2"},
+		{"login-api-v2", []string{"LOGINAPI", "LOGINAP2"}, "LOGINAP3"},
+		{"ab", []string{"AB", "AB2", "AB3", "AB4", "AB5", "AB6", "AB7", "AB8", "AB9"}, "AB10"},
+	} {
+		got, ok := domain.PickDisplayCode(tc.slug, tc.taken)
+		require.True(t, ok, tc.slug)
+		require.Equal(t, tc.want, got, "%s with %v taken", tc.slug, tc.taken)
+		require.True(t, strings.HasPrefix(got, domain.DisplayCodeStem(tc.slug)), "a store finds every candidate by the stem")
+	}
+	// Every candidate taken: none is left.
+	taken := []string{"ABCDEFGH"}
+	for i := 2; i < 1000; i++ {
+		n := strconv.Itoa(i)
+		taken = append(taken, "ABCDEFGH"[:8-len(n)]+n)
+	}
+	_, ok := domain.PickDisplayCode("abcdefgh", taken)
+	require.False(t, ok)
 }

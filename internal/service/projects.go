@@ -75,14 +75,40 @@ func (s *Projects) CreateProject(ctx context.Context, in domain.CreateProjectInp
 	now := s.now()
 	project := &domain.Project{ID: app.NewID(), Slug: in.Slug, Name: name, Description: desc, OwnerID: p.UserID,
 		Status: domain.ProjectActive, CreatedAt: now, UpdatedAt: now}
-	err = s.tx(ctx, func(tx *app.Tx) error { return tx.Projects.CreateProject(ctx, project) })
-	if errors.Is(err, store.ErrUnique) {
-		// The same answer whether the slug or only its display-id prefix
-		// collides: which project holds it is not the caller's to learn.
-		return nil, &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "slug " + in.Slug +
-			" is taken (slugs must also differ in their first 8 letters or digits, which make the display-id prefix)"}
+	taken := &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "slug " + in.Slug + " is taken"}
+	// On PostgreSQL a concurrent creation can take the slug or the chosen
+	// display code between the reads and the insert: the unique index refuses
+	// it, and the next try reads again.
+	for try := 0; ; try++ {
+		err = s.tx(ctx, func(tx *app.Tx) error {
+			if used, err := tx.Projects.SlugTaken(ctx, in.Slug); err != nil {
+				return err
+			} else if used {
+				return taken
+			}
+			codes, err := tx.Projects.DisplayCodesFrom(ctx, domain.DisplayCodeStem(in.Slug))
+			if err != nil {
+				return err
+			}
+			code, ok := domain.PickDisplayCode(in.Slug, codes)
+			if !ok {
+				return &domain.Error{Code: domain.CodeConflict, Field: "slug", Message: "every display code for slugs starting like " +
+					in.Slug + " is taken: choose a slug that starts differently"}
+			}
+			project.DisplayCode = code
+			return tx.Projects.CreateProject(ctx, project)
+		})
+		if errors.Is(err, store.ErrUnique) && try < 3 {
+			continue
+		}
+		if errors.Is(err, store.ErrUnique) {
+			return nil, taken
+		}
+		if err != nil {
+			return nil, err
+		}
+		return project, nil
 	}
-	return project, err
 }
 
 // UpdateProject changes a project's name, description or status.

@@ -225,7 +225,7 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 	if err != nil {
 		return nil, err
 	}
-	t.SetDisplayID(domain.DisplayID(project.Slug, t.Category, n))
+	t.SetDisplayID(domain.DisplayID(project.DisplayCode, t.Category, n))
 	if err := tx.Tasks.InsertTask(ctx, t); err != nil {
 		return nil, err
 	}

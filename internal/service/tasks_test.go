@@ -461,7 +461,7 @@ func TestTemplatesUsageCount(t *testing.T) {
 			require.Equal(t, "from template", task.Description)
 			require.Equal(t, domain.Strings{"reproduced"}, task.AcceptanceCriteria)
 			require.Equal(t, domain.Strings{"regression"}, task.CodebaseTests)
-			require.Equal(t, domain.DisplayID("web-app", domain.CategoryBug, i), task.DisplayID)
+			require.Equal(t, domain.DisplayID("WEBAPP", domain.CategoryBug, i), task.DisplayID)
 		}
 
 		// a refused create does not count as a use

@@ -76,7 +76,7 @@ func (b *bundle) task(p *domain.Project, n int) *domain.Task {
 		RiskLevel: domain.RiskMedium, Priority: domain.PriorityP3, PriorityScore: 40, Version: 1,
 		CreatedAt: ts(0), UpdatedAt: ts(0),
 	}
-	t.SetDisplayID(domain.DisplayID(p.Slug, domain.CategoryTask, n))
+	t.SetDisplayID(domain.DisplayID(p.DisplayCode, domain.CategoryTask, n))
 	return t
 }
 

@@ -9,9 +9,27 @@ import (
 
 // CreateProject inserts a project.
 func (q ProjectQueries) CreateProject(ctx context.Context, p *domain.Project) error {
-	_, err := q.exec(ctx, `INSERT INTO projects (id, slug, name, description, owner_id, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, p.ID, p.Slug, p.Name, p.Description, p.OwnerID, p.Status, p.CreatedAt, p.UpdatedAt)
+	if p.DisplayCode == "" {
+		p.DisplayCode = domain.ProjectCode(p.Slug) // the slug's own; the service picks a free one
+	}
+	_, err := q.exec(ctx, `INSERT INTO projects (id, slug, name, description, owner_id, status, created_at, updated_at, display_code)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, p.ID, p.Slug, p.Name, p.Description, p.OwnerID, p.Status, p.CreatedAt, p.UpdatedAt, p.DisplayCode)
 	return err
+}
+
+// SlugTaken reports whether a project has slug.
+func (q ProjectQueries) SlugTaken(ctx context.Context, slug string) (bool, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT COUNT(*) FROM projects WHERE slug = ?`, slug)
+	return n > 0, err
+}
+
+// DisplayCodesFrom lists the display codes in use that start with stem
+// (upper-case letters and digits: nothing LIKE would read as a pattern).
+func (q ProjectQueries) DisplayCodesFrom(ctx context.Context, stem string) ([]string, error) {
+	var codes []string
+	err := q.selectx(ctx, &codes, `SELECT display_code FROM projects WHERE display_code LIKE ?`, stem+"%")
+	return codes, err
 }
 
 // UpdateProject writes a project's editable fields.
