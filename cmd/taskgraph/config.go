@@ -15,7 +15,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/telegram"
 )
 
-// serveConfig holds the serve flags; each has an environment variable (API.md).
+// serveConfig holds the serve flags; each has an environment variable.
 type serveConfig struct {
 	addr              string
 	database          string

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAgentMutationsByRole: API.md gives the agent mutations to AGENT tokens
+// TestAgentMutationsByRole: the API gives the agent mutations to AGENT tokens
 // of the project, to admins (everything) and to a MEMBER in the projects it
 // owns; anyone else does not learn that the run or agent exists.
 func TestAgentMutationsByRole(t *testing.T) {

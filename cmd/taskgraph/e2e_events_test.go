@@ -23,7 +23,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/testdb"
 )
 
-// TestEventsFollowTheChanges: every change of the task graph that API.md
+// TestEventsFollowTheChanges: every change of the task graph that the API
 // names becomes one event, streamed in commit order with its details, and
 // the same events page through Project.events with the same cursors.
 func TestEventsFollowTheChanges(t *testing.T) {

@@ -100,7 +100,7 @@ func (p *planList) namesOf(ids []string) []string {
 	return out
 }
 
-// TestWavePlan covers the wavePlan query: the planning rules of API.md end to end.
+// TestWavePlan covers the wavePlan query: the planning rules of the API end to end.
 func TestWavePlan(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {

@@ -99,7 +99,7 @@ func missingFixture() roleFixture {
 		token: missingID("ApiToken"), slug: "no-such-project", displayID: "TU-NOSUCH-TSK-001"}
 }
 
-// TestRoles covers API.md's roles: ADMIN everything; MEMBER only its own
+// TestRoles covers the API's roles: ADMIN everything; MEMBER only its own
 // projects, with another member's entities NOT_FOUND through every entry
 // point; AGENT tokens read their one project and may change nothing here.
 func TestRoles(t *testing.T) {

@@ -18,7 +18,7 @@ const taskFields = `id displayId title description category status priority prio
 	fileImpacts { id filePath operation confidence source wasAccurate validatedAt }`
 
 // TestTasks covers createTask, updateTask and transitionTask with the task
-// rules of API.md: defaults, initial status, display ids, priority scores,
+// rules of the API: defaults, initial status, display ids, priority scores,
 // the lifecycle and its history, and expectedVersion.
 func TestTasks(t *testing.T) {
 	t.Parallel()
@@ -478,7 +478,7 @@ func TestTasks(t *testing.T) {
 				require.False(t, d.Null("task.startedAt"))
 				require.Equal(t, path[len(path)-1] == "COMPLETED", !d.Null("task.completedAt"))
 			}
-			require.Len(t, covered, 12, "every user transition of API.md's lifecycle: %v", covered)
+			require.Len(t, covered, 12, "every user transition of the task lifecycle: %v", covered)
 
 			// Every other move is refused, with from and to.
 			allowed := map[string][]string{

@@ -2,7 +2,7 @@ package domain
 
 import "io"
 
-// Inputs of the catalog operations (API.md "Catalog operations"). Ids are
+// Inputs of the catalog operations. Ids are
 // global ids, decoded by the service.
 
 // CreateSuiteInput creates a suite.

@@ -1,6 +1,6 @@
 package domain
 
-// The enums of API.md. Each is stored in the database as its GraphQL value.
+// The enums of the API. Each is stored in the database as its GraphQL value.
 
 // TaskStatus is a task's place in its lifecycle.
 type TaskStatus string

@@ -8,7 +8,7 @@ import (
 	"fmt"
 )
 
-// Code classifies an Error; the server maps it to extensions.code (API.md).
+// Code classifies an Error; the server maps it to extensions.code.
 type Code string
 
 // Error codes of the API contract.

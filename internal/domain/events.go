@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// ExecutionEventType is the kind of an event (API.md's ExecutionEventType).
+// ExecutionEventType is the kind of an event (the API's ExecutionEventType).
 type ExecutionEventType string
 
 // Event kinds. The question kinds come with questions; the others are

@@ -2,7 +2,7 @@ package domain
 
 import "context"
 
-// Page sizes of Relay connections (API.md).
+// Page sizes of Relay connections.
 const (
 	DefaultPageSize = 50
 	MaxPageSize     = 100

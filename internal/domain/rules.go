@@ -8,7 +8,7 @@ import (
 	"unicode"
 )
 
-// transitions lists the lifecycle moves anyone may request (API.md "Task rules").
+// transitions lists the lifecycle moves anyone may request.
 var transitions = map[TaskStatus][]TaskStatus{
 	StatusDraft:      {StatusEvaluating, StatusPending},
 	StatusEvaluating: {StatusPending},
@@ -174,7 +174,7 @@ var priorityBase = map[Priority]int{PriorityP1: 100, PriorityP2: 70, PriorityP3:
 // IsQuickWin reports whether effort makes a task a quick win.
 func IsQuickWin(effort *Effort) bool { return effort != nil && *effort == EffortTrivial }
 
-// PriorityScore computes a task's score at time now (API.md): base by priority,
+// PriorityScore computes a task's score at time now: base by priority,
 // +10 per waiting task (at most +50), +15 for a quick win, and deadline urgency.
 func PriorityScore(p Priority, blocksCount int, effort *Effort, deadline *time.Time, now time.Time) int {
 	score := priorityBase[p] + min(10*blocksCount, 50)

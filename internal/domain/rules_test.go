@@ -18,7 +18,7 @@ var allStatuses = []domain.TaskStatus{
 }
 
 // TestCheckTransition walks the whole from x to matrix for users and the engine
-// against the lifecycle written in API.md "Task rules".
+// against the lifecycle of the API.
 func TestCheckTransition(t *testing.T) {
 	type move struct{ from, to domain.TaskStatus }
 	user := map[move]bool{

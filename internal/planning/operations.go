@@ -21,7 +21,7 @@ func opBit(op domain.FileOperation) uint8 {
 }
 
 // conflictsWith is, per operation bit, the operations it conflicts with: the
-// matrix of API.md (symmetric).
+// file-conflict matrix (symmetric).
 var conflictsWith = map[uint8]uint8{
 	opCreate: opCreate | opDelete,
 	opUpdate: opUpdate | opDelete,

@@ -5,7 +5,7 @@
 // (the wavePlan query) and a run that materialises its waves get the same plan
 // from the same input.
 //
-// # Rules (API.md, "Planning rules")
+// # Rules
 //
 // Only the list's tasks that are not COMPLETED are planned. Ordering edges are
 // `A DEPENDS_ON B` (B before A) and `A BLOCKS B` (A before B). An edge to a

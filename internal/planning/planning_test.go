@@ -70,7 +70,7 @@ func TestDesignExample(t *testing.T) {
 	require.Equal(t, 18.0, p.CriticalPath.EstimatedHours)
 }
 
-// conflictMatrix is API.md's matrix: true where the pair conflicts.
+// conflictMatrix is the file-conflict matrix: true where the pair conflicts.
 var conflictMatrix = []struct {
 	a, b     domain.FileOperation
 	conflict bool

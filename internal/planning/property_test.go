@@ -106,7 +106,7 @@ var shapes = []struct {
 }
 
 // TestRandomGraphs checks the plan's properties on many random graphs, and that
-// it matches a naive reference implementation of API.md's rules.
+// it matches a naive reference implementation of the planning rules.
 func TestRandomGraphs(t *testing.T) {
 	// seen counts what the graphs exercised, so that a generator gone wrong
 	// cannot pass by never producing the hard cases.
@@ -189,7 +189,7 @@ type graph struct {
 	byScore []string
 }
 
-// pairConflicts is API.md's matrix, written out.
+// pairConflicts is the file-conflict matrix, written out.
 var pairConflicts = map[[2]domain.FileOperation]bool{
 	{"CREATE", "CREATE"}: true, {"CREATE", "DELETE"}: true, {"UPDATE", "UPDATE"}: true,
 	{"UPDATE", "DELETE"}: true, {"DELETE", "DELETE"}: true, {"DELETE", "READ"}: true,
@@ -258,7 +258,7 @@ func (g graph) conflict(a, b string) bool {
 	return false
 }
 
-// reference plans naively, straight from API.md: a task is plannable when it has
+// reference plans naively, straight from the rules: a task is plannable when it has
 // no unmet outside dependency and all its dependencies are plannable (a fixpoint,
 // so cycles never become plannable); then, repeatedly, the ready task with the
 // highest score (then smallest display id) goes to the earliest wave after its

@@ -12,7 +12,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
-// unauthenticatedMessage tells a client what to send; API.md fixes the code.
+// unauthenticatedMessage tells a client what to send; the API fixes the code.
 const unauthenticatedMessage = "authentication required: send Authorization: Bearer <token>"
 
 // authenticate resolves the bearer token into a Principal in the context. A

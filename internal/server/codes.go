@@ -13,7 +13,7 @@ import (
 )
 
 // withErrorCodes makes sure every error of a 4xx GraphQL response carries an
-// extensions.code (API.md). gqlgen's transports answer some malformed requests
+// extensions.code. gqlgen's transports answer some malformed requests
 // themselves, without the error presenter: an unsupported content type, a
 // mutation sent over GET, undecodable GET variables. Those errors are the
 // client's request at fault, so they get BAD_USER_INPUT.

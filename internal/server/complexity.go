@@ -9,7 +9,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
-// defaultPageSize is what a connection returns without first/last (API.md).
+// defaultPageSize is what a connection returns without first/last.
 const defaultPageSize = 50
 
 // pagedComplexity makes gqlgen's complexity count list fields by their page

@@ -14,7 +14,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
-// Execution defaults (API.md "Running").
+// Execution defaults.
 const (
 	DefaultHeartbeatInterval = 10 * time.Second
 	DefaultMissedHeartbeats  = 3

@@ -9,7 +9,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
-// WavePlan computes the plan of a task list (API.md "Planning rules"): a dry
+// WavePlan computes the plan of a task list: a dry
 // run that changes nothing. Its reads are a constant number of statements, in
 // one snapshot, whatever the size of the list; the tasks they return are primed
 // into the request's loader, so the plan's Task fields cost no more.
