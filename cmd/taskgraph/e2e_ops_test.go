@@ -242,7 +242,7 @@ func TestProductionMode(t *testing.T) {
 // TestCLI runs the operator subcommands through run, as main does.
 func TestCLI(t *testing.T) {
 	t.Parallel()
-	testdb.Run(t, func(t *testing.T, url string) {
+	testdb.RunEmpty(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		var out, errOut bytes.Buffer
 

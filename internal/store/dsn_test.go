@@ -1,13 +1,6 @@
 package store
 
-import (
-	"context"
-	"testing"
-
-	"github.com/stretchr/testify/require"
-
-	"github.com/taskgraph/taskgraph/internal/testdb"
-)
+import "testing"
 
 func TestPostgresDSNSendsArgumentsInOneRoundTrip(t *testing.T) {
 	for url, want := range map[string]string{
@@ -21,24 +14,4 @@ func TestPostgresDSNSendsArgumentsInOneRoundTrip(t *testing.T) {
 			t.Errorf("postgresDSN(%q) = %q, %v; want %q", url, got, err, want)
 		}
 	}
-}
-
-// TestCountersDoNotWaitForTheDisk: the display counters' pool commits
-// without waiting for the disk; the main pool keeps the server's setting.
-func TestCountersDoNotWaitForTheDisk(t *testing.T) {
-	testdb.Run(t, func(t *testing.T, url string) {
-		ctx := context.Background()
-		d, err := Open(ctx, url)
-		require.NoError(t, err)
-		defer d.Close()
-		if d.Dialect() != Postgres {
-			require.Nil(t, d.counters)
-			return
-		}
-		var counters, main string
-		require.NoError(t, d.counters.GetContext(ctx, &counters, `SHOW synchronous_commit`))
-		require.NoError(t, d.sqlx.GetContext(ctx, &main, `SHOW synchronous_commit`))
-		require.Equal(t, "off", counters)
-		require.Equal(t, "on", main)
-	})
 }

@@ -17,7 +17,7 @@ import (
 )
 
 func TestOpenAndMigrate(t *testing.T) {
-	testdb.Run(t, func(t *testing.T, url string) {
+	testdb.RunEmpty(t, func(t *testing.T, url string) {
 		ctx := context.Background()
 		db, err := store.Open(ctx, url)
 		require.NoError(t, err)

@@ -1,0 +1,16 @@
+package store
+
+import "context"
+
+// SynchronousCommit reads synchronous_commit on the main pool and on the
+// display counters' pool ("" for the counters on SQLite, which has none).
+func (d *DB) SynchronousCommit(ctx context.Context) (main, counters string, err error) {
+	if d.dialect != Postgres {
+		return "", "", nil
+	}
+	if err := d.sqlx.GetContext(ctx, &main, `SHOW synchronous_commit`); err != nil {
+		return "", "", err
+	}
+	err = d.counters.GetContext(ctx, &counters, `SHOW synchronous_commit`)
+	return main, counters, err
+}
