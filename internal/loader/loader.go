@@ -134,6 +134,16 @@ func (l *Loader[K, V]) wait(ctx context.Context, r *result[V]) (V, error) {
 	case <-r.done:
 		return r.val, r.err
 	case <-ctx.Done():
+		if t := l.timing.Tracker; t != nil {
+			l.mu.Lock()
+			if !r.ready {
+				// Its batch has not counted it back in, and now will not:
+				// it counts itself, as it goes back to work.
+				r.waiters--
+				t.Promise(1)
+			}
+			l.mu.Unlock()
+		}
 		var zero V
 		return zero, ctx.Err()
 	}

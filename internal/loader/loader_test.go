@@ -249,3 +249,33 @@ func TestTrackerAbandonsOnUnpromisedWork(t *testing.T) {
 	quiet, timed := tr.Closed()
 	require.Zero(t, quiet+timed, "an abandoned tracker's batches close on the idle window")
 }
+
+// TestTrackedWaiterCanceled: a waiter whose request is canceled while its
+// batch is being fetched goes back into the count by itself; the fetch's end
+// does not count it again, and the tracker's count never goes below zero.
+func TestTrackedWaiterCanceled(t *testing.T) {
+	tr := loader.NewTracker()
+	fetching, release := make(chan struct{}), make(chan struct{})
+	l := loader.New(loader.Timing{Tracker: tr}, func(ctx context.Context, keys []int) (map[int]int, error) {
+		close(fetching)
+		<-release
+		return map[int]int{keys[0]: 1}, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	tr.Promise(1)
+	done := make(chan error)
+	go func() {
+		defer tr.Done()
+		_, err := l.Load(ctx, 1)
+		done <- err
+	}()
+	<-fetching // the only worker waits: its batch closed and is being fetched
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	close(release)
+	require.Eventually(t, func() bool { q, _ := tr.Closed(); return q == 1 }, 5*time.Second, time.Millisecond)
+	require.False(t, tr.Abandoned(), "the canceled waiter was counted out twice")
+	tr.Promise(1)
+	tr.Done()
+	require.False(t, tr.Abandoned())
+}
