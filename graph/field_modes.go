@@ -268,6 +268,7 @@ var ConcurrentFields = map[string]bool{
 	"ReasoningStarted.run":                            true,
 	"ReasoningStarted.task":                           true,
 	"ReasoningStep.dependencies":                      true,
+	"ReasoningStep.history":                           true,
 	"ReasoningStep.provides":                          true,
 	"RefinementAction.pass":                           true,
 	"Router.messages":                                 true,

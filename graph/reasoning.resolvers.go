@@ -282,6 +282,14 @@ func (r *reasoningStepResolver) Provides(ctx context.Context, obj *domain.Reason
 	return obj.Provides, nil
 }
 
+func (r *reasoningStepResolver) History(ctx context.Context, obj *domain.ReasoningStep) ([]*domain.StepChange, error) {
+	out := make([]*domain.StepChange, len(obj.History))
+	for i := range obj.History {
+		out[i] = &obj.History[i]
+	}
+	return out, nil
+}
+
 func (r *refinementActionResolver) Pass(ctx context.Context, obj *domain.RefinementAction) (*domain.ExecutionPass, error) {
 	return r.Reasoning.PassByID(ctx, obj.PassID)
 }

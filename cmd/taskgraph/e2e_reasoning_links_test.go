@@ -157,6 +157,8 @@ func TestReasoningExecutionsByTaskAndRun(t *testing.T) {
 		taskOnly := r.start(t, M{"projectId": project, "taskId": task, "taskInput": "b", "ttl": 2})
 		r.start(t, M{"projectId": project, "taskId": otherTask, "taskInput": "c", "ttl": 2})
 		r.start(t, M{"projectId": project, "taskInput": "d", "ttl": 2})
+		r.fails(t, "finishReasoningExecution", M{"executionId": taskOnly, "status": "FAILED"}, "BAD_USER_INPUT", "executionId")
+		r.pass(t, taskOnly, "A", 1)
 		r.do(t, "finishReasoningExecution", "execution { id }", M{"executionId": taskOnly, "status": "FAILED"})
 
 		q := `query($p: ID!, $task: ID, $run: ID, $status: [ReasoningStatus!], $first: Int, $after: String) {

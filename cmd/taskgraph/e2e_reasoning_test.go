@@ -420,7 +420,7 @@ func TestReasoningRules(t *testing.T) {
 		}
 		r.fails(t, "recordConvergenceAssessment", assess("completenessScore", 1.5), "BAD_USER_INPUT", "completenessScore")
 		r.fails(t, "recordConvergenceAssessment", assess("coherenceScore", -0.1), "BAD_USER_INPUT", "coherenceScore")
-		r.fails(t, "recordConvergenceAssessment", assess("converged", false), "BAD_USER_INPUT", "reasonCodes")
+		r.fails(t, "recordConvergenceAssessment", assess("converged", false), "BAD_USER_INPUT", "converged")
 		r.fails(t, "recordConvergenceAssessment", assess("completenessScore", 0.94), "BAD_USER_INPUT", "converged")
 		r.fails(t, "recordConvergenceAssessment", assess("coherenceScore", 0.89), "BAD_USER_INPUT", "converged")
 		r.fails(t, "recordConvergenceAssessment", assess("consistencyStatus", M{"plan": true, "memory": false}), "BAD_USER_INPUT", "converged")

@@ -380,6 +380,8 @@ type ReasoningStep struct {
 	ClarityState    *ClarityState       `db:"clarity_state"`
 	CreatedAt       time.Time           `db:"created_at"`
 	UpdatedAt       time.Time           `db:"updated_at"`
+	// History lists what refinements changed of the step, oldest first.
+	History StepHistory `db:"history"`
 }
 
 // ScorePoint is one assessed pass of an execution's score trajectory.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -53,7 +54,7 @@ type (
 	}
 	RecordConvergenceAssessmentInput struct {
 		PassID            string
-		Converged         bool
+		Converged         *bool // computed when left out
 		ReasonCodes       []string
 		CompletenessScore float64
 		CoherenceScore    float64
@@ -221,11 +222,14 @@ func PassDurationMs(started, ended time.Time) int {
 	return int(d)
 }
 
-// CheckAssessment validates a convergence assessment against the execution's
-// thresholds: scores in [0, 1]; consistencyStatus, when given, an object;
-// reasonCodes non-empty when not converged; converged only when both scores
-// reach their thresholds and every consistencyStatus value is true. It
-// returns the input with its lists trimmed and defaults set.
+// CheckAssessment validates a convergence assessment and computes whether
+// the pass converged: both scores (in [0, 1]) reach the execution's
+// thresholds and every value of consistencyStatus (an object) is true. A
+// converged the client sends must agree (BAD_USER_INPUT on "converged", with
+// the reason); without reasonCodes, a pass that did not converge gets the
+// computed ones: COMPLETENESS_BELOW_THRESHOLD, COHERENCE_BELOW_THRESHOLD,
+// "INCONSISTENT: <key>" per value that is not true. It returns the input
+// with its lists trimmed, converged set and defaults filled.
 func CheckAssessment(in RecordConvergenceAssessmentInput, completeness, coherence float64) (RecordConvergenceAssessmentInput, error) {
 	if err := CheckUnit("completenessScore", &in.CompletenessScore); err != nil {
 		return in, err
@@ -250,17 +254,12 @@ func CheckAssessment(in RecordConvergenceAssessmentInput, completeness, coherenc
 	if in.Metadata, err = CheckReasoningJSON("metadata", in.Metadata, "{}"); err != nil {
 		return in, err
 	}
-	if !in.Converged {
-		if len(in.ReasonCodes) == 0 {
-			return in, InputError("reasonCodes", "reasonCodes must say why a pass did not converge")
-		}
-		return in, nil
-	}
+	var why []string
 	if in.CompletenessScore < completeness {
-		return in, InputError("converged", "converged needs completenessScore %g to reach the threshold %g", in.CompletenessScore, completeness)
+		why = append(why, "COMPLETENESS_BELOW_THRESHOLD")
 	}
 	if in.CoherenceScore < coherence {
-		return in, InputError("converged", "converged needs coherenceScore %g to reach the threshold %g", in.CoherenceScore, coherence)
+		why = append(why, "COHERENCE_BELOW_THRESHOLD")
 	}
 	keys := make([]string, 0, len(status))
 	for k := range status {
@@ -269,8 +268,21 @@ func CheckAssessment(in RecordConvergenceAssessmentInput, completeness, coherenc
 	sort.Strings(keys)
 	for _, k := range keys {
 		if !bytes.Equal(bytes.TrimSpace(status[k]), []byte("true")) {
-			return in, InputError("converged", "converged needs every consistencyStatus value to be true; %q is %s", k, status[k])
+			why = append(why, "INCONSISTENT: "+k)
 		}
+	}
+	converged := len(why) == 0
+	if in.Converged != nil && *in.Converged != converged {
+		if *in.Converged {
+			return in, InputError("converged", "the pass did not converge (completenessScore %g against %g, coherenceScore %g against %g): %s",
+				in.CompletenessScore, completeness, in.CoherenceScore, coherence, strings.Join(why, ", "))
+		}
+		return in, InputError("converged", "the pass converged: both scores reach their thresholds (%g, %g) and every consistencyStatus value is true",
+			completeness, coherence)
+	}
+	in.Converged = &converged
+	if !converged && len(in.ReasonCodes) == 0 {
+		in.ReasonCodes = why
 	}
 	return in, nil
 }
@@ -357,11 +369,11 @@ func CheckFinish(current, to ReasoningStatus, last *ExecutionPass, assessment *C
 	if current.Finished() {
 		return &Error{Code: CodeConflict, Field: "executionId", Message: fmt.Sprintf("the execution already finished %s", current)}
 	}
+	if last == nil && to.Finished() {
+		return InputError("executionId", "the execution has no pass: it finishes after its first pass started")
+	}
 	switch to {
 	case ReasoningConverged:
-		if last == nil {
-			return InputError("status", "CONVERGED needs a pass whose assessment converged; the execution has no pass")
-		}
 		if assessment == nil || !assessment.Converged {
 			return InputError("status", "CONVERGED needs the last pass's (pass %d) assessment to have converged", last.PassNumber)
 		}

@@ -34,7 +34,7 @@ func CheckRefinement(in RecordRefinementInput, target *ReasoningStep) (RecordRef
 	if in.NewStep, err = CheckReasoningJSON("newStep", in.NewStep, ""); err != nil {
 		return in, err
 	}
-	if (in.ActionType == RefinementAdd || in.ActionType == RefinementModify) && in.NewStep == nil {
+	if in.ActionType != RefinementRemove && in.NewStep == nil {
 		return in, InputError("newStep", "newStep is required for %s", in.ActionType)
 	}
 	if in.Reason, err = CheckText("reason", in.Reason, MaxReasoningText, true); err != nil {

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -85,7 +86,8 @@ func TestCheckPassStart(t *testing.T) {
 }
 
 func TestCheckAssessment(t *testing.T) {
-	base := RecordConvergenceAssessmentInput{Converged: true, CompletenessScore: 0.96, CoherenceScore: 0.91,
+	yes, no := true, false
+	base := RecordConvergenceAssessmentInput{CompletenessScore: 0.96, CoherenceScore: 0.91,
 		ConsistencyStatus: JSON(`{"plan": true, "steps": true}`)}
 	with := func(f func(in *RecordConvergenceAssessmentInput)) RecordConvergenceAssessmentInput {
 		in := base
@@ -93,31 +95,43 @@ func TestCheckAssessment(t *testing.T) {
 		return in
 	}
 	for _, c := range []struct {
-		name  string
-		in    RecordConvergenceAssessmentInput
-		code  Code
-		field string
+		name      string
+		in        RecordConvergenceAssessmentInput
+		code      Code
+		field     string
+		converged bool
+		reasons   []string
 	}{
-		{"converged", base, "", ""},
-		{"at thresholds", with(func(in *RecordConvergenceAssessmentInput) { in.CompletenessScore, in.CoherenceScore = 0.95, 0.90 }), "", ""},
-		{"no consistency status", with(func(in *RecordConvergenceAssessmentInput) { in.ConsistencyStatus = nil }), "", ""},
-		{"completeness below", with(func(in *RecordConvergenceAssessmentInput) { in.CompletenessScore = 0.94 }), CodeBadUserInput, "converged"},
-		{"coherence below", with(func(in *RecordConvergenceAssessmentInput) { in.CoherenceScore = 0.5 }), CodeBadUserInput, "converged"},
-		{"inconsistent", with(func(in *RecordConvergenceAssessmentInput) {
-			in.ConsistencyStatus = JSON(`{"plan": true, "memory": false}`)
-		}), CodeBadUserInput, "converged"},
-		{"non-boolean status", with(func(in *RecordConvergenceAssessmentInput) { in.ConsistencyStatus = JSON(`{"plan": "yes"}`) }), CodeBadUserInput, "converged"},
-		{"status not an object", with(func(in *RecordConvergenceAssessmentInput) { in.ConsistencyStatus = JSON(`[true]`) }), CodeBadUserInput, "consistencyStatus"},
-		{"completeness above 1", with(func(in *RecordConvergenceAssessmentInput) { in.CompletenessScore = 1.01 }), CodeBadUserInput, "completenessScore"},
-		{"coherence negative", with(func(in *RecordConvergenceAssessmentInput) { in.CoherenceScore = -0.01 }), CodeBadUserInput, "coherenceScore"},
-		{"not converged without reasons", with(func(in *RecordConvergenceAssessmentInput) { in.Converged = false }), CodeBadUserInput, "reasonCodes"},
-		{"not converged with reasons", with(func(in *RecordConvergenceAssessmentInput) {
-			in.Converged, in.ReasonCodes, in.CompletenessScore = false, []string{"INCOMPLETE"}, 0.2
-		}), "", ""},
+		{"converged", base, "", "", true, nil},
+		{"converged, said", with(func(in *RecordConvergenceAssessmentInput) { in.Converged = &yes }), "", "", true, nil},
+		{"at thresholds", with(func(in *RecordConvergenceAssessmentInput) { in.CompletenessScore, in.CoherenceScore = 0.95, 0.90 }), "", "", true, nil},
+		{"no consistency status", with(func(in *RecordConvergenceAssessmentInput) { in.ConsistencyStatus = nil }), "", "", true, nil},
+		{"completeness below", with(func(in *RecordConvergenceAssessmentInput) { in.CompletenessScore = 0.94 }), "", "", false,
+			[]string{"COMPLETENESS_BELOW_THRESHOLD"}},
+		{"completeness below, said converged", with(func(in *RecordConvergenceAssessmentInput) {
+			in.CompletenessScore, in.Converged = 0.94, &yes
+		}), CodeBadUserInput, "converged", false, nil},
+		{"converged, said not", with(func(in *RecordConvergenceAssessmentInput) { in.Converged = &no }), CodeBadUserInput, "converged", false, nil},
+		{"both below and inconsistent", with(func(in *RecordConvergenceAssessmentInput) {
+			in.CompletenessScore, in.CoherenceScore = 0.1, 0.5
+			in.ConsistencyStatus = JSON(`{"plan": true, "memory": false, "answer": "yes"}`)
+		}), "", "", false, []string{"COMPLETENESS_BELOW_THRESHOLD", "COHERENCE_BELOW_THRESHOLD", "INCONSISTENT: answer", "INCONSISTENT: memory"}},
+		{"the client's reasons are kept", with(func(in *RecordConvergenceAssessmentInput) {
+			in.Converged, in.ReasonCodes, in.CompletenessScore = &no, []string{"INCOMPLETE"}, 0.2
+		}), "", "", false, []string{"INCOMPLETE"}},
+		{"status not an object", with(func(in *RecordConvergenceAssessmentInput) { in.ConsistencyStatus = JSON(`[true]`) }), CodeBadUserInput, "consistencyStatus", false, nil},
+		{"completeness above 1", with(func(in *RecordConvergenceAssessmentInput) { in.CompletenessScore = 1.01 }), CodeBadUserInput, "completenessScore", false, nil},
+		{"coherence negative", with(func(in *RecordConvergenceAssessmentInput) { in.CoherenceScore = -0.01 }), CodeBadUserInput, "coherenceScore", false, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := CheckAssessment(c.in, 0.95, 0.90)
+			got, err := CheckAssessment(c.in, 0.95, 0.90)
 			wantErr(t, err, c.code, c.field)
+			if err != nil {
+				return
+			}
+			if *got.Converged != c.converged || !slices.Equal(got.ReasonCodes, c.reasons) {
+				t.Fatalf("converged %v reasons %q; want %v %q", *got.Converged, got.ReasonCodes, c.converged, c.reasons)
+			}
 		})
 	}
 }
@@ -174,7 +188,8 @@ func TestCheckRefinement(t *testing.T) {
 	}{
 		{"plan section", RecordRefinementInput{ActionType: RefinementRemove, TargetPlanSection: s("intro"), Reason: "r"}, nil, "", ""},
 		{"pending step", RecordRefinementInput{ActionType: RefinementModify, TargetStepID: s("s1"), NewStep: JSON(`{}`), Reason: "r"}, step(StepPending), "", ""},
-		{"invalid step", RecordRefinementInput{ActionType: RefinementReplace, TargetStepID: s("s1"), Reason: "r"}, step(StepInvalid), "", ""},
+		{"invalid step", RecordRefinementInput{ActionType: RefinementReplace, TargetStepID: s("s1"), NewStep: JSON(`{}`), Reason: "r"}, step(StepInvalid), "", ""},
+		{"replace without new step", RecordRefinementInput{ActionType: RefinementReplace, TargetStepID: s("s1"), Reason: "r"}, step(StepInvalid), CodeBadUserInput, "newStep"},
 		{"both targets", RecordRefinementInput{ActionType: RefinementRemove, TargetStepID: s("s1"), TargetPlanSection: s("x"), Reason: "r"}, nil, CodeBadUserInput, "targetStepId"},
 		{"no target", RecordRefinementInput{ActionType: RefinementRemove, Reason: "r"}, nil, CodeBadUserInput, "targetStepId"},
 		{"add without new step", RecordRefinementInput{ActionType: RefinementAdd, TargetPlanSection: s("x"), Reason: "r"}, nil, CodeBadUserInput, "newStep"},
@@ -286,11 +301,12 @@ func TestCheckFinish(t *testing.T) {
 		{"converged", ReasoningRunning, ReasoningConverged, some, yes, "", ""},
 		{"converged without assessment", ReasoningRunning, ReasoningConverged, some, nil, CodeBadUserInput, "status"},
 		{"converged, last did not", ReasoningRunning, ReasoningConverged, some, no, CodeBadUserInput, "status"},
-		{"converged without passes", ReasoningRunning, ReasoningConverged, nil, nil, CodeBadUserInput, "status"},
+		{"converged without passes", ReasoningRunning, ReasoningConverged, nil, nil, CodeBadUserInput, "executionId"},
 		{"ttl expired", ReasoningRunning, ReasoningTTLExpired, zero, no, "", ""},
 		{"ttl left", ReasoningRunning, ReasoningTTLExpired, some, no, CodeBadUserInput, "status"},
-		{"ttl without passes", ReasoningRunning, ReasoningTTLExpired, nil, nil, CodeBadUserInput, "status"},
-		{"failed", ReasoningRunning, ReasoningFailed, nil, nil, "", ""},
+		{"ttl without passes", ReasoningRunning, ReasoningTTLExpired, nil, nil, CodeBadUserInput, "executionId"},
+		{"failed", ReasoningRunning, ReasoningFailed, some, nil, "", ""},
+		{"failed without passes", ReasoningRunning, ReasoningFailed, nil, nil, CodeBadUserInput, "executionId"},
 		{"running", ReasoningRunning, ReasoningRunning, some, yes, CodeBadUserInput, "status"},
 		{"twice", ReasoningFailed, ReasoningFailed, nil, nil, CodeConflict, "executionId"},
 	} {

@@ -12,7 +12,8 @@ import (
 )
 
 // StartExecutionPass opens the execution's next pass (numbered 0, 1, …) with
-// its newest profile. Event: PASS_STARTED.
+// its newest profile, after applying the previous pass's refinements to the
+// plan. Event: PASS_STARTED.
 func (s *Service) StartExecutionPass(ctx context.Context, in domain.StartExecutionPassInput) (*domain.ExecutionPass, error) {
 	p, err := writer(ctx)
 	if err != nil {
@@ -47,6 +48,9 @@ func (s *Service) StartExecutionPass(ctx context.Context, in domain.StartExecuti
 			return err
 		}
 		now := s.now()
+		if err := applyRefinements(ctx, tx, e, last, now); err != nil {
+			return err
+		}
 		pass = &domain.ExecutionPass{ID: app.NewID(), ExecutionID: e.ID, PassNumber: domain.NextPassNumber(last), Phase: in.Phase,
 			ProfileID: profile.ID, PlanState: planState, ExecutionResults: domain.JSON("[]"), EvaluationResults: domain.JSON("{}"),
 			RefinementChanges: domain.JSON("[]"), TTLRemaining: in.TTLRemaining, StartedAt: now}
@@ -162,7 +166,7 @@ func (s *Service) RecordConvergenceAssessment(ctx context.Context, in domain.Rec
 			return err
 		}
 		now := s.now()
-		a = &domain.ConvergenceAssessment{PassID: pass.ID, ExecutionID: e.ID, Converged: checked.Converged,
+		a = &domain.ConvergenceAssessment{PassID: pass.ID, ExecutionID: e.ID, Converged: *checked.Converged,
 			ReasonCodes: domain.Strings(checked.ReasonCodes), CompletenessScore: checked.CompletenessScore,
 			CoherenceScore: checked.CoherenceScore, ConsistencyStatus: checked.ConsistencyStatus,
 			DetectedIssues: domain.Strings(checked.DetectedIssues), Metadata: checked.Metadata, CreatedAt: now}

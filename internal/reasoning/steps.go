@@ -2,7 +2,9 @@ package reasoning
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
@@ -18,14 +20,16 @@ func stepsByID(steps []*domain.ReasoningStep) map[string]*domain.ReasoningStep {
 }
 
 // RecordRefinement records a refinement a pass made to the plan or to a step
-// that has not run.
+// that has not started; the next pass applies it (StartExecutionPass). With
+// inconsistencyDetected its target step is INVALID at once.
 func (s *Service) RecordRefinement(ctx context.Context, in domain.RecordRefinementInput) (*domain.RefinementAction, error) {
 	p, err := writer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := domain.CheckRefinement(in, nil); err != nil {
-		return nil, err // what needs no step; the target's state is checked below
+	checked, err := domain.CheckRefinement(in, nil)
+	if err != nil {
+		return nil, err // what needs no plan; the target and newStep are checked against it below
 	}
 	var r *domain.RefinementAction
 	err = s.run.InTx(ctx, func(tx *app.Tx) error {
@@ -36,16 +40,23 @@ func (s *Service) RecordRefinement(ctx context.Context, in domain.RecordRefineme
 		if err := running(e, "passId"); err != nil {
 			return err
 		}
-		var target *domain.ReasoningStep
-		if in.TargetStepID != nil {
-			steps, err := tx.Reasoning.ReasoningStepsByExecutions(ctx, []string{e.ID})
-			if err != nil {
-				return err
-			}
-			target = stepsByID(steps)[strings.TrimSpace(*in.TargetStepID)]
+		if last, err := lastPass(ctx, tx, e.ID); err != nil {
+			return err
+		} else if last.ID != pass.ID {
+			return conflict("passId", fmt.Sprintf("pass %d is not the newest: its refinements were applied when pass %d started",
+				pass.PassNumber, pass.PassNumber+1))
 		}
-		checked, err := domain.CheckRefinement(in, target)
+		if n, err := tx.Reasoning.CountPassRefinements(ctx, pass.ID); err != nil {
+			return err
+		} else if n >= domain.MaxRefinementsPerPass {
+			return domain.InputError("passId", "a pass records at most %d refinements", domain.MaxRefinementsPerPass)
+		}
+		steps, err := tx.Reasoning.ReasoningStepsByExecutions(ctx, []string{e.ID})
 		if err != nil {
+			return err
+		}
+		byID := stepsByID(steps)
+		if err := domain.CheckRefinementTarget(checked, byID); err != nil {
 			return err
 		}
 		now := s.now()
@@ -56,12 +67,66 @@ func (s *Service) RecordRefinement(ctx context.Context, in domain.RecordRefineme
 		if err := tx.Reasoning.InsertRefinement(ctx, r); err != nil {
 			return err
 		}
+		if t := targetOf(checked, byID); r.InconsistencyDetected && t != nil && domain.CanInvalidate(t.Status) {
+			t.Status, t.UpdatedAt = domain.StepInvalid, now
+			if err := tx.Reasoning.UpdateReasoningStep(ctx, t); err != nil {
+				return err
+			}
+		}
 		return tx.Reasoning.TouchReasoningExecution(ctx, e.ID, now)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+func targetOf(in domain.RecordRefinementInput, byID map[string]*domain.ReasoningStep) *domain.ReasoningStep {
+	if in.TargetStepID == nil {
+		return nil
+	}
+	return byID[*in.TargetStepID]
+}
+
+// applyRefinements applies the refinements of pass last to execution e's
+// plan as the next pass starts, inside its transaction.
+func applyRefinements(ctx context.Context, tx *app.Tx, e *domain.ReasoningExecution, last *domain.ExecutionPass, now time.Time) error {
+	if last == nil {
+		return nil
+	}
+	refs, err := tx.Reasoning.RefinementsByPasses(ctx, []string{last.ID})
+	if err != nil || len(refs) == 0 {
+		return err
+	}
+	steps, err := tx.Reasoning.ReasoningStepsByExecutions(ctx, []string{e.ID})
+	if err != nil {
+		return err
+	}
+	before := make(map[string]domain.ReasoningStep, len(steps))
+	for _, st := range steps {
+		before[st.ID] = *st
+	}
+	plan, removed, _ := domain.ApplyRefinements(steps, refs, app.NewID, now)
+	ids := make([]string, 0, len(removed))
+	for _, r := range removed {
+		if _, stored := before[r.ID]; stored {
+			ids = append(ids, r.ID)
+		}
+	}
+	if err := tx.Reasoning.DeleteReasoningSteps(ctx, ids); err != nil {
+		return err
+	}
+	var added []*domain.ReasoningStep
+	for _, st := range plan {
+		if _, stored := before[st.ID]; !stored {
+			added = append(added, st)
+		} else if st.UpdatedAt.Equal(now) {
+			if err := tx.Reasoning.UpdateReasoningStep(ctx, st); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Reasoning.InsertReasoningSteps(ctx, added)
 }
 
 // SetReasoningSteps sets an execution's plan: the steps given, in order

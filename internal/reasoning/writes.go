@@ -169,6 +169,11 @@ func (s *Service) SetTaskProfile(ctx context.Context, in domain.SetTaskProfileIn
 		if err := running(e, "executionId"); err != nil {
 			return err
 		}
+		if last, err := lastPass(ctx, tx, e.ID); err != nil {
+			return err
+		} else if last != nil && last.Open() {
+			return conflict("executionId", fmt.Sprintf("pass %d is open: a new profile is for the next pass, set it once this one completes", last.PassNumber))
+		}
 		latest, err := tx.Reasoning.LatestTaskProfile(ctx, e.ID)
 		if err != nil {
 			return err

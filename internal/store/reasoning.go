@@ -195,6 +195,13 @@ func (q ReasoningQueries) ValidationIssuesByReports(ctx context.Context, ids []s
 const refinementColumns = `id, pass_id, execution_id, action_type, target_step_id, target_plan_section, new_step, changes,
 	reason, semantic_validation_input, inconsistency_detected, created_at`
 
+// CountPassRefinements counts the refinements a pass recorded.
+func (q ReasoningQueries) CountPassRefinements(ctx context.Context, passID string) (int, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT COUNT(*) FROM reasoning_refinements WHERE pass_id = ?`, passID)
+	return n, err
+}
+
 // InsertRefinement inserts a refinement.
 func (q ReasoningQueries) InsertRefinement(ctx context.Context, r *domain.RefinementAction) error {
 	_, err := q.namedExec(ctx, `INSERT INTO reasoning_refinements (`+refinementColumns+`) VALUES (`+namedList(refinementColumns)+`)`, r)
@@ -232,7 +239,7 @@ func (q ReasoningQueries) CountRefinementsByExecutions(ctx context.Context, ids 
 }
 
 const reasoningStepColumns = `id, execution_id, step_id, step_index, total_steps, incoming_context, handoff_to_next,
-	description, dependencies, provides, status, step_output, clarity_state, created_at, updated_at`
+	description, dependencies, provides, status, step_output, clarity_state, created_at, updated_at, history`
 
 // InsertReasoningSteps inserts plan steps.
 func (q ReasoningQueries) InsertReasoningSteps(ctx context.Context, steps []*domain.ReasoningStep) error {
@@ -248,7 +255,7 @@ func (q ReasoningQueries) UpdateReasoningStep(ctx context.Context, s *domain.Rea
 	_, err := q.namedExec(ctx, `UPDATE reasoning_steps SET step_index = :step_index, total_steps = :total_steps,
 		incoming_context = :incoming_context, handoff_to_next = :handoff_to_next, description = :description,
 		dependencies = :dependencies, provides = :provides, status = :status, step_output = :step_output,
-		clarity_state = :clarity_state, updated_at = :updated_at WHERE id = :id`, s)
+		clarity_state = :clarity_state, updated_at = :updated_at, history = :history WHERE id = :id`, s)
 	return err
 }
 
