@@ -93,4 +93,3 @@ func TestApplyRefinements(t *testing.T) {
 		t.Fatalf("dependent's history %+v", h)
 	}
 }
-
