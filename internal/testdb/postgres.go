@@ -33,8 +33,19 @@ func Postgres(t testing.TB) string {
 	name := "tg_test_" + randomHex()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" TEMPLATE "+tmpl); err != nil {
+	_, err = admin.ExecContext(ctx, "CREATE DATABASE "+name+" TEMPLATE "+tmpl)
+	if pe := (*pq.Error)(nil); errors.As(err, &pe) && pe.Code == "3D000" {
+		// The template went stale and was dropped since: made again.
+		if tmpl, err = remakePostgresTemplate(base, admin, tmpl); err == nil {
+			_, err = admin.ExecContext(ctx, "CREATE DATABASE "+name+" TEMPLATE "+tmpl)
+		}
+	}
+	if err != nil {
 		t.Fatalf("create database: %v", err)
+	}
+	// Stamped, so that a run killed before its cleanup leaves nothing for good.
+	if _, err := admin.ExecContext(ctx, "COMMENT ON DATABASE "+name+" IS "+stamp()); err != nil {
+		t.Fatalf("comment on database: %v", err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -104,6 +115,7 @@ func postgresAdmin(t testing.TB) (string, *sql.DB) {
 			return
 		}
 		pgAdmin.db = db
+		dropStale(db)
 	})
 	if pgAdmin.err != nil {
 		t.Fatalf("postgres: %v", pgAdmin.err)
@@ -114,7 +126,8 @@ func postgresAdmin(t testing.TB) (string, *sql.DB) {
 var errCannotCreateDatabases = errors.New("the test role may not create databases")
 
 var pgTmpl struct {
-	once sync.Once
+	mu   sync.Mutex
+	made bool
 	name string
 	err  error
 }
@@ -126,9 +139,26 @@ const templateLock = 0x7467746d706c // "tgtmpl"
 // migrations, made once on the server and shared by every test process and
 // run until a migration changes: under an advisory lock, migrated under a
 // name of its own and renamed into place, so no process clones a half-made
-// one. Templates of older migrations are dropped then.
+// one. Other checkouts may use templates of other migrations at the same
+// time: old ones are dropped a day after they were made (dropStale).
 func postgresTemplate(base string, admin *sql.DB) (string, error) {
-	pgTmpl.once.Do(func() { pgTmpl.name, pgTmpl.err = makePostgresTemplate(base, admin) })
+	pgTmpl.mu.Lock()
+	defer pgTmpl.mu.Unlock()
+	if !pgTmpl.made {
+		pgTmpl.name, pgTmpl.err = makePostgresTemplate(base, admin)
+		pgTmpl.made = true
+	}
+	return pgTmpl.name, pgTmpl.err
+}
+
+// remakePostgresTemplate makes the template again after gone was found
+// missing (unless another test of the process did already).
+func remakePostgresTemplate(base string, admin *sql.DB, gone string) (string, error) {
+	pgTmpl.mu.Lock()
+	defer pgTmpl.mu.Unlock()
+	if pgTmpl.err == nil && pgTmpl.name == gone {
+		pgTmpl.name, pgTmpl.err = makePostgresTemplate(base, admin)
+	}
 	return pgTmpl.name, pgTmpl.err
 }
 
@@ -168,25 +198,52 @@ func makePostgresTemplate(base string, admin *sql.DB) (string, error) {
 		_, _ = conn.ExecContext(ctx, "DROP DATABASE "+build+" WITH (FORCE)")
 		return "", err
 	}
+	if _, err := conn.ExecContext(ctx, "COMMENT ON DATABASE "+build+" IS "+stamp()); err != nil {
+		_, _ = conn.ExecContext(ctx, "DROP DATABASE "+build+" WITH (FORCE)")
+		return "", err
+	}
 	if _, err := conn.ExecContext(ctx, "ALTER DATABASE "+build+" RENAME TO "+name); err != nil {
 		_, _ = conn.ExecContext(ctx, "DROP DATABASE "+build+" WITH (FORCE)")
 		return "", err
 	}
-	var old []string
-	rows, err := conn.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'tg\_tmpl\_%' AND datname <> $1`, name)
-	if err == nil {
-		for rows.Next() {
-			var d string
-			if rows.Scan(&d) == nil {
-				old = append(old, d)
-			}
-		}
-		rows.Close()
-	}
-	for _, d := range old {
-		_, _ = conn.ExecContext(ctx, "DROP DATABASE "+pq.QuoteIdentifier(d))
-	}
 	return name, nil
+}
+
+// stamp is the comment a test database or template is made with: when.
+func stamp() string { return fmt.Sprintf("'taskgraph test %d'", time.Now().Unix()) }
+
+// staleAfter is how long a test database or template is kept at most: a run
+// killed before its cleanup leaves its databases; a template serves the
+// runs of its migrations for that long after it was made, then the next run
+// that needs it makes it again.
+const staleAfter = 24 * time.Hour
+
+// dropStale drops the test databases and templates stamped more than
+// staleAfter ago, once per test process; errors are ignored (another
+// process may be dropping them too).
+func dropStale(admin *sql.DB) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := admin.QueryContext(ctx, `SELECT datname, COALESCE(shobj_description(oid, 'pg_database'), '') FROM pg_database
+		WHERE datname LIKE 'tg\_test\_%' OR datname LIKE 'tg\_tmpl\_%'`)
+	if err != nil {
+		return
+	}
+	var stale []string
+	for rows.Next() {
+		var name, comment string
+		var at int64
+		if rows.Scan(&name, &comment) != nil {
+			continue
+		}
+		if _, err := fmt.Sscanf(comment, "taskgraph test %d", &at); err == nil && time.Since(time.Unix(at, 0)) > staleAfter {
+			stale = append(stale, name)
+		}
+	}
+	rows.Close()
+	for _, name := range stale {
+		_, _ = admin.ExecContext(ctx, "DROP DATABASE "+pq.QuoteIdentifier(name)+" WITH (FORCE)")
+	}
 }
 
 func migrate(ctx context.Context, url string) error {
