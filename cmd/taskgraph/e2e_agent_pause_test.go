@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,10 +24,16 @@ func TestAgentObeysPause(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
 		agentDone := make(chan error, 1)
+		// The command prints two steps, then waits for go (a file the test
+		// makes once the run is paused), so that however slow the machine
+		// it cannot finish before the pause: only a command that was not
+		// suspended would see go and print the rest while paused.
+		goFile := filepath.Join(t.TempDir(), "go")
 		go func() {
 			agentDone <- run(ctx, []string{"agent", "--url", s.URL, "--token", e.agent, "--run", runID,
 				"--heartbeat", "40ms", "--poll", "20ms", "--exec",
-				`for i in 1 2 3 4 5 6 7 8 9 10; do echo "::progress $((i*10)) step$i"; sleep 0.1; done`}, io.Discard, io.Discard)
+				`for i in 1 2 3 4 5 6 7 8 9 10; do echo "::progress $((i*10)) step$i"; if [ $i = 2 ]; then while [ ! -f ` + goFile +
+					` ]; do sleep 0.02; done; fi; done`}, io.Discard, io.Discard)
 		}()
 
 		const agentQuery = `query($id: ID!) { executionRun(id: $id) { status agents { heartbeatCount progressPercent currentStep
@@ -51,10 +59,11 @@ func TestAgentObeysPause(t *testing.T) {
 		e.action(t, "pauseExecutionRun", runID)
 		paused := waitFor("the agent reports the pause", func(a jv) bool { return a.S("currentStep") == "paused" })
 		require.Positive(t, paused.N("progressPercent"))
+		require.NoError(t, os.WriteFile(goFile, nil, 0o644))
 		// Output printed before the stop may still be on its way: settle first.
 		beats := paused.N("heartbeatCount")
 		settled := waitFor("three more heartbeats", func(a jv) bool { return a.N("heartbeatCount") >= beats+3 })
-		// 25 heartbeats of 40 ms outlast what is left of the command's 1 s.
+		// 25 heartbeats of 40 ms: time enough for a running command to print the rest.
 		later := waitFor("25 more heartbeats", func(a jv) bool { return a.N("heartbeatCount") >= settled.N("heartbeatCount")+25 })
 		require.Equal(t, "RUNNING", later.S("execution.status"))
 		require.Equal(t, settled.N("execution.logLines"), later.N("execution.logLines"), "the command ran while paused")
