@@ -7,10 +7,25 @@ package graph
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
+
+func (r *agentMessageResolver) Owner(ctx context.Context, obj *domain.AgentMessage) (model.AgentMessageOwner, error) {
+	switch obj.OwnerKind {
+	case domain.KindPlanner:
+		if p, err := r.Routing.PlannerByID(ctx, obj.OwnerID); err != nil || p != nil {
+			return p, err
+		}
+	case domain.KindWorker:
+		if w, err := r.Routing.WorkerByID(ctx, obj.OwnerID); err != nil || w != nil {
+			return w, err
+		}
+	}
+	return nil, fmt.Errorf("message %s: its owner is gone", obj.GlobalID())
+}
 
 func (r *mutationResolver) CreateRouter(ctx context.Context, input domain.CreateRouterInput) (*model.CreateRouterPayload, error) {
 	v, err := r.Routing.CreateRouter(ctx, input)
@@ -168,6 +183,14 @@ func (r *plannerResolver) Routers(ctx context.Context, obj *domain.Planner) ([]*
 	return r.Routing.PlannerLinks(ctx, obj.ID)
 }
 
+func (r *plannerResolver) Workings(ctx context.Context, obj *domain.Planner) ([]*domain.PlannerWorking, error) {
+	out := make([]*domain.PlannerWorking, len(obj.Workings))
+	for i := range obj.Workings {
+		out[i] = &obj.Workings[i]
+	}
+	return out, nil
+}
+
 func (r *plannerStatusChangedResolver) Project(ctx context.Context, obj *domain.PlannerStatusChangedEvent) (*domain.Project, error) {
 	return r.eventProject(ctx, obj)
 }
@@ -186,6 +209,13 @@ func (r *plannerStatusChangedResolver) Agent(ctx context.Context, obj *domain.Pl
 
 func (r *plannerStatusChangedResolver) Planner(ctx context.Context, obj *domain.PlannerStatusChangedEvent) (*domain.Planner, error) {
 	return r.Routing.PlannerByID(ctx, obj.PlannerID)
+}
+
+func (r *plannerWorkingResolver) Worker(ctx context.Context, obj *domain.PlannerWorking) (*domain.Worker, error) {
+	if obj.WorkerID == nil {
+		return nil, nil
+	}
+	return r.Routing.WorkerByID(ctx, *obj.WorkerID)
 }
 
 func (r *queryResolver) Router(ctx context.Context, id string) (*domain.Router, error) {
@@ -418,6 +448,14 @@ func (r *workerResolver) Tools(ctx context.Context, obj *domain.Worker) ([]strin
 	return strs(obj.Tools), nil
 }
 
+func (r *workerResolver) Failures(ctx context.Context, obj *domain.Worker) ([]*domain.WorkerFailure, error) {
+	out := make([]*domain.WorkerFailure, len(obj.Failures))
+	for i := range obj.Failures {
+		out[i] = &obj.Failures[i]
+	}
+	return out, nil
+}
+
 func (r *workerResolver) Filepaths(ctx context.Context, obj *domain.Worker) ([]string, error) {
 	return strs(obj.Filepaths), nil
 }
@@ -450,11 +488,15 @@ func (r *workerStatusChangedResolver) Worker(ctx context.Context, obj *domain.Wo
 	return r.Routing.WorkerByID(ctx, obj.WorkerID)
 }
 
+func (r *Resolver) AgentMessage() AgentMessageResolver { return &agentMessageResolver{r} }
+
 func (r *Resolver) Planner() PlannerResolver { return &plannerResolver{r} }
 
 func (r *Resolver) PlannerStatusChanged() PlannerStatusChangedResolver {
 	return &plannerStatusChangedResolver{r}
 }
+
+func (r *Resolver) PlannerWorking() PlannerWorkingResolver { return &plannerWorkingResolver{r} }
 
 func (r *Resolver) QueueItem() QueueItemResolver { return &queueItemResolver{r} }
 
@@ -493,8 +535,10 @@ func (r *Resolver) WorkerStatusChanged() WorkerStatusChangedResolver {
 }
 
 type (
+	agentMessageResolver         struct{ *Resolver }
 	plannerResolver              struct{ *Resolver }
 	plannerStatusChangedResolver struct{ *Resolver }
+	plannerWorkingResolver       struct{ *Resolver }
 	queueItemResolver            struct{ *Resolver }
 	queueItemCancelledResolver   struct{ *Resolver }
 	queueItemClaimedResolver     struct{ *Resolver }

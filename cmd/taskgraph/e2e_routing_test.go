@@ -202,7 +202,7 @@ func TestWorkerStatusRulesAndFailedTaskLimit(t *testing.T) {
 		require.Empty(t, f.updatePlanner(t, M{"id": planner, "status": "EXECUTING"}).Errors)
 
 		w := f.worker(t, planner, M{"acceptanceCriteria": []string{"rows > 0"}, "tools": []string{"sql"},
-			"inputVariableFilepaths": M{"in": "/data/in.csv"}, "taskContext": M{"goal": "g"}, "tables": []M{{"name": "sales"}}})
+			"inputVariableFilepaths": M{"in": "/data/in.csv"}, "taskContext": M{"userRequest": "g"}, "tables": []M{{"tableName": "sales"}}})
 		require.Equal(t, "PENDING", w.S("taskStatus"))
 		require.Equal(t, 1, w.N("currentAttempt"))
 		require.Equal(t, []string{"rows > 0"}, w.Strs("acceptanceCriteria"))

@@ -7,6 +7,10 @@ import (
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
+// What an agent message belongs to.
+type AgentMessageOwner interface {
+}
+
 type QueueEntity interface {
 }
 

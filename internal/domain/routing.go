@@ -227,6 +227,10 @@ type Planner struct {
 	SchemaVersion     int           `db:"schema_version"`
 	CreatedAt         time.Time     `db:"created_at"`
 	UpdatedAt         time.Time     `db:"updated_at"`
+	// Workings: the planner's account of its workers' work.
+	Workings PlannerWorkings `db:"workings"`
+	// RequestValidation: its check of the user's request, once made.
+	RequestValidation *PlannerRequestValidation `db:"request_validation"`
 }
 
 // Worker is one task a planner runs (the data model's worker / task record).
@@ -256,6 +260,8 @@ type Worker struct {
 	SchemaVersion           int              `db:"schema_version"`
 	CreatedAt               time.Time        `db:"created_at"`
 	UpdatedAt               time.Time        `db:"updated_at"`
+	// Failures: its FAILED_VALIDATIONs, oldest first (the newest 50).
+	Failures WorkerFailures `db:"failures"`
 }
 
 // AgentMessage is one message of a planner or a worker: multimodal JSON
@@ -267,6 +273,8 @@ type AgentMessage struct {
 	Role      AgentMessageRole `db:"role"`
 	Content   JSON             `db:"content"`
 	CreatedAt time.Time        `db:"created_at"`
+	// OwnerKind: KindPlanner or KindWorker (read, never stored).
+	OwnerKind Kind `db:"owner_kind"`
 }
 
 // RouterPlannerLink relates a planner to a router, and to the router message

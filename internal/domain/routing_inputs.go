@@ -47,6 +47,12 @@ type CreatePlannerInput struct {
 	AgentMetadata     JSON
 }
 
+// PlannerRequestValidationInput is a planner's check of the user's request.
+type PlannerRequestValidationInput struct {
+	UserRequestFulfilled bool
+	ProgressSummary      string
+}
+
 // LinkPlannerInput links a planner to a router, or to one of its messages.
 type LinkPlannerInput struct {
 	RouterID         string
@@ -65,6 +71,9 @@ type UpdatePlannerInput struct {
 	VariableFilePaths JSON
 	ImageFilePaths    JSON
 	AgentMetadata     JSON
+	// Workings replaces the planner's workings when given.
+	Workings          []*PlannerWorkingInput
+	RequestValidation *PlannerRequestValidationInput
 }
 
 // CreateWorkerInput creates a worker of a planner.
@@ -95,6 +104,9 @@ type UpdateWorkerInput struct {
 	OutputVariableFilepaths JSON
 	OutputImageFilepaths    JSON
 	AgentMetadata           JSON
+	// FailedCriteria and Message go with taskStatus FAILED_VALIDATION.
+	FailedCriteria []string
+	Message        *string
 }
 
 // AddAgentMessageInput adds a message to a planner or a worker (exactly one).

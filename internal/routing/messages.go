@@ -27,7 +27,7 @@ func (s *Service) AddAgentMessage(ctx context.Context, in domain.AddAgentMessage
 	if len(in.Content) > domain.MaxMessageContent {
 		return nil, domain.InputError("content", "content is larger than %d bytes", domain.MaxMessageContent)
 	}
-	m := &domain.AgentMessage{ID: app.NewID(), OwnerID: id, Role: in.Role, Content: in.Content, CreatedAt: s.now()}
+	m := &domain.AgentMessage{ID: app.NewID(), OwnerID: id, OwnerKind: kind, Role: in.Role, Content: in.Content, CreatedAt: s.now()}
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		projectID, err := ownerProject(ctx, tx, p, kind, id, field)
 		if err != nil {

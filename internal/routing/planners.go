@@ -223,6 +223,18 @@ func (s *Service) UpdatePlanner(ctx context.Context, in domain.UpdatePlannerInpu
 	if err := domain.CheckJSONSize("agentMetadata", in.AgentMetadata); err != nil {
 		return nil, err
 	}
+	workings, workers, err := checkWorkings(in.Workings)
+	if err != nil {
+		return nil, err
+	}
+	var validation *domain.PlannerRequestValidation
+	if v := in.RequestValidation; v != nil {
+		summary, err := domain.CheckText("requestValidation.progressSummary", v.ProgressSummary, domain.MaxDescription, true)
+		if err != nil {
+			return nil, err
+		}
+		validation = &domain.PlannerRequestValidation{UserRequestFulfilled: v.UserRequestFulfilled, ProgressSummary: summary}
+	}
 	var pl *domain.Planner
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		pl, err = plannerForUpdate(ctx, tx, p, id, "id")
@@ -247,6 +259,15 @@ func (s *Service) UpdatePlanner(ctx context.Context, in domain.UpdatePlannerInpu
 		}
 		if in.AgentMetadata != nil {
 			pl.AgentMetadata = defaultJSON(in.AgentMetadata, "{}")
+		}
+		if workings != nil {
+			if err := plannersWorkers(ctx, tx, pl.ID, workers); err != nil {
+				return err
+			}
+			pl.Workings = workings
+		}
+		if validation != nil {
+			pl.RequestValidation = validation
 		}
 		now := s.now()
 		if in.Status != nil && *in.Status != from {
@@ -287,4 +308,68 @@ func (s *Service) countFailure(ctx context.Context, tx *app.Tx, pl *domain.Plann
 			fmt.Sprintf("%d failed tasks reached the failed-task limit of %d", pl.FailedTaskCount, pl.FailedTaskLimit), now))
 	}
 	return tx.Routing.UpdatePlanner(ctx, pl)
+}
+
+// checkWorkings checks updatePlanner's workings: a title each, at most
+// MaxWorkings, workers named by global id. It returns them, with each
+// worker's row id, and the row ids to check against the planner (by
+// index; "" where none is named). nil input: no change.
+func checkWorkings(in []*domain.PlannerWorkingInput) (domain.PlannerWorkings, []string, error) {
+	if in == nil {
+		return nil, nil, nil
+	}
+	if len(in) > domain.MaxWorkings {
+		return nil, nil, domain.InputError("workings", "at most %d workings", domain.MaxWorkings)
+	}
+	out := make(domain.PlannerWorkings, len(in))
+	workers := make([]string, len(in))
+	for i, w := range in {
+		f := func(name string) string { return fmt.Sprintf("workings[%d].%s", i, name) }
+		title, err := domain.CheckText(f("title"), w.Title, domain.MaxName, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		desc, err := domain.CheckOptText(f("description"), w.Description, domain.MaxDescription)
+		if err != nil {
+			return nil, nil, err
+		}
+		outcome, err := domain.CheckOptText(f("outcome"), w.Outcome, domain.MaxDescription)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = domain.PlannerWorking{Title: title, Description: desc, Outcome: outcome}
+		if w.WorkerID != nil {
+			id, err := domain.DecodeID(domain.KindWorker, *w.WorkerID, f("workerId"))
+			if err != nil {
+				return nil, nil, err
+			}
+			out[i].WorkerID, workers[i] = &id, id
+		}
+	}
+	return out, workers, nil
+}
+
+// plannersWorkers checks that the workers named (by index) are the
+// planner's: another's, or none, is NOT_FOUND on workings[i].workerId.
+func plannersWorkers(ctx context.Context, tx *app.Tx, plannerID string, workers []string) error {
+	var ids []string
+	for _, id := range workers {
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	found, err := tx.Routing.WorkersByIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	mine := map[string]bool{}
+	for _, w := range found {
+		mine[w.ID] = w.PlannerID == plannerID
+	}
+	for i, id := range workers {
+		if id != "" && !mine[id] {
+			return &domain.Error{Code: domain.CodeNotFound, Field: fmt.Sprintf("workings[%d].workerId", i), Message: "the planner has no such worker"}
+		}
+	}
+	return nil
 }

@@ -54,6 +54,12 @@ func (s *Service) CreateWorker(ctx context.Context, in domain.CreateWorkerInput)
 			return nil, err
 		}
 	}
+	if err := domain.CheckTaskContext(in.TaskContext); err != nil {
+		return nil, err
+	}
+	if err := domain.CheckTables(in.Tables); err != nil {
+		return nil, err
+	}
 	if w.InputVariableFilepaths, err = domain.CheckFilePathMap("inputVariableFilepaths", in.InputVariableFilepaths); err != nil {
 		return nil, err
 	}
@@ -123,6 +129,18 @@ func (s *Service) UpdateWorker(ctx context.Context, in domain.UpdateWorkerInput)
 	if err := domain.CheckJSONSize("agentMetadata", in.AgentMetadata); err != nil {
 		return nil, err
 	}
+	failing := in.TaskStatus != nil && *in.TaskStatus == domain.WorkerFailedValidation
+	if !failing && (in.FailedCriteria != nil || in.Message != nil) {
+		return nil, domain.InputError("failedCriteria", "failedCriteria and message go with taskStatus FAILED_VALIDATION")
+	}
+	criteria, err := domain.CheckList("failedCriteria", in.FailedCriteria, maxWorkerList, domain.MaxListEntry)
+	if err != nil {
+		return nil, err
+	}
+	message, err := domain.CheckOptText("message", in.Message, domain.MaxDescription)
+	if err != nil {
+		return nil, err
+	}
 	var w *domain.Worker
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		// Lock order: the planner, then its worker (as CreateWorker).
@@ -178,6 +196,10 @@ func (s *Service) UpdateWorker(ctx context.Context, in domain.UpdateWorkerInput)
 			w.TaskStatus = to
 			tx.Record(domain.NewWorkerStatusChanged(w, from, now))
 			if to == domain.WorkerFailedValidation {
+				if criteria == nil {
+					criteria = []string{}
+				}
+				w.Failures = w.Failures.Add(domain.WorkerFailure{Attempt: w.CurrentAttempt, FailedCriteria: criteria, Message: message, At: now})
 				if err := s.countFailure(ctx, tx, pl, now); err != nil {
 					return err
 				}

@@ -13,11 +13,11 @@ const (
 	routerMessageColumns = `id, router_id, project_id, role, content, created_at`
 	plannerColumns       = `id, project_id, planner_name, user_question, instruction, execution_plan, model, temperature,
 	failed_task_limit, failed_task_count, status, user_response, next_task, variable_file_paths, image_file_paths,
-	agent_metadata, schema_version, created_at, updated_at`
+	agent_metadata, schema_version, created_at, updated_at, workings, request_validation`
 	workerColumns = `id, planner_id, project_id, worker_name, task_status, next_task, task_description,
 	acceptance_criteria, task_context, task_result, querying_structured_data, image_keys, variable_keys, tools,
 	input_variable_filepaths, input_image_filepaths, output_variable_filepaths, output_image_filepaths,
-	current_attempt, tables, filepaths, agent_metadata, schema_version, created_at, updated_at`
+	current_attempt, tables, filepaths, agent_metadata, schema_version, created_at, updated_at, failures`
 	agentMessageColumns = `id, owner_id, project_id, role, content, created_at`
 	linkColumns         = `id, router_id, planner_id, message_id, relationship_type, created_at`
 )
@@ -138,7 +138,7 @@ func (q RoutingQueries) UpdatePlanner(ctx context.Context, p *domain.Planner) er
 	_, err := q.namedExec(ctx, `UPDATE planners SET status = :status, execution_plan = :execution_plan,
 		user_response = :user_response, next_task = :next_task, variable_file_paths = :variable_file_paths,
 		image_file_paths = :image_file_paths, agent_metadata = :agent_metadata, failed_task_count = :failed_task_count,
-		updated_at = :updated_at WHERE id = :id`, p)
+		workings = :workings, request_validation = :request_validation, updated_at = :updated_at WHERE id = :id`, p)
 	return err
 }
 
@@ -166,7 +166,7 @@ func (q RoutingQueries) UpdateWorker(ctx context.Context, w *domain.Worker) erro
 	_, err := q.namedExec(ctx, `UPDATE workers SET task_status = :task_status, next_task = :next_task,
 		task_result = :task_result, output_variable_filepaths = :output_variable_filepaths,
 		output_image_filepaths = :output_image_filepaths, agent_metadata = :agent_metadata,
-		current_attempt = :current_attempt, updated_at = :updated_at WHERE id = :id`, w)
+		current_attempt = :current_attempt, failures = :failures, updated_at = :updated_at WHERE id = :id`, w)
 	return err
 }
 
@@ -207,8 +207,8 @@ func (q RoutingQueries) AgentMessagesByIDs(ctx context.Context, ids []string) ([
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	query, args := in(`SELECT * FROM planner_messages WHERE id IN (?) UNION ALL
-		SELECT * FROM worker_messages WHERE id IN (?)`, ids, ids)
+	query, args := in(`SELECT *, 'Planner' AS owner_kind FROM planner_messages WHERE id IN (?) UNION ALL
+		SELECT *, 'Worker' AS owner_kind FROM worker_messages WHERE id IN (?)`, ids, ids)
 	var out []*domain.AgentMessage
 	err := q.selectx(ctx, &out, query, args...)
 	return out, err
@@ -216,7 +216,7 @@ func (q RoutingQueries) AgentMessagesByIDs(ctx context.Context, ids []string) ([
 
 func agentMessagePageQuery(kind domain.Kind, owners []string, page domain.PageArgs) *pageQuery[*domain.AgentMessage] {
 	return &pageQuery[*domain.AgentMessage]{
-		selectCols: "m.*", from: agentMessageTable(kind) + " m", idCol: "m.id",
+		selectCols: "m.*, '" + string(kind) + "' AS owner_kind", from: agentMessageTable(kind) + " m", idCol: "m.id",
 		key:   sortKey{col: "m.created_at", kind: keyTime},
 		keyOf: func(m *domain.AgentMessage) any { return m.CreatedAt }, idOf: func(m *domain.AgentMessage) string { return m.ID },
 		parentCol: "m.owner_id", parents: owners, parentOf: func(m *domain.AgentMessage) string { return m.OwnerID },
