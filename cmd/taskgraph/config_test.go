@@ -90,8 +90,8 @@ func TestDBPoolerFlags(t *testing.T) {
 	t.Setenv("TASKGRAPH_LISTEN_DATABASE", "")
 	for _, bad := range [][]string{
 		{"--db-pooler", "session"},
-		{"--db-pooler", "transaction"}, // SQLite
-		{"--db-pooler", "transaction", "--database", pooler},                             // no direct URL
+		{"--db-pooler", "transaction"},                                                    // SQLite
+		{"--db-pooler", "transaction", "--database", pooler},                              // no direct URL
 		{"--db-pooler", "transaction", "--database", pooler, "--listen-database", pooler}, // LISTEN through the pooler
 		{"--listen-database", "sqlite:x.db"},
 	} {

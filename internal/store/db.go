@@ -40,9 +40,9 @@ const (
 // runs a function with a Q bound to one transaction.
 type DB struct {
 	Q
-	sqlx       *sqlx.DB
-	dialect    Dialect
-	url        string
+	sqlx    *sqlx.DB
+	dialect Dialect
+	url     string
 	// pooler: what url reaches (pooler.go); directURL: the direct URL of
 	// session work, "" for url itself.
 	pooler    Pooler
