@@ -39,8 +39,9 @@ func TestExecutionThroughPgBouncer(t *testing.T) {
 	e := newExecList(t, s, 2)
 	e.fiveTasks(t)
 	e.add(t, "T6", M{"codebaseTests": []string{"go test"}})
+	from := s.eventCursor(t, s.AdminToken, e.project)
 	runID := e.start(t)
-	sub := s.subscribe(t, s.AdminToken, e.project, "", "TASK_CLAIMED", "RUN_COMPLETED")
+	sub := s.subscribe(t, s.AdminToken, e.project, from, "TASK_CLAIMED", "RUN_COMPLETED")
 	var out strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
