@@ -68,7 +68,12 @@ func (f *streamFollower) run(ctx context.Context, after string) {
 		f.mu.Lock()
 		f.resumes++
 		if err != nil {
-			f.reasons[err.Error()]++
+			key := err.Error()
+			var es client.Errors
+			if errors.As(err, &es) {
+				key += fmt.Sprint(" at ", es[0].Path)
+			}
+			f.reasons[key]++
 		}
 		if f.resumes > 50 {
 			f.err = fmt.Errorf("resubscribed more than 50 times; last: %w", err)
