@@ -143,6 +143,7 @@ func (f *streamFollower) fail(err error) {
 // was lost to the outage, nothing was redone), and each subscriber's stream
 // is the project's whole event log, in order, without a gap or a repeat.
 func TestDatabaseRestartMidRun(t *testing.T) {
+	t.Parallel()
 	pg := startPrivatePostgres(t)
 	s, _ := startServerWith(t, pg.URL, serverOptions{
 		events: events.Options{ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond},

@@ -32,6 +32,7 @@ func pooledServer(t *testing.T, pooled, direct string, o serverOptions) *testSer
 // reference agent claim, heartbeat and complete — with every statement
 // through the pooler (no prepared statements, no session state).
 func TestExecutionThroughPgBouncer(t *testing.T) {
+	t.Parallel()
 	direct := testdb.Postgres(t)
 	pooled := startPgBouncer(t, direct)
 	s := pooledServer(t, pooled, direct, serverOptions{})
@@ -74,6 +75,7 @@ func TestExecutionThroughPgBouncer(t *testing.T) {
 // poll is far too slow to be what delivers), and silent agents are
 // terminated by exactly one of the two sweeps.
 func TestReplicasThroughPgBouncer(t *testing.T) {
+	t.Parallel()
 	direct := testdb.Postgres(t)
 	pooled := startPgBouncer(t, direct)
 	o := serverOptions{events: events.Options{PollInterval: time.Hour},
