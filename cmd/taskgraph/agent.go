@@ -24,8 +24,8 @@ type agentConfig struct {
 	simulate                 bool
 	heartbeat, poll          time.Duration
 	work                     time.Duration // --simulate: a task's mean duration
-	// patience bounds how long a call is retried while the server cannot be
-	// reached (restarting, network): the run's state is all in the database,
+	// patience bounds how long a call is retried while the server or its
+	// database cannot be reached (restarting, network): the run's state is all in the database,
 	// so an agent outliving a server restart carries on.
 	patience time.Duration
 }
@@ -92,7 +92,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&cfg.work, "work", 200*time.Millisecond, "--simulate: mean time a task takes (each takes 0.25–1.75 times it)")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", 2*time.Second, "heartbeat period (keep it under the server's --heartbeat-interval)")
 	fs.DurationVar(&cfg.poll, "poll", 500*time.Millisecond, "pause before claiming again when no task is ready")
-	fs.DurationVar(&cfg.patience, "patience", 2*time.Minute, "how long to keep retrying while the server cannot be reached")
+	fs.DurationVar(&cfg.patience, "patience", 2*time.Minute, "how long to keep retrying while the server or its database cannot be reached")
 	fs.StringVar(&cfg.url, "url", envOr("TASKGRAPH_URL", "http://127.0.0.1:8080"), "server URL (env TASKGRAPH_URL)")
 	secretFlag(fs, &cfg.token, "token", "TASKGRAPH_TOKEN", "AGENT API token")
 	fs.Usage = func() {
@@ -134,15 +134,19 @@ type agentClient struct {
 }
 
 // do runs a GraphQL operation; a transport failure (no answer, or an answer
-// that is not GraphQL, e.g. a proxy's 502) is retried with backoff for up to
-// patience. GraphQL errors return at once.
+// that is not GraphQL, e.g. a proxy's 502) and UNAVAILABLE (the server's
+// database is restarting) are retried with backoff for up to patience. Other
+// GraphQL errors return at once.
 func (a *agentClient) do(ctx context.Context, query string, vars map[string]any, out any) error {
 	deadline := time.Now().Add(a.patience)
 	wait := 100 * time.Millisecond
 	for {
 		err := a.c.Do(ctx, query, vars, out)
 		var gqlErrs client.Errors
-		if err == nil || errors.As(err, &gqlErrs) || ctx.Err() != nil || time.Now().After(deadline) {
+		if errors.As(err, &gqlErrs) && gqlErrs.Code() == "UNAVAILABLE" {
+			gqlErrs = nil // retried as a transport failure
+		}
+		if err == nil || gqlErrs != nil || ctx.Err() != nil || time.Now().After(deadline) {
 			return err
 		}
 		select {

@@ -47,6 +47,8 @@ type serveConfig struct {
 	gcPercent         int   // -1: leave the Go runtime's (GOGC) setting
 	memoryLimit       int64 // 0: none beyond the runtime's (GOMEMLIMIT)
 	dbMaxConns        int
+	dbPooler          store.Pooler // what --database reaches: PostgreSQL itself, or a transaction-mode pooler
+	listenDatabase    string       // the direct URL of LISTEN (and, behind a pooler, leader locks and migrations)
 }
 
 // defaultGCPercent: the garbage collector runs when the heap has grown by 4×
@@ -71,6 +73,10 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	db := databaseFlag(fs)
 	fs.IntVar(&c.dbMaxConns, "db-max-conns", envInt("TASKGRAPH_DB_MAX_CONNS", store.DefaultMaxConns),
 		"PostgreSQL connections of the server's pool, about a few per core of PostgreSQL (env TASKGRAPH_DB_MAX_CONNS)")
+	pooler := fs.String("db-pooler", envOr("TASKGRAPH_DB_POOLER", string(store.PoolerNone)),
+		"what --database reaches: none (PostgreSQL itself) or transaction (a transaction-mode pooler such as PgBouncer: no prepared statements or session state; needs --listen-database) (env TASKGRAPH_DB_POOLER)")
+	fs.StringVar(&c.listenDatabase, "listen-database", os.Getenv("TASKGRAPH_LISTEN_DATABASE"),
+		"direct PostgreSQL URL of the event listener (LISTEN) and, with --db-pooler transaction, of leader locks and migrations; default --database (env TASKGRAPH_LISTEN_DATABASE)")
 	secretFlag(fs, &c.adminToken, "admin-token", "TASKGRAPH_ADMIN_TOKEN",
 		"token that authenticates as the bootstrap admin")
 	fs.DurationVar(&c.heartbeatInterval, "heartbeat-interval", envDuration("TASKGRAPH_HEARTBEAT_INTERVAL", 10*time.Second),
@@ -133,6 +139,9 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		return c, err
 	}
 	c.database = *db
+	if err := c.parsePooler(*pooler); err != nil {
+		return c, err
+	}
 	if *memLimit != "" {
 		var err error
 		if c.memoryLimit, err = parseSize(*memLimit); err != nil {
@@ -198,6 +207,36 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		return c, fmt.Errorf("--gc-percent must be -1 or positive")
 	}
 	return c, nil
+}
+
+// parsePooler reads --db-pooler and checks --listen-database against it.
+func (c *serveConfig) parsePooler(pooler string) error {
+	p, err := store.ParsePooler(pooler)
+	if err != nil {
+		return fmt.Errorf("--db-pooler: %w", err)
+	}
+	c.dbPooler = p
+	isPostgres := strings.HasPrefix(c.database, "postgres://") || strings.HasPrefix(c.database, "postgresql://")
+	if c.listenDatabase != "" && !strings.HasPrefix(c.listenDatabase, "postgres://") && !strings.HasPrefix(c.listenDatabase, "postgresql://") {
+		return fmt.Errorf("--listen-database: want a postgres:// URL")
+	}
+	if p != store.PoolerTransaction {
+		return nil
+	}
+	switch {
+	case !isPostgres:
+		return fmt.Errorf("--db-pooler transaction: --database must be a postgres:// URL (the pooler's)")
+	case c.listenDatabase == "" || c.listenDatabase == c.database:
+		// LISTEN, a leader lock and the migrations' lock live in a session,
+		// which a transaction-mode pooler hands to other clients.
+		return fmt.Errorf("--db-pooler transaction needs --listen-database: a direct PostgreSQL URL (not the pooler's) for LISTEN, leader locks and migrations")
+	}
+	return nil
+}
+
+// storeOptions are the options of the server's connections to the database.
+func (c *serveConfig) storeOptions(maxConns int) []store.Option {
+	return []store.Option{store.MaxConns(maxConns), store.WithPooler(c.dbPooler), store.DirectURL(c.listenDatabase)}
 }
 
 func envOr(key, def string) string {

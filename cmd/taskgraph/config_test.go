@@ -62,3 +62,40 @@ func TestDBMaxConnsFlag(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+func TestDBPoolerFlags(t *testing.T) {
+	const (
+		pooler = "postgres://app@pgbouncer:6432/taskgraph"
+		direct = "postgres://app@db:5432/taskgraph"
+	)
+	t.Setenv("TASKGRAPH_DB_POOLER", "")
+	t.Setenv("TASKGRAPH_LISTEN_DATABASE", "")
+	c, err := parseServe(nil, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, store.PoolerNone, c.dbPooler)
+	require.Empty(t, c.listenDatabase, "LISTEN on --database")
+
+	c, err = parseServe([]string{"--database", direct, "--listen-database", direct + "?application_name=l"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, store.PoolerNone, c.dbPooler)
+
+	t.Setenv("TASKGRAPH_DB_POOLER", "transaction")
+	t.Setenv("TASKGRAPH_LISTEN_DATABASE", direct)
+	c, err = parseServe([]string{"--database", pooler}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, store.PoolerTransaction, c.dbPooler)
+	require.Equal(t, direct, c.listenDatabase)
+
+	t.Setenv("TASKGRAPH_DB_POOLER", "")
+	t.Setenv("TASKGRAPH_LISTEN_DATABASE", "")
+	for _, bad := range [][]string{
+		{"--db-pooler", "session"},
+		{"--db-pooler", "transaction"},                                                    // SQLite
+		{"--db-pooler", "transaction", "--database", pooler},                              // no direct URL
+		{"--db-pooler", "transaction", "--database", pooler, "--listen-database", pooler}, // LISTEN through the pooler
+		{"--listen-database", "sqlite:x.db"},
+	} {
+		_, err := parseServe(bad, io.Discard)
+		require.Error(t, err, bad)
+	}
+}

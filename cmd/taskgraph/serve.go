@@ -65,7 +65,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	if cfg.memoryLimit > 0 {
 		debug.SetMemoryLimit(cfg.memoryLimit)
 	}
-	db, err := store.Open(ctx, cfg.database, store.MaxConns(cfg.dbMaxConns))
+	db, err := store.Open(ctx, cfg.database, cfg.storeOptions(cfg.dbMaxConns)...)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 	// The background grouping works on a pool of its own, so that its
 	// statements never count in a request's (db.Statements()); one
 	// transaction at a time needs two connections at most.
-	bgDB, err := store.Open(ctx, cfg.database, store.MaxConns(2))
+	bgDB, err := store.Open(ctx, cfg.database, cfg.storeOptions(2)...)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ const (
 	CodeInvalidTransition Code = "INVALID_TRANSITION"
 	CodeLeaseLost         Code = "LEASE_LOST"
 	CodeLimitExceeded     Code = "LIMIT_EXCEEDED"
+	CodeUnavailable       Code = "UNAVAILABLE"
 	CodeInternal          Code = "INTERNAL"
 )
 
@@ -60,6 +61,17 @@ func NotFound(what string) *Error {
 // Forbidden reports an authenticated caller that may not do this.
 func Forbidden(format string, args ...any) *Error {
 	return Errorf(CodeForbidden, format, args...)
+}
+
+// UnavailableMessage is what a client is told when the database cannot be
+// reached.
+const UnavailableMessage = "the database is unavailable (restarting or unreachable); retry in a moment"
+
+// Unavailable reports that the database cannot be reached right now — it is
+// restarting, failing over, or the network to it is down. The request did not
+// complete; retrying it after a moment can succeed.
+func Unavailable() *Error {
+	return &Error{Code: CodeUnavailable, Message: UnavailableMessage}
 }
 
 // ErrorCode returns the code of err, or CodeInternal when err is not a domain Error.

@@ -2,10 +2,13 @@ package events
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/store"
 )
 
 // subState is where a subscriber gets its events from.
@@ -75,6 +78,7 @@ func (s *subscriber) catchUp() {
 	f := s.f
 	defer f.b.wg.Done()
 	batch := make([]entry, 0, 64)
+	var outage time.Duration // the wait before the next read while the database is unavailable
 	for {
 		if s.ctx.Err() != nil || f.ctx.Err() != nil {
 			s.finish(nil)
@@ -94,12 +98,16 @@ func (s *subscriber) catchUp() {
 				return
 			}
 			if err := s.readTable(upTo); err != nil {
+				if errors.Is(err, store.ErrUnavailable) && s.waitForDatabase(&outage) {
+					continue
+				}
 				if s.ctx.Err() != nil || f.ctx.Err() != nil {
 					err = nil
 				}
 				s.finish(err)
 				return
 			}
+			outage = 0
 			continue
 		}
 		batch = f.collect(s.last, batch[:0])
@@ -144,6 +152,30 @@ func (s *subscriber) readTable(upTo int64) error {
 		s.last = upTo // the rest up to upTo are of other types
 	}
 	return nil
+}
+
+// Waits of a catching subscriber while the database is unavailable: from
+// the first to the last, doubling.
+const (
+	outageWaitMin = 100 * time.Millisecond
+	outageWaitMax = 2 * time.Second
+)
+
+// waitForDatabase waits before a catching subscriber reads the table again
+// after the database could not be reached (restarting, failing over): the
+// subscription outlives the outage instead of ending. It reports false when
+// the subscription or the broker ended meanwhile.
+func (s *subscriber) waitForDatabase(wait *time.Duration) bool {
+	*wait = min(max(2**wait, outageWaitMin), outageWaitMax)
+	t := time.NewTimer(*wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.ctx.Done():
+	case <-s.f.ctx.Done():
+	}
+	return false
 }
 
 func (s *subscriber) send(ev domain.ExecutionEvent) bool {

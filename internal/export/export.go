@@ -50,6 +50,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeNotFound:        http.StatusNotFound,
 	domain.CodeBadUserInput:    http.StatusBadRequest,
 	domain.CodeLimitExceeded:   http.StatusRequestEntityTooLarge,
+	domain.CodeUnavailable:     http.StatusServiceUnavailable,
 }
 
 func writeError(ctx context.Context, w http.ResponseWriter, log *slog.Logger, err error) {

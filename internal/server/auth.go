@@ -94,7 +94,8 @@ func (a requireAuth) InterceptOperation(ctx context.Context, next graphql.Operat
 // authCheck returns the error for a context without a usable Principal.
 func authCheck(ctx context.Context) *gqlerror.Error {
 	if err := authErrorFrom(ctx); err != nil {
-		// No code: the presenter logs it and answers INTERNAL.
+		// No code of its own: the presenter answers UNAVAILABLE when the
+		// database could not be reached, else logs it and answers INTERNAL.
 		return gqlerror.Wrap(err)
 	}
 	if auth.FromContext(ctx) != nil {

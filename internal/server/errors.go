@@ -84,6 +84,14 @@ func (s *server) presentError(ctx context.Context, err error) *gqlerror.Error {
 	}
 
 	if derr, ok := domain.AsError(err); ok {
+		if derr.Code == domain.CodeUnavailable {
+			// The client is told to retry; the operator learns why.
+			LoggerFrom(ctx).WarnContext(ctx, "database unavailable",
+				slog.String("error", rootMessage(err)),
+				slog.String("path", out.Path.String()),
+				slog.String("operation", operationName(ctx)),
+			)
+		}
 		field := derr.Field
 		if field == "" && derr.Code == domain.CodeBadUserInput && gqlErr != nil {
 			field, _ = argumentField(ctx, gqlErr.Path)

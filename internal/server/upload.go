@@ -140,10 +140,17 @@ func hasPreflightHeader(r *http.Request) bool {
 }
 
 // requirePrincipal answers 401 for a plain HTTP endpoint (not GraphQL) called
-// without a valid token, and 500 when the token could not be checked.
+// without a valid token, 503 (UNAVAILABLE) when the database could not be
+// reached to check it, and 500 when checking it failed otherwise.
 func (s *server) requirePrincipal(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := authErrorFrom(r.Context()); err != nil {
+			if domain.ErrorCode(err) == domain.CodeUnavailable {
+				LoggerFrom(r.Context()).WarnContext(r.Context(), "authentication failed", slog.String("error", err.Error()))
+				s.metrics.countError(string(domain.CodeUnavailable))
+				writeGraphQLError(w, http.StatusServiceUnavailable, string(domain.CodeUnavailable), domain.UnavailableMessage)
+				return
+			}
 			LoggerFrom(r.Context()).ErrorContext(r.Context(), "authentication failed", slog.String("error", err.Error()))
 			s.metrics.countError(string(domain.CodeInternal))
 			writeGraphQLError(w, http.StatusInternalServerError, string(domain.CodeInternal), internalMessage)

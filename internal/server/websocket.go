@@ -257,6 +257,10 @@ func (s *server) websocketInit(ctx context.Context, payload transport.InitPayloa
 	}
 	authed, err := s.authenticateToken(context.WithValue(ctx, authErrorKey, nil), token)
 	if err != nil {
+		if domain.ErrorCode(err) == domain.CodeUnavailable {
+			LoggerFrom(ctx).WarnContext(ctx, "websocket authentication failed", slog.Any("err", err))
+			return refuse(ctx, CloseInternal, "Service unavailable: the database cannot be reached; retry later")
+		}
 		LoggerFrom(ctx).ErrorContext(ctx, "websocket authentication failed", slog.Any("err", err))
 		return refuse(ctx, CloseInternal, "Internal server error")
 	}

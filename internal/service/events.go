@@ -80,6 +80,12 @@ func streamEndError(log *slog.Logger, err error) error {
 	}
 	var se *events.StreamError
 	if errors.As(err, &se) {
+		if domain.ErrorCode(se.Err) == domain.CodeUnavailable {
+			log.Warn("event stream interrupted: database unavailable", slog.Any("err", se.Err))
+			return &domain.Error{Code: domain.CodeUnavailable,
+				Message: "the event stream was interrupted: the database is unavailable; resubscribe with after: \"" + se.Cursor + "\" in a moment to continue",
+				Details: map[string]any{"cursor": se.Cursor}}
+		}
 		log.Error("event stream interrupted", slog.Any("err", se.Err))
 		return &domain.Error{Code: domain.CodeInternal,
 			Message: "the event stream was interrupted; resubscribe with after: \"" + se.Cursor + "\" to continue",

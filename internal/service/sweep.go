@@ -22,12 +22,37 @@ const sweepBatch = 200
 // until ctx ends (model: River's job rescuer). Every replica runs it: each
 // agent is taken under a row lock, skipped when another sweeper holds it, and
 // re-checked inside its transaction, so an agent is terminated once.
+//
+// While the database cannot be reached no agent can heartbeat either, so
+// silence then says nothing about an agent: once the database answers
+// again, the sweep terminates nobody for a whole deadline (missed heartbeats
+// × interval), in which live agents heartbeat again. (SilentAgents does the
+// same after a PostgreSQL restart, whichever replica sweeps.)
 func (s *Runs) RunHeartbeatSweep(ctx context.Context) {
 	t := time.NewTicker(s.heartbeat / 2)
 	defer t.Stop()
+	var (
+		down     bool      // the last sweep found the database unreachable
+		resumeAt time.Time // no sweep before: a deadline after it answered again
+	)
 	for {
-		if _, err := s.SweepAgents(ctx); err != nil && ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "heartbeat sweep failed", "err", err)
+		switch {
+		case down:
+			if s.db.Ping(ctx) == nil {
+				down, resumeAt = false, time.Now().Add(s.deadline())
+				s.log.InfoContext(ctx, "heartbeat sweep: the database answers again; sweeping resumes after a heartbeat deadline",
+					"resumeAt", resumeAt)
+			}
+		case time.Now().Before(resumeAt):
+		default:
+			if _, err := s.SweepAgents(ctx); err != nil && ctx.Err() == nil {
+				if errors.Is(err, store.ErrUnavailable) {
+					down = true
+					s.log.WarnContext(ctx, "heartbeat sweep: the database is unavailable", "err", err)
+				} else {
+					s.log.ErrorContext(ctx, "heartbeat sweep failed", "err", err)
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -40,9 +40,16 @@ const (
 // runs a function with a Q bound to one transaction.
 type DB struct {
 	Q
-	sqlx       *sqlx.DB
-	dialect    Dialect
-	url        string
+	sqlx    *sqlx.DB
+	dialect Dialect
+	url     string
+	// pooler: what url reaches (pooler.go); directURL: the direct URL of
+	// session work, "" for url itself.
+	pooler    Pooler
+	directURL string
+	// direct: behind a transaction pooler, the pool of session work —
+	// leader locks and migrations (sessionPool); nil otherwise.
+	direct     *sqlx.DB
 	statements atomic.Int64
 	aborts     atomic.Int64
 	clock      dbClock
@@ -83,7 +90,11 @@ const leaseConns = 4
 // Option sets how Open connects.
 type Option func(*openOptions)
 
-type openOptions struct{ maxConns int }
+type openOptions struct {
+	maxConns  int
+	pooler    Pooler
+	directURL string
+}
 
 // MaxConns caps a PostgreSQL pool at n connections (at least 1). SQLite's
 // pool is fixed: one writer, a few readers.
@@ -92,10 +103,14 @@ func MaxConns(n int) Option { return func(o *openOptions) { o.maxConns = max(1, 
 // Open connects to url: "sqlite:<path>" (the file and its directory are created)
 // or "postgres://…" / "postgresql://…". It does not migrate; call Migrate.
 func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
-	o := openOptions{maxConns: DefaultMaxConns}
+	o := openOptions{maxConns: DefaultMaxConns, pooler: PoolerNone}
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if _, err := ParsePooler(string(o.pooler)); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	pooled := o.pooler == PoolerTransaction
 	var (
 		driver, dsn string
 		dialect     Dialect
@@ -106,6 +121,11 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		var err error
 		if dsn, err = postgresDSN(url); err != nil {
 			return nil, err
+		}
+		if pooled {
+			if err := checkPooledDSN(url); err != nil {
+				return nil, err
+			}
 		}
 	case strings.HasPrefix(url, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(url, "sqlite:"), "//")
@@ -125,6 +145,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	default:
 		return nil, fmt.Errorf("store: unsupported database url %q (want sqlite:<path> or postgres://…)", redact(url))
 	}
+	if pooled && dialect != Postgres {
+		return nil, errors.New("store: a transaction pooler stands in front of PostgreSQL only (the database url is SQLite)")
+	}
 	x, err := sqlx.Open(driver, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open: %w", err)
@@ -136,11 +159,23 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		x.SetMaxIdleConns(o.maxConns) // all of them: closing idle ones under load reopens them at once
 		x.SetConnMaxIdleTime(5 * time.Minute)
 	}
-	d := &DB{sqlx: x, dialect: dialect, url: url}
+	d := &DB{sqlx: x, dialect: dialect, url: url, pooler: o.pooler, directURL: o.directURL}
 	if dialect == Postgres {
+		// Behind a transaction pooler a connection carries no settings of
+		// its own (a pooler refuses startup parameters it does not track):
+		// the counters' and leases' pools commit synchronously there.
+		sideDSN := countersDSN(dsn)
+		if pooled {
+			sideDSN = dsn
+			if d.direct, err = openDirect(o.directURL); err != nil {
+				x.Close()
+				return nil, err
+			}
+		}
 		// Connects on first use; its statements wait for nothing but one
 		// another, so transactions of the main pool may wait for it.
-		if d.counters, err = sqlx.Open(driver, countersDSN(dsn)); err != nil {
+		if d.counters, err = sqlx.Open(driver, sideDSN); err != nil {
+			d.closeDirect()
 			x.Close()
 			return nil, fmt.Errorf("store: open: %w", err)
 		}
@@ -149,8 +184,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		d.counters.SetConnMaxIdleTime(5 * time.Minute)
 		// The leases' stamps commit without waiting for the disk, as the
 		// counters' (see PulseAgent).
-		if d.lease, err = sqlx.Open(driver, countersDSN(dsn)); err != nil {
+		if d.lease, err = sqlx.Open(driver, sideDSN); err != nil {
 			d.counters.Close()
+			d.closeDirect()
 			x.Close()
 			return nil, fmt.Errorf("store: open: %w", err)
 		}
@@ -224,12 +260,17 @@ func redact(url string) string {
 }
 
 // ListenerDSN is the connection string of a dedicated PostgreSQL connection
-// (LISTEN/NOTIFY), named appName in pg_stat_activity. SQLite has none.
+// (LISTEN/NOTIFY), named appName in pg_stat_activity: on the direct URL when
+// one was given (DirectURL), else on the database URL. SQLite has none.
 func (d *DB) ListenerDSN(appName string) (string, error) {
 	if d.dialect != Postgres {
 		return "", errors.New("store: LISTEN needs PostgreSQL")
 	}
-	u, err := neturl.Parse(d.url)
+	base := d.url
+	if d.directURL != "" {
+		base = d.directURL
+	}
+	u, err := neturl.Parse(base)
 	if err != nil {
 		return "", fmt.Errorf("store: database url: %w", err)
 	}
@@ -260,7 +301,14 @@ func (d *DB) Close() error {
 	if d.lease != nil {
 		_ = d.lease.Close()
 	}
+	d.closeDirect()
 	return d.sqlx.Close()
+}
+
+func (d *DB) closeDirect() {
+	if d.direct != nil {
+		_ = d.direct.Close()
+	}
 }
 
 // Ping checks that the database answers.
@@ -289,7 +337,7 @@ func (d *DB) provider(ctx context.Context) (*goose.Provider, error) {
 		// tenants) migrate independently instead of queueing behind one lock id
 		// with goose's 5-second retry period.
 		var schema string
-		if err := d.sqlx.GetContext(ctx, &schema, `SELECT current_schema()`); err != nil {
+		if err := d.sessionPool().GetContext(ctx, &schema, `SELECT current_schema()`); err != nil {
 			return nil, fmt.Errorf("store: read current schema: %w", err)
 		}
 		h := fnv.New64a()
@@ -300,7 +348,9 @@ func (d *DB) provider(ctx context.Context) (*goose.Provider, error) {
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	return goose.NewProvider(dialect, d.sqlx.DB, sub, opts...)
+	// Behind a transaction pooler, on the direct connection: the lock is
+	// a session's.
+	return goose.NewProvider(dialect, d.sessionPool().DB, sub, opts...)
 }
 
 // Migrate applies every pending migration.

@@ -32,6 +32,9 @@ func mapErr(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
+	if u := unavailable(err); u != nil {
+		return u
+	}
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) {
 		switch pqErr.Code {

@@ -423,12 +423,25 @@ func (q RunQueries) SetAssignedAgent(ctx context.Context, taskID string, agentID
 // than silence by the database clock, oldest first. It is background
 // maintenance (the heartbeat sweep), so its statements are not counted in
 // Statements(): they would make request statement counts depend on timing.
+//
+// On PostgreSQL nobody is silent until the database has been up for silence:
+// while it was down (a restart, a crash) no agent could heartbeat.
 func (d *DB) SilentAgents(ctx context.Context, silence time.Duration, limit int) ([]string, error) {
 	var now time.Time
 	if d.dialect == SQLite {
 		now = time.Now().UTC()
-	} else if err := sqlx.GetContext(ctx, d.sqlx, &now, `SELECT clock_timestamp()`); err != nil {
-		return nil, mapErr(err)
+	} else {
+		var clock struct {
+			Now   time.Time `db:"now"`
+			Start time.Time `db:"start"`
+		}
+		if err := sqlx.GetContext(ctx, d.sqlx, &clock, `SELECT clock_timestamp() AS now, pg_postmaster_start_time() AS start`); err != nil {
+			return nil, mapErr(err)
+		}
+		if clock.Start.After(clock.Now.Add(-silence)) {
+			return nil, nil
+		}
+		now = clock.Now
 	}
 	var rows []struct {
 		ID   string    `db:"id"`

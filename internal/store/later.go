@@ -86,12 +86,13 @@ func (q *Q) takePending() string {
 // laterErr is the error of a round trip that carried writes sent later. A
 // deadlock or serialization failure stays ErrRetry (InTx redoes the
 // transaction), and ErrBusy, which only the statement they went with can
-// raise, stays too; any other keeps its text but none of the sentinels,
+// raise, stays too, as does ErrUnavailable (the connection broke, not a
+// write); any other keeps its text but none of the sentinels,
 // which the caller of that statement could take for its own (a unique key
 // it checks for).
 func laterErr(err error) error {
 	err = mapErr(err)
-	if err == nil || errors.Is(err, ErrRetry) || errors.Is(err, ErrBusy) {
+	if err == nil || errors.Is(err, ErrRetry) || errors.Is(err, ErrBusy) || errors.Is(err, ErrUnavailable) {
 		return err
 	}
 	return fmt.Errorf("store: a write sent with the next statement failed: %v", err)

@@ -27,7 +27,8 @@ func (l *Leadership) Release() {
 }
 
 // TryLeaderLock takes the lock named name unless another replica holds it:
-// on PostgreSQL a session advisory lock on a connection of its own, checked
+// on PostgreSQL a session advisory lock on a connection of its own (a direct
+// one behind a transaction pooler, which would hand the session on), checked
 // every few seconds; on SQLite (one server per database file) it is always
 // granted. Nil: another replica holds it.
 func (d *DB) TryLeaderLock(ctx context.Context, name string) (*Leadership, error) {
@@ -42,7 +43,8 @@ func (d *DB) TryLeaderLock(ctx context.Context, name string) (*Leadership, error
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(name))
 	key := int64(h.Sum64() >> 1)
-	conn, err := d.sqlx.Conn(ctx)
+	conn, err := d.sessionPool().Conn(ctx) // behind a transaction pooler, a direct connection
+
 	if err != nil {
 		return nil, mapErr(err)
 	}

@@ -14,6 +14,12 @@ import (
 // PostgreSQL, planned generically once their plans settle. Only statements
 // whose text never varies go through here: a text with a variable IN list
 // would fill the cache.
+//
+// Behind a transaction pooler (PoolerTransaction) nothing is prepared: a
+// named statement lives in one server connection's session, which the
+// pooler hands to other clients between transactions. The statements then
+// go as unnamed ones, parsed, bound and run in one round trip
+// (binary_parameters).
 
 // stmt is query's prepared statement for q: bound to q's transaction when q
 // is one (released when it ends), else on the pool. The pool's statement is
@@ -88,6 +94,9 @@ func (d *DB) preparePooled(query string) {
 
 // getP is get through a prepared statement.
 func (q *Q) getP(ctx context.Context, dest any, query string, args ...any) error {
+	if q.db.transactionPooled() {
+		return q.get(ctx, dest, query, args...)
+	}
 	st, err := q.stmt(ctx, query)
 	if err != nil {
 		return err
@@ -98,6 +107,9 @@ func (q *Q) getP(ctx context.Context, dest any, query string, args ...any) error
 
 // selectP is selectx through a prepared statement.
 func (q *Q) selectP(ctx context.Context, dest any, query string, args ...any) error {
+	if q.db.transactionPooled() {
+		return q.selectx(ctx, dest, query, args...)
+	}
 	st, err := q.stmt(ctx, query)
 	if err != nil {
 		return err
@@ -108,6 +120,14 @@ func (q *Q) selectP(ctx context.Context, dest any, query string, args ...any) er
 
 // execP is exec through a prepared statement.
 func (q *Q) execP(ctx context.Context, query string, args ...any) (int64, error) {
+	if q.db.transactionPooled() {
+		res, err := q.exec(ctx, query, args...)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		return n, mapErr(err)
+	}
 	st, err := q.stmt(ctx, query)
 	if err != nil {
 		return 0, err
