@@ -132,10 +132,10 @@ func (l *lockedBuffer) String() string {
 }
 
 // startPgBouncer starts PgBouncer in transaction mode in front of the
-// database of directURL — a testdb.Postgres URL, whose schema (search_path)
-// each server connection selects with PgBouncer's connect_query, as a
-// pooler in front of one database of its own would — and returns the URL
-// through it. It stops when the test ends.
+// database of directURL — a testdb.Postgres URL: a database of its own, or
+// a schema (search_path) that each server connection then selects with
+// PgBouncer's connect_query — and returns the URL through it. It stops when
+// the test ends.
 func startPgBouncer(t *testing.T, directURL string) string {
 	t.Helper()
 	bin, err := exec.LookPath("pgbouncer")
@@ -147,7 +147,6 @@ func startPgBouncer(t *testing.T, directURL string) string {
 	u, err := url.Parse(directURL)
 	require.NoError(t, err)
 	schema := u.Query().Get("search_path")
-	require.NotEmpty(t, schema, "a testdb.Postgres URL names its schema")
 	host, port := u.Hostname(), u.Port()
 	if port == "" {
 		port = "5432"
@@ -159,8 +158,10 @@ func startPgBouncer(t *testing.T, directURL string) string {
 	listen := freePort(t)
 	// The server connections log in as the test URL's user; clients are
 	// trusted (the pooler listens on 127.0.0.1 for this test alone).
-	db := fmt.Sprintf("host=%s port=%s dbname=%s user=%s connect_query='SET search_path TO %s'",
-		host, port, strings.TrimPrefix(u.Path, "/"), dbUser, schema)
+	db := fmt.Sprintf("host=%s port=%s dbname=%s user=%s", host, port, strings.TrimPrefix(u.Path, "/"), dbUser)
+	if schema != "" {
+		db += fmt.Sprintf(" connect_query='SET search_path TO %s'", schema)
+	}
 	if password != "" {
 		db += " password=" + password
 	}
