@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
@@ -59,6 +60,28 @@ func TestDBMaxConnsFlag(t *testing.T) {
 
 	for _, bad := range []string{"0", "-1", "1001", "many"} {
 		_, err := parseServe([]string{"--db-max-conns", bad}, io.Discard)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestWebsocketCapFlags(t *testing.T) {
+	t.Setenv("TASKGRAPH_MAX_WS_CONNECTIONS_PER_USER", "")
+	t.Setenv("TASKGRAPH_MAX_SUBSCRIPTIONS_PER_USER", "")
+	c, err := parseServe(nil, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, server.DefaultMaxConnectionsPerUser, c.maxWSConnsPerUser)
+	require.Equal(t, server.DefaultMaxSubscriptionsPerUser, c.maxWSOpsPerUser)
+
+	t.Setenv("TASKGRAPH_MAX_WS_CONNECTIONS_PER_USER", "8")
+	t.Setenv("TASKGRAPH_MAX_SUBSCRIPTIONS_PER_USER", "80")
+	c, err = parseServe(nil, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 8, c.maxWSConnsPerUser)
+	require.Equal(t, 80, c.maxWSOpsPerUser)
+
+	for _, bad := range [][]string{{"--max-ws-connections-per-user", "0"}, {"--max-subscriptions-per-user", "-1"},
+		{"--max-ws-connections-per-user", "100001"}} {
+		_, err := parseServe(bad, io.Discard)
 		require.Error(t, err, bad)
 	}
 }

@@ -179,6 +179,8 @@ type server struct {
 	log     *slog.Logger
 	metrics *metrics
 	sockets *sockets // open websockets under the revocation watch
+	// wsQuotas counts each principal's websockets and their operations.
+	wsQuotas *wsQuotas
 }
 
 // Route labels: the path label of taskgraph_http_requests_total. Unmatched
@@ -209,6 +211,7 @@ func New(cfg Config) http.Handler {
 	}
 	s.metrics.operations.max = cfg.MaxOperationLabels
 	s.sockets = newSockets(cfg.TokensLive, cfg.Websocket.TokenCheckInterval, cfg.Logger)
+	s.wsQuotas = newWSQuotas(cfg.Websocket.MaxConnectionsPerUser, cfg.Websocket.MaxSubscriptionsPerUser)
 
 	gql := s.graphQLHandler()
 
