@@ -232,7 +232,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /{$}", s.route(routePlayground, page))
 	mux.Handle("GET /playground/", s.route(routePlayground, assets))
 	mux.Handle("GET /ui/sso.json", s.route(routeDashboard, ssoConfig(cfg.SSO)))
-	mux.Handle("GET /ui/", s.route(routeDashboard, ui.Handler("/ui/")))
+	mux.Handle("GET /ui/", s.route(routeDashboard, ui.Handler("/ui/", cfg.SSO.connectOrigins()...)))
 	mux.Handle("GET /ui", s.route(routeDashboard, http.RedirectHandler("/ui/", http.StatusMovedPermanently)))
 	mux.Handle("GET /healthz", s.route(routeHealthz, http.HandlerFunc(healthz)))
 	mux.Handle("GET /readyz", s.route(routeReadyz, s.readyz()))
