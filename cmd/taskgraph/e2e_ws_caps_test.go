@@ -163,3 +163,25 @@ func containsString(v any, s string) bool {
 	}
 	return false
 }
+
+// TestWebsocketCapsPerJWTUser: JWTs have no token id, so the caps count a
+// signed-in user's websockets over all the ID tokens the provider issues it.
+func TestWebsocketCapsPerJWTUser(t *testing.T) {
+	p := startOIDCProvider(t)
+	testdb.Run(t, func(t *testing.T, url string) {
+		s := startServer(t, url, "--oidc-issuer", p.Issuer, "--oidc-client-id", p.ClientID,
+			"--max-ws-connections-per-user", "2")
+		for range 2 {
+			r := s.mustDialRaw(t)
+			r.init(M{"Authorization": "Bearer " + p.signIn(t, "lin")}) // a new ID token each time
+		}
+		over := s.mustDialRaw(t)
+		over.send(M{"type": "connection_init", "payload": M{"Authorization": "Bearer " + p.signIn(t, "lin")}})
+		code, _ := over.closeCode("connection_ack")
+		require.Equal(t, server.CloseTooMany, code)
+
+		// Another user of the same provider has a count of its own.
+		other := s.mustDialRaw(t)
+		other.init(M{"Authorization": "Bearer " + p.signIn(t, "mo")})
+	})
+}
