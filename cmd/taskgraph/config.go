@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/store"
 	"github.com/taskgraph/taskgraph/internal/telegram"
 )
@@ -31,6 +32,8 @@ type serveConfig struct {
 	maxUploadBytes    int64
 	maxResponseBytes  int64
 	allowedOrigins    []string
+	maxWSConnsPerUser int // websockets one token or user may hold open on this replica
+	maxWSOpsPerUser   int // operations one token or user may run on them
 	oidcIssuer        string
 	oidcAudience      string
 	oidcClientID      string
@@ -101,6 +104,10 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		"largest JSON data of one response or subscription event; larger ones answer LIMIT_EXCEEDED, and a query stops (LIMIT_EXCEEDED) once it has read twice this from the database (env TASKGRAPH_MAX_RESPONSE_SIZE)")
 	origins := fs.String("allowed-origins", os.Getenv("TASKGRAPH_ALLOWED_ORIGINS"),
 		"comma-separated origins (https://app.example.com) whose pages may call /graphql (CORS) and open websockets besides the server's own; * allows any (env TASKGRAPH_ALLOWED_ORIGINS)")
+	fs.IntVar(&c.maxWSConnsPerUser, "max-ws-connections-per-user", envInt("TASKGRAPH_MAX_WS_CONNECTIONS_PER_USER", server.DefaultMaxConnectionsPerUser),
+		"websockets one API token or OpenID Connect user may hold open on this server (replica); one more is closed with 4429 (env TASKGRAPH_MAX_WS_CONNECTIONS_PER_USER)")
+	fs.IntVar(&c.maxWSOpsPerUser, "max-subscriptions-per-user", envInt("TASKGRAPH_MAX_SUBSCRIPTIONS_PER_USER", server.DefaultMaxSubscriptionsPerUser),
+		"subscriptions (operations running on websockets) one API token or OpenID Connect user may have at once on this server (replica), over all its websockets; one more is answered LIMIT_EXCEEDED (env TASKGRAPH_MAX_SUBSCRIPTIONS_PER_USER)")
 	fs.StringVar(&c.oidcIssuer, "oidc-issuer", os.Getenv("TASKGRAPH_OIDC_ISSUER"),
 		"OpenID Connect issuer URL: accept its JWTs as bearer tokens (discovery and JWKS fetched from it) (env TASKGRAPH_OIDC_ISSUER)")
 	fs.StringVar(&c.oidcAudience, "oidc-audience", os.Getenv("TASKGRAPH_OIDC_AUDIENCE"),
@@ -193,6 +200,10 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		return c, fmt.Errorf("--schedule-sweep-interval must be positive")
 	case c.queueSweep <= 0:
 		return c, fmt.Errorf("--queue-sweep-interval must be positive")
+	case c.maxWSConnsPerUser < 1 || c.maxWSConnsPerUser > 100000:
+		return c, fmt.Errorf("--max-ws-connections-per-user must be between 1 and 100000")
+	case c.maxWSOpsPerUser < 1 || c.maxWSOpsPerUser > 1000000:
+		return c, fmt.Errorf("--max-subscriptions-per-user must be between 1 and 1000000")
 	case c.maxAttempts < 1:
 		return c, fmt.Errorf("--max-attempts must be at least 1")
 	case c.dbMaxConns < 1 || c.dbMaxConns > 1000:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/taskgraph/taskgraph/internal/server"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
@@ -95,6 +96,28 @@ func TestDBPoolerFlags(t *testing.T) {
 		{"--db-pooler", "transaction", "--database", pooler, "--listen-database", pooler}, // LISTEN through the pooler
 		{"--listen-database", "sqlite:x.db"},
 	} {
+		_, err := parseServe(bad, io.Discard)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestWebsocketCapFlags(t *testing.T) {
+	t.Setenv("TASKGRAPH_MAX_WS_CONNECTIONS_PER_USER", "")
+	t.Setenv("TASKGRAPH_MAX_SUBSCRIPTIONS_PER_USER", "")
+	c, err := parseServe(nil, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, server.DefaultMaxConnectionsPerUser, c.maxWSConnsPerUser)
+	require.Equal(t, server.DefaultMaxSubscriptionsPerUser, c.maxWSOpsPerUser)
+
+	t.Setenv("TASKGRAPH_MAX_WS_CONNECTIONS_PER_USER", "8")
+	t.Setenv("TASKGRAPH_MAX_SUBSCRIPTIONS_PER_USER", "80")
+	c, err = parseServe(nil, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 8, c.maxWSConnsPerUser)
+	require.Equal(t, 80, c.maxWSOpsPerUser)
+
+	for _, bad := range [][]string{{"--max-ws-connections-per-user", "0"}, {"--max-subscriptions-per-user", "-1"},
+		{"--max-ws-connections-per-user", "100001"}} {
 		_, err := parseServe(bad, io.Discard)
 		require.Error(t, err, bad)
 	}

@@ -79,13 +79,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		return err
 	}
 	eventOpts := events.Options{Logger: log}
-	wsConfig := server.WebsocketConfig{AllowedOrigins: cfg.allowedOrigins}
+	wsConfig := server.WebsocketConfig{AllowedOrigins: cfg.allowedOrigins,
+		MaxConnectionsPerUser: cfg.maxWSConnsPerUser, MaxSubscriptionsPerUser: cfg.maxWSOpsPerUser}
 	if hooks != nil {
 		eventOpts = hooks.events
 		eventOpts.Logger = log
-		origins := wsConfig.AllowedOrigins
+		flags := wsConfig
 		wsConfig = hooks.websocket
-		wsConfig.AllowedOrigins = append(wsConfig.AllowedOrigins, origins...)
+		wsConfig.AllowedOrigins = append(wsConfig.AllowedOrigins, flags.AllowedOrigins...)
+		if wsConfig.MaxConnectionsPerUser == 0 {
+			wsConfig.MaxConnectionsPerUser = flags.MaxConnectionsPerUser
+		}
+		if wsConfig.MaxSubscriptionsPerUser == 0 {
+			wsConfig.MaxSubscriptionsPerUser = flags.MaxSubscriptionsPerUser
+		}
 	}
 	broker := events.NewBroker(db, eventOpts)
 	// The broker outlives the HTTP server: subscriptions end with their

@@ -41,5 +41,7 @@ func ssoInfo(v *sso.Verifier) *server.SSOInfo {
 	if v == nil || v.ClientID() == "" {
 		return nil
 	}
-	return &server.SSOInfo{Issuer: v.Issuer(), ClientID: v.ClientID()}
+	authURL, tokenURL := v.Endpoints()
+	return &server.SSOInfo{Issuer: v.Issuer(), ClientID: v.ClientID(),
+		AuthorizationEndpoint: authURL, TokenEndpoint: tokenURL}
 }

@@ -120,8 +120,10 @@ func (w *watcher) run(ctx context.Context) error {
 			backoff = watchBackoff.min
 		}
 		var es client.Errors
-		if errors.As(err, &es) && es.Code() == "LIMIT_EXCEEDED" {
+		if errors.As(err, &es) && es.Code() == "LIMIT_EXCEEDED" && len(es) > 0 && es[0].Extensions["cursor"] != nil {
 			// Too slow for the server: resubscribe from the last event printed.
+			// (A LIMIT_EXCEEDED without a cursor — the token's subscriptions
+			// are at their cap — waits with the backoff below.)
 			fmt.Fprintf(w.log, "watch: %v; resubscribing\n", err)
 			continue
 		}

@@ -29,7 +29,8 @@ type metrics struct {
 	httpRequests    *prometheus.CounterVec   // path, code
 
 	websocketConnections prometheus.Gauge
-	subscriptions        prometheus.Gauge // operations running on websockets
+	subscriptions        prometheus.Gauge       // operations running on websockets
+	websocketRefusals    *prometheus.CounterVec // reason
 
 	loaderBatches   *prometheus.CounterVec // closed: quiescent, timer
 	loaderAbandoned prometheus.Counter
@@ -71,6 +72,11 @@ func newMetrics(reg prometheus.Registerer, dbStats func() sql.DBStats) *metrics 
 			Name:      "websocket_operations",
 			Help:      "Operations (mostly subscriptions) running on GraphQL websocket connections.",
 		})),
+		websocketRefusals: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "websocket_refusals_total",
+			Help:      "Websocket connections and operations refused by a cap, by reason: connections_per_user (connection_init closed 4429), operations_per_user (the operation answered LIMIT_EXCEEDED), operations_per_connection (closed 4429).",
+		}, []string{"reason"})),
 		loaderBatches: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace,
 			Name:      "loader_batches_total",

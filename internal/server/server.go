@@ -179,6 +179,8 @@ type server struct {
 	log     *slog.Logger
 	metrics *metrics
 	sockets *sockets // open websockets under the revocation watch
+	// wsQuotas counts each principal's websockets and their operations.
+	wsQuotas *wsQuotas
 }
 
 // Route labels: the path label of taskgraph_http_requests_total. Unmatched
@@ -209,6 +211,7 @@ func New(cfg Config) http.Handler {
 	}
 	s.metrics.operations.max = cfg.MaxOperationLabels
 	s.sockets = newSockets(cfg.TokensLive, cfg.Websocket.TokenCheckInterval, cfg.Logger)
+	s.wsQuotas = newWSQuotas(cfg.Websocket.MaxConnectionsPerUser, cfg.Websocket.MaxSubscriptionsPerUser)
 
 	gql := s.graphQLHandler()
 
@@ -229,7 +232,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("GET /{$}", s.route(routePlayground, page))
 	mux.Handle("GET /playground/", s.route(routePlayground, assets))
 	mux.Handle("GET /ui/sso.json", s.route(routeDashboard, ssoConfig(cfg.SSO)))
-	mux.Handle("GET /ui/", s.route(routeDashboard, ui.Handler("/ui/")))
+	mux.Handle("GET /ui/", s.route(routeDashboard, ui.Handler("/ui/", cfg.SSO.connectOrigins()...)))
 	mux.Handle("GET /ui", s.route(routeDashboard, http.RedirectHandler("/ui/", http.StatusMovedPermanently)))
 	mux.Handle("GET /healthz", s.route(routeHealthz, http.HandlerFunc(healthz)))
 	mux.Handle("GET /readyz", s.route(routeReadyz, s.readyz()))

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 )
 
 // SSOInfo is what the dashboard needs to offer "Sign in with …" with an
@@ -13,6 +14,24 @@ import (
 type SSOInfo struct {
 	Issuer   string `json:"issuer"`
 	ClientID string `json:"clientId"`
+	// The endpoints of the issuer's discovery document: the dashboard sends
+	// its users to the first and trades their code for tokens at the second
+	// (which its Content-Security-Policy allows it to reach).
+	AuthorizationEndpoint string `json:"authorizationEndpoint"`
+	TokenEndpoint         string `json:"tokenEndpoint"`
+}
+
+// connectOrigins are the origins besides its own the dashboard must reach:
+// the token endpoint's.
+func (i *SSOInfo) connectOrigins() []string {
+	if i == nil || i.TokenEndpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(i.TokenEndpoint)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil
+	}
+	return []string{u.Scheme + "://" + u.Host}
 }
 
 // ssoConfig answers GET /ui/sso.json: the SSOInfo, or {"enabled": false}.

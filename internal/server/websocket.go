@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -46,6 +47,15 @@ type WebsocketConfig struct {
 	// MaxSubscriptions is the most operations a connection may have running
 	// at once; one more closes it with 4429.
 	MaxSubscriptions int
+	// MaxConnectionsPerUser is the most websockets one principal (an API
+	// token, or an OpenID Connect user) may hold open on this process; the
+	// connection_init of one more is refused, closing it with 4429.
+	MaxConnectionsPerUser int
+	// MaxSubscriptionsPerUser is the most operations one principal may have
+	// running on the websockets of this process, over all its connections;
+	// one more is answered with an error message (LIMIT_EXCEEDED) and the
+	// connection goes on.
+	MaxSubscriptionsPerUser int
 	// CloseLinger: how long a connection the server closed waits for the
 	// peer's answering close frame before its TCP connection is closed
 	// anyway (a peer that answers ends it at once).
@@ -63,7 +73,12 @@ const (
 	DefaultKeepAliveInterval = 15 * time.Second
 	DefaultWSReadLimit       = 64 << 10
 	DefaultMaxSubscriptions  = 100
-	DefaultCloseLinger       = time.Second
+	// A dashboard holds a few websockets and agents one each; 50 connections
+	// and 500 running operations per principal leave them far from the caps
+	// while one tenant cannot hold thousands.
+	DefaultMaxConnectionsPerUser   = 50
+	DefaultMaxSubscriptionsPerUser = 500
+	DefaultCloseLinger             = time.Second
 )
 
 func (c WebsocketConfig) withDefaults() WebsocketConfig {
@@ -88,6 +103,12 @@ func (c WebsocketConfig) withDefaults() WebsocketConfig {
 	if c.MaxSubscriptions <= 0 {
 		c.MaxSubscriptions = DefaultMaxSubscriptions
 	}
+	if c.MaxConnectionsPerUser <= 0 {
+		c.MaxConnectionsPerUser = DefaultMaxConnectionsPerUser
+	}
+	if c.MaxSubscriptionsPerUser <= 0 {
+		c.MaxSubscriptionsPerUser = DefaultMaxSubscriptionsPerUser
+	}
 	if c.CloseLinger <= 0 {
 		c.CloseLinger = DefaultCloseLinger
 	}
@@ -104,7 +125,7 @@ const (
 	CloseForbidden        = 4403 // connection_init without a valid token
 	CloseInitTimeout      = 4408 // no connection_init in time
 	CloseSubscriberExists = 4409 // subscribe with an id that is running
-	CloseTooMany          = 4429 // a second connection_init, or too many subscriptions
+	CloseTooMany          = 4429 // a second connection_init, too many operations on one connection, or too many connections of one principal
 	CloseInternal         = 4500 // authentication could not be decided (database down)
 )
 
@@ -250,6 +271,9 @@ func (s *server) websocketInit(ctx context.Context, payload transport.InitPayloa
 	}
 	if token == "" {
 		if p := auth.FromContext(ctx); p != nil && authErrorFrom(ctx) == nil {
+			if !s.admitSocket(ctx, p) {
+				return s.refuseTooManySockets(ctx)
+			}
 			s.watchSocket(ctx, p)
 			return ctx, nil, nil // the upgrade request carried a valid header
 		}
@@ -267,8 +291,27 @@ func (s *server) websocketInit(ctx context.Context, payload transport.InitPayloa
 	if auth.FromContext(authed) == nil || auth.FromContext(authed) == auth.FromContext(ctx) {
 		return refuse(ctx, CloseForbidden, "Forbidden: invalid token")
 	}
+	if !s.admitSocket(authed, auth.FromContext(authed)) {
+		return s.refuseTooManySockets(ctx)
+	}
 	s.watchSocket(authed, auth.FromContext(authed))
 	return authed, nil, nil
+}
+
+// admitSocket counts the connection of ctx against its principal's quota
+// (wsquota.go); false: the principal holds the most connections already.
+func (s *server) admitSocket(ctx context.Context, p *auth.Principal) bool {
+	ref := socketRefFrom(ctx)
+	if ref == nil || ref.conn == nil {
+		return true
+	}
+	return ref.conn.admit(s.wsQuotas, quotaKey(p))
+}
+
+func (s *server) refuseTooManySockets(ctx context.Context) (context.Context, *transport.InitPayload, error) {
+	s.metrics.websocketRefusals.WithLabelValues(refusedConnectionsPerUser).Inc()
+	return refuse(ctx, CloseTooMany, fmt.Sprintf("Too many connections: at most %d open websockets per token or user",
+		s.cfg.Websocket.MaxConnectionsPerUser))
 }
 
 // watchSocket puts the connection of ctx under the revocation watch of its
@@ -346,7 +389,7 @@ func (g *gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts t
 	// not hold a browser's cookies and user agent for hours.
 	r.Header = http.Header{}
 	c := &wsConn{ws: ws, cfg: g.cfg, metrics: g.metrics, req: r.Context(),
-		types: clientMessages[ws.Subprotocol()], active: map[string]struct{}{}}
+		types: clientMessages[ws.Subprotocol()], active: map[string]bool{}}
 	if c.types == nil {
 		c.types = clientMessages[""]
 	}

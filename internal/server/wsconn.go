@@ -13,13 +13,15 @@ import (
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
 // wsConn adapts one gorilla connection to gqlgen. Beside moving frames it
 // enforces what the protocol asks of a server and gqlgen leaves out: the
 // init timeout (4408), one connection_init (4429), no subscribe before it
 // (4401), unique running ids (4409), a cap on running operations (4429),
-// well-formed messages (4400); and it keeps the connection honest: a read
+// well-formed messages (4400), the quota of its principal (wsquota.go); and it keeps the connection honest: a read
 // limit, a deadline on every write, pings and a read deadline that a silent
 // peer runs into.
 type wsConn struct {
@@ -30,7 +32,10 @@ type wsConn struct {
 	types   map[string]bool
 
 	mu         sync.Mutex
-	active     map[string]struct{} // ids of running operations
+	wmu        sync.Mutex      // serialises data frames: gqlgen's and the refusals check writes
+	active     map[string]bool // ids of running operations; true: counted against the quota
+	quota      *wsQuotas       // set once connection_init is admitted
+	quotaKey   string
 	inited     bool
 	closing    bool          // our close frame is sent
 	peerGone   bool          // the peer closed, or the connection broke
@@ -121,8 +126,13 @@ func (c *wsConn) NextReader() (int, io.Reader, error) {
 		if closing {
 			continue // waiting for the peer's close frame
 		}
-		if code, reason := c.check(data); code != 0 {
+		code, reason, refusedID := c.check(data)
+		if code != 0 {
 			c.closeWith(code, reason)
+			continue
+		}
+		if refusedID != "" {
+			c.refuseOperation(refusedID, reason)
 			continue
 		}
 		return mt, bytes.NewReader(data), nil
@@ -130,41 +140,75 @@ func (c *wsConn) NextReader() (int, io.Reader, error) {
 }
 
 // check applies the protocol rules to a client message; a non-zero code
-// closes the connection.
-func (c *wsConn) check(data []byte) (int, string) {
+// closes the connection, a refusedID refuses that operation alone (reason
+// says why) and the connection goes on.
+func (c *wsConn) check(data []byte) (code int, reason, refusedID string) {
 	var m struct {
 		Type string `json:"type"`
 		ID   string `json:"id"`
 	}
 	if err := json.Unmarshal(data, &m); err != nil || !c.types[m.Type] {
-		return CloseBadRequest, "Invalid message received"
+		return CloseBadRequest, "Invalid message received", ""
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch m.Type {
 	case "connection_init":
 		if c.inited {
-			return CloseTooMany, "Too many initialisation requests"
+			return CloseTooMany, "Too many initialisation requests", ""
 		}
 		c.inited = true
 		c.initTimer.Stop()
 	case "subscribe", "start":
 		switch {
 		case !c.inited:
-			return CloseUnauthorized, "Unauthorized"
+			return CloseUnauthorized, "Unauthorized", ""
 		case m.ID == "":
-			return CloseBadRequest, "Invalid message received: subscribe without id"
+			return CloseBadRequest, "Invalid message received: subscribe without id", ""
 		}
 		if _, running := c.active[m.ID]; running {
-			return CloseSubscriberExists, "Subscriber for " + m.ID + " already exists"
+			return CloseSubscriberExists, "Subscriber for " + m.ID + " already exists", ""
 		}
 		if len(c.active) >= c.cfg.MaxSubscriptions {
-			return CloseTooMany, fmt.Sprintf("Too many subscriptions: at most %d at once on one connection", c.cfg.MaxSubscriptions)
+			c.metrics.websocketRefusals.WithLabelValues(refusedOperationsPerConnection).Inc()
+			return CloseTooMany, fmt.Sprintf("Too many subscriptions: at most %d at once on one connection", c.cfg.MaxSubscriptions), ""
 		}
-		c.active[m.ID] = struct{}{}
+		counted := c.quota != nil
+		if counted && !c.quota.startOp(c.quotaKey) {
+			c.metrics.websocketRefusals.WithLabelValues(refusedOperationsPerUser).Inc()
+			return 0, fmt.Sprintf("too many subscriptions: at most %d running at once per token or user", c.cfg.MaxSubscriptionsPerUser), m.ID
+		}
+		c.active[m.ID] = counted
 		c.metrics.subscriptions.Inc()
 	}
-	return 0, ""
+	return 0, "", ""
+}
+
+// admit counts the connection against key's quota once connection_init is
+// authenticated; false: key holds the most connections already.
+func (c *wsConn) admit(q *wsQuotas, key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counted || c.quota != nil {
+		return true // already released (the peer left), or admitted
+	}
+	if !q.openConn(key) {
+		return false
+	}
+	c.quota, c.quotaKey = q, key
+	return true
+}
+
+// refuseOperation answers a subscribe the quota refused with an error
+// message for its id: the operation never starts, the connection and its
+// other operations go on, and the client may subscribe again later.
+func (c *wsConn) refuseOperation(id, message string) {
+	c.metrics.countError(string(domain.CodeLimitExceeded))
+	payload, _ := json.Marshal([]map[string]any{{
+		"message":    message,
+		"extensions": map[string]any{"code": string(domain.CodeLimitExceeded)},
+	}})
+	_ = c.write(wsMessage{typ: "error", id: id, payload: payload}.appendJSON(nil))
 }
 
 // WriteJSON writes one message with a deadline; a failed write breaks the
@@ -186,9 +230,12 @@ func (c *wsConn) WriteJSON(v any) error {
 	}
 	if m.id != "" && (m.typ == "complete" || m.typ == "error") {
 		c.mu.Lock()
-		if _, ok := c.active[m.id]; ok {
+		if counted, ok := c.active[m.id]; ok {
 			delete(c.active, m.id)
 			c.metrics.subscriptions.Dec()
+			if counted {
+				c.quota.endOp(c.quotaKey)
+			}
 		}
 		c.mu.Unlock()
 	}
@@ -224,6 +271,8 @@ type closeRequest struct {
 }
 
 func (c *wsConn) write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
 	if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
 		c.mu.Lock()
@@ -419,6 +468,14 @@ func (c *wsConn) release() {
 	}
 	c.metrics.websocketConnections.Dec()
 	c.metrics.subscriptions.Sub(float64(len(c.active)))
+	if c.quota != nil {
+		for _, counted := range c.active {
+			if counted {
+				c.quota.endOp(c.quotaKey)
+			}
+		}
+		c.quota.closeConn(c.quotaKey)
+	}
 	clear(c.active)
 }
 

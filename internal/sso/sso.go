@@ -98,6 +98,14 @@ func (v *Verifier) Issuer() string { return v.cfg.Issuer }
 // ClientID is the dashboard's public client id ("" when none).
 func (v *Verifier) ClientID() string { return v.cfg.ClientID }
 
+// Endpoints are the provider's authorization and token endpoints, from its
+// discovery document: where the dashboard sends its users to sign in, and
+// where it trades the code for tokens.
+func (v *Verifier) Endpoints() (authorization, token string) {
+	e := v.provider.Endpoint()
+	return e.AuthURL, e.TokenURL
+}
+
 // LooksLikeJWT reports whether token has the shape of a compact JWS (three
 // base64url parts), as opposed to an API token.
 func LooksLikeJWT(token string) bool {

@@ -35,7 +35,11 @@ func Query(name string) (string, error) {
 // Handler serves the dashboard under prefix (e.g. "/ui/"): the page at the
 // prefix itself and its files below it. The page and its modules are
 // revalidated on every load (no-cache), so a new binary is picked up at once.
-func Handler(prefix string) http.Handler {
+// connect are the origins besides the server's own the page may fetch from
+// (an OpenID provider's token endpoint, for "Sign in with …").
+func Handler(prefix string, connect ...string) http.Handler {
+	csp := "default-src 'self'; connect-src " + strings.Join(append([]string{"'self'"}, connect...), " ") +
+		"; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'"
 	files := Files()
 	index, err := fs.ReadFile(files, "index.html")
 	if err != nil {
@@ -45,7 +49,7 @@ func Handler(prefix string) http.Handler {
 	return http.StripPrefix(prefix, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+		w.Header().Set("Content-Security-Policy", csp)
 		if r.URL.Path == "" || r.URL.Path == "index.html" {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = w.Write(index)

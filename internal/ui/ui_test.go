@@ -26,7 +26,7 @@ func TestHandlerServesThePageAndItsFiles(t *testing.T) {
 	if csp := page.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 		t.Errorf("page CSP %q", csp)
 	}
-	for _, f := range []string{"/ui/app.js", "/ui/gql.js", "/ui/dom.js", "/ui/plan.js", "/ui/run.js", "/ui/questions.js", "/ui/reasoning.js", "/ui/sessions.js", "/ui/style.css", "/ui/queries/run.graphql", "/ui/queries/run_questions.graphql", "/ui/queries/question_action.graphql", "/ui/queries/reasoning.graphql", "/ui/queries/sessions.graphql", "/ui/queries/session_detail.graphql"} {
+	for _, f := range []string{"/ui/app.js", "/ui/gql.js", "/ui/dom.js", "/ui/plan.js", "/ui/run.js", "/ui/questions.js", "/ui/reasoning.js", "/ui/sessions.js", "/ui/sso.js", "/ui/style.css", "/ui/queries/run.graphql", "/ui/queries/run_questions.graphql", "/ui/queries/question_action.graphql", "/ui/queries/reasoning.graphql", "/ui/queries/sessions.graphql", "/ui/queries/session_detail.graphql"} {
 		rec := get(t, f)
 		if rec.Code != http.StatusOK || rec.Body.Len() == 0 {
 			t.Errorf("GET %s: %d", f, rec.Code)
@@ -73,5 +73,17 @@ func TestQuery(t *testing.T) {
 	}
 	if _, err := Query("nope"); err == nil {
 		t.Fatal("Query(nope): no error")
+	}
+}
+
+func TestHandlerLetsThePageReachTheTokenEndpoint(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Handler("/ui/", "https://id.example.com").ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ui/", nil))
+	csp := rec.Header().Get("Content-Security-Policy")
+	if !strings.Contains(csp, "connect-src 'self' https://id.example.com;") {
+		t.Fatalf("CSP %q does not let the page reach the provider", csp)
+	}
+	if csp := get(t, "/ui/").Header().Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self';") {
+		t.Fatalf("CSP without single sign-on: %q", csp)
 	}
 }

@@ -12,6 +12,7 @@ import { runPage } from './run.js';
 import { questionsSection } from './questions.js';
 import { reasoningSection } from './reasoning.js';
 import { sessionsSection } from './sessions.js';
+import { ssoConfig, providerName, startSignIn, finishSignIn } from './sso.js';
 
 const main = document.getElementById('main');
 const userBox = document.getElementById('user');
@@ -21,6 +22,7 @@ const connBox = document.getElementById('conn');
 // router disposes of them before showing the next.
 let dispose = null;
 let viewer = null;
+let signInMessage = ''; // why the last sign-in did not work, shown once
 
 function parseHash() {
   const raw = location.hash.replace(/^#/, '') || '/';
@@ -43,7 +45,7 @@ async function route() {
   connBox.hidden = true;
   const view = h('div', { class: 'view' });
   put(clear(main), view);
-  if (!token()) { signIn(view); return; }
+  if (!token()) { signIn(view, signInMessage); signInMessage = ''; return; }
   if (!viewer) {
     try {
       const v = (await query('viewer')).viewer;
@@ -120,6 +122,20 @@ function signIn(view, message) {
   status);
   put(view, form);
   input.focus();
+  // With single sign-on configured, people sign in at their identity
+  // provider instead; the token form stays for API tokens.
+  ssoConfig().then((c) => {
+    if (!c || !form.isConnected) return;
+    const button = h('button', {
+      type: 'button', class: 'sso',
+      onclick: async () => {
+        button.disabled = true;
+        try { await startSignIn(c); } catch (err) { button.disabled = false; status.textContent = `Sign-in failed: ${err.message}`; }
+      },
+    }, `Sign in with ${providerName(c)}`);
+    form.insertBefore(h('p', { class: 'sso' }, button, ' or:'), form.querySelector('h1').nextSibling);
+    button.focus();
+  });
 }
 
 // ---- projects
@@ -331,5 +347,14 @@ async function taskPage(ctx, id) {
   }
 }
 
-window.addEventListener('hashchange', route);
-route();
+// start finishes a single sign-on the provider has sent the browser back
+// from, then shows the page.
+async function start() {
+  const back = await finishSignIn();
+  if (back && back.token) setToken(back.token);
+  if (back && back.error) signInMessage = back.error;
+  window.addEventListener('hashchange', route);
+  route();
+}
+
+start();
