@@ -28,6 +28,22 @@ func leaf(p *jsonschema.Schema) *jsonschema.Schema {
 	return p
 }
 
+// singleTypes writes every optional property with one type: the inferred
+// ["null", T] of a Go slice or pointer becomes T (leave the argument out
+// instead of sending null), which every client's schema dialect reads
+// (Gemini's function declarations take one type).
+func singleTypes(s *jsonschema.Schema) {
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	for _, p := range s.Properties {
+		singleTypes(p)
+	}
+	if s.Items != nil {
+		singleTypes(s.Items)
+	}
+}
+
 // enum limits a string property (or the strings of an array) to values.
 func enum(name string, values ...string) shaper {
 	return func(s *jsonschema.Schema) {

@@ -106,6 +106,7 @@ func add[In any](s *sdk.Server, t *tools, tool *sdk.Tool, run func(ctx context.C
 	if err != nil {
 		panic("mcp: input schema of " + tool.Name + ": " + err.Error())
 	}
+	singleTypes(schema)
 	for _, sh := range shapers {
 		sh(schema)
 	}

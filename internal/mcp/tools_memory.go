@@ -32,12 +32,12 @@ type getSessionStateIn struct {
 }
 
 type saveSessionStateIn struct {
-	SessionID       string `json:"sessionId,omitempty" jsonschema:"The session's id."`
-	AgentID         string `json:"agentId,omitempty" jsonschema:"Or your agentId: its newest session, created on the first save (expectedVersion 0)."`
-	ExpectedVersion int    `json:"expectedVersion" jsonschema:"The version you read (get_session_state's version; 0 to create the agent's first session). VERSION_CONFLICT when someone saved since: read again, merge, retry."`
-	State           any    `json:"state,omitempty" jsonschema:"The whole new state, a JSON object (exactly one of state and patch; at most 1 MiB)."`
-	Patch           any    `json:"patch,omitempty" jsonschema:"An RFC 7396 JSON merge patch of the latest state: null removes a key."`
-	Mission         string `json:"mission,omitempty" jsonschema:"The mission of a session created by this save (default: the task's title)."`
+	SessionID       string         `json:"sessionId,omitempty" jsonschema:"The session's id."`
+	AgentID         string         `json:"agentId,omitempty" jsonschema:"Or your agentId: its newest session, created on the first save (expectedVersion 0)."`
+	ExpectedVersion int            `json:"expectedVersion" jsonschema:"The version you read (get_session_state's version; 0 to create the agent's first session). VERSION_CONFLICT when someone saved since: read again, merge, retry."`
+	State           map[string]any `json:"state,omitempty" jsonschema:"The whole new state, a JSON object (exactly one of state and patch; at most 1 MiB)."`
+	Patch           map[string]any `json:"patch,omitempty" jsonschema:"An RFC 7396 JSON merge patch of the latest state: null removes a key."`
+	Mission         string         `json:"mission,omitempty" jsonschema:"The mission of a session created by this save (default: the task's title)."`
 }
 
 const sessionFields = `id mission status stateVersion state`
@@ -199,7 +199,12 @@ Returns {session: {sessionId, version}}. VERSION_CONFLICT (currentVersion) means
 				}
 				session = sessions[len(sessions)-1].ID
 			}
-			input := vars{"sessionId": session, "expectedVersion": in.ExpectedVersion}.opt("state", in.State).opt("patch", in.Patch)
+			input := vars{"sessionId": session, "expectedVersion": in.ExpectedVersion}
+			if in.State != nil {
+				input["state"] = in.State
+			} else {
+				input["patch"] = in.Patch
+			}
 			var out struct {
 				SaveAgentSessionState struct {
 					Session struct {
