@@ -29,12 +29,13 @@ const (
 	askGrace = 10 * time.Second
 )
 
+// askedQuestion is a question as the API reads it.
 type askedQuestion struct {
-	ID                string  `json:"questionId"`
-	Status            string  `json:"status"`
-	Answer            *string `json:"answer"`
-	AnsweredByTimeout bool    `json:"answeredByTimeout"`
-	TimeoutAction     string  `json:"timeoutAction"`
+	ID                string
+	Status            string
+	Answer            *string
+	AnsweredByTimeout bool
+	TimeoutAction     string
 }
 
 const questionFields = `id status answer answeredByTimeout timeoutAction`

@@ -10,14 +10,14 @@ To work on a run's tasks, repeat this loop until claim_task says RUN_FINISHED:
 2. While you work, call heartbeat with agentId at least every 10 seconds (progressPercent, currentStep). It answers a directive: CONTINUE (go on), PAUSE (stop changing things, keep heartbeating until CONTINUE), CANCEL (stop now, do not complete or fail).
 3. append_log with what you do and see (commands, output, decisions): people watch it live.
 4. Run each declared test and record_test_result for it (level CODEBASE/API/UI, testIndex from 0 in that list, status PASSED/FAILED/...).
-5. complete_task with filesModified and gitCommits when every declared test passed (CONFLICT names the tests missing), or fail_task with the error (retryable true if another attempt may succeed). Then go back to 1.
+5. complete_task with filesModified and gitCommits once every declared test has a PASSED result (a declared test without one makes the task FAILED instead), or fail_task with the error (retryable true if another attempt may succeed). Then go back to 1.
 
 If a decision is not yours to make (ambiguous requirement, risky or destructive change), call ask_human with agentId, the question, options and a defaultAnswer: it waits for the answer (keeping your lease) and returns it, or the expiry.
 
 Errors come back as tool results with isError true and text starting with the code:
 - LEASE_LOST: you no longer hold the task (lease expired, run paused or cancelled). Stop working on it at once, do not complete or fail it, and claim again.
 - VERSION_CONFLICT: someone changed it since you read it; read again, merge, retry with the new version.
-- CONFLICT: the state does not allow it (e.g. tests missing for complete_task); read the state and act on it.
+- CONFLICT: the state does not allow it (e.g. the list already has an active run); read the state and act on it.
 - FORBIDDEN: your token's role may not do this (AGENT tokens only work tasks); do not retry.
 - NOT_FOUND, BAD_USER_INPUT (field names the argument), LIMIT_EXCEEDED: fix the call.
 

@@ -83,7 +83,7 @@ Returns {logLines}: the log's length.` + leaseNote},
 		maxLen(maxID, "agentId"), maxItems(domain.MaxLogLinesPerCall, "lines"), maxLen(domain.MaxLogLineBytes, "lines"))
 
 	add(s, t, &sdk.Tool{Name: "record_test_result", Title: "Record a test result", Annotations: writes(true),
-		Description: `Records the outcome of one of your task's declared tests (its codebaseTests, apiTests or uiTests, by level and index from 0). complete_task succeeds only when every declared test PASSED in this execution, so run and record each one first.
+		Description: `Records the outcome of one of your task's declared tests (its codebaseTests, apiTests or uiTests, by level and index from 0). complete_task completes the task only when every declared test PASSED in this execution (else the task FAILS), so run and record each one first; a test may be recorded again, its latest result counts.
 Returns {testResult}. BAD_USER_INPUT with field testIndex: no such declared test.` + leaseNote},
 		func(ctx context.Context, c *call, in recordTestResultIn) (any, error) {
 			input := vars{"agentId": in.AgentID, "level": in.Level, "testIndex": in.TestIndex, "status": in.Status}.
@@ -102,15 +102,18 @@ Returns {testResult}. BAD_USER_INPUT with field testIndex: no such declared test
 		between("durationMs", 0, 1<<31-1))
 
 	add(s, t, &sdk.Tool{Name: "complete_task", Title: "Complete the task", Annotations: writes(false),
-		Description: `Reports your claimed task done, with the files you changed and your commits. It completes only when every declared test PASSED in this execution (record_test_result): otherwise CONFLICT names the tests missing — run and record them, then call again.
-Returns {task: {displayId, status}, execution: {status}}; your lease ends. Then call claim_task for the next task.` + leaseNote},
+		Description: `Reports your claimed task done, with the files you changed and your commits. The task is COMPLETED only when every declared test has a PASSED result in this execution (record_test_result): otherwise it is FAILED, with execution.lastError naming the missing or failing tests — so run and record every declared test first.
+Returns {task: {displayId, status}, execution: {status, lastError}}; your lease ends either way. Then call claim_task for the next task.` + leaseNote},
 		func(ctx context.Context, c *call, in completeTaskIn) (any, error) {
 			input := vars{"agentId": in.AgentID}.list("filesModified", in.FilesModified).list("gitCommits", in.GitCommits).
 				opt("actualEffortMinutes", in.ActualEffortMinutes)
 			var out struct{ CompleteTask map[string]any }
 			if err := c.do(ctx, `mutation($in: CompleteTaskInput!) { completeTask(input: $in) {
-  task { id displayId title status } execution { attemptNumber status durationMs } } }`, vars{"in": map[string]any(input)}, &out); err != nil {
+  task { id displayId title status } execution { attemptNumber status durationMs lastError } } }`, vars{"in": map[string]any(input)}, &out); err != nil {
 				return nil, err
+			}
+			if task, _ := out.CompleteTask["task"].(map[string]any); task != nil && task["status"] == "FAILED" {
+				out.CompleteTask["advice"] = "The task FAILED: execution.lastError names the declared tests without a PASSED result. Claim again for the next task."
 			}
 			return out.CompleteTask, nil
 		},
