@@ -254,4 +254,3 @@ func (d *mcpDriver) fails(name string, args M, code string) string {
 	require.True(d.t, strings.HasPrefix(r.text(), code+": "), "%s: want %s, got %s", name, code, r.text())
 	return r.text()
 }
-
