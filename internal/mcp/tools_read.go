@@ -10,9 +10,10 @@ import (
 // taskSummary is what lists show of a task.
 const taskSummary = `id displayId title status category priority priorityScore`
 
-// taskDetail is what get_task and claim_task show of a task: enough to work
-// on it without another call.
-const taskDetail = `id displayId title description status category priority priorityScore riskLevel effort version
+// TaskDetail is what get_task and claim_task select of a task: enough to
+// work on it without another call. (Exported for the benchmark that sends the
+// same operation through GraphQL.)
+const TaskDetail = `id displayId title description status category priority priorityScore riskLevel effort version
   acceptanceCriteria codebaseTests apiTests uiTests affectedFiles
   project { id slug name } taskList { id name }
   fileImpacts { filePath operation confidence }
@@ -126,7 +127,7 @@ Read the lessons before you start: they are what earlier agents learned. Returns
 				return nil, badInput("id", "give id or displayId")
 			}
 			var out struct{ Task map[string]any }
-			if err := c.do(ctx, `query($id: ID, $d: String) { task(id: $id, displayId: $d) { `+taskDetail+` } }`, v, &out); err != nil {
+			if err := c.do(ctx, `query($id: ID, $d: String) { task(id: $id, displayId: $d) { `+TaskDetail+` } }`, v, &out); err != nil {
 				return nil, err
 			}
 			if out.Task == nil {

@@ -118,7 +118,7 @@ Keep the lease: call heartbeat at least every 10 seconds while you work (or as o
 			}
 			err := c.do(ctx, `mutation($in: ClaimTaskInput!) { claimTask(input: $in) {
   agent { id } execution { attemptNumber } wave { waveNumber } waitReason
-  task { `+taskDetail+` }
+  task { `+TaskDetail+` }
 } }`, vars{"in": map[string]any(input)}, &out)
 			if err != nil {
 				return nil, err
