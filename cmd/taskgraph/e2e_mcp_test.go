@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -114,6 +115,30 @@ func mcpScenario(t *testing.T, s *testServer, node, transport string) {
 	s.query(t, s.AdminToken, `mutation($r: ID!) { cancelExecutionRun(input: {runId: $r}) { run { status } } }`, M{"r": run2})
 	text := agent.fails("append_log", M{"agentId": agent2, "lines": []string{"still here"}}, "LEASE_LOST")
 	require.Contains(t, text, "STOP working on it")
+}
+
+// TestMCPStdioKeepsLease: `taskgraph mcp` heartbeats the agent its client
+// claimed while the model is silent, across many lease lengths, so the
+// model's complete_task still holds the task; afterwards it stops.
+func TestMCPStdioKeepsLease(t *testing.T) {
+	node := mcpNode(t, "@modelcontextprotocol/sdk")
+	// A lease of 2 x 100 ms; the command heartbeats every 25 ms.
+	s := startServer(t, testdb.SQLite(t), "--heartbeat-interval=100ms", "--missed-heartbeats=2")
+	project := s.createProject(t, s.AdminToken, "kept")
+	list := s.createList(t, s.AdminToken, project, "kept")
+	s.createTask(t, s.AdminToken, project, "Think for a while", M{"taskListId": list})
+	run := s.query(t, s.AdminToken, `mutation($l: ID!) { startExecutionRun(input: {taskListId: $l}) { run { id } } }`, M{"l": list}).
+		S("startExecutionRun.run.id")
+	_, agentToken := s.userWithToken(t, "kept-agent", "AGENT", project)
+	agent := startMCPDriver(t, node, s, "stdio", agentToken, "--keep-leases", "25ms")
+	require.Contains(t, agent.hello.Instructions, "keeps your lease")
+	agentID := agent.ok("claim_task", M{"run": run}).S("agentId")
+	beats := func() int {
+		return s.query(t, s.AdminToken, `query($a: ID!) { node(id: $a) { ... on BuildAgent { heartbeatCount status } } }`, M{"a": agentID}).N("node.heartbeatCount")
+	}
+	// Forty heartbeats are ten lease lengths at the least.
+	require.Eventually(t, func() bool { return beats() >= 40 }, waitLimit, 10*time.Millisecond)
+	require.Equal(t, "COMPLETED", agent.ok("complete_task", M{"agentId": agentID}).S("task.status"))
 }
 
 // TestMCPHTTPNeedsToken: POST /mcp answers 401 without a valid bearer token,

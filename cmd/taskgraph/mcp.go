@@ -29,6 +29,8 @@ func runMCP(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&url, "url", envOr("TASKGRAPH_URL", "http://127.0.0.1:8080"), "server URL (env TASKGRAPH_URL)")
 	secretFlag(fs, &token, "token", "TASKGRAPH_TOKEN", "API token the tools act with")
 	fs.DurationVar(&poll, "ask-poll-interval", 2*time.Second, "how often ask_human reads its question while it waits")
+	var keep time.Duration
+	fs.DurationVar(&keep, "keep-leases", 5*time.Second, "heartbeat the agent's claimed tasks at this interval between its calls (0: the agent heartbeats itself)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `Usage: taskgraph mcp [--url URL] [--token TOKEN]
 Serves Taskgraph's tools to an AI agent over MCP (stdio): add it to the agent's
@@ -49,11 +51,15 @@ the same tools over Streamable HTTP.`)
 	if poll <= 0 {
 		return errors.New("--ask-poll-interval must be positive")
 	}
+	if keep < 0 {
+		return errors.New("--keep-leases must not be negative")
+	}
 	c := client.New(url, token)
 	// No overall timeout: a tool call's context bounds its operations.
 	c.HTTP = &http.Client{}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := mcp.NewServer(mcp.Remote{Client: c}, mcp.Options{Version: version(), Logger: log, PollInterval: poll})
+	srv := mcp.NewServer(mcp.Remote{Client: c}, mcp.Options{Version: version(), Logger: log, PollInterval: poll,
+		KeepLeases: keep, LeaseContext: ctx})
 	err := srv.Run(ctx, &sdk.StdioTransport{})
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {
 		return nil

@@ -104,14 +104,20 @@ type mcpDriver struct {
 }
 
 // startMCPDriver connects a TypeScript SDK client to s with token over
-// transport "stdio" (spawning `taskgraph mcp`) or "http" (POST /mcp).
-func startMCPDriver(t *testing.T, node string, s *testServer, transport, token string) *mcpDriver {
+// transport "stdio" (spawning `taskgraph mcp` with flags, default
+// --ask-poll-interval 200ms) or "http" (POST /mcp).
+func startMCPDriver(t *testing.T, node string, s *testServer, transport, token string, flags ...string) *mcpDriver {
 	t.Helper()
+	if flags == nil {
+		flags = []string{"--ask-poll-interval", "200ms"}
+	}
+	binArgs, err := json.Marshal(append([]string{"mcp"}, flags...))
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
 	cmd := exec.CommandContext(ctx, node, "drive.mjs")
 	cmd.Dir = mcpClientDir
 	cmd.Env = append(os.Environ(), "MCP_TRANSPORT="+transport, "TASKGRAPH_URL="+s.URL, "TASKGRAPH_TOKEN="+token,
-		"TASKGRAPH_BIN="+selfBinary(t), `TASKGRAPH_BIN_ARGS=["mcp", "--ask-poll-interval", "200ms"]`,
+		"TASKGRAPH_BIN="+selfBinary(t), "TASKGRAPH_BIN_ARGS="+string(binArgs),
 		"TASKGRAPH_BIN_ENV="+strings.Join([]string{envExecMain + "=1", "TASKGRAPH_URL=" + s.URL, "TASKGRAPH_TOKEN=" + token}, "\n"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -18,7 +18,8 @@ import (
 type askExec struct {
 	reads     []string
 	block     bool
-	cancelled chan struct{}
+	reading   chan struct{} // closed when the blocking read starts
+	cancelled chan struct{} // closed when it saw its context end
 
 	mu    sync.Mutex
 	n     int
@@ -40,6 +41,7 @@ func (e *askExec) Execute(ctx context.Context, doc string, vars map[string]any, 
 	case strings.Contains(doc, "question(id"):
 		if e.block {
 			e.mu.Unlock()
+			close(e.reading)
 			<-ctx.Done()
 			close(e.cancelled)
 			e.mu.Lock()
@@ -109,7 +111,7 @@ func TestAskHumanWaitsForTheAnswer(t *testing.T) {
 // TestAskHumanCancelled: cancelling the call ends the wait: the operation in
 // flight sees its context end.
 func TestAskHumanCancelled(t *testing.T) {
-	exec := &askExec{block: true, cancelled: make(chan struct{})}
+	exec := &askExec{block: true, reading: make(chan struct{}), cancelled: make(chan struct{})}
 	cs := connectOpts(t, exec, Options{PollInterval: time.Millisecond}, func(*sdk.ProgressNotificationClientRequest) {})
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -118,14 +120,10 @@ func TestAskHumanCancelled(t *testing.T) {
 		errc <- err
 	}()
 	// The read blocks until the call is cancelled.
-	for {
-		exec.mu.Lock()
-		asked := exec.asked != nil
-		exec.mu.Unlock()
-		if asked {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-exec.reading:
+	case err := <-errc:
+		t.Fatalf("the call ended before its wait: %v", err)
 	}
 	cancel()
 	require.Error(t, <-errc)

@@ -30,6 +30,13 @@ type Options struct {
 	// HeartbeatEvery is how often ask_human heartbeats the asking build
 	// agent while it waits, so that its lease does not lapse (default 10s).
 	HeartbeatEvery time.Duration
+	// KeepLeases, when positive, makes the server heartbeat every agent its
+	// client claimed at this interval until the agent completes or fails its
+	// task (or loses it), so that a model that works for minutes between
+	// tool calls keeps its lease. Only for a server that lives as long as its
+	// agent (stdio); LeaseContext bounds the heartbeats.
+	KeepLeases   time.Duration
+	LeaseContext context.Context
 }
 
 func (o Options) withDefaults() Options {
@@ -51,19 +58,31 @@ const maxRequestBytes = 4 << 20
 
 // tools holds what every tool shares.
 type tools struct {
-	exec Executor
-	opts Options
+	exec   Executor
+	opts   Options
+	leases *leaseKeeper // nil unless Options.KeepLeases
 }
 
 // NewServer returns an MCP server whose tools run their operations with exec.
 func NewServer(exec Executor, opts Options) *sdk.Server {
 	opts = opts.withDefaults()
+	instructions := Instructions
+	if opts.KeepLeases > 0 {
+		instructions += "\n\nThis server keeps your lease between your calls while you hold a task, so heartbeat when you have progress to report; the directive still tells you to pause or stop."
+	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "taskgraph", Title: "Taskgraph", Version: opts.Version}, &sdk.ServerOptions{
-		Instructions: Instructions,
+		Instructions: instructions,
 		Logger:       opts.Logger,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 	})
 	t := &tools{exec: exec, opts: opts}
+	if opts.KeepLeases > 0 {
+		ctx := opts.LeaseContext
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		t.leases = newLeaseKeeper(ctx, opts.KeepLeases, exec)
+	}
 	t.addReadTools(s)
 	t.addWriteTools(s)
 	t.addRunTools(s)

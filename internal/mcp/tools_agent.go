@@ -60,9 +60,13 @@ Returns {directive, advice}: CONTINUE (go on), PAUSE (stop changing things, keep
 			input := vars{"agentId": in.AgentID}.opt("progressPercent", in.ProgressPercent).str("currentStep", in.CurrentStep)
 			var out struct{ Heartbeat struct{ Directive string } }
 			if err := c.do(ctx, `mutation($in: HeartbeatInput!) { heartbeat(input: $in) { directive } }`, vars{"in": map[string]any(input)}, &out); err != nil {
+				c.dropLeaseOn(in.AgentID, err)
 				return nil, err
 			}
 			d := out.Heartbeat.Directive
+			if d == "CANCEL" {
+				c.t.leases.drop(in.AgentID)
+			}
 			return map[string]any{"directive": d, "advice": directiveAdvice[d]}, nil
 		},
 		maxLen(maxID, "agentId"), between("progressPercent", 0, 100), maxLen(domain.MaxCurrentStep, "currentStep"))
@@ -110,8 +114,10 @@ Returns {task: {displayId, status}, execution: {status, lastError}}; your lease 
 			var out struct{ CompleteTask map[string]any }
 			if err := c.do(ctx, `mutation($in: CompleteTaskInput!) { completeTask(input: $in) {
   task { id displayId title status } execution { attemptNumber status durationMs lastError } } }`, vars{"in": map[string]any(input)}, &out); err != nil {
+				c.dropLeaseOn(in.AgentID, err)
 				return nil, err
 			}
+			c.t.leases.drop(in.AgentID)
 			if task, _ := out.CompleteTask["task"].(map[string]any); task != nil && task["status"] == "FAILED" {
 				out.CompleteTask["advice"] = "The task FAILED: execution.lastError names the declared tests without a PASSED result. Claim again for the next task."
 			}
@@ -128,9 +134,18 @@ Returns {task: {displayId, status}, execution: {status}}; your lease ends. Then 
 			var out struct{ FailTask map[string]any }
 			if err := c.do(ctx, `mutation($in: FailTaskInput!) { failTask(input: $in) {
   task { id displayId title status } execution { attemptNumber status lastError } } }`, vars{"in": map[string]any(input)}, &out); err != nil {
+				c.dropLeaseOn(in.AgentID, err)
 				return nil, err
 			}
+			c.t.leases.drop(in.AgentID)
 			return out.FailTask, nil
 		},
 		maxLen(maxID, "agentId"), maxLen(domain.MaxErrorTextBytes, "error"))
+}
+
+// dropLeaseOn stops keeping the agent's lease when err says it is lost.
+func (c *call) dropLeaseOn(agentID string, err error) {
+	if asToolError(err).Code == "LEASE_LOST" {
+		c.t.leases.drop(agentID)
+	}
 }

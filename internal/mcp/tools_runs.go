@@ -131,6 +131,7 @@ Keep the lease: call heartbeat at least every 10 seconds while you work (or as o
 				}
 				return map[string]any{"runId": run, "waitReason": reason, "advice": waitAdvice[reason]}, nil
 			}
+			c.t.leases.keep(ct.Agent.ID)
 			res := map[string]any{"agentId": ct.Agent.ID, "runId": run, "task": ct.Task,
 				"next": "Work on the task. Call heartbeat at least every 10 seconds, append_log as you go, record_test_result for each declared test, then complete_task (or fail_task)."}
 			if ct.Execution != nil {
