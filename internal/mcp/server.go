@@ -22,7 +22,7 @@ import (
 type Options struct {
 	// Version is the server's version in the initialize result.
 	Version string
-	// Logger logs the SDK's activity (nil: none).
+	// Logger receives the SDK's warnings and errors (nil: none).
 	Logger *slog.Logger
 	// PollInterval is how often ask_human reads its question while it waits
 	// (default 2s).
@@ -72,7 +72,7 @@ func NewServer(exec Executor, opts Options) *sdk.Server {
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "taskgraph", Title: "Taskgraph", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
-		Logger:       opts.Logger,
+		Logger:       sdkLogger(opts.Logger),
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 	})
 	t := &tools{exec: exec, opts: opts}
@@ -101,7 +101,7 @@ func Handler(exec Executor, opts Options) http.Handler {
 	srv := NewServer(exec, opts)
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless:           true,
-		Logger:              opts.Logger,
+		Logger:              sdkLogger(opts.Logger),
 		MaxRequestBodyBytes: maxRequestBytes,
 	})
 }
@@ -155,3 +155,30 @@ func writes(idempotent bool) *sdk.ToolAnnotations {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// sdkLogger is l for the SDK's warnings and errors only: it logs every
+// request's temporary session at Info level in stateless mode.
+func sdkLogger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return nil
+	}
+	return slog.New(minLevel{Handler: l.Handler(), min: slog.LevelWarn})
+}
+
+// minLevel drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, level slog.Level) bool {
+	return level >= h.min && h.Handler.Enabled(ctx, level)
+}
+
+func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevel{Handler: h.Handler.WithAttrs(attrs), min: h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
+}
