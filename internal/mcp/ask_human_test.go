@@ -25,11 +25,19 @@ type askExec struct {
 	n     int
 	asked map[string]any
 	beats int
+	auth  string // the Authorization the last operation carried
+}
+
+func (e *askExec) authSeen() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.auth
 }
 
 func (e *askExec) Execute(ctx context.Context, doc string, vars map[string]any, out any) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.auth = authorizationFrom(ctx)
 	var data string
 	switch {
 	case strings.Contains(doc, "askQuestion"):

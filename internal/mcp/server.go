@@ -58,13 +58,18 @@ const maxRequestBytes = 4 << 20
 
 // tools holds what every tool shares.
 type tools struct {
-	exec   Executor
-	opts   Options
-	leases *leaseKeeper // nil unless Options.KeepLeases
+	exec     Executor
+	opts     Options
+	leases   *leaseKeeper     // nil unless Options.KeepLeases
+	requests *requestContexts // nil but over HTTP
 }
 
 // NewServer returns an MCP server whose tools run their operations with exec.
 func NewServer(exec Executor, opts Options) *sdk.Server {
+	return newServer(exec, opts, nil)
+}
+
+func newServer(exec Executor, opts Options, requests *requestContexts) *sdk.Server {
 	opts = opts.withDefaults()
 	instructions := Instructions
 	if opts.KeepLeases > 0 {
@@ -75,7 +80,7 @@ func NewServer(exec Executor, opts Options) *sdk.Server {
 		Logger:       sdkLogger(opts.Logger),
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 	})
-	t := &tools{exec: exec, opts: opts}
+	t := &tools{exec: exec, opts: opts, requests: requests}
 	if opts.KeepLeases > 0 {
 		ctx := opts.LeaseContext
 		if ctx == nil {
@@ -96,14 +101,16 @@ func NewServer(exec Executor, opts Options) *sdk.Server {
 // every POST is a whole exchange (its progress notifications stream back on
 // its own response), so any replica can answer any request and no session
 // outlives its request. Each tool call runs for the Authorization header of
-// the POST that carries it; the caller authenticates it beforehand.
+// the POST that carries it (the caller authenticates it beforehand) and ends
+// when that POST does (requests.go).
 func Handler(exec Executor, opts Options) http.Handler {
-	srv := NewServer(exec, opts)
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+	requests := newRequestContexts()
+	srv := newServer(exec, opts, requests)
+	return requests.wrap(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless:           true,
 		Logger:              sdkLogger(opts.Logger),
 		MaxRequestBodyBytes: maxRequestBytes,
-	})
+	}))
 }
 
 // call is one tool call.
@@ -135,6 +142,9 @@ func add[In any](s *sdk.Server, t *tools, tool *sdk.Tool, run func(ctx context.C
 			if a := req.Extra.Header.Get("Authorization"); a != "" {
 				ctx = WithAuthorization(ctx, a)
 			}
+			var done context.CancelFunc
+			ctx, done = t.requests.bind(ctx, req.Extra.Header)
+			defer done()
 		}
 		out, err := run(ctx, &call{t: t, req: req}, in)
 		if err != nil {
