@@ -133,6 +133,9 @@ func TestMCPStdioKeepsLease(t *testing.T) {
 	agent := startMCPDriver(t, node, s, "stdio", agentToken, "--keep-leases", "25ms")
 	require.Contains(t, agent.hello.Instructions, "keeps your lease")
 	agentID := agent.ok("claim_task", M{"run": run}).S("agentId")
+	// Where the agent runs, from `taskgraph mcp` when the client does not say.
+	host, _ := os.Hostname()
+	require.Equal(t, host, s.query(t, s.AdminToken, `query($a: ID!) { node(id: $a) { ... on BuildAgent { hostname } } }`, M{"a": agentID}).S("node.hostname"))
 	beats := func() int {
 		return s.query(t, s.AdminToken, `query($a: ID!) { node(id: $a) { ... on BuildAgent { heartbeatCount status } } }`, M{"a": agentID}).N("node.heartbeatCount")
 	}

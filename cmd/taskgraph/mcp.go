@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,8 +60,12 @@ the same tools over Streamable HTTP.`)
 	// No overall timeout: a tool call's context bounds its operations.
 	c.HTTP = &http.Client{}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	host, _ := os.Hostname()
+	dir, _ := os.Getwd()
 	srv := mcp.NewServer(mcp.Remote{Client: c}, mcp.Options{Version: version(), Logger: log, PollInterval: poll,
-		KeepLeases: keep, LeaseContext: ctx})
+		KeepLeases: keep, LeaseContext: ctx,
+		// The agent is the process that spawned this one.
+		Hostname: host, WorkingDirectory: dir, ProcessID: strconv.Itoa(os.Getppid())})
 	err := srv.Run(ctx, &sdk.StdioTransport{})
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {
 		return nil

@@ -37,6 +37,10 @@ type Options struct {
 	// agent (stdio); LeaseContext bounds the heartbeats.
 	KeepLeases   time.Duration
 	LeaseContext context.Context
+	// Hostname, WorkingDirectory and ProcessID are what claim_task reports
+	// of the agent when its client does not say (stdio: the agent's machine,
+	// directory and process).
+	Hostname, WorkingDirectory, ProcessID string
 }
 
 func (o Options) withDefaults() Options {

@@ -106,7 +106,14 @@ Keep the lease: call heartbeat at least every 10 seconds while you work (or as o
 					return nil, err
 				}
 			}
-			input := vars{"runId": run}.str("hostname", in.Hostname).str("workingDirectory", in.WorkingDirectory)
+			hostname, dir := in.Hostname, in.WorkingDirectory
+			if hostname == "" {
+				hostname = c.t.opts.Hostname
+			}
+			if dir == "" {
+				dir = c.t.opts.WorkingDirectory
+			}
+			input := vars{"runId": run}.str("hostname", hostname).str("workingDirectory", dir).str("processId", c.t.opts.ProcessID)
 			var out struct {
 				ClaimTask struct {
 					Agent      *struct{ ID string }
