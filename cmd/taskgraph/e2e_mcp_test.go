@@ -122,15 +122,20 @@ func mcpScenario(t *testing.T, s *testServer, node, transport string) {
 // model's complete_task still holds the task; afterwards it stops.
 func TestMCPStdioKeepsLease(t *testing.T) {
 	node := mcpNode(t, "@modelcontextprotocol/sdk")
-	// A lease of 2 x 100 ms; the command heartbeats every 25 ms.
-	s := startServer(t, testdb.SQLite(t), "--heartbeat-interval=100ms", "--missed-heartbeats=2")
+	// A lease of two heartbeat intervals; the command heartbeats four times
+	// an interval. Under the race detector every call is slower: longer.
+	interval := 100 * time.Millisecond
+	if raceEnabled {
+		interval = time.Second
+	}
+	s := startServer(t, testdb.SQLite(t), fmt.Sprintf("--heartbeat-interval=%s", interval), "--missed-heartbeats=2")
 	project := s.createProject(t, s.AdminToken, "kept")
 	list := s.createList(t, s.AdminToken, project, "kept")
 	s.createTask(t, s.AdminToken, project, "Think for a while", M{"taskListId": list})
 	run := s.query(t, s.AdminToken, `mutation($l: ID!) { startExecutionRun(input: {taskListId: $l}) { run { id } } }`, M{"l": list}).
 		S("startExecutionRun.run.id")
 	_, agentToken := s.userWithToken(t, "kept-agent", "AGENT", project)
-	agent := startMCPDriver(t, node, s, "stdio", agentToken, "--keep-leases", "25ms")
+	agent := startMCPDriver(t, node, s, "stdio", agentToken, "--keep-leases", (interval / 4).String())
 	require.Contains(t, agent.hello.Instructions, "keeps your lease")
 	agentID := agent.ok("claim_task", M{"run": run}).S("agentId")
 	// Where the agent runs, from `taskgraph mcp` when the client does not say.
@@ -139,8 +144,8 @@ func TestMCPStdioKeepsLease(t *testing.T) {
 	beats := func() int {
 		return s.query(t, s.AdminToken, `query($a: ID!) { node(id: $a) { ... on BuildAgent { heartbeatCount status } } }`, M{"a": agentID}).N("node.heartbeatCount")
 	}
-	// Forty heartbeats are ten lease lengths at the least.
-	require.Eventually(t, func() bool { return beats() >= 40 }, waitLimit, 10*time.Millisecond)
+	// Thirty-two heartbeats are four lease lengths at the least.
+	require.Eventually(t, func() bool { return beats() >= 32 }, waitLimit, 10*time.Millisecond)
 	require.Equal(t, "COMPLETED", agent.ok("complete_task", M{"agentId": agentID}).S("task.status"))
 }
 

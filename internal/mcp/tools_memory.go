@@ -188,7 +188,12 @@ Returns {session: {sessionId, version}}. VERSION_CONFLICT (currentVersion) means
 						mission = title
 					}
 					var out struct {
-						CreateAgentSession struct{ Session sessionOut }
+						CreateAgentSession struct {
+							Session struct {
+								ID           string
+								StateVersion int
+							}
+						}
 					}
 					err := c.do(ctx, `mutation($in: CreateAgentSessionInput!) { createAgentSession(input: $in) { session { id stateVersion } } }`,
 						vars{"in": map[string]any{"projectId": projectID, "agentId": in.AgentID, "mission": mission, "state": in.State}}, &out)
