@@ -13,7 +13,7 @@ import (
 // a usage error. agent -h documents what the command sees and may print.
 func TestCLIHelpSucceeds(t *testing.T) {
 	ctx := context.Background()
-	for _, cmd := range [][]string{{"serve"}, {"migrate", "up"}, {"token", "create"}, {"watch"}, {"agent"}, {"worker"}, {"demo"}} {
+	for _, cmd := range [][]string{{"serve"}, {"migrate", "up"}, {"token", "create"}, {"watch"}, {"agent"}, {"worker"}, {"demo"}, {"mcp"}} {
 		for _, h := range []string{"-h", "--help"} {
 			var errOut strings.Builder
 			args := append(append([]string{}, cmd...), h)

@@ -31,7 +31,7 @@ type childServer struct {
 
 // startChildServer runs serve on addr ("127.0.0.1:0" for any port) and waits
 // until it listens.
-func startChildServer(t *testing.T, addr, dbURL, adminToken string, args ...string) *childServer {
+func startChildServer(t testing.TB, addr, dbURL, adminToken string, args ...string) *childServer {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", addr, "--database", dbURL,
 		"--admin-token", adminToken, "--log-format", "json", "--data-dir", t.TempDir()}, args...)...)

@@ -8,6 +8,7 @@
 //	taskgraph agent            the reference build agent: claim and execute a run's tasks
 //	taskgraph demo             create and start a demo run to watch and work
 //	taskgraph ask              ask a question for the agent running a command, print the answer
+//	taskgraph mcp              serve the MCP tools to an AI agent over stdio
 //	taskgraph schema           print the GraphQL schema (SDL)
 package main
 
@@ -73,6 +74,7 @@ Usage:
   taskgraph worker --function NAME --exec CMD  run queue items (see taskgraph worker -h)
   taskgraph demo                       create and start a demo run (see taskgraph demo -h)
   taskgraph ask "TEXT" [--option V]…   ask people a question for the agent of a --exec command; print the answer
+  taskgraph mcp [--url U --token T]    serve Taskgraph's tools to an AI agent over MCP (stdio)
   taskgraph schema                     print the GraphQL schema
 `
 
@@ -100,6 +102,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runDemo(ctx, args[1:], stdout, stderr)
 	case "ask":
 		return runAsk(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, args[1:], stderr)
 	case "schema":
 		return runSchema(stdout)
 	case "help", "-h", "--help":

@@ -21,6 +21,7 @@ import (
 	"github.com/taskgraph/taskgraph/internal/export"
 	"github.com/taskgraph/taskgraph/internal/grouping"
 	"github.com/taskgraph/taskgraph/internal/loader"
+	"github.com/taskgraph/taskgraph/internal/mcp"
 	"github.com/taskgraph/taskgraph/internal/questions"
 	"github.com/taskgraph/taskgraph/internal/queue"
 	"github.com/taskgraph/taskgraph/internal/reasoning"
@@ -195,6 +196,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		FieldSuggestions: !cfg.production,
 		Export:           export.Handler(cat, server.LoggerFrom),
 		Telegram:         webhook,
+		MCP: func(graphql http.Handler) http.Handler {
+			return mcp.Handler(mcp.InProcess{Handler: graphql}, mcp.Options{Version: version(), Logger: log})
+		},
 		MaxUploadBytes:   cfg.maxUploadBytes,
 		MaxResponseBytes: int(cfg.maxResponseBytes),
 		BodyReadTimeout:  cfg.bodyReadTimeout,

@@ -55,6 +55,7 @@ func allowed(pkg string) ([]string, bool) {
 		"internal/ui":                {},
 		"internal/export":            {"internal/domain", "internal/catalog"},
 		"internal/telegram":          {"internal/domain", "internal/store", "internal/auth", "internal/questions"},
+		"internal/mcp":               {"internal/domain", "internal/client"},
 		"graph/model":                {"internal/domain"},
 		"graph":                      append([]string{"graph/model", "internal/domain", "internal/app", "internal/planning"}, useCases...),
 	}

@@ -14,6 +14,8 @@
 //	       (GET with Upgrade: origin check -> websocket, auth on connection_init)
 //	       GET /export/examples.jsonl -> authenticate -> Config.Export
 //	       POST /telegram/webhook -> body limit -> Config.Telegram (secret-token header)
+//	       POST /mcp -> authenticate (401 without a valid token) -> Config.MCP, whose tools run
+//	         their operations through POST /graphql's chain above, in process
 //	       GET / (playground), /ui/ (dashboard), /ui/sso.json (its sign-in set-up), /healthz, /readyz,
 //	       /metrics (unless SeparateMetrics; behind MetricsToken when set)
 //
@@ -103,6 +105,12 @@ type Config struct {
 	// Bot API, authenticated by their secret-token header (the handler's
 	// own check), not by a bearer token.
 	Telegram http.Handler
+	// MCP, when set, builds the handler of /mcp (the Model Context Protocol's
+	// Streamable HTTP transport) from this server's GraphQL endpoint: POST
+	// /graphql as it stands behind the access log — authentication, limits,
+	// error codes — for the tools to run their operations in process. /mcp
+	// itself is served to authenticated callers only (401 otherwise).
+	MCP func(graphql http.Handler) http.Handler
 	// SSO, when set, is served to the dashboard at GET /ui/sso.json so that
 	// it offers "Sign in with …" (sso.go).
 	SSO *SSOInfo
@@ -194,6 +202,7 @@ const (
 	routeMetrics    = "/metrics"
 	routeExport     = "/export/examples.jsonl"
 	routeTelegram   = "/telegram/webhook"
+	routeMCP        = "/mcp"
 	routeOther      = "other"
 )
 
@@ -220,10 +229,20 @@ func New(cfg Config) http.Handler {
 	// limitRequest checks apart; authentication comes first so that an
 	// anonymous upload is refused before its body is read. GET carries
 	// queries and the websocket Upgrade handshake (subscriptions).
-	mux.Handle("POST /graphql", s.route(routeGraphQL, s.authenticate(s.limitRequest(withErrorCodes(checkParams(gql))))))
+	postGraphQL := s.authenticate(s.limitRequest(withErrorCodes(checkParams(gql))))
+	mux.Handle("POST /graphql", s.route(routeGraphQL, postGraphQL))
 	mux.Handle("GET /graphql", s.route(routeGraphQL, s.limitBody(s.authenticate(withErrorCodes(checkParams(gql))))))
 	if cfg.Export != nil {
 		mux.Handle("GET /export/examples.jsonl", s.route(routeExport, s.authenticate(s.requirePrincipal(cfg.Export))))
+	}
+	if cfg.MCP != nil {
+		// The transport's own body limit applies (its messages carry whole
+		// log batches and session states); GET and DELETE answer 405 in
+		// its stateless mode.
+		mcp := s.route(routeMCP, s.authenticate(s.requirePrincipal(cfg.MCP(postGraphQL))))
+		mux.Handle("POST /mcp", mcp)
+		mux.Handle("GET /mcp", mcp)
+		mux.Handle("DELETE /mcp", mcp)
 	}
 	if cfg.Telegram != nil {
 		mux.Handle("POST /telegram/webhook", s.route(routeTelegram, s.limitBody(cfg.Telegram)))
