@@ -115,7 +115,10 @@ func (s *Service) clusterProject(ctx context.Context, q *store.Q, projectID stri
 		items[i] = cluster.Item{ID: t.ID, Key: t.DisplaySort, DisplayID: t.DisplayID, Title: t.Title,
 			Category: string(t.Category), Files: append(slices.Clone([]string(t.AffectedFiles)), impacts[t.ID]...),
 			Terms: domain.ParseTextSignature(*sig)}
-		field(t.ID, t.DisplaySort, t.DisplayID, t.Title, string(t.Category), *sig)
+		if t.EmbeddingModel != nil && len(t.Embedding) > 0 {
+			items[i].Embedding, items[i].EmbeddingModel = domain.DecodeVector(nil, t.Embedding), *t.EmbeddingModel
+		}
+		field(t.ID, t.DisplaySort, t.DisplayID, t.Title, string(t.Category), *sig, items[i].EmbeddingModel, string(t.Embedding))
 		field(items[i].Files...)
 		field("")
 	}
