@@ -50,10 +50,14 @@ type StoredVector struct {
 // TaskVectors reads up to limit of a project's task vectors of model, in id
 // order after the id after ("" from the start).
 func (q TaskQueries) TaskVectors(ctx context.Context, projectID, model, after string, limit int) ([]StoredVector, error) {
+	cond, args := "", []any{projectID, model}
+	if after != "" {
+		cond, args = " AND t.id > ?", append(args, after)
+	}
 	var out []StoredVector
 	err := q.selectx(ctx, &out, fmt.Sprintf(`SELECT t.id AS id, t.embedding AS embedding FROM tasks t
-		WHERE t.project_id = ? AND t.embedding_model = ? AND t.embedding IS NOT NULL AND t.id > ?
-		ORDER BY t.id LIMIT %d`, limit), projectID, model, after)
+		WHERE t.project_id = ? AND t.embedding_model = ? AND t.embedding IS NOT NULL%s
+		ORDER BY t.id LIMIT %d`, cond, limit), args...)
 	return out, err
 }
 
@@ -80,8 +84,11 @@ func (q SessionQueries) LessonVectors(ctx context.Context, lq LessonQuery, model
 		conds = append(conds, "lessons_fts MATCH ?")
 		args = append(args, strings.Join(quoted, " OR "))
 	}
-	conds = append(conds, "l.embedding_model = ?", "l.embedding IS NOT NULL", "l.id > ?")
-	args = append(margs, append(args, model, after)...)
+	conds, args = append(conds, "l.embedding_model = ?", "l.embedding IS NOT NULL"), append(args, model)
+	if after != "" {
+		conds, args = append(conds, "l.id > ?"), append(args, after)
+	}
+	args = append(margs, args...)
 	query, args := in(fmt.Sprintf(`SELECT l.id AS id, l.embedding AS embedding, l.confidence AS confidence, %s AS rank
 		FROM %s WHERE %s ORDER BY l.id LIMIT %d`, rank, from, strings.Join(conds, " AND "), limit), args...)
 	var out []StoredVector
