@@ -22,18 +22,11 @@ INSERT INTO embedding_models (scope, model, dimension)
     WHERE embedding IS NOT NULL AND embedding_model IS NOT NULL
     GROUP BY project_id, embedding_model;
 
--- Vectors stay in their rows (compressed if they can be, moved out of line
--- only when a row would not fit its page): a search reads thousands of them,
--- and a TOAST fetch per vector would cost more than the vector.
-ALTER TABLE tasks ALTER COLUMN embedding SET STORAGE MAIN;
-ALTER TABLE lessons ALTER COLUMN embedding SET STORAGE MAIN;
-
 -- The vectors a similarity search reads, page by page in id order.
 CREATE INDEX tasks_embedding_model_idx ON tasks (project_id, embedding_model, id) WHERE embedding IS NOT NULL;
 CREATE INDEX lessons_embedding_model_idx ON lessons (embedding_model, id) WHERE embedding IS NOT NULL;
 
 -- +goose Down
-ALTER TABLE tasks ALTER COLUMN embedding SET STORAGE EXTENDED;
 DROP INDEX lessons_embedding_model_idx;
 DROP INDEX tasks_embedding_model_idx;
 DROP TABLE embedding_models;

@@ -22,9 +22,6 @@ INSERT INTO embedding_models (scope, model, dimension)
     WHERE embedding IS NOT NULL AND embedding_model IS NOT NULL
     GROUP BY project_id, embedding_model;
 
--- (PostgreSQL keeps the vectors in their rows, not in TOAST; SQLite has no
--- such setting.)
-
 -- The vectors a similarity search reads, page by page in id order.
 CREATE INDEX tasks_embedding_model_idx ON tasks (project_id, embedding_model, id) WHERE embedding IS NOT NULL;
 CREATE INDEX lessons_embedding_model_idx ON lessons (embedding_model, id) WHERE embedding IS NOT NULL;
