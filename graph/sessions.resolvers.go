@@ -161,11 +161,11 @@ func (r *mutationResolver) RecordReActStep(ctx context.Context, input domain.Rec
 }
 
 func (r *mutationResolver) RecordLesson(ctx context.Context, input domain.RecordLessonInput) (*model.RecordLessonPayload, error) {
-	l, err := r.Sessions.RecordLesson(ctx, input)
+	l, deduplicated, err := r.Sessions.RecordLessonResult(ctx, input)
 	if err != nil {
 		return nil, err
 	}
-	return &model.RecordLessonPayload{Lesson: l}, nil
+	return &model.RecordLessonPayload{Lesson: l, Deduplicated: deduplicated}, nil
 }
 
 func (r *queryResolver) AgentSession(ctx context.Context, id string) (*domain.AgentSession, error) {
@@ -181,9 +181,9 @@ func (r *queryResolver) AgentSessions(ctx context.Context, projectID string, sta
 	return model.NewAgentSessionConnection(pg), nil
 }
 
-func (r *queryResolver) Lessons(ctx context.Context, projectID *string, query *string, toolName *string, minConfidence *float64, first *int, after *string) (*model.LessonConnection, error) {
+func (r *queryResolver) Lessons(ctx context.Context, projectID *string, query *string, toolName *string, minConfidence *float64, similarTo *domain.SimilarToInput, first *int, after *string) (*model.LessonConnection, error) {
 	pg, err := r.Sessions.Lessons(ctx, sessions.LessonsArgs{ProjectID: projectID, Query: query, ToolName: toolName,
-		MinConfidence: minConfidence, First: first, After: after})
+		MinConfidence: minConfidence, SimilarTo: similarTo, First: first, After: after})
 	if err != nil {
 		return nil, err
 	}
@@ -212,6 +212,14 @@ func (r *reActStepRecordedResolver) Agent(ctx context.Context, obj *domain.ReAct
 
 func (r *reActStepRecordedResolver) Session(ctx context.Context, obj *domain.ReActStepRecordedEvent) (*domain.AgentSession, error) {
 	return r.Sessions.SessionByID(ctx, obj.SessionID)
+}
+
+func (r *reActStepRecordedResolver) ActionData(ctx context.Context, obj *domain.ReActStepRecordedEvent) (domain.JSON, error) {
+	return domain.JSON(obj.ActionData), nil
+}
+
+func (r *reActStepRecordedResolver) Observation(ctx context.Context, obj *domain.ReActStepRecordedEvent) (domain.JSON, error) {
+	return domain.JSON(obj.Observation), nil
 }
 
 func (r *sessionStateSavedResolver) Project(ctx context.Context, obj *domain.SessionStateSavedEvent) (*domain.Project, error) {

@@ -335,7 +335,12 @@ type RecordConvergenceAssessmentPayload struct {
 }
 
 type RecordLessonPayload struct {
+	// The lesson stored. The same lesson (project or global, toolName, context and
+	// lesson) is stored once: recorded again, it is returned with its confidence
+	// raised to the higher of the two and reinforcements + 1.
 	Lesson *domain.Lesson `json:"lesson"`
+	// True when the lesson existed already and was reinforced.
+	Deduplicated bool `json:"deduplicated"`
 }
 
 type RecordReActStepPayload struct {

@@ -3,6 +3,7 @@ package domain_test
 import (
 	"encoding/base64"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,8 +131,12 @@ func TestEmbedding(t *testing.T) {
 	require.Len(t, got, len(vec))
 	for i := range vec {
 		require.InDelta(t, vec[i], got[i], math.Abs(vec[i])*1e-6+1e-9, i)
-		require.Equal(t, float64(float32(vec[i])), got[i], "exactly the float32 value")
+		require.Equal(t, float32(vec[i]), float32(got[i]), "exactly the float32 value")
+		require.Equal(t, strconv.FormatFloat(float64(float32(vec[i])), 'g', -1, 32), strconv.FormatFloat(got[i], 'g', -1, 64),
+			"read back in the float32's shortest decimal form")
 	}
+	// 0.1 reads back as 0.1, not 0.10000000149011612.
+	require.Equal(t, []float64{0.1, 0.2}, domain.DecodeEmbedding(domain.EncodeEmbedding([]float64{0.1, 0.2})))
 }
 
 func TestErrors(t *testing.T) {

@@ -92,6 +92,9 @@ type CreateTaskInput struct {
 	ParentTaskID       *string
 	IdeaID             *string
 	SupersedesTaskID   *string
+	// Embedding, with EmbeddingModel, is the task's vector.
+	Embedding      []float64
+	EmbeddingModel *string
 }
 
 // UpdateTaskInput changes given fields of a task; with ExpectedVersion it is a

@@ -1,10 +1,5 @@
 package domain
 
-import (
-	"encoding/binary"
-	"math"
-)
-
 // Node is any entity with a global id (the GraphQL Node interface).
 type Node interface {
 	GlobalID() string
@@ -27,26 +22,5 @@ func (f *TaskFileImpact) GlobalID() string   { return GlobalID(KindFileImpact, f
 // IsResolved reports whether the block has been resolved.
 func (b *TaskBlock) IsResolved() bool { return b.ResolvedAt != nil }
 
-// EmbeddingVector decodes the stored embedding (little-endian float32s).
-func (t *Task) EmbeddingVector() []float64 {
-	if len(t.Embedding) == 0 {
-		return nil
-	}
-	out := make([]float64, len(t.Embedding)/4)
-	for i := range out {
-		out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(t.Embedding[i*4:])))
-	}
-	return out
-}
-
-// EncodeEmbedding is the stored form of an embedding vector.
-func EncodeEmbedding(v []float64) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[i*4:], math.Float32bits(float32(f)))
-	}
-	return b
-}
+// EmbeddingVector decodes the stored embedding (see DecodeEmbedding).
+func (t *Task) EmbeddingVector() []float64 { return DecodeEmbedding(t.Embedding) }

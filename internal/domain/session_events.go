@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 )
 
 // The session kinds: one type per kind of a session's progress. As with the
@@ -55,14 +56,47 @@ type TodoItemChangedEvent struct {
 	ListStatus  TodoListStatus `json:"listStatus"`
 }
 
-// ReActStepRecordedEvent: a session's ReAct loop took step StepID.
+// ReActStepRecordedEvent: a session's ReAct loop took step StepID. It
+// carries the step's action data and error, and its observation cut to
+// MaxEventObservation bytes (see NewReActStepRecorded).
 type ReActStepRecordedEvent struct {
-	Event      `json:"-"`
-	StepID     int              `json:"stepId"`
-	Thought    *string          `json:"thought,omitempty"`
-	Action     *string          `json:"action,omitempty"`
-	ActionType *ReActActionType `json:"actionType,omitempty"`
-	Success    *bool            `json:"success,omitempty"`
+	Event                `json:"-"`
+	StepID               int              `json:"stepId"`
+	Thought              *string          `json:"thought,omitempty"`
+	Action               *string          `json:"action,omitempty"`
+	ActionType           *ReActActionType `json:"actionType,omitempty"`
+	ActionData           json.RawMessage  `json:"actionData,omitempty"`
+	Observation          json.RawMessage  `json:"observation,omitempty"`
+	ObservationTruncated bool             `json:"observationTruncated,omitempty"`
+	Success              *bool            `json:"success,omitempty"`
+	Error                *string          `json:"error,omitempty"`
+}
+
+// MaxEventObservation bounds the observation a ReActStepRecorded event
+// carries: 8 KB of its JSON text.
+const MaxEventObservation = 8 << 10
+
+// NewReActStepRecorded is the event of step being recorded in session s. An
+// observation whose JSON text is over MaxEventObservation bytes is carried as
+// a JSON string of that text's first bytes (cut on a character boundary),
+// with ObservationTruncated; the step keeps the whole.
+func NewReActStepRecorded(s *AgentSession, step *ReActStep, at time.Time) *Event {
+	details := &ReActStepRecordedEvent{StepID: step.StepID, Thought: step.Thought, Action: step.Action,
+		ActionType: step.ActionType, Success: step.Success, Error: step.Error}
+	if len(step.ActionData) > 0 {
+		details.ActionData = json.RawMessage(step.ActionData)
+	}
+	if obs := step.Observation; len(obs) > MaxEventObservation {
+		cut := MaxEventObservation
+		for cut > 0 && !utf8.RuneStart(obs[cut]) {
+			cut--
+		}
+		b, _ := json.Marshal(string(obs[:cut]))
+		details.Observation, details.ObservationTruncated = b, true
+	} else if len(obs) > 0 {
+		details.Observation = json.RawMessage(obs)
+	}
+	return SessionEvent(s, EventReActStepRecorded, at, details)
 }
 
 // LessonRecordedEvent: a lesson of the project was recorded.

@@ -230,10 +230,17 @@ type Lesson struct {
 	Confidence float64   `db:"confidence"`
 	DedupeKey  string    `db:"dedupe_key"`
 	CreatedAt  time.Time `db:"created_at"`
+	// Reinforcements counts the times the lesson was recorded (1: once).
+	Reinforcements int     `db:"reinforcements"`
+	Embedding      []byte  `db:"embedding"`
+	EmbeddingModel *string `db:"embedding_model"`
 }
 
 // GlobalID is the id clients see.
 func (l *Lesson) GlobalID() string { return GlobalID(KindLesson, l.ID) }
+
+// EmbeddingVector decodes the stored embedding (see DecodeEmbedding).
+func (l *Lesson) EmbeddingVector() []float64 { return DecodeEmbedding(l.Embedding) }
 
 // Inputs of the session operations. Ids are global ids, decoded by the service.
 
@@ -322,6 +329,9 @@ type RecordLessonInput struct {
 	Lesson     string
 	ToolName   *string
 	Confidence float64
+	// Embedding, with EmbeddingModel, is the lesson's vector.
+	Embedding      []float64
+	EmbeddingModel *string
 }
 
 // LessonFilter selects lessons (the lessons query).

@@ -103,6 +103,7 @@ func (s *Service) clusterProject(ctx context.Context, q *store.Q, projectID stri
 	}
 	_ = binary.Write(h, binary.LittleEndian, [5]float64{w.FileOverlap, w.Dependency, w.Category, w.DescriptionSimilarity, w.Component})
 	items := make([]cluster.Item, len(tasks))
+	vectors := useVectors(tasks)
 	for i, t := range tasks {
 		// The text signature (written with the task) stands for the title
 		// and description: a clustering reads and compares a bounded amount
@@ -115,7 +116,10 @@ func (s *Service) clusterProject(ctx context.Context, q *store.Q, projectID stri
 		items[i] = cluster.Item{ID: t.ID, Key: t.DisplaySort, DisplayID: t.DisplayID, Title: t.Title,
 			Category: string(t.Category), Files: append(slices.Clone([]string(t.AffectedFiles)), impacts[t.ID]...),
 			Terms: domain.ParseTextSignature(*sig)}
-		field(t.ID, t.DisplaySort, t.DisplayID, t.Title, string(t.Category), *sig)
+		if vectors && t.EmbeddingModel != nil && len(t.Embedding) > 0 {
+			items[i].Embedding, items[i].EmbeddingModel = domain.DecodeVector(nil, t.Embedding), *t.EmbeddingModel
+		}
+		field(t.ID, t.DisplaySort, t.DisplayID, t.Title, string(t.Category), *sig, items[i].EmbeddingModel, string(t.Embedding))
 		field(items[i].Files...)
 		field("")
 	}
@@ -460,4 +464,22 @@ func (s *Service) ExpireSuggestions(ctx context.Context) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// maxVectorWork bounds the multiply-adds a clustering spends comparing
+// embeddings (pairs × dimension; about 50 ms of one core): 360 tasks of 768
+// dimensions. Past it, descriptions are compared by their words alone.
+const maxVectorWork = 50_000_000
+
+// useVectors reports whether a clustering of tasks compares their
+// embeddings: every pair is compared, each in time of its dimension.
+func useVectors(tasks []*domain.Task) bool {
+	withVector, dims := 0, 0
+	for _, t := range tasks {
+		if t.EmbeddingModel != nil && len(t.Embedding) > 0 {
+			withVector++
+			dims = max(dims, len(t.Embedding)/4)
+		}
+	}
+	return withVector > 1 && withVector*(withVector-1)/2*dims <= maxVectorWork
 }

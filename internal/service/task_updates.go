@@ -78,6 +78,11 @@ func (s *Tasks) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*dom
 		if err := applyTaskFields(t, in, lists); err != nil {
 			return err
 		}
+		if in.Embedding != nil || in.EmbeddingModel != nil {
+			if err := checkTaskDimension(ctx, tx, t); err != nil {
+				return err
+			}
+		}
 		if in.FileImpacts != nil {
 			impacts, err := checkImpacts(t.ID, in.FileImpacts, now)
 			if err != nil {
@@ -184,15 +189,25 @@ func applyTaskFields(t *domain.Task, in domain.UpdateTaskInput, lists taskLists)
 		t.ActualEffortMinutes = in.ActualEffortMinutes
 	}
 	if in.EmbeddingModel != nil {
-		t.EmbeddingModel = in.EmbeddingModel
+		model, err := domain.CheckText("embeddingModel", *in.EmbeddingModel, domain.MaxEmbeddingModelLen, true)
+		if err != nil {
+			return err
+		}
+		t.EmbeddingModel = &model
 	}
 	if in.Embedding != nil {
-		if len(in.Embedding) > 8192 {
-			return domain.InputError("embedding", "embedding has more than 8192 dimensions")
+		if err := domain.CheckVector("embedding", in.Embedding); err != nil {
+			return err
 		}
 		t.Embedding = domain.EncodeEmbedding(in.Embedding)
 	}
-	return clearTaskFields(t, in.Null)
+	if err := clearTaskFields(t, in.Null); err != nil {
+		return err
+	}
+	if t.Embedding != nil && t.EmbeddingModel == nil {
+		return domain.InputError("embeddingModel", "an embedding needs its embeddingModel")
+	}
+	return nil
 }
 
 // clearTaskFields applies the fields an update set to null: optional ones are

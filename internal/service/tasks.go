@@ -176,6 +176,17 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 	if queued && in.TaskListID != nil {
 		return nil, domain.InputError("inEvaluationQueue", "a task is in the evaluation queue or in a task list, never both")
 	}
+	var embedding []byte
+	var embeddingModel *string
+	if in.Embedding != nil {
+		model, err := domain.CheckEmbedding("embedding", in.Embedding, "embeddingModel", in.EmbeddingModel)
+		if err != nil {
+			return nil, err
+		}
+		embedding, embeddingModel = domain.EncodeEmbedding(in.Embedding), &model
+	} else if in.EmbeddingModel != nil {
+		return nil, domain.InputError("embeddingModel", "embeddingModel goes with an embedding")
+	}
 	refs, err := resolveRefs(ctx, tx.Q, project.ID, in.TaskListID, in.ParentTaskID, in.IdeaID, in.SupersedesTaskID)
 	if err != nil {
 		return nil, err
@@ -187,7 +198,7 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 		RiskLevel: orDefault(in.RiskLevel, domain.RiskMedium), Effort: in.Effort, Owner: in.Owner, Phase: in.Phase,
 		Deadline: utc(in.Deadline), AcceptanceCriteria: lists.acceptance, CodebaseTests: lists.codebase,
 		APITests: lists.api, UITests: lists.ui, AffectedFiles: lists.files, Version: 1,
-		Status: domain.StatusDraft, CreatedAt: now, UpdatedAt: now,
+		Status: domain.StatusDraft, CreatedAt: now, UpdatedAt: now, Embedding: embedding, EmbeddingModel: embeddingModel,
 	}
 	if !t.Category.Valid() {
 		return nil, domain.InputError("category", "unknown category %q", t.Category)
@@ -212,6 +223,9 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 		t.SupersedesTaskID = &refs.supersedes.ID
 	}
 	t.Rescore(now)
+	if err := checkTaskDimension(ctx, tx, t); err != nil {
+		return nil, err
+	}
 	// A task entering a list may yet be refused by the list's gate: its
 	// number is the transaction's, given back if it is (its creates take
 	// turns on the list's row anyway). Any other create takes its number at

@@ -16,30 +16,39 @@ import (
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
-// RecordLesson records a lesson: in projectId's project, or in the session's
-// (sessionId), or — neither given — globally, seen by everyone (an AGENT
-// token's lesson without either goes to its own project; any other caller
-// but an admin is refused, FORBIDDEN). The same lesson
-// (scope and texts) is stored once: recording it again returns the first.
+// RecordLesson is RecordLessonResult without whether it was a known lesson.
 func (s *Service) RecordLesson(ctx context.Context, in domain.RecordLessonInput) (*domain.Lesson, error) {
+	l, _, err := s.RecordLessonResult(ctx, in)
+	return l, err
+}
+
+// RecordLessonResult records a lesson: in projectId's project, or in the
+// session's (sessionId), or — neither given — globally, seen by everyone (an
+// AGENT token's lesson without either goes to its own project; any other
+// caller but an admin is refused, FORBIDDEN). The same lesson (scope, tool,
+// context and lesson) is stored once: recording it again reinforces the first
+// — its confidence raised to the higher of the two, its reinforcements
+// counted up, its embedding replaced when one is given — and reports
+// deduplicated.
+func (s *Service) RecordLessonResult(ctx context.Context, in domain.RecordLessonInput) (*domain.Lesson, bool, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	l := &domain.Lesson{ID: app.NewID(), Confidence: in.Confidence}
 	if l.Context, err = domain.CheckText("context", in.Context, domain.MaxLessonTextLen, true); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if l.WhatWorked, err = domain.CheckText("whatWorked", in.WhatWorked, domain.MaxLessonTextLen, true); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if l.Lesson, err = domain.CheckText("lesson", in.Lesson, domain.MaxLessonTextLen, true); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if in.WhatFailed != nil {
 		v, err := domain.CheckText("whatFailed", *in.WhatFailed, domain.MaxLessonTextLen, false)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if v != "" {
 			l.WhatFailed = &v
@@ -48,19 +57,28 @@ func (s *Service) RecordLesson(ctx context.Context, in domain.RecordLessonInput)
 	if in.ToolName != nil {
 		v, err := domain.CheckText("toolName", *in.ToolName, domain.MaxToolNameLen, false)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if v != "" {
 			l.ToolName = &v
 		}
 	}
+	if in.Embedding != nil {
+		model, err := domain.CheckEmbedding("embedding", in.Embedding, "embeddingModel", in.EmbeddingModel)
+		if err != nil {
+			return nil, false, err
+		}
+		l.Embedding, l.EmbeddingModel = domain.EncodeEmbedding(in.Embedding), &model
+	} else if in.EmbeddingModel != nil {
+		return nil, false, domain.InputError("embeddingModel", "embeddingModel goes with an embedding")
+	}
 	if math.IsNaN(in.Confidence) || in.Confidence < 0 || in.Confidence > 1 {
-		return nil, domain.InputError("confidence", "confidence must be between 0 and 1")
+		return nil, false, domain.InputError("confidence", "confidence must be between 0 and 1")
 	}
 	if in.ProjectID != nil {
 		project, err := s.visibleProject(ctx, p, *in.ProjectID, "projectId")
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		l.ProjectID = &project.ID
 	}
@@ -68,7 +86,7 @@ func (s *Service) RecordLesson(ctx context.Context, in domain.RecordLessonInput)
 	if in.SessionID != nil {
 		id, err := domain.DecodeID(domain.KindAgentSession, *in.SessionID, "sessionId")
 		if err != nil {
-			return nil, fieldNotFound(err, "sessionId")
+			return nil, false, fieldNotFound(err, "sessionId")
 		}
 		sessionID = &id
 	}
@@ -79,8 +97,9 @@ func (s *Service) RecordLesson(ctx context.Context, in domain.RecordLessonInput)
 	// A global lesson is ranked into every tenant's relevantLessons: like
 	// global rules and templates, only an admin writes one.
 	if l.ProjectID == nil && sessionID == nil && p.Role != domain.RoleAdmin {
-		return nil, domain.Forbidden("only an admin may record global lessons: give projectId or sessionId")
+		return nil, false, domain.Forbidden("only an admin may record global lessons: give projectId or sessionId")
 	}
+	deduplicated := false
 	err = s.tx(ctx, func(tx *app.Tx) error {
 		var sess *domain.AgentSession
 		if sessionID != nil {
@@ -111,14 +130,19 @@ func (s *Service) RecordLesson(ctx context.Context, in domain.RecordLessonInput)
 		}
 		l.DedupeKey = lessonKey(l)
 		l.CreatedAt = s.now()
-		inserted, err := tx.Sessions.InsertLesson(ctx, l)
+		if l.EmbeddingModel != nil {
+			if err := checkLessonDimension(ctx, tx, l); err != nil {
+				return err
+			}
+		}
+		stored, inserted, err := tx.Sessions.UpsertLesson(ctx, l)
 		if err != nil {
 			return err
 		}
+		l, deduplicated = stored, !inserted
 		if !inserted {
-			// Known already: the lesson is not stored (nor announced) twice.
-			l, err = tx.Sessions.LessonByDedupeKey(ctx, l.DedupeKey)
-			return err
+			// Known already: reinforced, not stored (nor announced) twice.
+			return nil
 		}
 		if ev := domain.NewLessonRecorded(l, sess, l.CreatedAt); ev != nil {
 			tx.Record(ev)
@@ -126,13 +150,29 @@ func (s *Service) RecordLesson(ctx context.Context, in domain.RecordLessonInput)
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return l, nil
+	return l, deduplicated, nil
 }
 
-// lessonKey identifies a lesson by its scope and texts (case and spacing
-// aside): the same lesson recorded twice is stored once.
+// checkLessonDimension refuses l's vector unless it has the dimension its
+// model has in l's project (the global lessons are a scope of their own).
+func checkLessonDimension(ctx context.Context, tx *app.Tx, l *domain.Lesson) error {
+	scope := ""
+	if l.ProjectID != nil {
+		scope = *l.ProjectID
+	}
+	dims := len(l.Embedding) / 4
+	want, err := tx.Tasks.EmbeddingDimension(ctx, scope, *l.EmbeddingModel, dims)
+	if err != nil {
+		return err
+	}
+	return domain.CheckDimension("embedding", *l.EmbeddingModel, dims, want)
+}
+
+// lessonKey identifies a lesson by its scope (project or global), tool,
+// context and lesson (case and spacing aside): the same lesson recorded twice
+// is stored once. What worked and failed are the first record's.
 func lessonKey(l *domain.Lesson) string {
 	norm := func(s *string) string {
 		if s == nil {
@@ -140,8 +180,7 @@ func lessonKey(l *domain.Lesson) string {
 		}
 		return strings.Join(strings.Fields(strings.ToLower(*s)), " ")
 	}
-	b, _ := json.Marshal([]string{norm(l.ProjectID), norm(&l.Context), norm(l.WhatFailed), norm(&l.WhatWorked),
-		norm(&l.Lesson), norm(l.ToolName)})
+	b, _ := json.Marshal([]string{"v2", norm(l.ProjectID), norm(l.ToolName), norm(&l.Context), norm(&l.Lesson)})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -152,6 +191,7 @@ type LessonsArgs struct {
 	Query         *string
 	ToolName      *string
 	MinConfidence *float64
+	SimilarTo     *domain.SimilarToInput
 	First         *int
 	After         *string
 }
@@ -195,6 +235,9 @@ func (s *Service) Lessons(ctx context.Context, args LessonsArgs) (domain.Page[*d
 			return domain.Page[*domain.Lesson]{}, domain.InputError("minConfidence", "not a number")
 		}
 		lq.MinConfidence = c
+	}
+	if args.SimilarTo != nil {
+		return s.similarLessonPage(ctx, lq, args.ProjectID != nil, *args.SimilarTo, domain.PageArgs{First: args.First, After: args.After})
 	}
 	return s.lessonPage(ctx, lq, domain.PageArgs{First: args.First, After: args.After})
 }

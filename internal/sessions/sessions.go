@@ -475,8 +475,7 @@ func (s *Service) RecordReActStep(ctx context.Context, in domain.RecordReActStep
 		if err := tx.Sessions.InsertStep(ctx, step); err != nil {
 			return err
 		}
-		tx.Record(domain.SessionEvent(sess, domain.EventReActStepRecorded, now, &domain.ReActStepRecordedEvent{
-			StepID: step.StepID, Thought: step.Thought, Action: step.Action, ActionType: step.ActionType, Success: step.Success}))
+		tx.Record(domain.NewReActStepRecorded(sess, step, now))
 		return nil
 	})
 	if err != nil {

@@ -34,12 +34,12 @@ func (q GroupingQueries) UpsertWeights(ctx context.Context, r *domain.GroupingWe
 
 // CandidateTasks lists the project's tasks in no list whose status is not
 // one of excluded, at most limit of them, by display order: only what
-// grouping reads — the text signature, not the description (a task written
+// grouping reads — the text signature and embedding, not the description (a task written
 // before signatures existed brings its description's first
 // domain.UnsignedTextPrefix characters instead).
 func (q GroupingQueries) CandidateTasks(ctx context.Context, projectID string, excluded []domain.TaskStatus, limit int) ([]*domain.Task, error) {
 	query, args := in(`SELECT id, display_id, display_sort, project_id, task_list_id, title, category, status,
-		affected_files, text_signature, version,
+		affected_files, text_signature, version, embedding, embedding_model,
 		CASE WHEN text_signature IS NULL THEN substr(description, 1, `+strconv.Itoa(domain.UnsignedTextPrefix)+`) ELSE '' END AS description
 		FROM tasks WHERE project_id = ? AND task_list_id IS NULL AND status NOT IN (?)
 		ORDER BY display_sort, id LIMIT `+strconv.Itoa(limit), projectID, excluded)

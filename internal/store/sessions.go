@@ -241,35 +241,39 @@ func (q SessionQueries) TodoListsBySessions(ctx context.Context, sessions []stri
 	return byColumn[domain.TodoList](ctx, q.Q, "todo_lists", "session_id", sessions, "created_at, id")
 }
 
-// InsertLesson records a lesson unless one with the same dedupe key exists;
-// it reports whether it inserted.
-func (q SessionQueries) InsertLesson(ctx context.Context, l *domain.Lesson) (bool, error) {
-	res, err := q.namedExec(ctx, `INSERT INTO lessons (id, project_id, session_id, context, what_failed, what_worked,
-		lesson, tool_name, confidence, dedupe_key, created_at)
-		VALUES (:id, :project_id, :session_id, :context, :what_failed, :what_worked, :lesson, :tool_name, :confidence,
-		:dedupe_key, :created_at)
-		ON CONFLICT (dedupe_key) DO NOTHING`, l)
+// UpsertLesson records a lesson, or — one with the same dedupe key exists —
+// reinforces that one: its confidence raised to the higher of the two, its
+// reinforcements counted up, its embedding replaced when l has one. It
+// returns the stored lesson and whether it was inserted. One statement, so
+// that concurrent records of one lesson count each record once.
+func (q SessionQueries) UpsertLesson(ctx context.Context, l *domain.Lesson) (*domain.Lesson, bool, error) {
+	greatest := "GREATEST"
+	if q.db.dialect == SQLite {
+		greatest = "MAX" // SQLite's two-argument MAX is PostgreSQL's GREATEST
+	}
+	var out domain.Lesson
+	err := q.get(ctx, &out, `INSERT INTO lessons (id, project_id, session_id, context, what_failed, what_worked,
+		lesson, tool_name, confidence, dedupe_key, created_at, reinforcements, embedding, embedding_model)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
+		ON CONFLICT (dedupe_key) DO UPDATE SET
+			confidence = `+greatest+`(lessons.confidence, excluded.confidence),
+			reinforcements = lessons.reinforcements + 1,
+			embedding = COALESCE(excluded.embedding, lessons.embedding),
+			embedding_model = CASE WHEN excluded.embedding IS NULL THEN lessons.embedding_model ELSE excluded.embedding_model END
+		RETURNING `+strings.ReplaceAll(lessonColumns("l"), "l.", ""),
+		l.ID, l.ProjectID, l.SessionID, l.Context, l.WhatFailed, l.WhatWorked, l.Lesson, l.ToolName, l.Confidence,
+		l.DedupeKey, l.CreatedAt, l.Embedding, l.EmbeddingModel)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
-// LessonByDedupeKey finds the lesson stored under a dedupe key.
-func (q SessionQueries) LessonByDedupeKey(ctx context.Context, key string) (*domain.Lesson, error) {
-	var l domain.Lesson
-	if err := q.get(ctx, &l, `SELECT `+lessonColumns("l")+` FROM lessons l WHERE l.dedupe_key = ?`, key); err != nil {
-		return nil, err
-	}
-	return &l, nil
+	return &out, out.ID == l.ID, nil
 }
 
 // lessonColumns are the columns of domain.Lesson, with a table alias (on
 // PostgreSQL lessons also hold their search document, never read back).
 func lessonColumns(alias string) string {
 	cols := []string{"id", "project_id", "session_id", "context", "what_failed", "what_worked", "lesson", "tool_name",
-		"confidence", "dedupe_key", "created_at"}
+		"confidence", "dedupe_key", "created_at", "reinforcements", "embedding", "embedding_model"}
 	for i, c := range cols {
 		cols[i] = alias + "." + c
 	}

@@ -57,6 +57,11 @@ type Item struct {
 	// similarity (a capped signature computed when the task was written):
 	// Title and Description are then not tokenised for it.
 	Terms map[string]int
+	// Embedding, of EmbeddingModel, when the task has one: the description
+	// similarity of two items with vectors of the same model (and length) is
+	// their cosine (below 0 counts as 0) instead of the TF-IDF one.
+	Embedding      []float32
+	EmbeddingModel string
 }
 
 // Link is a DEPENDS_ON or BLOCKS relationship between two items, by ID.
@@ -89,7 +94,8 @@ type Model struct {
 	files    [][]int // interned, sorted file paths
 	dirs     [][]int // interned, sorted directories
 	vecs     []sparse
-	links    [][]int // per item, the sorted positions it is linked to
+	embNorms []float64 // per item, its embedding's length
+	links    [][]int   // per item, the sorted positions it is linked to
 	cats     []int
 	dirNames []string
 }
@@ -159,7 +165,32 @@ func NewModel(items []Item, links []Link, w Criteria) *Model {
 		m.cats[i] = intern(cats, it.Category)
 	}
 	m.vecs = tfidf(items)
+	m.embNorms = make([]float64, len(items))
+	for i, it := range items {
+		var n float64
+		for _, f := range it.Embedding {
+			n += float64(f) * float64(f)
+		}
+		m.embNorms[i] = math.Sqrt(n)
+	}
 	return m
+}
+
+// embeddingSimilarity is the cosine of items i and j's embeddings, and
+// whether both have one of the same model and length.
+func (m *Model) embeddingSimilarity(i, j int) (float64, bool) {
+	a, b := m.items[i], m.items[j]
+	if len(a.Embedding) == 0 || len(a.Embedding) != len(b.Embedding) || a.EmbeddingModel != b.EmbeddingModel {
+		return 0, false
+	}
+	if m.embNorms[i] == 0 || m.embNorms[j] == 0 {
+		return 0, true
+	}
+	var dot float64
+	for k, f := range a.Embedding {
+		dot += float64(f) * float64(b.Embedding[k])
+	}
+	return min(max(dot/(m.embNorms[i]*m.embNorms[j]), 0), 1), true
 }
 
 func sortedSet(xs []int) []int {
@@ -310,7 +341,11 @@ func (m *Model) Pair(i, j int) Criteria {
 	if m.cats[i] == m.cats[j] {
 		b.Category = 1
 	}
-	b.DescriptionSimilarity = cosine(m.vecs[i], m.vecs[j])
+	if sim, ok := m.embeddingSimilarity(i, j); ok {
+		b.DescriptionSimilarity = sim
+	} else {
+		b.DescriptionSimilarity = cosine(m.vecs[i], m.vecs[j])
+	}
 	b.Component = jaccard(m.dirs[i], m.dirs[j])
 	return b
 }

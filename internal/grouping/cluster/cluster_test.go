@@ -164,3 +164,21 @@ func BenchmarkCluster2000(b *testing.B) {
 		cluster.Cluster(in)
 	}
 }
+
+// TestPairEmbeddings: two items with vectors of one model compare their
+// descriptions by the vectors' cosine (negative counts as 0); another model,
+// another length or a missing vector falls back to the words.
+func TestPairEmbeddings(t *testing.T) {
+	items := []cluster.Item{
+		{ID: "a", Key: "1", Title: "alpha beta", Embedding: []float32{1, 0, 0}, EmbeddingModel: "m"},
+		{ID: "b", Key: "2", Title: "gamma delta", Embedding: []float32{1, 1, 0}, EmbeddingModel: "m"},
+		{ID: "c", Key: "3", Title: "alpha beta", Embedding: []float32{-1, 0, 0}, EmbeddingModel: "m"},
+		{ID: "d", Key: "4", Title: "alpha beta", Embedding: []float32{0, 1, 0}, EmbeddingModel: "other"},
+		{ID: "e", Key: "5", Title: "alpha beta"},
+	}
+	m := cluster.NewModel(items, nil, cluster.DefaultWeights)
+	require.InDelta(t, 1/math.Sqrt2, m.Pair(0, 1).DescriptionSimilarity, eps, "no words in common, close vectors")
+	require.Zero(t, m.Pair(0, 2).DescriptionSimilarity, "same words, opposite vectors")
+	require.InDelta(t, 1, m.Pair(0, 3).DescriptionSimilarity, eps, "another model: the words")
+	require.InDelta(t, 1, m.Pair(0, 4).DescriptionSimilarity, eps, "no vector: the words")
+}

@@ -1,0 +1,159 @@
+package service
+
+import (
+	"context"
+	"math"
+
+	"github.com/taskgraph/taskgraph/internal/app"
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+// vectorPage is how many stored vectors a similarity search reads per
+// statement: 1,000 vectors of 768 float32 are 3 MB.
+const vectorPage = 1000
+
+// SimilarTasksArgs are the arguments of similarTasks.
+type SimilarTasksArgs struct {
+	ProjectID      string
+	Embedding      []float64
+	TaskID         *string
+	EmbeddingModel string
+	First          *int
+	MinScore       *float64
+}
+
+// SimilarTasks ranks the project's tasks with an embedding of the model by
+// cosine similarity to the vector given, or to the vector of the task
+// TaskID (that task left out), highest first, ties by id. The project's
+// vectors of the model are read in pages of vectorPage and scored in the
+// server, keeping only the best first: one statement per page, memory for one
+// page and the result.
+func (s *Tasks) SimilarTasks(ctx context.Context, args SimilarTasksArgs) ([]*domain.TaskSimilarity, error) {
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	project, err := s.Projects.visibleProject(ctx, p, args.ProjectID, "projectId")
+	if err != nil {
+		return nil, err
+	}
+	first := 10
+	if args.First != nil {
+		first = *args.First
+	}
+	if first < 0 || first > domain.MaxSimilarResults {
+		return nil, &domain.Error{Code: domain.CodeBadUserInput, Field: "first",
+			Message: "first is between 0 and 100"}
+	}
+	if args.MinScore != nil && (math.IsNaN(*args.MinScore) || *args.MinScore < -1 || *args.MinScore > 1) {
+		return nil, domain.InputError("minScore", "minScore is between -1 and 1")
+	}
+	model, err := domain.CheckText("embeddingModel", args.EmbeddingModel, domain.MaxEmbeddingModelLen, true)
+	if err != nil {
+		return nil, err
+	}
+	if (args.Embedding == nil) == (args.TaskID == nil) {
+		return nil, domain.InputError("embedding", "give exactly one of embedding and taskId")
+	}
+	var query []float32
+	skip := ""
+	if args.TaskID != nil {
+		t, _, err := s.visibleTask(ctx, p, *args.TaskID, "taskId")
+		if err != nil {
+			return nil, err
+		}
+		if t.ProjectID != project.ID {
+			return nil, domain.InputError("taskId", "the task belongs to another project")
+		}
+		if len(t.Embedding) == 0 || t.EmbeddingModel == nil || *t.EmbeddingModel != model {
+			return nil, domain.InputError("taskId", "the task has no embedding of model %q", domain.Echo(model))
+		}
+		query, skip = domain.DecodeVector(nil, t.Embedding), t.ID
+	} else {
+		if _, err := domain.CheckEmbedding("embedding", args.Embedding, "embeddingModel", &model); err != nil {
+			return nil, err
+		}
+		want, known, err := s.db.Tasks.KnownDimension(ctx, project.ID, model)
+		if err != nil {
+			return nil, err
+		}
+		if known {
+			if err := domain.CheckDimension("embedding", model, len(args.Embedding), want); err != nil {
+				return nil, err
+			}
+		}
+		query = domain.DecodeVector(nil, domain.EncodeEmbedding(args.Embedding))
+	}
+	if first == 0 {
+		return []*domain.TaskSimilarity{}, nil
+	}
+	best, err := s.rankTaskVectors(ctx, project.ID, model, query, skip, first, args.MinScore)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(best))
+	for i, b := range best {
+		ids[i] = b.ID
+	}
+	tasks, err := s.db.Tasks.TasksByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*domain.Task, len(tasks))
+	for _, t := range tasks {
+		byID[t.ID] = t
+		s.load(ctx).tasks.Prime(t.ID, t)
+	}
+	out := make([]*domain.TaskSimilarity, 0, len(best))
+	for _, b := range best {
+		if t := byID[b.ID]; t != nil { // deleted since its vector was read
+			out = append(out, &domain.TaskSimilarity{Task: t, Score: b.Score})
+		}
+	}
+	return out, nil
+}
+
+// rankTaskVectors reads the project's vectors of model page by page and keeps
+// the n closest to query (at least minScore), leaving out the task skip and
+// vectors of another dimension.
+func (s *Tasks) rankTaskVectors(ctx context.Context, projectID, model string, query []float32, skip string, n int, minScore *float64) ([]domain.Scored, error) {
+	norm := domain.Norm(query)
+	top := domain.NewTopN(n)
+	var vec []float32
+	after := ""
+	for {
+		rows, err := s.db.Tasks.TaskVectors(ctx, projectID, model, after, vectorPage)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if r.ID == skip || len(r.Embedding) != 4*len(query) {
+				continue
+			}
+			vec = domain.DecodeVector(vec, r.Embedding)
+			score := domain.Cosine(query, norm, vec)
+			if minScore != nil && score < *minScore {
+				continue
+			}
+			top.Add(domain.Scored{ID: r.ID, Score: score})
+		}
+		if len(rows) < vectorPage {
+			return top.Sorted(), nil
+		}
+		after = rows[len(rows)-1].ID
+	}
+}
+
+// checkTaskDimension refuses t's vector unless it has the dimension its model
+// has in t's project (set by the model's first vector there).
+func checkTaskDimension(ctx context.Context, tx *app.Tx, t *domain.Task) error {
+	if t.Embedding == nil || t.EmbeddingModel == nil {
+		return nil
+	}
+	dims := len(t.Embedding) / 4
+	want, err := tx.Tasks.EmbeddingDimension(ctx, t.ProjectID, *t.EmbeddingModel, dims)
+	if err != nil {
+		return err
+	}
+	return domain.CheckDimension("embedding", *t.EmbeddingModel, dims, want)
+}
