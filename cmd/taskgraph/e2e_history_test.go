@@ -206,9 +206,14 @@ func TestAgentMissedHeartbeats(t *testing.T) {
 		require.GreaterOrEqual(t, life.N("consecutiveMissedHeartbeats"), 20)
 		require.Equal(t, 1, life.N("tasksFailed"))
 		require.False(t, life.Null("totalDurationMs"))
-		log := s.query(t, e.token, taskHistoryQuery, M{"id": a}).L("task.executionLog")
+		h := s.query(t, e.token, taskHistoryQuery, M{"id": a}).at("task")
+		log := h.L("executionLog")
 		require.Len(t, log, 1)
 		require.Equal(t, "INTERRUPTED", log[0].S("status"))
+		require.Equal(t, "FAILED", h.S("status"))
+		last := h.L("stateHistory")
+		require.Equal(t, "FAILED", last[len(last)-1].S("toStatus"))
+		require.Equal(t, agent, last[len(last)-1].S("changedByAgent.id"), "the sweep's release names the lost agent")
 	})
 }
 

@@ -108,6 +108,7 @@ func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error
 			return nil // it heartbeated meanwhile
 		}
 		tx.ActFor(run.ID)
+		tx.ActAsAgent(a.GlobalID()) // its task's release is the lost agent's doing
 		exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
 		if err != nil {
 			return err
