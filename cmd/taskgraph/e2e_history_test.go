@@ -214,6 +214,10 @@ func TestAgentMissedHeartbeats(t *testing.T) {
 		last := h.L("stateHistory")
 		require.Equal(t, "FAILED", last[len(last)-1].S("toStatus"))
 		require.Equal(t, agent, last[len(last)-1].S("changedByAgent.id"), "the sweep's release names the lost agent")
+		evs := s.query(t, e.token, `query($id: ID!) { executionRun(id: $id) { events(first: 10, types: [AGENT_TERMINATED]) {
+			nodes { agent { id } ... on AgentTerminated { endReason } } } } }`, M{"id": run}).L("executionRun.events.nodes")
+		require.Len(t, evs, 1)
+		require.Equal(t, "MISSED_HEARTBEATS", evs[0].S("endReason"))
 	})
 }
 

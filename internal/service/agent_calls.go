@@ -135,7 +135,7 @@ func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID strin
 				if err := logExecution(t, a, exec, nil); err != nil {
 					return false, err
 				}
-				tx.Record(domain.NewAgentTerminated(run, exec, reason, now))
+				tx.Record(domain.NewAgentTerminated(run, exec, end, reason, now))
 				if err := s.releaseTask(ctx, tx, engine, run, t, exec, false, reason, now, nil); err != nil {
 					return true, err
 				}

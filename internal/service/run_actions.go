@@ -129,7 +129,7 @@ func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput)
 			if err := endAgent(ctx, tx, a, exec, domain.ExecCancelled, domain.EndRunCancelled, "run cancelled", nil, now); err != nil {
 				return nil, err
 			}
-			tx.Record(domain.NewAgentTerminated(run, exec, "run cancelled", now))
+			tx.Record(domain.NewAgentTerminated(run, exec, domain.EndRunCancelled, "run cancelled", now))
 			t, err := tx.Tasks.TaskForUpdate(ctx, a.TaskID)
 			if err != nil {
 				return nil, err

@@ -123,7 +123,7 @@ func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error
 		if err := endAgent(ctx, tx, a, exec, domain.ExecInterrupted, domain.EndMissedHeartbeats, reason, &reason, now); err != nil {
 			return err
 		}
-		tx.Record(domain.NewAgentTerminated(run, exec, reason, now))
+		tx.Record(domain.NewAgentTerminated(run, exec, domain.EndMissedHeartbeats, reason, now))
 		done = true
 		if t.Status != domain.StatusInProgress {
 			return nil
