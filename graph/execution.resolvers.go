@@ -448,6 +448,8 @@ func (r *Resolver) TaskClaimed() TaskClaimedResolver { return &taskClaimedResolv
 
 func (r *Resolver) TaskExecution() TaskExecutionResolver { return &taskExecutionResolver{r} }
 
+func (r *Resolver) TaskTestResult() TaskTestResultResolver { return &taskTestResultResolver{r} }
+
 func (r *Resolver) TestResultRecorded() TestResultRecordedResolver {
 	return &testResultRecordedResolver{r}
 }
@@ -477,6 +479,7 @@ type (
 	runStartedResolver         struct{ *Resolver }
 	taskClaimedResolver        struct{ *Resolver }
 	taskExecutionResolver      struct{ *Resolver }
+	taskTestResultResolver     struct{ *Resolver }
 	testResultRecordedResolver struct{ *Resolver }
 	waveResolver               struct{ *Resolver }
 	waveCompletedResolver      struct{ *Resolver }

@@ -41,7 +41,7 @@ func TestAgentCallsFencedByClaimer(t *testing.T) {
 		}
 		a := s.query(t, e.token, `query($id: ID!) { node(id: $id) { ... on BuildAgent { status heartbeatCount progressPercent
 			execution { logLines testResults { id } } } } }`, M{"id": agent}).at("node")
-		require.Equal(t, "RUNNING", a.S("status"))
+		require.Equal(t, "SPAWNING", a.S("status")) // it never heartbeated
 		require.Zero(t, a.N("heartbeatCount"))
 		require.Zero(t, a.N("execution.logLines"))
 		require.Empty(t, a.L("execution.testResults"))

@@ -19,6 +19,7 @@ type Tx struct {
 	*store.Q
 	events []*domain.Event
 	runID  string
+	agent  string
 	after  []func()
 	tail   tail
 }
@@ -37,6 +38,20 @@ func (tx *Tx) Run() *string {
 		return nil
 	}
 	id := tx.runID
+	return &id
+}
+
+// ActAsAgent says the transaction's task transitions are caused by the build
+// agent with global id agentGID: their history names it (TaskStateChange
+// changedBy) instead of the caller.
+func (tx *Tx) ActAsAgent(agentGID string) { tx.agent = agentGID }
+
+// Agent is the build agent (global id) the transaction acts as, or nil.
+func (tx *Tx) Agent() *string {
+	if tx.agent == "" {
+		return nil
+	}
+	id := tx.agent
 	return &id
 }
 

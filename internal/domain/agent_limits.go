@@ -10,16 +10,17 @@ import (
 // log beyond its cap is refused or, for the log, stops growing: its older
 // lines are kept, and the LOG_APPENDED event says how many lines were dropped.
 const (
-	MaxLogLineBytes       = 8 << 10  // one log line
-	MaxLogLinesPerCall    = 1_000    // lines of one appendExecutionLog
-	MaxLogBytesPerCall    = 1 << 20  // bytes of one appendExecutionLog
-	MaxLogLinesPerExec    = 100_000  // lines an execution's log keeps
-	MaxCurrentStep        = 500      // characters of a heartbeat's currentStep
-	MaxTestOutputBytes    = 64 << 10 // a test result's output
-	MaxErrorTextBytes     = 16 << 10 // a test result's or a failure's error text
-	LogEventLines         = 5        // lines a LOG_APPENDED event carries
-	LogEventLineBytes     = 500      // bytes of each of them
-	maxLogLineMarkerBytes = 40
+	MaxLogLineBytes        = 8 << 10  // one log line
+	MaxLogLinesPerCall     = 1_000    // lines of one appendExecutionLog
+	MaxLogBytesPerCall     = 1 << 20  // bytes of one appendExecutionLog
+	MaxLogLinesPerExec     = 100_000  // lines an execution's log keeps
+	MaxCurrentStep         = 500      // characters of a heartbeat's currentStep
+	MaxTestOutputBytes     = 64 << 10 // a test result's output
+	MaxErrorTextBytes      = 16 << 10 // a test result's or a failure's error text
+	MaxExecutionNotesBytes = 16 << 10 // completeTask's and failTask's notes
+	LogEventLines          = 5        // lines a LOG_APPENDED event carries
+	LogEventLineBytes      = 500      // bytes of each of them
+	maxLogLineMarkerBytes  = 40
 )
 
 // Clip cuts s to at most max bytes, on a character boundary, marking the cut

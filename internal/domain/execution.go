@@ -61,6 +61,18 @@ const (
 	AgentTerminated AgentStatus = "TERMINATED"
 )
 
+// AgentEndReason says why a TERMINATED build agent ended.
+type AgentEndReason string
+
+const (
+	EndTaskCompleted    AgentEndReason = "TASK_COMPLETED"
+	EndTaskFailed       AgentEndReason = "TASK_FAILED"
+	EndMissedHeartbeats AgentEndReason = "MISSED_HEARTBEATS"
+	EndRunCancelled     AgentEndReason = "RUN_CANCELLED"
+	EndQuestionTimeout  AgentEndReason = "QUESTION_TIMEOUT"
+	EndLeaseLost        AgentEndReason = "LEASE_LOST"
+)
+
 // ExecutionStatus is the state of one attempt at a task.
 type ExecutionStatus string
 
@@ -198,7 +210,14 @@ type BuildAgent struct {
 	TerminatedAt                *time.Time  `db:"terminated_at"`
 	TerminationReason           *string     `db:"termination_reason"`
 	ErrorMessage                *string     `db:"error_message"`
-	ClaimedBy                   *string     `db:"claimed_by"`
+	// EndReason says why a TERMINATED agent ended; nil while it lives.
+	EndReason *AgentEndReason `db:"end_reason"`
+	// TasksCompleted and TasksFailed count the agent's settled outcomes.
+	TasksCompleted int `db:"tasks_completed"`
+	TasksFailed    int `db:"tasks_failed"`
+	// TotalDurationMs runs from the agent's spawn to its end.
+	TotalDurationMs *int    `db:"total_duration_ms"`
+	ClaimedBy       *string `db:"claimed_by"`
 	// Slot is the run slot (1 … maxParallelAgents) the agent holds while it
 	// is live; nil for agents that ended before slots existed.
 	Slot *int `db:"slot"`
@@ -307,11 +326,13 @@ type (
 		FilesModified       []string
 		GitCommits          []string
 		ActualEffortMinutes *int
+		Notes               *string
 	}
 	FailTaskInput struct {
 		AgentID   string
 		Error     string
 		Retryable *bool
+		Notes     *string
 	}
 )
 

@@ -123,6 +123,8 @@ type AgentTerminatedEvent struct {
 	Event             `json:"-"`
 	TerminationReason string `json:"terminationReason"`
 	AttemptNumber     int    `json:"attemptNumber"`
+	// EndReason is the agent's endReason; nil in events stored before it was.
+	EndReason *AgentEndReason `json:"endReason,omitempty"`
 }
 
 func (e *AgentTerminatedEvent) upgrade(message *string) error {
@@ -313,10 +315,11 @@ func NewAgentHeartbeat(run *ExecutionRun, hb *AgentHeartbeat) *Event {
 		ProgressPercent: hb.ProgressPercent, CurrentStep: hb.CurrentStep, MemoryMb: hb.MemoryMb, CPUPercent: hb.CPUPercent})
 }
 
-// NewAgentTerminated is the event of exec's agent being terminated for reason.
-func NewAgentTerminated(run *ExecutionRun, exec *TaskExecution, reason string, at time.Time) *Event {
+// NewAgentTerminated is the event of exec's agent being terminated for end
+// (reason: its terminationReason).
+func NewAgentTerminated(run *ExecutionRun, exec *TaskExecution, end AgentEndReason, reason string, at time.Time) *Event {
 	return runEvent(run, EventAgentTerminated, exec.TaskID, exec.AgentID, at,
-		&AgentTerminatedEvent{TerminationReason: reason, AttemptNumber: exec.AttemptNumber})
+		&AgentTerminatedEvent{TerminationReason: reason, AttemptNumber: exec.AttemptNumber, EndReason: &end})
 }
 
 // NewLogAppended is the event of lines being appended to exec's log, the

@@ -1,8 +1,10 @@
 package domain
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // The rules of execution runs, waves and agents. The service reads rows,
@@ -314,4 +316,118 @@ func ImpactAccuracy(impacts []*TaskFileImpact, filesModified []string) (accurate
 		}
 	}
 	return accurate, inaccurate
+}
+
+// The build agent's lifecycle: SPAWNING (claimed, no heartbeat yet) →
+// RUNNING (its first heartbeat) ⇄ IDLE (waiting on an unanswered blocking
+// question) → COMPLETING (completeTask or failTask received, while the
+// result is settled) → TERMINATED, with an AgentEndReason.
+
+// AfterHeartbeat is the status of a live agent in status s once it
+// heartbeats: a SPAWNING agent starts RUNNING; the others keep theirs.
+func (s AgentStatus) AfterHeartbeat() AgentStatus {
+	if s == AgentSpawning {
+		return AgentRunning
+	}
+	return s
+}
+
+// AfterQuestion is the status of a live agent in status s when it starts
+// (waiting) or stops waiting on a blocking question: RUNNING and SPAWNING
+// agents go IDLE, IDLE ones go back to RUNNING; the others keep theirs.
+func (s AgentStatus) AfterQuestion(waiting bool) AgentStatus {
+	switch {
+	case waiting && (s == AgentRunning || s == AgentSpawning):
+		return AgentIdle
+	case !waiting && s == AgentIdle:
+		return AgentRunning
+	}
+	return s
+}
+
+// MissedHeartbeats is how many whole heartbeat intervals have passed
+// without a heartbeat after silence since the last one.
+func MissedHeartbeats(silence, interval time.Duration) int {
+	if interval <= 0 || silence < interval {
+		return 0
+	}
+	return int(silence / interval)
+}
+
+// EndAgentFor is the end reason of an agent whose task settled with outcome
+// after the agent reported it (completeTask / failTask).
+func EndAgentFor(outcome TaskStatus) AgentEndReason {
+	if outcome == StatusCompleted {
+		return EndTaskCompleted
+	}
+	return EndTaskFailed
+}
+
+// EndAgent terminates a live agent at now for reason (text: its
+// terminationReason): it records why it ended, how long it lived and the
+// outcome of its task — completed for TASK_COMPLETED, not counted when its
+// run was cancelled (the task goes back to PENDING), failed otherwise.
+func EndAgent(a *BuildAgent, reason AgentEndReason, text string, now time.Time) {
+	a.Status, a.TerminatedAt, a.TerminationReason, a.EndReason = AgentTerminated, &now, &text, &reason
+	d := max(0, int(now.Sub(a.SpawnedAt).Milliseconds()))
+	a.TotalDurationMs = &d
+	switch reason {
+	case EndTaskCompleted:
+		a.TasksCompleted++
+	case EndRunCancelled:
+	default:
+		a.TasksFailed++
+	}
+}
+
+// ExecutionLogEntry is one finished execution in Task.executionLog.
+type ExecutionLogEntry struct {
+	Attempt   int             `json:"attempt"`
+	Status    ExecutionStatus `json:"status"`
+	AgentID   string          `json:"agentId"`
+	StartedAt time.Time       `json:"startedAt"`
+	EndedAt   time.Time       `json:"endedAt"`
+	Summary   string          `json:"summary"`
+}
+
+// MaxExecutionLogEntries bounds a task's executionLog: the newest entries
+// are kept.
+const MaxExecutionLogEntries = 100
+
+// ExecutionSummary is the summary of a finished execution in its task's
+// executionLog: the agent's notes, else its last error, else its status.
+func ExecutionSummary(e *TaskExecution, notes *string) string {
+	switch {
+	case notes != nil && *notes != "":
+		return *notes
+	case e.LastError != nil && *e.LastError != "":
+		return *e.LastError
+	}
+	return "execution " + string(e.Status)
+}
+
+// AppendExecutionLog adds the entry of finished execution e (of agent
+// agentGID) to a task's executionLog, an array oldest first; a log that is
+// not an array starts again, and past MaxExecutionLogEntries the oldest
+// entries go.
+func AppendExecutionLog(log JSON, e *TaskExecution, agentGID string, notes *string) (JSON, error) {
+	var entries []json.RawMessage
+	if len(log) > 0 && json.Unmarshal(log, &entries) != nil {
+		entries = nil
+	}
+	ended := e.StartedAt
+	if e.EndedAt != nil {
+		ended = *e.EndedAt
+	}
+	b, err := json.Marshal(ExecutionLogEntry{Attempt: e.AttemptNumber, Status: e.Status, AgentID: agentGID,
+		StartedAt: e.StartedAt, EndedAt: ended, Summary: Clip(ExecutionSummary(e, notes), MaxErrorTextBytes)})
+	if err != nil {
+		return nil, err
+	}
+	entries = append(entries, b)
+	if n := len(entries) - MaxExecutionLogEntries; n > 0 {
+		entries = entries[n:]
+	}
+	out, err := json.Marshal(entries)
+	return JSON(out), err
 }

@@ -182,6 +182,9 @@ func (s *Service) AskQuestion(ctx context.Context, in domain.AskQuestionInput) (
 		}
 		tx.Record(domain.NewQuestionAsked(rules, at))
 		s.notified(tx, rules)
+		if err := s.agentMoved(ctx, tx, rules); err != nil {
+			return err
+		}
 		out = rules
 		return nil
 	})
@@ -367,9 +370,18 @@ func (s *Service) answer(ctx context.Context, p *auth.Principal, in domain.Answe
 		}
 		tx.Record(domain.NewQuestionAnswered(q, at))
 		s.notified(tx, q)
-		return nil
+		return s.agentMoved(ctx, tx, q)
 	})
 	return out, err
+}
+
+// agentMoved moves the build agent that asked blocking question q between
+// RUNNING and IDLE once q was asked or settled (in tx, which wrote q).
+func (s *Service) agentMoved(ctx context.Context, tx *app.Tx, q *domain.Question) error {
+	if q.AgentID == nil || !q.Blocking {
+		return nil
+	}
+	return s.core.Runs.AgentQuestionsMoved(ctx, tx, *q.AgentID)
 }
 
 // SkipQuestion skips a PENDING question (skipping it again changes nothing).
@@ -406,7 +418,10 @@ func (s *Service) SkipQuestion(ctx context.Context, in domain.SkipQuestionInput)
 		}
 		s.skip(tx, q, reason, at)
 		out = q
-		return tx.Questions.UpdateQuestion(ctx, q)
+		if err := tx.Questions.UpdateQuestion(ctx, q); err != nil {
+			return err
+		}
+		return s.agentMoved(ctx, tx, q)
 	})
 	return out, err
 }

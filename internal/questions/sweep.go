@@ -100,10 +100,10 @@ func (s *Service) expire(ctx context.Context, id string) (bool, error) {
 		s.notified(tx, q)
 		done = true
 		if !failTask {
-			return nil
+			return s.agentMoved(ctx, tx, q)
 		}
 		reason := fmt.Sprintf("question %s expired unanswered (timeout action FAIL_TASK): %s", q.GlobalID(), clip(q.QuestionText, 200))
-		_, err = s.core.Runs.FailTaskFromOutside(ctx, tx, *q.TaskID, reason, at)
+		_, err = s.core.Runs.FailTaskFromOutside(ctx, tx, *q.TaskID, domain.EndQuestionTimeout, reason, at)
 		return err
 	})
 	return done, err

@@ -91,8 +91,11 @@ func (s *Runs) LockRunOfTask(ctx context.Context, tx *app.Tx, taskID string) (*d
 // barrier moves as when an agent fails for good. A task that is neither held
 // by a live agent nor PENDING keeps its status; failed reports whether it
 // moved. Lock order: run (LockRunOfTask; the caller may have taken it
-// already), slot, agent, task.
-func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID, reason string, now time.Time) (failed bool, err error) {
+// already), slot, agent, task. end is the agent's end reason (a question
+// that timed out: QUESTION_TIMEOUT).
+func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID string, end domain.AgentEndReason, reason string,
+	now time.Time,
+) (failed bool, err error) {
 	run, err := s.LockRunOfTask(ctx, tx, taskID)
 	if err != nil {
 		return false, err
@@ -126,10 +129,13 @@ func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID, reas
 				return false, err
 			}
 			if exec.Status == domain.ExecRunning && t.Status == domain.StatusInProgress && t.AssignedAgentID != nil && *t.AssignedAgentID == a.ID {
-				if err := endAgent(ctx, tx, a, exec, domain.ExecFailed, reason, &reason, now); err != nil {
+				if err := endAgent(ctx, tx, a, exec, domain.ExecFailed, end, reason, &reason, now); err != nil {
 					return false, err
 				}
-				tx.Record(domain.NewAgentTerminated(run, exec, reason, now))
+				if err := logExecution(t, a, exec, nil); err != nil {
+					return false, err
+				}
+				tx.Record(domain.NewAgentTerminated(run, exec, end, reason, now))
 				if err := s.releaseTask(ctx, tx, engine, run, t, exec, false, reason, now, nil); err != nil {
 					return true, err
 				}
@@ -165,4 +171,27 @@ func (s *Runs) FailTaskFromOutside(ctx context.Context, tx *app.Tx, taskID, reas
 		return true, err
 	}
 	return true, s.advance(ctx, tx, engine, run, now)
+}
+
+// AgentQuestionsMoved moves a live build agent between RUNNING and IDLE
+// after one of its blocking questions was asked or settled (answered,
+// skipped, expired), inside tx: it is IDLE while one of them is unanswered.
+// The caller holds the question; the agent is locked here.
+func (s *Runs) AgentQuestionsMoved(ctx context.Context, tx *app.Tx, agentID string) error {
+	a, err := tx.Runs.AgentForUpdate(ctx, agentID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	} else if err != nil || !a.Status.Live() {
+		return err
+	}
+	n, err := tx.Questions.CountBlockingOfAgent(ctx, agentID, domain.QuestionPending)
+	if err != nil {
+		return err
+	}
+	next := a.Status.AfterQuestion(n > 0)
+	if next == a.Status {
+		return nil
+	}
+	a.Status = next
+	return tx.Runs.UpdateAgent(ctx, a)
 }

@@ -121,6 +121,7 @@ func (s *Runs) holder(ctx context.Context, tx *app.Tx, p *auth.Principal, agentG
 	if !heldBy(a, p) {
 		return nil, errClaimedByOther()
 	}
+	tx.ActAsAgent(a.GlobalID())
 	if !a.Status.Live() || exec.Status != domain.ExecRunning {
 		if allowCancelled && run.Status == domain.RunCancelled {
 			return &held{agent: a, exec: exec, run: run, cancelled: true}, nil
@@ -180,12 +181,16 @@ func one[T any](rows []*T, err error) (*T, error) {
 // pool and for locks behind claims, during which the sweep must not take
 // the task away. An agent the caller may not speak for is left as it is
 // (the call then answers LEASE_LOST or NOT_FOUND from its transaction).
-func (s *Runs) renewLease(ctx context.Context, p *auth.Principal, agentGID string) error {
+//
+// settling: the call settles the agent's task (completeTask, failTask),
+// and the agent becomes COMPLETING with the stamp.
+func (s *Runs) renewLease(ctx context.Context, p *auth.Principal, agentGID string, settling bool) error {
 	id, err := domain.DecodeID(domain.KindBuildAgent, agentGID, "agentId")
 	if err != nil {
 		return nil // the transaction answers it
 	}
-	_, err = s.db.StampLease(ctx, store.Pulse{AgentID: id, AnyClaimer: p.IsAdmin(), ClaimedBy: claimer(p), Scope: app.ScopeOf(p)})
+	_, err = s.db.StampLease(ctx, store.Pulse{AgentID: id, AnyClaimer: p.IsAdmin(), ClaimedBy: claimer(p), Scope: app.ScopeOf(p),
+		Completing: settling})
 	return err
 }
 
@@ -239,6 +244,8 @@ func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain
 		news := domain.HeartbeatIsNews(a, in.ProgressPercent, in.CurrentStep)
 		a.LastHeartbeatAt = h.now
 		a.HeartbeatCount++
+		a.Status = a.Status.AfterHeartbeat()
+		a.ConsecutiveMissedHeartbeats = 0
 		if in.ProgressPercent != nil {
 			a.ProgressPercent = *in.ProgressPercent
 		}
@@ -283,7 +290,7 @@ func (s *Runs) AppendExecutionLog(ctx context.Context, in domain.AppendExecution
 		return nil, err
 	}
 	var exec *domain.TaskExecution
-	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+	if err := s.renewLease(ctx, p, in.AgentID, false); err != nil {
 		return nil, err
 	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
@@ -313,7 +320,7 @@ func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultI
 		return nil, err
 	}
 	var res *domain.TaskTestResult
-	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+	if err := s.renewLease(ctx, p, in.AgentID, false); err != nil {
 		return nil, err
 	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
@@ -339,18 +346,41 @@ func (s *Runs) RecordTestResult(ctx context.Context, in domain.RecordTestResultI
 	return res, err
 }
 
-// endAgent terminates an agent, frees its slot (the caller holds it) and
-// ends its execution.
-func endAgent(ctx context.Context, tx *app.Tx, a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, reason string, lastErr *string, now time.Time) error {
-	ending(a, e, st, reason, lastErr, now)
+// endAgent terminates an agent for end (reason: its terminationReason),
+// frees its slot (the caller holds it) and ends its execution.
+func endAgent(ctx context.Context, tx *app.Tx, a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus,
+	end domain.AgentEndReason, reason string, lastErr *string, now time.Time,
+) error {
+	ending(a, e, st, end, reason, lastErr, now)
 	return tx.Runs.EndAgent(ctx, a, e)
 }
 
 // ending sets what ending agent a and its execution e changes in them.
-func ending(a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, reason string, lastErr *string, now time.Time) {
-	a.Status, a.TerminatedAt, a.TerminationReason = domain.AgentTerminated, &now, &reason
+func ending(a *domain.BuildAgent, e *domain.TaskExecution, st domain.ExecutionStatus, end domain.AgentEndReason, reason string,
+	lastErr *string, now time.Time,
+) {
+	domain.EndAgent(a, end, reason, now)
 	e.Status, e.EndedAt, e.LastError = st, &now, lastErr
 	e.DurationMs = ptr(int(now.Sub(e.StartedAt).Milliseconds()))
+}
+
+// logExecution adds ended execution e of agent a to its task's
+// executionLog, before the task's row is written.
+func logExecution(t *domain.Task, a *domain.BuildAgent, e *domain.TaskExecution, notes *string) error {
+	log, err := domain.AppendExecutionLog(t.ExecutionLog, e, a.GlobalID(), notes)
+	if err != nil {
+		return err
+	}
+	t.ExecutionLog = log
+	return nil
+}
+
+// keepNotes keeps an agent's notes on its task's list item.
+func keepNotes(ctx context.Context, tx *app.Tx, t *domain.Task, notes *string) error {
+	if notes == nil || t.TaskListID == nil {
+		return nil
+	}
+	return tx.Lists.SetItemNotes(ctx, t.ID, *notes)
 }
 
 // CompleteTask reports the calling agent's task done: it is validated
@@ -371,11 +401,14 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 		return nil, nil, err
 	}
 	in.FilesModified = files
+	if in.Notes, err = domain.CheckOptText("notes", in.Notes, domain.MaxExecutionNotesBytes); err != nil {
+		return nil, nil, err
+	}
 	var (
 		h      *held
 		closed bool
 	)
-	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+	if err := s.renewLease(ctx, p, in.AgentID, true); err != nil {
 		return nil, nil, err
 	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
@@ -415,11 +448,17 @@ func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*
 			reason = "tests not passed: " + strings.Join(bad, "; ")
 			lastErr = &reason
 		}
+		ending(h.agent, e, st, domain.EndAgentFor(outcome), "task reported done", lastErr, now)
+		if err := logExecution(t, h.agent, e, in.Notes); err != nil {
+			return err
+		}
 		if err := s.moveTaskWith(ctx, tx, p, t, from, outcome, reason, now, moves); err != nil {
 			return err
 		}
+		if err := keepNotes(ctx, tx, t, in.Notes); err != nil {
+			return err
+		}
 		// The agent ends and the task's place in the run moves: one statement.
-		ending(h.agent, e, st, "task reported done", lastErr, now)
 		place, err := tx.Runs.EndAgentMovingPlace(ctx, h.agent, e, settling(h.run, t, outcome, now))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // no open place in the run: nothing to count
@@ -454,11 +493,14 @@ func (s *Runs) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.T
 		return nil, nil, err
 	}
 	in.Error = domain.Clip(in.Error, domain.MaxErrorTextBytes)
+	if in.Notes, err = domain.CheckOptText("notes", in.Notes, domain.MaxExecutionNotesBytes); err != nil {
+		return nil, nil, err
+	}
 	var (
 		h      *held
 		closed bool
 	)
-	if err := s.renewLease(ctx, p, in.AgentID); err != nil {
+	if err := s.renewLease(ctx, p, in.AgentID, true); err != nil {
 		return nil, nil, err
 	}
 	err = s.tx(ctx, func(tx *app.Tx) error {
@@ -466,7 +508,14 @@ func (s *Runs) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.T
 		if h, err = s.holder(ctx, tx, p, in.AgentID, holdSettle, false); err != nil {
 			return err
 		}
-		if err := endAgent(ctx, tx, h.agent, h.exec, domain.ExecFailed, "task failed", &in.Error, h.now); err != nil {
+		h.agent.ErrorMessage = &in.Error
+		if err := endAgent(ctx, tx, h.agent, h.exec, domain.ExecFailed, domain.EndTaskFailed, "task failed", &in.Error, h.now); err != nil {
+			return err
+		}
+		if err := logExecution(h.task, h.agent, h.exec, in.Notes); err != nil {
+			return err
+		}
+		if err := keepNotes(ctx, tx, h.task, in.Notes); err != nil {
 			return err
 		}
 		return s.releaseTask(ctx, tx, p, h.run, h.task, h.exec, deref(in.Retryable), "agent failure: "+in.Error, h.now,

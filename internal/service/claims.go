@@ -113,7 +113,7 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 		}
 		agent := &domain.BuildAgent{ID: agentID, RunID: run.ID, WaveID: wave.ID, TaskID: t.ID, TaskListID: run.TaskListID,
 			ProcessID: in.ProcessID, Hostname: in.Hostname, WorkingDirectory: in.WorkingDirectory,
-			Status: domain.AgentRunning, LastHeartbeatAt: now, SpawnedAt: now, ClaimedBy: ptr(claimer(p)), Slot: &slot}
+			Status: domain.AgentSpawning, LastHeartbeatAt: now, SpawnedAt: now, ClaimedBy: ptr(claimer(p)), Slot: &slot}
 		exec := &domain.TaskExecution{ID: app.NewID(), TaskID: t.ID, TaskListID: run.TaskListID, RunID: run.ID,
 			AgentID: agent.ID, WaveID: wave.ID, AttemptNumber: cr.Attempts + 1, Status: domain.ExecRunning,
 			StartedAt: now, FilesModified: domain.Strings{}, GitCommits: domain.Strings{}, CreatedAt: now}
@@ -122,6 +122,7 @@ func (s *Runs) ClaimTask(ctx context.Context, in domain.ClaimTaskInput) (*domain
 			return err
 		}
 		t.AssignedAgentID = &agent.ID
+		tx.ActAsAgent(agent.GlobalID())
 		if err := s.moveTask(ctx, tx, p, t, domain.StatusInProgress,
 			claimReason(in.Hostname, exec.AttemptNumber), now); err != nil {
 			return err

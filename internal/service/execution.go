@@ -505,6 +505,11 @@ func (s *Runs) skipDependents(ctx context.Context, tx *app.Tx, p *auth.Principal
 				return nil, err
 			}
 		}
+		if t.TaskListID != nil {
+			if err := tx.Lists.SkipItem(ctx, id); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return out, nil
 }

@@ -21,6 +21,12 @@ type executionLoaders struct {
 	execsOfRun     *loader.Loader[string, []*domain.TaskExecution]
 	assignsOfWave  *loader.Loader[string, []*domain.WaveTaskAssignment]
 	resultsOfExecs *loader.Loader[string, []*domain.TaskTestResult]
+	// The history's ends: waves and executions by id, a wave's agents and
+	// executions.
+	waves        *loader.Loader[string, *domain.Wave]
+	execs        *loader.Loader[string, *domain.TaskExecution]
+	agentsOfWave *loader.Loader[string, []*domain.BuildAgent]
+	execsOfWave  *loader.Loader[string, []*domain.TaskExecution]
 	// The parallelism analysis: rows by id, and each task's current rows.
 	analyses        *loader.Loader[string, *domain.ParallelismAnalysis]
 	conflictsOfTask *loader.Loader[string, []*domain.ParallelismAnalysis]
@@ -41,12 +47,16 @@ func newExecutionLoaders(s *Service, w loader.Timing) *executionLoaders {
 	e.execsOfRun = loader.New(w, app.Grouped(q.Runs.ExecutionsOfRuns, func(v *domain.TaskExecution) []string { return []string{v.RunID} }))
 	e.assignsOfWave = loader.New(w, app.Grouped(q.Runs.AssignmentsOfWaves, func(v *domain.WaveTaskAssignment) []string { return []string{v.WaveID} }))
 	e.resultsOfExecs = loader.New(w, app.Grouped(q.Runs.TestResultsOfExecutions, func(v *domain.TaskTestResult) []string { return []string{v.ExecutionID} }))
+	e.waves = loader.New(w, app.ByID(q.Runs.WavesByIDs, func(v *domain.Wave) string { return v.ID }))
+	e.execs = loader.New(w, app.ByID(q.Runs.ExecutionsByIDs, func(v *domain.TaskExecution) string { return v.ID }))
+	e.agentsOfWave = loader.New(w, app.Grouped(q.Runs.AgentsOfWaves, func(v *domain.BuildAgent) []string { return []string{v.WaveID} }))
+	e.execsOfWave = loader.New(w, app.Grouped(q.Runs.ExecutionsOfWaves, func(v *domain.TaskExecution) []string { return []string{v.WaveID} }))
 	e.analyses = loader.New(w, app.ByID(q.Planning.AnalysesByIDs, func(v *domain.ParallelismAnalysis) string { return v.ID }))
 	e.conflictsOfTask = loader.New(w, app.Grouped(q.Planning.CurrentAnalysesOfTasks, func(v *domain.ParallelismAnalysis) []string {
 		return []string{v.TaskAID, v.TaskBID}
 	}))
 	e.all = []app.Clearer{e.runs, e.agents, e.execOfAgent, e.runsOfList, e.wavesOfRun, e.agentsOfRun, e.execsOfRun,
-		e.assignsOfWave, e.resultsOfExecs, e.analyses, e.conflictsOfTask}
+		e.assignsOfWave, e.resultsOfExecs, e.waves, e.execs, e.agentsOfWave, e.execsOfWave, e.analyses, e.conflictsOfTask}
 	return e
 }
 

@@ -126,16 +126,19 @@ func (s *Runs) CancelExecutionRun(ctx context.Context, in domain.RunActionInput)
 			if err != nil {
 				return nil, err
 			}
-			if err := endAgent(ctx, tx, a, exec, domain.ExecCancelled, "run cancelled", nil, now); err != nil {
+			if err := endAgent(ctx, tx, a, exec, domain.ExecCancelled, domain.EndRunCancelled, "run cancelled", nil, now); err != nil {
 				return nil, err
 			}
-			tx.Record(domain.NewAgentTerminated(run, exec, "run cancelled", now))
+			tx.Record(domain.NewAgentTerminated(run, exec, domain.EndRunCancelled, "run cancelled", now))
 			t, err := tx.Tasks.TaskForUpdate(ctx, a.TaskID)
 			if err != nil {
 				return nil, err
 			}
 			if t.Status == domain.StatusInProgress {
 				t.AssignedAgentID = nil
+				if err := logExecution(t, a, exec, nil); err != nil {
+					return nil, err
+				}
 				if err := s.moveTask(ctx, tx, p, t, domain.StatusPending, "run cancelled", now); err != nil {
 					return nil, err
 				}

@@ -26,8 +26,8 @@ const sweepBatch = 200
 // While the database cannot be reached no agent can heartbeat either, so
 // silence then says nothing about an agent: once the database answers
 // again, the sweep terminates nobody for a whole deadline (missed heartbeats
-// × interval), in which live agents heartbeat again. (SilentAgents does the
-// same after a PostgreSQL restart, whichever replica sweeps.)
+// × interval), in which live agents heartbeat again. (LateAgents counts
+// silence from a PostgreSQL restart likewise, whichever replica sweeps.)
 func (s *Runs) RunHeartbeatSweep(ctx context.Context) {
 	t := time.NewTicker(s.heartbeat / 2)
 	defer t.Stop()
@@ -65,18 +65,29 @@ func (s *Runs) RunHeartbeatSweep(ctx context.Context) {
 // deadline is how long an agent may stay silent.
 func (s *Runs) deadline() time.Duration { return time.Duration(s.missed) * s.heartbeat }
 
-// SweepAgents terminates the agents whose last heartbeat is older than
-// missed-heartbeats × heartbeat-interval by the database clock: their
-// execution becomes INTERRUPTED and their task goes back to PENDING, or to
-// FAILED once max-attempts is reached. It returns how many it terminated.
+// SweepAgents keeps the count of heartbeats each live agent has missed in a
+// row (BuildAgent.consecutiveMissedHeartbeats: whole heartbeat intervals of
+// silence, by the database clock) and terminates the agents that missed
+// missed-heartbeats of them: their execution becomes INTERRUPTED and their
+// task goes back to PENDING, or to FAILED once max-attempts is reached. It
+// returns how many it terminated.
 func (s *Runs) SweepAgents(ctx context.Context) (int, error) {
-	silent, err := s.db.SilentAgents(ctx, s.deadline(), sweepBatch)
+	late, err := s.db.LateAgents(ctx, s.heartbeat, sweepBatch)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, id := range silent {
-		done, err := s.terminateSilent(ctx, id)
+	for _, a := range late {
+		missed := domain.MissedHeartbeats(a.Silence, s.heartbeat)
+		if missed < s.missed {
+			if missed != a.Missed {
+				if err := s.db.MarkMissedHeartbeats(ctx, a.ID, a.Count, missed); err != nil {
+					return n, err
+				}
+			}
+			continue
+		}
+		done, err := s.terminateSilent(ctx, a.ID)
 		if err != nil {
 			return n, err
 		}
@@ -122,6 +133,7 @@ func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error
 			return nil // it heartbeated meanwhile
 		}
 		tx.ActFor(run.ID)
+		tx.ActAsAgent(a.GlobalID()) // its task's release is the lost agent's doing
 		exec, err := tx.Runs.ExecutionOfAgent(ctx, a.ID)
 		if err != nil {
 			return err
@@ -132,13 +144,17 @@ func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error
 		}
 		reason := fmt.Sprintf("no heartbeat for %s (%d × %s)", now.Sub(a.LastHeartbeatAt).Round(time.Millisecond),
 			s.missed, s.heartbeat)
-		if err := endAgent(ctx, tx, a, exec, domain.ExecInterrupted, reason, &reason, now); err != nil {
+		a.ConsecutiveMissedHeartbeats = domain.MissedHeartbeats(now.Sub(a.LastHeartbeatAt), s.heartbeat)
+		if err := endAgent(ctx, tx, a, exec, domain.ExecInterrupted, domain.EndMissedHeartbeats, reason, &reason, now); err != nil {
 			return err
 		}
-		tx.Record(domain.NewAgentTerminated(run, exec, reason, now))
+		tx.Record(domain.NewAgentTerminated(run, exec, domain.EndMissedHeartbeats, reason, now))
 		done = true
 		if t.Status != domain.StatusInProgress {
 			return nil
+		}
+		if err := logExecution(t, a, exec, nil); err != nil {
+			return err
 		}
 		if err := s.releaseTask(ctx, tx, engine, run, t, exec, true, "agent lost: "+reason, now, nil); err != nil {
 			return err

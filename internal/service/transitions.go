@@ -124,8 +124,12 @@ func (s *Tasks) prepareTransition(ctx context.Context, tx *app.Tx, p *auth.Princ
 		}
 	}
 	runID := tx.Run()
+	changedBy := tx.Agent()
+	if changedBy == nil {
+		changedBy = ptr(app.Actor(p))
+	}
 	change := &domain.TaskStateChange{ID: app.NewID(), TaskID: t.ID, ExecutionRunID: runID, FromStatus: &from, ToStatus: to,
-		ChangedBy: ptr(app.Actor(p)), ChangedAt: now}
+		ChangedBy: changedBy, ChangedAt: now}
 	if reason != "" {
 		change.Reason = &reason
 	}

@@ -23,7 +23,8 @@ const (
 	claim_rank`
 	agentColumns = `id, run_id, wave_id, task_id, task_list_id, process_id, hostname, working_directory, status,
 	last_heartbeat_at, heartbeat_count, consecutive_missed_heartbeats, progress_percent, current_step, memory_mb,
-	cpu_percent, spawned_at, terminated_at, termination_reason, error_message, claimed_by, slot`
+	cpu_percent, spawned_at, terminated_at, termination_reason, error_message, claimed_by, slot, end_reason,
+	tasks_completed, tasks_failed, total_duration_ms`
 	heartbeatColumns = `id, agent_id, run_id, task_id, status, progress_percent, current_step, memory_mb, cpu_percent,
 	recorded_at`
 	executionColumns = `id, task_id, task_list_id, run_id, agent_id, wave_id, attempt_number, status, started_at,
@@ -303,7 +304,10 @@ func (q RunQueries) UpdateAgent(ctx context.Context, a *domain.BuildAgent) error
 	_, err := q.namedExecP(ctx, `UPDATE build_agents SET status = :status, last_heartbeat_at = :last_heartbeat_at,
 		heartbeat_count = :heartbeat_count, progress_percent = :progress_percent, current_step = :current_step,
 		memory_mb = :memory_mb, cpu_percent = :cpu_percent, terminated_at = :terminated_at,
-		termination_reason = :termination_reason, error_message = :error_message WHERE id = :id`, a)
+		termination_reason = :termination_reason, error_message = :error_message,
+		consecutive_missed_heartbeats = :consecutive_missed_heartbeats, end_reason = :end_reason,
+		tasks_completed = :tasks_completed, tasks_failed = :tasks_failed, total_duration_ms = :total_duration_ms
+		WHERE id = :id`, a)
 	return err
 }
 
@@ -419,15 +423,27 @@ func (q RunQueries) SetAssignedAgent(ctx context.Context, taskID string, agentID
 	return err
 }
 
-// SilentAgents lists up to limit live agents whose last heartbeat is older
-// than silence by the database clock, oldest first. It is background
-// maintenance (the heartbeat sweep), so its statements are not counted in
-// Statements(): they would make request statement counts depend on timing.
-//
-// On PostgreSQL nobody is silent until the database has been up for silence:
+// LateAgent is a live agent that has missed at least one heartbeat: its
+// last heartbeat, its heartbeat count (which a heartbeat moves) and the
+// misses recorded so far.
+type LateAgent struct {
+	ID       string    `db:"id"`
+	Last     time.Time `db:"last_heartbeat_at"`
+	Count    int       `db:"heartbeat_count"`
+	Missed   int       `db:"consecutive_missed_heartbeats"`
+	Silence  time.Duration
+	Database time.Time
+}
+
+// LateAgents lists up to limit live agents whose last heartbeat is older
+// than interval by the database clock, oldest first, each with its silence.
+// On PostgreSQL silence counts from the database's start when that is later:
 // while it was down (a restart, a crash) no agent could heartbeat.
-func (d *DB) SilentAgents(ctx context.Context, silence time.Duration, limit int) ([]string, error) {
-	var now time.Time
+// It is background maintenance (the heartbeat sweep), so its statements are
+// not counted in Statements(): they would make request statement counts
+// depend on timing.
+func (d *DB) LateAgents(ctx context.Context, interval time.Duration, limit int) ([]LateAgent, error) {
+	var now, start time.Time
 	if d.dialect == SQLite {
 		now = time.Now().UTC()
 	} else {
@@ -438,28 +454,40 @@ func (d *DB) SilentAgents(ctx context.Context, silence time.Duration, limit int)
 		if err := sqlx.GetContext(ctx, d.sqlx, &clock, `SELECT clock_timestamp() AS now, pg_postmaster_start_time() AS start`); err != nil {
 			return nil, mapErr(err)
 		}
-		if clock.Start.After(clock.Now.Add(-silence)) {
-			return nil, nil
-		}
-		now = clock.Now
+		now, start = clock.Now, clock.Start
 	}
-	var rows []struct {
-		ID   string    `db:"id"`
-		Last time.Time `db:"last_heartbeat_at"`
-	}
-	if err := sqlx.SelectContext(ctx, d.sqlx, &rows, d.sqlx.Rebind(`SELECT id, last_heartbeat_at FROM build_agents
+	var rows []LateAgent
+	if err := sqlx.SelectContext(ctx, d.sqlx, &rows, d.sqlx.Rebind(`SELECT id, last_heartbeat_at, heartbeat_count,
+		consecutive_missed_heartbeats FROM build_agents
 		WHERE status <> ? ORDER BY last_heartbeat_at LIMIT `+strconv.Itoa(limit)), domain.AgentTerminated); err != nil {
 		return nil, mapErr(err)
 	}
-	cutoff := now.Add(-silence)
-	var out []string
+	cutoff := now.Add(-interval)
+	var out []LateAgent
 	for _, r := range rows {
 		if !r.Last.Before(cutoff) {
 			break
 		}
-		out = append(out, r.ID)
+		since := r.Last
+		if start.After(since) {
+			since = start
+		}
+		if !since.Before(cutoff) {
+			continue // late only by the database's downtime
+		}
+		r.Silence, r.Database = now.Sub(since), now
+		out = append(out, r)
 	}
 	return out, nil
+}
+
+// MarkMissedHeartbeats records that a live agent has missed n heartbeats in
+// a row, unless it heartbeated since its heartbeat count was read (count).
+// Background maintenance, as LateAgents: not counted in Statements().
+func (d *DB) MarkMissedHeartbeats(ctx context.Context, id string, count, n int) error {
+	_, err := d.sqlx.ExecContext(ctx, d.sqlx.Rebind(`UPDATE build_agents SET consecutive_missed_heartbeats = ?
+		WHERE id = ? AND heartbeat_count = ? AND status <> ?`), n, id, count, domain.AgentTerminated)
+	return mapErr(err)
 }
 
 // Batched reads of the children of many parents, for the request loaders: one

@@ -53,6 +53,9 @@ type Pulse struct {
 	CurrentStep     *string
 	MemoryMb        *int
 	CPUPercent      *float64
+	// Completing: the stamp comes before a settlement (completeTask,
+	// failTask), and a live agent becomes COMPLETING with it.
+	Completing bool
 }
 
 // Pulsed is the agent after a pulse and its run's status.
@@ -83,7 +86,7 @@ func (d *DB) PulseAgent(ctx context.Context, p Pulse) (*Pulsed, error) {
 		cond += ` AND current_step = ?`
 		args = append(args, *p.CurrentStep)
 	}
-	set := `last_heartbeat_at = %s, heartbeat_count = heartbeat_count + 1`
+	set := `last_heartbeat_at = %s, heartbeat_count = heartbeat_count + 1, consecutive_missed_heartbeats = 0`
 	var setArgs []any
 	if p.MemoryMb != nil {
 		set += `, memory_mb = ?`
@@ -172,15 +175,21 @@ func leaseCond(p Pulse) (string, []any) {
 // leases' pool, committed asynchronously; on SQLite — one writer, whose
 // heartbeat transaction takes no longer — nothing. It reports whether it
 // stamped; nothing is written for an agent that is not live or not the
-// caller's (its call then answers LEASE_LOST or NOT_FOUND).
+// caller's (its call then answers LEASE_LOST or NOT_FOUND). With
+// p.Completing the agent becomes COMPLETING too: watchers see it settling
+// while its settlement waits for its locks.
 func (d *DB) StampLease(ctx context.Context, p Pulse) (bool, error) {
 	if d.dialect != Postgres {
 		return false, nil
 	}
 	cond, args := leaseCond(p)
+	set := `last_heartbeat_at = clock_timestamp()`
+	if p.Completing {
+		set += `, status = ?`
+		args = append([]any{domain.AgentCompleting}, args...)
+	}
 	d.statements.Add(1)
-	res, err := d.lease.ExecContext(ctx, d.lease.Rebind(`UPDATE build_agents SET last_heartbeat_at = clock_timestamp() WHERE `+cond),
-		args...)
+	res, err := d.lease.ExecContext(ctx, d.lease.Rebind(`UPDATE build_agents SET `+set+` WHERE `+cond), args...)
 	if err != nil {
 		return false, mapErr(err)
 	}

@@ -238,3 +238,11 @@ func (q QuestionQueries) TelegramUser(ctx context.Context, chat string, admin do
 	}
 	return users[0], n > 0, nil
 }
+
+// CountBlockingOfAgent counts the blocking questions in status pending that
+// an agent asked.
+func (q QuestionQueries) CountBlockingOfAgent(ctx context.Context, agentID string, pending domain.QuestionStatus) (int, error) {
+	var n int
+	err := q.getP(ctx, &n, `SELECT COUNT(*) FROM questions WHERE agent_id = ? AND status = ? AND blocking`, agentID, pending)
+	return n, err
+}

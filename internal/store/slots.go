@@ -228,7 +228,10 @@ func (q RunQueries) endAgent(ctx context.Context, a *domain.BuildAgent, e *domai
 	const updateAgent = `UPDATE build_agents SET status = :status, last_heartbeat_at = :last_heartbeat_at,
 		heartbeat_count = :heartbeat_count, progress_percent = :progress_percent, current_step = :current_step,
 		memory_mb = :memory_mb, cpu_percent = :cpu_percent, terminated_at = :terminated_at,
-		termination_reason = :termination_reason, error_message = :error_message WHERE id = :id`
+		termination_reason = :termination_reason, error_message = :error_message,
+		consecutive_missed_heartbeats = :consecutive_missed_heartbeats, end_reason = :end_reason,
+		tasks_completed = :tasks_completed, tasks_failed = :tasks_failed, total_duration_ms = :total_duration_ms
+		WHERE id = :id`
 	const updateExecution = `UPDATE task_executions SET status = :status, ended_at = :ended_at,
 		duration_ms = :duration_ms, last_error = :last_error, files_modified = :files_modified,
 		git_commits = :git_commits WHERE id = :id`

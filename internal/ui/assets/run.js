@@ -168,6 +168,16 @@ export async function runPage(ctx, id) {
   }
 
   // ---- agents
+  // A finished agent reads by how it ended: its task completed or failed, its
+  // run was cancelled, or it was ended (missed heartbeats, a question's
+  // timeout, a lost lease) — not as a bare TERMINATED.
+  function agentBadge(a) {
+    if (a.status !== 'TERMINATED' || !a.endReason) return badge(a.status, 'small');
+    const shown = { TASK_COMPLETED: 'COMPLETED', TASK_FAILED: 'FAILED', RUN_CANCELLED: 'CANCELLED' }[a.endReason];
+    if (shown) return badge(shown, 'small');
+    return h('span', { title: a.terminationReason || '' }, badge('INTERRUPTED', 'small'), ' ', a.endReason.replace(/_/g, ' ').toLowerCase());
+  }
+
   function renderAgents() {
     const list = [...st.agents.values()];
     clear(agentsBox);
@@ -177,7 +187,7 @@ export async function runPage(ctx, id) {
       h('thead', {}, h('tr', {}, ['Task', 'Status', 'Progress', 'Current step', 'Heartbeat'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, list.slice(0, 50).map((a) => h('tr', {},
         h('td', {}, h('button', { type: 'button', class: 'linkish', title: `agent on ${a.hostname || '?'}`, onclick: () => selectTask(a.task.id) }, a.task.displayId)),
-        h('td', {}, badge(a.status, 'small')),
+        h('td', {}, agentBadge(a)),
         h('td', {}, h('progress', { max: 100, value: a.progressPercent, 'aria-label': `${a.task.displayId} progress` }), ` ${a.progressPercent}%`),
         h('td', {}, a.currentStep || '—'),
         h('td', {}, fmtClock(a.lastHeartbeatAt)))))),
