@@ -46,6 +46,9 @@ func (s *server) graphQLHandler() http.Handler {
 
 	// Outermost, so that it sees every response, short-circuited ones too.
 	srv.Use(observeGraphQL{m: s.metrics})
+	// Next, so that its span holds every other interceptor's work and sees
+	// the responses they short-circuit.
+	srv.Use(traceOperations{})
 	// Before persisted queries: anonymous clients must not fill the APQ cache.
 	srv.Use(requireAuth{present: s.presentError})
 	srv.Use(tokenStillLive{s: s.sockets})
