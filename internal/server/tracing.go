@@ -75,6 +75,9 @@ func (traceOperations) InterceptOperation(ctx context.Context, next graphql.Oper
 	}
 	attrs := []attribute.KeyValue{attribute.String("graphql.operation.type", typ),
 		attribute.String("graphql.operation.name", strings.TrimPrefix(strings.TrimPrefix(name, typ), " "))}
+	if oc.Operation != nil {
+		attrs = append(attrs, attribute.StringSlice("graphql.operation.root_fields", rootFields(oc.Operation.SelectionSet)))
+	}
 	if stats := extension.GetComplexityStats(ctx); stats != nil {
 		attrs = append(attrs, attribute.Int("graphql.complexity", stats.Complexity))
 	}
@@ -113,4 +116,24 @@ func endOperationSpan(span trace.Span, resp *graphql.Response) {
 		span.SetStatus(codes.Error, strings.Join(codesSeen, ","))
 	}
 	span.End()
+}
+
+// maxRootFields bounds the root fields a span lists (a document may alias
+// one field many times).
+const maxRootFields = 16
+
+// rootFields names the distinct root fields of an operation (those written
+// directly in its selection set, not in fragments), so that an anonymous
+// operation's span still says what it did.
+func rootFields(set ast.SelectionSet) []string {
+	var out []string
+	for _, sel := range set {
+		if f, ok := sel.(*ast.Field); ok && !slices.Contains(out, f.Name) {
+			out = append(out, f.Name)
+			if len(out) == maxRootFields {
+				break
+			}
+		}
+	}
+	return out
 }

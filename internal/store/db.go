@@ -365,7 +365,7 @@ func (d *DB) inTx(ctx context.Context, fn func(q *Q) error, attempt int) (err er
 	ctx, span := d.startTx(ctx, attempt)
 	var traced *txTrace
 	if span.IsRecording() {
-		traced = &txTrace{}
+		traced = &txTrace{span: span}
 	}
 	defer func() { endTx(span, traced, err) }()
 	if d.dialect == SQLite {

@@ -26,6 +26,11 @@ import (
 // startStatement starts the span of one statement of q, under ctx's span
 // when that one records (else ctx and a span that does nothing).
 func (q *Q) startStatement(ctx context.Context, query string) (context.Context, trace.Span) {
+	if t := q.trace; t != nil {
+		// The use-case passes its own context to the transaction's
+		// statements: they are the transaction's children.
+		ctx = trace.ContextWithSpan(ctx, t.span)
+	}
 	if !tracing.Recording(ctx) {
 		return ctx, trace.SpanFromContext(ctx)
 	}
@@ -130,6 +135,7 @@ func exportedStoreFunc(fn string) string {
 // txTrace is the bookkeeping of a traced transaction: the event types it
 // wrote.
 type txTrace struct {
+	span   trace.Span
 	events int
 	types  []string
 }
@@ -180,6 +186,9 @@ func endTx(span trace.Span, t *txTrace, err error) {
 // startLater starts the span of the round trip that sends n writes waiting
 // on the transaction (later.go) ahead of its next statement.
 func (q *Q) startLater(ctx context.Context, n int) (context.Context, trace.Span) {
+	if t := q.trace; t != nil {
+		ctx = trace.ContextWithSpan(ctx, t.span)
+	}
 	if !tracing.Recording(ctx) {
 		return ctx, trace.SpanFromContext(ctx)
 	}
