@@ -24,12 +24,12 @@ import (
 // traceparent), a mutation's transaction with the events it wrote, and
 // one task's trace across `taskgraph agent` and the server.
 func TestTracing(t *testing.T) {
-	recv := newOTLPReceiver(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
-	t.Setenv("OTEL_SERVICE_NAME", "")
-	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "")
-	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
 	testdb.Run(t, func(t *testing.T, url string) {
+		recv := newOTLPReceiver(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
+		t.Setenv("OTEL_SERVICE_NAME", "")
+		t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "")
+		t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
 		s, stop := startServerWith(t, url, serverOptions{})
 		slug := fmt.Sprintf("tr%04d", planSlugs.Add(1))
 		seedChain(t, s, slug, 3)
@@ -43,6 +43,12 @@ func TestTracing(t *testing.T) {
 		post(t, s, mutTrace, querySpan, `mutation Create($in: CreateTaskInput!) { createTask(input: $in) { task { id } } }`,
 			map[string]any{"in": map[string]any{"projectId": e.project, "title": "secret-title-" + slug}})
 
+		// A subscription to the run's events: each event delivered is a span.
+		conn := s.dial(t, e.token)
+		sub, err := conn.Subscribe(context.Background(),
+			`subscription RunFeed($r: ID!) { runEvents(runId: $r) { type run { id status } task { id title } } }`, M{"r": runID})
+		require.NoError(t, err)
+
 		// One task executed by the agent: a command that logs a line and
 		// lasts a few heartbeats.
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -50,6 +56,14 @@ func TestTracing(t *testing.T) {
 		require.NoError(t, run(ctx, []string{"agent", "--url", s.URL, "--token", e.agent, "--run", runID,
 			"--exec", "echo traced output; sleep 0.4", "--heartbeat", "100ms", "--poll", "20ms"}, io.Discard, io.Discard))
 		require.Equal(t, "COMPLETED", e.run(t, runID).S("status"))
+		for range 2 {
+			nctx, ncancel := context.WithTimeout(context.Background(), waitLimit)
+			r, err := sub.Next(nctx)
+			ncancel()
+			require.NoError(t, err)
+			require.Empty(t, r.Errors)
+		}
+		require.NoError(t, conn.Close())
 		stop() // serve flushes its spans as it exits
 
 		spans, bad := recv.spans()
@@ -59,6 +73,13 @@ func TestTracing(t *testing.T) {
 				str := fmt.Sprint(v)
 				require.NotContains(t, str, slug, "span %s attribute %s holds an argument", sp.Name, k)
 				require.NotContains(t, str, "SELECT ", "span %s attribute %s holds statement text", sp.Name, k)
+			}
+		}
+
+		// Every statement is named by the store function a use-case called.
+		for _, sp := range spans {
+			if sp.Attrs["db.operation.name"] != nil {
+				require.Regexp(t, `^([A-Z][A-Za-z]*Queries|Q|DB)\.[A-Z][A-Za-z]*$`, sp.Name)
 			}
 		}
 
@@ -124,6 +145,23 @@ func TestTracing(t *testing.T) {
 		for _, want := range []string{"claimTask", "heartbeat", "appendExecutionLog", "completeTask"} {
 			require.Contains(t, fields, want, "the task's trace holds its %s", want)
 		}
+		// The subscription: its start, then a span per event delivered,
+		// with the reads of the event's fields as children.
+		subOp := only(t, spans, func(sp recvSpan) bool { return sp.Name == "subscription RunFeed" })
+		require.Equal(t, "RunFeed", subOp.Attrs["graphql.operation.name"])
+		deliveries := all(spans, func(sp recvSpan) bool { return sp.Name == "subscription delivery RunFeed" })
+		require.GreaterOrEqual(t, len(deliveries), 2)
+		withReads := 0
+		for _, d := range deliveries {
+			require.Empty(t, d.Parent, "a delivery is a trace of its own")
+			require.Equal(t, []string{subOp.SpanID}, d.Links, "linked to the subscription's span")
+			require.Greater(t, d.Attrs["taskgraph.response.bytes"], int64(0))
+			if len(all(spans, func(sp recvSpan) bool { return sp.Parent == d.SpanID })) > 0 {
+				withReads++
+			}
+		}
+		require.NotZero(t, withReads, "an event's reads are children of its delivery")
+
 		claimTx := all(task, func(sp recvSpan) bool {
 			return sp.Name == "transaction" && slices.Contains(anyStrings(sp.Attrs["taskgraph.events.types"]), "TASK_CLAIMED")
 		})

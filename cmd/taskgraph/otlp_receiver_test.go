@@ -11,6 +11,7 @@ import (
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -30,9 +31,10 @@ type recvSpan struct {
 	Name                    string
 	TraceID, SpanID, Parent string
 	Attrs                   map[string]any
+	Links                   []string // the span ids it links to
 }
 
-func newOTLPReceiver(t *testing.T) *otlpReceiver {
+func newOTLPReceiver(t testing.TB) *otlpReceiver {
 	t.Helper()
 	r := &otlpReceiver{}
 	srv := httptest.NewServer(http.HandlerFunc(r.serve))
@@ -74,7 +76,8 @@ func (r *otlpReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		for _, ss := range rs.ScopeSpans {
 			for _, sp := range ss.Spans {
 				spans = append(spans, recvSpan{Service: name, Name: sp.Name, TraceID: hex.EncodeToString(sp.TraceId),
-					SpanID: hex.EncodeToString(sp.SpanId), Parent: hex.EncodeToString(sp.ParentSpanId), Attrs: attrMap(sp.Attributes)})
+					SpanID: hex.EncodeToString(sp.SpanId), Parent: hex.EncodeToString(sp.ParentSpanId), Attrs: attrMap(sp.Attributes),
+					Links: linkIDs(sp.Links)})
 			}
 		}
 	}
@@ -127,4 +130,12 @@ func anyValue(v *commonpb.AnyValue) any {
 		return out
 	}
 	return nil
+}
+
+func linkIDs(links []*tracepb.Span_Link) []string {
+	var out []string
+	for _, l := range links {
+		out = append(out, hex.EncodeToString(l.SpanId))
+	}
+	return out
 }

@@ -59,7 +59,9 @@ func (traceOperations) ExtensionName() string                   { return "TraceO
 func (traceOperations) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (traceOperations) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	if !tracing.Recording(ctx) {
+	// On a websocket, the request's span (the upgrade) has ended: the
+	// socket's operations are still its children.
+	if !tracing.Enabled() || !trace.SpanContextFromContext(ctx).IsValid() {
 		return next(ctx)
 	}
 	oc := graphql.GetOperationContext(ctx)
@@ -68,10 +70,8 @@ func (traceOperations) InterceptOperation(ctx context.Context, next graphql.Oper
 		typ = string(oc.Operation.Operation)
 	}
 	name := typ
-	if oc.OperationName != "" {
-		name += " " + oc.OperationName
-	} else if oc.Operation != nil && oc.Operation.Name != "" {
-		name += " " + oc.Operation.Name
+	if oc.Operation != nil && oc.Operation.Name != "" {
+		name += " " + oc.Operation.Name // the one chosen by operationName
 	}
 	attrs := []attribute.KeyValue{attribute.String("graphql.operation.type", typ),
 		attribute.String("graphql.operation.name", strings.TrimPrefix(strings.TrimPrefix(name, typ), " "))}
@@ -81,7 +81,7 @@ func (traceOperations) InterceptOperation(ctx context.Context, next graphql.Oper
 	if stats := extension.GetComplexityStats(ctx); stats != nil {
 		attrs = append(attrs, attribute.Int("graphql.complexity", stats.Complexity))
 	}
-	ctx, span := tracing.Child(ctx, name, trace.WithAttributes(attrs...))
+	ctx, span := tracing.Start(ctx, name, trace.WithAttributes(attrs...))
 	h := next(ctx)
 	if typ == string(ast.Subscription) {
 		span.End()

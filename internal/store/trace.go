@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -19,8 +18,8 @@ import (
 
 // Spans of statements and transactions. A statement's span is named by the
 // store's exported function that runs it (TaskQueries.TasksByIDs,
-// Q.AppendTail): read off the call stack, only when the request is traced,
-// and remembered per call site. Neither the statement's text nor its
+// Q.AppendTail): read off the call stack (inlined frames included), only
+// when the request is traced. Neither the statement's text nor its
 // arguments are recorded.
 
 // startStatement starts the span of one statement of q, under ctx's span
@@ -31,12 +30,18 @@ func (q *Q) startStatement(ctx context.Context, query string) (context.Context, 
 		// statements: they are the transaction's children.
 		ctx = trace.ContextWithSpan(ctx, t.span)
 	}
+	return q.db.startStatement(ctx, query, q.inTx)
+}
+
+// startStatement starts the span of one statement of d's (inTx: inside a
+// transaction), under ctx's span when that one records.
+func (d *DB) startStatement(ctx context.Context, query string, inTx bool) (context.Context, trace.Span) {
 	if !tracing.Recording(ctx) {
 		return ctx, trace.SpanFromContext(ctx)
 	}
 	return tracing.Child(ctx, statementName(), trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(q.db.systemAttr(), attribute.String("db.operation.name", operationOf(query)),
-			attribute.Bool("db.transaction", q.inTx)))
+		trace.WithAttributes(d.systemAttr(), attribute.String("db.operation.name", operationOf(query)),
+			attribute.Bool("db.transaction", inTx)))
 }
 
 // endStatement records err on span and ends it.
@@ -83,10 +88,6 @@ func operationOf(query string) string {
 	return strings.ToUpper(query[:end])
 }
 
-// callSites caches, per program counter, the statement name of a frame ("":
-// not an exported function of the store).
-var callSites sync.Map
-
 const storePrefix = "github.com/taskgraph/taskgraph/internal/store."
 
 // statementName is the first exported function of the store on the call
@@ -98,16 +99,8 @@ func statementName() string {
 	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
-		if name, ok := callSites.Load(f.PC); ok {
-			if s := name.(string); s != "" {
-				return s
-			}
-		} else {
-			s := exportedStoreFunc(f.Function)
-			callSites.Store(f.PC, s)
-			if s != "" {
-				return s
-			}
+		if s := exportedStoreFunc(f.Function); s != "" {
+			return s
 		}
 		if !more || !strings.HasPrefix(f.Function, storePrefix) {
 			return "statement"
@@ -116,12 +109,16 @@ func statementName() string {
 }
 
 // exportedStoreFunc is "TaskQueries.TasksByIDs" for the function name
-// "…/internal/store.TaskQueries.TasksByIDs" (and "Q.Now" for "….(*Q).Now"),
-// "" for anything else: another package, an unexported function, a closure.
+// "…/internal/store.TaskQueries.TasksByIDs" (and "Q.Now" for "….(*Q).Now";
+// a closure is named by the function it is in), "" for anything else:
+// another package, an unexported or generic function, DB.InTx.
 func exportedStoreFunc(fn string) string {
 	rest, ok := strings.CutPrefix(fn, storePrefix)
-	if !ok || strings.Contains(rest, ".func") || strings.Contains(rest, "[") {
-		return ""
+	if i := strings.Index(rest, ".func"); i >= 0 {
+		rest = rest[:i] // a closure is its enclosing function's
+	}
+	if !ok || strings.Contains(rest, "[") || rest == "(*DB).InTx" {
+		return "" // generic helpers and the transaction's plumbing name no statement
 	}
 	rest = strings.NewReplacer("(*", "", ")", "").Replace(rest)
 	parts := strings.Split(rest, ".")
