@@ -17,7 +17,7 @@ import (
 // its safety timer, or, untracked, the idle window or the size limit).
 func (l *Loader[K, V]) startBatch(b *batch[K, V], closed *atomic.Int64) (context.Context, trace.Span) {
 	if !tracing.Recording(b.ctx) {
-		return b.ctx, trace.SpanFromContext(b.ctx)
+		return b.ctx, tracing.None
 	}
 	by := "window"
 	if t := l.timing.Tracker; t != nil && closed == &t.quiescent {

@@ -22,7 +22,7 @@ import (
 // ctx unchanged and a span that does nothing.
 func startRequestSpan(ctx context.Context, r *http.Request) (context.Context, trace.Span) {
 	if !tracing.Enabled() {
-		return ctx, trace.SpanFromContext(ctx)
+		return ctx, tracing.None
 	}
 	ctx = tracing.Propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	return tracing.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),

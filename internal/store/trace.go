@@ -37,7 +37,7 @@ func (q *Q) startStatement(ctx context.Context, query string) (context.Context, 
 // transaction), under ctx's span when that one records.
 func (d *DB) startStatement(ctx context.Context, query string, inTx bool) (context.Context, trace.Span) {
 	if !tracing.Recording(ctx) {
-		return ctx, trace.SpanFromContext(ctx)
+		return ctx, tracing.None
 	}
 	return tracing.Child(ctx, statementName(), trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(d.systemAttr(), attribute.String("db.operation.name", operationOf(query)),
@@ -154,7 +154,7 @@ func (q *Q) noteEvents(evs []*domain.Event) {
 // startTx starts the span of one transaction (one attempt of InTx).
 func (d *DB) startTx(ctx context.Context, attempt int) (context.Context, trace.Span) {
 	if !tracing.Recording(ctx) {
-		return ctx, trace.SpanFromContext(ctx)
+		return ctx, tracing.None
 	}
 	return tracing.Child(ctx, "transaction", trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(d.systemAttr(), attribute.Int("db.transaction.attempt", attempt)))
@@ -187,7 +187,7 @@ func (q *Q) startLater(ctx context.Context, n int) (context.Context, trace.Span)
 		ctx = trace.ContextWithSpan(ctx, t.span)
 	}
 	if !tracing.Recording(ctx) {
-		return ctx, trace.SpanFromContext(ctx)
+		return ctx, tracing.None
 	}
 	return tracing.Child(ctx, "later writes", trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(q.db.systemAttr(), attribute.Int("taskgraph.writes", n), attribute.Bool("db.transaction", true)))

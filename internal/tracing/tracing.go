@@ -107,7 +107,7 @@ func Enabled() bool { return tracer.Load() != nil }
 func Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	t := tracer.Load()
 	if t == nil {
-		return ctx, noopSpan
+		return ctx, None
 	}
 	return (*t).Start(ctx, name, opts...)
 }
@@ -118,7 +118,7 @@ func Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (con
 func Child(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
 	t := tracer.Load()
 	if t == nil || !trace.SpanFromContext(ctx).IsRecording() {
-		return ctx, noopSpan
+		return ctx, None
 	}
 	return (*t).Start(ctx, name, opts...)
 }
@@ -128,5 +128,5 @@ func Recording(ctx context.Context) bool {
 	return tracer.Load() != nil && trace.SpanFromContext(ctx).IsRecording()
 }
 
-// noopSpan is the span of work that is not traced.
-var noopSpan = trace.SpanFromContext(context.Background())
+// None is the span of work that is not traced: it records nothing.
+var None = trace.SpanFromContext(context.Background())
