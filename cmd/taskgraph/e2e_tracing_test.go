@@ -56,6 +56,15 @@ func TestTracing(t *testing.T) {
 		require.NoError(t, run(ctx, []string{"agent", "--url", s.URL, "--token", e.agent, "--run", runID,
 			"--exec", "echo traced output; sleep 0.4", "--heartbeat", "100ms", "--poll", "20ms"}, io.Discard, io.Discard))
 		require.Equal(t, "COMPLETED", e.run(t, runID).S("status"))
+
+		// One queue item run by `taskgraph worker`.
+		qf := newQueueFixture(t, s)
+		fn := fmt.Sprintf("traced%04d", planSlugs.Add(1))
+		qf.function(t, fn, 1, 60)
+		item := qf.enqueue(t, fn, nil).S("item.id")
+		require.NoError(t, run(ctx, []string{"worker", "--function", fn, "--exec", "cat", "--drain",
+			"--url", s.URL, "--token", qf.token}, io.Discard, io.Discard))
+		require.Equal(t, "COMPLETED", qf.item(t, item).S("status"))
 		for range 2 {
 			nctx, ncancel := context.WithTimeout(context.Background(), waitLimit)
 			r, err := sub.Next(nctx)
@@ -161,6 +170,20 @@ func TestTracing(t *testing.T) {
 			}
 		}
 		require.NotZero(t, withReads, "an event's reads are children of its delivery")
+
+		// The worker's item: its root span, and the server's spans of its
+		// claim and report in the same trace.
+		wroot := only(t, spans, func(sp recvSpan) bool {
+			return sp.Service == "taskgraph-worker" && sp.Name == "worker item "+fn
+		})
+		require.Equal(t, item, wroot.Attrs["taskgraph.queue_item.id"])
+		var wfields []string
+		for _, sp := range inTrace(spans, wroot.TraceID) {
+			if sp.Service == "taskgraph" && strings.HasPrefix(sp.Name, "mutation") {
+				wfields = append(wfields, anyStrings(sp.Attrs["graphql.operation.root_fields"])...)
+			}
+		}
+		require.ElementsMatch(t, []string{"claimQueueItems", "completeQueueItem"}, wfields)
 
 		claimTx := all(task, func(sp recvSpan) bool {
 			return sp.Name == "transaction" && slices.Contains(anyStrings(sp.Attrs["taskgraph.events.types"]), "TASK_CLAIMED")
