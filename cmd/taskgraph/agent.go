@@ -11,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
 	"github.com/taskgraph/taskgraph/internal/client"
 )
 
@@ -106,7 +109,12 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errUsage
 	}
-	c := &agentClient{c: client.New(cfg.url, cfg.token), patience: cfg.patience}
+	tr, err := newClientTracer(ctx, "taskgraph-agent")
+	if err != nil {
+		return err
+	}
+	defer tr.stop(ctx)
+	c := &agentClient{c: client.New(cfg.url, cfg.token), patience: cfg.patience, tracer: tr}
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -131,6 +139,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type agentClient struct {
 	c        *client.Client
 	patience time.Duration
+	tracer   *clientTracer // a root span per claim, over the task it claimed
 }
 
 // do runs a GraphQL operation; a transport failure (no answer, or an answer
@@ -171,13 +180,22 @@ func agentLoop(ctx context.Context, c *agentClient, cfg agentConfig, n int, stdo
 				Task       *agentTask
 			}
 		}
-		err := c.do(ctx, agentClaim, map[string]any{"in": map[string]any{"runId": cfg.run, "hostname": host,
+		// One trace per claim: when it claims a task, the task's heartbeats,
+		// logs and report join it.
+		tctx, span := c.tracer.start(ctx, "agent claim", attribute.String("taskgraph.run.id", cfg.run))
+		err := c.do(tctx, agentClaim, map[string]any{"in": map[string]any{"runId": cfg.run, "hostname": host,
 			"processId": strconv.Itoa(os.Getpid()) + "/" + strconv.Itoa(n), "workingDirectory": wd}}, &d)
 		if err != nil {
+			span.SetStatus(codes.Error, "claim failed")
+			span.End()
 			return fmt.Errorf("claim: %w", err)
 		}
 		cl := d.ClaimTask
 		if cl.Task == nil {
+			if cl.WaitReason != nil {
+				span.SetAttributes(attribute.String("taskgraph.wait_reason", *cl.WaitReason))
+			}
+			span.End()
 			if cl.WaitReason != nil && *cl.WaitReason == "RUN_FINISHED" {
 				return nil
 			}
@@ -189,8 +207,16 @@ func agentLoop(ctx context.Context, c *agentClient, cfg agentConfig, n int, stdo
 			continue
 		}
 		fmt.Fprintf(stdout, "agent %d: %s %s (attempt %d)\n", n, cl.Task.DisplayID, cl.Task.Title, cl.Execution.AttemptNumber)
+		span.SetName("agent task " + cl.Task.DisplayID)
+		span.SetAttributes(attribute.String("taskgraph.task.id", cl.Task.ID), attribute.String("taskgraph.agent.id", cl.Agent.ID),
+			attribute.Int("taskgraph.attempt", cl.Execution.AttemptNumber))
 		w := &agentWork{c: c, cfg: cfg, agentID: cl.Agent.ID, task: cl.Task, out: stdout}
-		if err := w.execute(ctx); err != nil {
+		err = w.execute(tctx)
+		if err != nil {
+			span.SetStatus(codes.Error, "task failed")
+		}
+		span.End()
+		if err != nil {
 			return err
 		}
 	}

@@ -76,6 +76,9 @@ Usage:
   taskgraph ask "TEXT" [--option V]…   ask people a question for the agent of a --exec command; print the answer
   taskgraph mcp [--url U --token T]    serve Taskgraph's tools to an AI agent over MCP (stdio)
   taskgraph schema                     print the GraphQL schema
+
+OpenTelemetry traces (serve, agent, worker): set OTEL_EXPORTER_OTLP_ENDPOINT
+(OTLP/HTTP, protobuf) and optionally OTEL_SERVICE_NAME; see docs/tracing.md.
 `
 
 // run dispatches a subcommand; it is main without the process around it, so

@@ -60,6 +60,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		return err
 	}
 	log := newLogger(cfg.logFormat, stderr)
+	stopTracing, err := startTracing(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	if cfg.gcPercent > 0 {
 		debug.SetGCPercent(cfg.gcPercent)
 	}

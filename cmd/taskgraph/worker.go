@@ -16,6 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
 	"github.com/taskgraph/taskgraph/internal/client"
 )
 
@@ -100,8 +103,13 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			cfg.poll = 2 * time.Second
 		}
 	}
-	w := &queueWorker{cfg: cfg, c: client.New(cfg.url, cfg.token), out: stdout, log: stderr, wake: newNotifier()}
-	err := w.run(ctx)
+	tr, err := newClientTracer(ctx, "taskgraph-worker")
+	if err != nil {
+		return err
+	}
+	defer tr.stop(ctx)
+	w := &queueWorker{cfg: cfg, c: client.New(cfg.url, cfg.token), out: stdout, log: stderr, wake: newNotifier(), tracer: tr}
+	err = w.run(ctx)
 	if ctx.Err() != nil {
 		return nil // interrupted: the normal way to stop
 	}
@@ -137,6 +145,7 @@ type queueWorker struct {
 	out, log io.Writer
 	wake     *notifier
 	logMu    sync.Mutex
+	tracer   *clientTracer // a root span per claim, over the item it claimed
 }
 
 func (w *queueWorker) logf(format string, args ...any) {
@@ -300,9 +309,13 @@ func (w *queueWorker) slot(ctx context.Context, n int) error {
 	for ctx.Err() == nil {
 		woken := w.wake.wait()
 		var out struct{ ClaimQueueItems struct{ Items []workerItem } }
-		err := w.c.Do(ctx, workerClaimMutation, map[string]any{"in": map[string]any{
+		// One trace per claim: the item's report joins it.
+		tctx, span := w.tracer.start(ctx, "worker claim", attribute.StringSlice("taskgraph.functions", w.cfg.functions))
+		err := w.c.Do(tctx, workerClaimMutation, map[string]any{"in": map[string]any{
 			"functionNames": w.cfg.functions, "workerName": fmt.Sprintf("%s#%d", w.cfg.name, n), "limit": 1}}, &out)
 		if err != nil {
+			span.SetStatus(codes.Error, "claim failed")
+			span.End()
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -319,6 +332,7 @@ func (w *queueWorker) slot(ctx context.Context, n int) error {
 		}
 		backoff = 250 * time.Millisecond
 		if len(out.ClaimQueueItems.Items) == 0 {
+			span.End()
 			if w.cfg.once {
 				return nil
 			}
@@ -330,7 +344,11 @@ func (w *queueWorker) slot(ctx context.Context, n int) error {
 			}
 			continue
 		}
-		w.process(ctx, out.ClaimQueueItems.Items[0])
+		it := out.ClaimQueueItems.Items[0]
+		span.SetName("worker item " + it.FunctionName)
+		span.SetAttributes(attribute.String("taskgraph.queue_item.id", it.ID), attribute.String("taskgraph.function", it.FunctionName))
+		w.process(tctx, it)
+		span.End()
 	}
 	return nil
 }

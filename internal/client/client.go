@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // Client talks to one Taskgraph server.
@@ -99,6 +100,9 @@ type Result struct {
 	Errors Errors          `json:"errors,omitempty"`
 }
 
+// traceContext writes W3C trace context into a request's headers.
+var traceContext propagation.TraceContext
+
 // Do runs a query or mutation and decodes its data into out (when not nil).
 // GraphQL errors come back as Errors (out is still filled with what data
 // there is).
@@ -122,6 +126,9 @@ func (c *Client) Do(ctx context.Context, query string, vars map[string]any, out 
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
+	// The caller's span, if ctx holds one, goes with the request as W3C
+	// trace context (traceparent): the server's spans join its trace.
+	traceContext.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	hc := c.HTTP
 	if hc == nil {
 		hc = &http.Client{Timeout: 60 * time.Second}
@@ -200,7 +207,9 @@ func (c *Client) Dial(ctx context.Context) (*Conn, error) {
 	}
 	dd := *d
 	dd.Subprotocols = []string{"graphql-transport-ws"}
-	ws, resp, err := dd.DialContext(ctx, u.String(), nil)
+	header := http.Header{}
+	traceContext.Inject(ctx, propagation.HeaderCarrier(header))
+	ws, resp, err := dd.DialContext(ctx, u.String(), header)
 	if err != nil {
 		if resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))

@@ -241,7 +241,9 @@ func (l *Loader[K, V]) close(b *batch[K, V], closed *atomic.Int64) {
 	if closed != nil {
 		closed.Add(1)
 	}
-	found, err := l.fetch(context.WithoutCancel(b.ctx), b.keys)
+	ctx, span := l.startBatch(b, closed)
+	found, err := l.fetch(context.WithoutCancel(ctx), b.keys)
+	endBatch(span, err)
 	l.mu.Lock()
 	waiters := 0
 	for i, k := range b.keys {

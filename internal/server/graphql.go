@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/tracing"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -46,6 +47,12 @@ func (s *server) graphQLHandler() http.Handler {
 
 	// Outermost, so that it sees every response, short-circuited ones too.
 	srv.Use(observeGraphQL{m: s.metrics})
+	if tracing.Enabled() {
+		// Next, so that their spans hold every other interceptor's work
+		// and see the responses they short-circuit.
+		srv.Use(traceOperations{})
+		srv.Use(traceDeliveries{})
+	}
 	// Before persisted queries: anonymous clients must not fill the APQ cache.
 	srv.Use(requireAuth{present: s.presentError})
 	srv.Use(tokenStillLive{s: s.sockets})

@@ -108,6 +108,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 		ctx = context.WithValue(ctx, loggerKey, log)
 		ctx = context.WithValue(ctx, requestInfoKey, info)
 		rec := &statusRecorder{ResponseWriter: w}
+		ctx, span := startRequestSpan(ctx, r)
 
 		defer func() {
 			if p := recover(); p != nil {
@@ -124,6 +125,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 				route = routeOther
 			}
 			status := rec.statusCode()
+			endRequestSpan(span, r.Method, route, status)
 			s.metrics.httpRequests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 
 			attrs := []slog.Attr{

@@ -310,11 +310,15 @@ func (q CatalogQueries) CountReferences(ctx context.Context, id string, refs ...
 	if err := q.flush(ctx); err != nil {
 		return nil, err
 	}
+	ctx, span := q.startStatement(ctx, query)
 	rows, err := q.ext.QueryxContext(ctx, q.ext.Rebind(query), args...)
 	q.db.statements.Add(1)
 	if err != nil {
-		return nil, mapErr(err)
+		err = mapErr(err)
+		endStatement(span, err)
+		return nil, err
 	}
+	defer endStatement(span, nil)
 	defer rows.Close()
 	counts := make([]any, len(refs))
 	ns := make([]int, len(refs))

@@ -398,7 +398,7 @@ func (d *DB) InTx(ctx context.Context, fn func(q *Q) error) error {
 	// PostgreSQL may abort a transaction that deadlocked with another or lost a
 	// serialization race; the work is redone from the start, a few times.
 	for attempt := 1; ; attempt++ {
-		err := d.inTx(ctx, fn)
+		err := d.inTx(ctx, fn, attempt)
 		if !errors.Is(err, ErrRetry) {
 			return err
 		}
@@ -411,7 +411,13 @@ func (d *DB) InTx(ctx context.Context, fn func(q *Q) error) error {
 
 const maxTxAttempts = 4
 
-func (d *DB) inTx(ctx context.Context, fn func(q *Q) error) (err error) {
+func (d *DB) inTx(ctx context.Context, fn func(q *Q) error, attempt int) (err error) {
+	ctx, span := d.startTx(ctx, attempt)
+	var traced *txTrace
+	if span.IsRecording() {
+		traced = &txTrace{span: span}
+	}
+	defer func() { endTx(span, traced, err) }()
 	if d.dialect == SQLite {
 		d.writer.Lock()
 		defer d.writer.Unlock()
@@ -431,6 +437,7 @@ func (d *DB) inTx(ctx context.Context, fn func(q *Q) error) (err error) {
 		}
 	}()
 	q := newQ(tx, d, true)
+	q.trace = traced
 	if err = fn(q); err != nil {
 		return err
 	}
@@ -464,6 +471,9 @@ type Q struct {
 	// pending: writes waiting to go with the transaction's next statement
 	// (later.go).
 	pending []string
+	// trace: the events a traced transaction wrote (trace.go); nil when
+	// its transaction has no span.
+	trace *txTrace
 
 	Users    UserQueries     // users.go: users and API tokens
 	Projects ProjectQueries  // projects.go: projects and ideas
@@ -529,7 +539,10 @@ func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error 
 		return err
 	}
 	q.db.statements.Add(1)
-	return mapErr(getCharged(ctx, q.ext, dest, q.ext.Rebind(query), args...))
+	ctx, span := q.startStatement(ctx, query)
+	err := mapErr(getCharged(ctx, q.ext, dest, q.ext.Rebind(query), args...))
+	endStatement(span, err)
+	return err
 }
 
 func (q *Q) selectx(ctx context.Context, dest any, query string, args ...any) error {
@@ -537,7 +550,10 @@ func (q *Q) selectx(ctx context.Context, dest any, query string, args ...any) er
 		return err
 	}
 	q.db.statements.Add(1)
-	return mapErr(selectCharged(ctx, q.ext, dest, q.ext.Rebind(query), args...))
+	ctx, span := q.startStatement(ctx, query)
+	err := mapErr(selectCharged(ctx, q.ext, dest, q.ext.Rebind(query), args...))
+	endStatement(span, err)
+	return err
 }
 
 func (q *Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -545,8 +561,11 @@ func (q *Q) exec(ctx context.Context, query string, args ...any) (sql.Result, er
 		return nil, err
 	}
 	q.db.statements.Add(1)
+	ctx, span := q.startStatement(ctx, query)
 	res, err := q.ext.ExecContext(ctx, q.ext.Rebind(query), args...)
-	return res, mapErr(err)
+	err = mapErr(err)
+	endStatement(span, err)
+	return res, err
 }
 
 // in expands a query with IN (?) over slices, as sqlx.In does.
@@ -566,8 +585,11 @@ func (q *Q) namedExec(ctx context.Context, query string, arg any) (sql.Result, e
 		return nil, err
 	}
 	q.db.statements.Add(1)
+	ctx, span := q.startStatement(ctx, query)
 	res, err := sqlx.NamedExecContext(ctx, q.ext, query, arg)
-	return res, mapErr(err)
+	err = mapErr(err)
+	endStatement(span, err)
+	return res, err
 }
 
 // forUpdate is the row-lock suffix of a SELECT inside a transaction. On

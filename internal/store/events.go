@@ -38,6 +38,7 @@ func (q EventQueries) AppendEvents(ctx context.Context, evs []*domain.Event) err
 	if len(evs) == 0 {
 		return nil
 	}
+	q.noteEvents(evs)
 	byProject := map[string][]*domain.Event{}
 	for _, e := range evs {
 		byProject[e.ProjectID] = append(byProject[e.ProjectID], e)

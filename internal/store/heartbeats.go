@@ -114,7 +114,10 @@ func (d *DB) PulseAgent(ctx context.Context, p Pulse) (*Pulsed, error) {
 			SELECT a.*, r.status AS pulse_run_status FROM a JOIN execution_runs r ON r.id = a.run_id`
 		all := append(append(setArgs, args...), hbArgs...)
 		d.statements.Add(1)
-		if err := mapErr(sqlx.GetContext(ctx, d.lease, &out, d.lease.Rebind(query), all...)); err != nil {
+		sctx, span := d.startStatement(ctx, query, false)
+		err := mapErr(sqlx.GetContext(sctx, d.lease, &out, d.lease.Rebind(query), all...))
+		endStatement(span, err)
+		if err != nil {
 			return nil, err
 		}
 		return &out, nil
@@ -189,9 +192,13 @@ func (d *DB) StampLease(ctx context.Context, p Pulse) (bool, error) {
 		args = append([]any{domain.AgentCompleting}, args...)
 	}
 	d.statements.Add(1)
-	res, err := d.lease.ExecContext(ctx, d.lease.Rebind(`UPDATE build_agents SET `+set+` WHERE `+cond), args...)
+	query := `UPDATE build_agents SET ` + set + ` WHERE ` + cond
+	ctx, span := d.startStatement(ctx, query, false)
+	res, err := d.lease.ExecContext(ctx, d.lease.Rebind(query), args...)
+	err = mapErr(err)
+	endStatement(span, err)
 	if err != nil {
-		return false, mapErr(err)
+		return false, err
 	}
 	n, err := res.RowsAffected()
 	return n > 0, err
@@ -211,8 +218,12 @@ func (d *DB) StampClaim(ctx context.Context, agentID string) (*time.Time, error)
 	}
 	var at []time.Time
 	d.statements.Add(1)
-	if err := mapErr(sqlx.SelectContext(ctx, d.lease, &at, d.lease.Rebind(`UPDATE build_agents SET last_heartbeat_at = clock_timestamp()
-		WHERE id = ? AND status <> ? AND heartbeat_count = 0 RETURNING last_heartbeat_at`), agentID, domain.AgentTerminated)); err != nil {
+	query := `UPDATE build_agents SET last_heartbeat_at = clock_timestamp()
+		WHERE id = ? AND status <> ? AND heartbeat_count = 0 RETURNING last_heartbeat_at`
+	ctx, span := d.startStatement(ctx, query, false)
+	err := mapErr(sqlx.SelectContext(ctx, d.lease, &at, d.lease.Rebind(query), agentID, domain.AgentTerminated))
+	endStatement(span, err)
+	if err != nil {
 		return nil, err
 	}
 	if len(at) == 0 {

@@ -96,6 +96,14 @@ func (q *Q) selectCommit(ctx context.Context, dest any, query string, args []any
 		wrap = laterErr
 	}
 	q.db.statements.Add(1)
+	ctx, span := q.startStatement(ctx, query)
+	err = q.queryCommit(ctx, dest, text, wrap)
+	endStatement(span, err)
+	return err
+}
+
+// queryCommit sends text with COMMIT after it and scans its rows into dest.
+func (q *Q) queryCommit(ctx context.Context, dest any, text string, wrap func(error) error) error {
 	rows, err := q.ext.QueryxContext(ctx, text+`; COMMIT; BEGIN`)
 	if err != nil {
 		return wrap(err)

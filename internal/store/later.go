@@ -70,9 +70,12 @@ func (q *Q) flush(ctx context.Context) error {
 	if len(q.pending) == 0 {
 		return nil
 	}
+	ctx, span := q.startLater(ctx, len(q.pending))
 	text := q.takePending()
 	_, err := q.ext.ExecContext(ctx, text) // no arguments: one simple query
-	return laterErr(err)
+	err = laterErr(err)
+	endStatement(span, err)
+	return err
 }
 
 // takePending returns the waiting writes as one text (statements separated

@@ -102,7 +102,10 @@ func (q *Q) getP(ctx context.Context, dest any, query string, args ...any) error
 		return err
 	}
 	q.db.statements.Add(1)
-	return mapErr(st.GetContext(ctx, dest, args...))
+	ctx, span := q.startStatement(ctx, query)
+	err = mapErr(st.GetContext(ctx, dest, args...))
+	endStatement(span, err)
+	return err
 }
 
 // selectP is selectx through a prepared statement.
@@ -115,7 +118,10 @@ func (q *Q) selectP(ctx context.Context, dest any, query string, args ...any) er
 		return err
 	}
 	q.db.statements.Add(1)
-	return mapErr(st.SelectContext(ctx, dest, args...))
+	ctx, span := q.startStatement(ctx, query)
+	err = mapErr(st.SelectContext(ctx, dest, args...))
+	endStatement(span, err)
+	return err
 }
 
 // execP is exec through a prepared statement.
@@ -133,10 +139,14 @@ func (q *Q) execP(ctx context.Context, query string, args ...any) (int64, error)
 		return 0, err
 	}
 	q.db.statements.Add(1)
+	ctx, span := q.startStatement(ctx, query)
 	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
-		return 0, mapErr(err)
+		err = mapErr(err)
+		endStatement(span, err)
+		return 0, err
 	}
+	endStatement(span, nil)
 	n, err := res.RowsAffected()
 	return n, mapErr(err)
 }

@@ -110,6 +110,7 @@ func (q *Q) AppendTail(ctx context.Context, projectID string, evs []*domain.Even
 func (q *Q) tailPostgres(ctx context.Context, projectID string, evs []*domain.Event, lists []ListDelta, nowait bool,
 	waves []WaveDelta, commit bool,
 ) ([]WaveCounts, error) {
+	q.noteEvents(evs)
 	var b strings.Builder
 	args := []any{projectID, len(evs), projectID}
 	b.WriteString(`WITH s AS (INSERT INTO event_sequences (project_id, last_seq) VALUES (?, ?)

@@ -91,8 +91,11 @@ func (d *DB) TokenByHash(ctx context.Context, hash string) (*domain.APIToken, er
 	}
 	var t domain.APIToken
 	d.statements.Add(1)
-	if err := mapErr(sqlx.GetContext(ctx, d.lease, &t, d.lease.Rebind(`SELECT * FROM api_tokens
-		WHERE token_hash = ? AND revoked_at IS NULL`), hash)); err != nil {
+	query := `SELECT * FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`
+	ctx, span := d.startStatement(ctx, query, false)
+	err := mapErr(sqlx.GetContext(ctx, d.lease, &t, d.lease.Rebind(query), hash))
+	endStatement(span, err)
+	if err != nil {
 		return nil, err
 	}
 	return &t, nil
