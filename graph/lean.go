@@ -28,6 +28,7 @@ var LeanTaskFields = map[string][]string{
 	"project": nil, "idea": {"IdeaID"}, "parentTask": {"ParentTaskID"}, "supersedes": {"SupersedesTaskID"},
 	"taskList": {"TaskListID"}, "listItem": nil, "relationships": nil, "dependencies": nil, "dependents": nil,
 	"subtasks": nil, "stateHistory": nil, "blocks": nil, "fileImpacts": nil, "conflicts": nil, "questions": nil,
+	"executions": nil, "testResults": nil, "assignedAgent": {"AssignedAgentID"},
 }
 
 // LeanFileImpactFields are the fields of TaskFileImpact a lean read of
