@@ -231,6 +231,19 @@ func TestMemorySimilarTasks(t *testing.T) {
 		require.Equal(t, want(q, "", 100, 0.2), d.Col("similarTasks", "task.id"))
 		require.Empty(t, s.query(t, s.AdminToken, similarTasksQuery, M{"p": project, "e": q, "m": "unknown"}).L("similarTasks"))
 
+		// The server keeps the vectors between searches: a changed vector
+		// and a new one count at once (the search before warmed the cache).
+		s.query(t, s.AdminToken, `mutation($id: ID!, $e: [Float!]) { updateTask(input: {id: $id, embedding: $e, embeddingModel: "m"}) { task { id } } }`,
+			M{"id": taskIDs[7], "e": q})
+		byID[taskIDs[7]] = q
+		d = s.query(t, s.AdminToken, similarTasksQuery, M{"p": project, "e": q, "m": "m", "first": 3})
+		require.Equal(t, taskIDs[7], d.S("similarTasks.0.task.id"), "the changed vector is read")
+		require.Equal(t, want(q, "", 3, -1), d.Col("similarTasks", "task.id"))
+		fresh := s.createTask(t, s.AdminToken, project, "new twin", M{"embedding": q, "embeddingModel": "m"})
+		byID[fresh] = q
+		d = s.query(t, s.AdminToken, similarTasksQuery, M{"p": project, "e": q, "m": "m", "first": 3})
+		require.ElementsMatch(t, []string{taskIDs[7], fresh}, d.Col("similarTasks", "task.id")[:2], "the new vector is read")
+
 		// Bad arguments.
 		for _, c := range []struct {
 			vars  M
@@ -251,7 +264,8 @@ func TestMemorySimilarTasks(t *testing.T) {
 		_, member := s.member(t, fmt.Sprintf("simmember%04d", planSlugs.Add(1)))
 		s.requireCode(t, member, similarTasksQuery, M{"p": project, "e": q, "m": "m"}, "NOT_FOUND")
 
-		// Statements: the same for 20 tasks and 60 (one page of vectors).
+		// Statements: the same for 20 tasks and 60; a search after a change
+		// reads the vectors again (one page), the next one only their stamp.
 		count := func() int64 {
 			before := s.DB.Statements()
 			s.query(t, s.AdminToken, similarTasksQuery, M{"p": project, "e": q, "m": "m", "first": 10})
@@ -262,7 +276,8 @@ func TestMemorySimilarTasks(t *testing.T) {
 		for i, v := range memoryVectors(3, 40, 16) {
 			s.createTask(t, s.AdminToken, project, fmt.Sprintf("more %02d", i), M{"embedding": v, "embeddingModel": "m"})
 		}
-		require.Equal(t, twenty, count(), "statements for 20 tasks vs 60")
+		require.Equal(t, twenty+1, count(), "statements for 60 tasks, the vectors read again after the change")
+		require.Equal(t, twenty, count(), "statements for 20 tasks vs 60, the vectors kept")
 		require.LessOrEqual(t, twenty, int64(6))
 	})
 }

@@ -9,9 +9,10 @@ import (
 // contractNames are event fields whose names the API contract fixes on
 // several kinds with different types (TaskStatusChanged { from to },
 // TodoItemChanged { from to }, SuggestionResolved { status },
-// ReasoningFinished { status }, …): a selection over such kinds aliases them,
-// as taskgraph watch does.
-var contractNames = map[string]bool{"status": true, "from": true, "to": true}
+// ReasoningFinished { status }, QueueItemFailed { error: String! } and
+// ReActStepRecorded { error: String }, …): a selection over such kinds
+// aliases them, as taskgraph watch does.
+var contractNames = map[string]bool{"status": true, "from": true, "to": true, "error": true}
 
 // TestEventFieldNamesMerge: a field name means one type in every type that
 // implements ExecutionEvent, so that one selection can span every kind

@@ -127,6 +127,18 @@ func Cosine(a []float32, normA float64, b []float32) float64 {
 	return dot / (normA * math.Sqrt(nb))
 }
 
+// CosineNormed is Cosine with b's norm known too (Norm(b)): the same value.
+func CosineNormed(a []float32, normA float64, b []float32, normB float64) float64 {
+	if normA == 0 || normB == 0 {
+		return 0
+	}
+	var dot float64
+	for i, f := range b {
+		dot += float64(a[i]) * float64(f)
+	}
+	return dot / (normA * normB)
+}
+
 // TaskSimilarity is a task ranked by similarTasks.
 type TaskSimilarity struct {
 	Task  *Task

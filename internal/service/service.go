@@ -64,13 +64,14 @@ type Service struct {
 	runEndHooks []RunEndHook // agent_calls.go: other domains' work when a run ends
 	gate        Gate
 	claimed     sync.Map // claims.go: run id → when a claim of it last handed out a task (unix ns)
+	vectors     *vectorCache // similarity.go: projects' task vectors, checked by their stamp
 }
 
 // New returns a Service over db.
 func New(db *store.DB, opts Options) *Service {
 	s := &Service{db: db, run: app.NewRunner(db, opts.Events), clock: opts.Clock, log: opts.Logger, loggerFrom: opts.LoggerFrom,
 		events: opts.Events, heartbeat: opts.HeartbeatInterval, missed: opts.MissedHeartbeats, maxAttempts: opts.MaxAttempts,
-		gate: opts.Gate}
+		gate: opts.Gate, vectors: newVectorCache(vectorCacheBytes)}
 	if s.heartbeat <= 0 {
 		s.heartbeat = DefaultHeartbeatInterval
 	}

@@ -113,13 +113,35 @@ func (s *Tasks) SimilarTasks(ctx context.Context, args SimilarTasksArgs) ([]*dom
 	return out, nil
 }
 
-// rankTaskVectors reads the project's vectors of model page by page and keeps
-// the n closest to query (at least minScore), leaving out the task skip and
-// vectors of another dimension.
+// rankTaskVectors keeps the n of the project's vectors of model closest to
+// query (at least minScore), leaving out the task skip and vectors of another
+// dimension. The vectors come from the cache when its stamp is the
+// database's; else they are read page by page (and cached when they fit).
 func (s *Tasks) rankTaskVectors(ctx context.Context, projectID, model string, query []float32, skip string, n int, minScore *float64) ([]domain.Scored, error) {
 	norm := domain.Norm(query)
 	top := domain.NewTopN(n)
-	var vec []float32
+	score := func(id string, vec []float32, vecNorm float64) {
+		if id == skip || len(vec) != len(query) {
+			return
+		}
+		sc := domain.CosineNormed(query, norm, vec, vecNorm)
+		if minScore != nil && sc < *minScore {
+			return
+		}
+		top.Add(domain.Scored{ID: id, Score: sc})
+	}
+	key := vectorKey{projectID, model}
+	stamp, err := s.db.Tasks.TaskVectorStamp(ctx, projectID, model)
+	if err != nil {
+		return nil, err
+	}
+	if set := s.vectors.get(key, stamp); set != nil {
+		for i, id := range set.ids {
+			score(id, set.vecs[i], set.norms[i])
+		}
+		return top.Sorted(), nil
+	}
+	set := &vectorSet{key: key, stamp: stamp}
 	after := ""
 	for {
 		rows, err := s.db.Tasks.TaskVectors(ctx, projectID, model, after, vectorPage)
@@ -127,21 +149,29 @@ func (s *Tasks) rankTaskVectors(ctx context.Context, projectID, model string, qu
 			return nil, err
 		}
 		for _, r := range rows {
-			if r.ID == skip || len(r.Embedding) != 4*len(query) {
+			if set != nil {
+				set.add(r.ID, r.Embedding)
+				i := len(set.ids) - 1
+				score(r.ID, set.vecs[i], set.norms[i])
+				if set.bytes > vectorCacheBytes {
+					set = nil // too many to keep: scored as they come
+				}
 				continue
 			}
-			vec = domain.DecodeVector(vec, r.Embedding)
-			score := domain.Cosine(query, norm, vec)
-			if minScore != nil && score < *minScore {
-				continue
-			}
-			top.Add(domain.Scored{ID: r.ID, Score: score})
+			vec := domain.DecodeVector(nil, r.Embedding)
+			score(r.ID, vec, domain.Norm(vec))
 		}
 		if len(rows) < vectorPage {
-			return top.Sorted(), nil
+			break
 		}
 		after = rows[len(rows)-1].ID
 	}
+	// The vectors read are as of stamp or newer (read after it): a newer
+	// set is only dropped at the next search, whose stamp differs.
+	if set != nil {
+		s.vectors.put(set)
+	}
+	return top.Sorted(), nil
 }
 
 // checkTaskDimension refuses t's vector unless it has the dimension its model

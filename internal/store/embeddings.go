@@ -95,3 +95,17 @@ func (q SessionQueries) LessonVectors(ctx context.Context, lq LessonQuery, model
 	err := q.selectx(ctx, &out, query, args...)
 	return out, err
 }
+
+// TaskVectorStamp changes whenever a project's task vectors of model change:
+// their count and the newest change to one of them (every write of a task's
+// vector moves its updated_at; tasks are never deleted). A cache of the
+// vectors is fresh while its stamp is. One index-only read.
+func (q TaskQueries) TaskVectorStamp(ctx context.Context, projectID, model string) (string, error) {
+	var row struct {
+		N      int `db:"n"`
+		Latest any `db:"latest"`
+	}
+	err := q.get(ctx, &row, `SELECT COUNT(*) AS n, MAX(updated_at) AS latest FROM tasks
+		WHERE project_id = ? AND embedding_model = ? AND embedding IS NOT NULL`, projectID, model)
+	return fmt.Sprintf("%d %v", row.N, row.Latest), err
+}
