@@ -371,6 +371,9 @@ try {
   assert.match(await qrow.textContent(), /ANSWERED/);
   assert.match(await qrow.textContent(), /Redis by Administrator/);
   await shot('09-task-questions');
+  const attempt = page.locator('section[aria-labelledby="exec-h"] article h3').first();
+  await attempt.waitFor();
+  assert.match(await attempt.textContent(), /Attempt 1 · run #1/, 'the task page lists its execution');
   const rtask = page.locator(`.reasoning-section article.reasoning[data-reasoning="${rex}"]`);
   await rtask.waitFor();
   assert.equal(await rtask.locator('table.passes tbody tr').count(), 2, 'the task page lists the two passes');

@@ -319,13 +319,14 @@ async function taskPage(ctx, id) {
     sessionsSection(t.project.id, t.id),
     execSection,
   );
-  // Executions: the runs named by the task's history hold its executions.
-  const runIds = [...new Set(t.stateHistory.filter((s) => s.run).map((s) => s.run.id))];
+  // Executions: the task's own, newest first, across its runs.
   put(clear(execSection), h('h2', { id: 'exec-h' }, 'Executions'));
-  if (runIds.length === 0) { put(execSection, h('p', { class: 'hint' }, 'Not executed yet.')); return; }
-  const runs = (await query('task_executions', { runIds })).nodes.filter(Boolean);
-  const execs = runs.flatMap((r) => r.executions.filter((e) => e.task.id === t.id).map((e) => ({ ...e, run: r })));
+  const ex = (await query('task_executions', { id: t.id })).task;
+  const execs = ex ? ex.executions.nodes : [];
   if (execs.length === 0) { put(execSection, h('p', { class: 'hint' }, 'Not executed yet.')); return; }
+  if (ex.executions.totalCount > execs.length) {
+    put(execSection, h('p', { class: 'hint' }, `The newest ${execs.length} of ${ex.executions.totalCount} executions.`));
+  }
   for (const e of execs) {
     const logBox = h('pre', { class: 'log', tabindex: 0, 'aria-label': `Log of attempt ${e.attemptNumber}`, hidden: true });
     const btn = h('button', {
@@ -339,7 +340,7 @@ async function taskPage(ctx, id) {
     }, `Show log (${e.logLines} lines)`);
     put(execSection, h('article', { class: 'card' },
       h('h3', {}, `Attempt ${e.attemptNumber} · `, link(`#/r/${encodeURIComponent(e.run.id)}`, `run #${e.run.runNumber}`), ' ', badge(e.status)),
-      dl([['Agent', e.agent.hostname || e.agent.id], ['Started', fmtTime(e.startedAt)], ['Ended', e.endedAt && fmtTime(e.endedAt)],
+      dl([['Agent', e.agent.hostname || '(no hostname given)'], ['Started', fmtTime(e.startedAt)], ['Ended', e.endedAt && fmtTime(e.endedAt)],
         ['Duration', fmtDuration(e.durationMs)], ['Error', e.lastError], ['Files modified', e.filesModified.join(', ')],
         ['Commits', e.gitCommits.join(', ')]]),
       e.testResults.length ? h('ul', {}, e.testResults.map((r) => h('li', {}, badge(r.status, 'small'), ` ${r.testLevel} #${r.testIndex} ${r.testName || ''}`))) : null,
