@@ -196,6 +196,7 @@ func (s *Runs) renewLease(ctx context.Context, p *auth.Principal, agentGID strin
 
 // Heartbeat records that an agent is alive and tells it what to do next.
 func (s *Runs) Heartbeat(ctx context.Context, in domain.HeartbeatInput) (*domain.BuildAgent, domain.AgentDirective, error) {
+	ctx = store.Urgent(ctx) // a lease renewal: on SQLite it takes the writer first
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, "", err
@@ -386,6 +387,7 @@ func keepNotes(ctx context.Context, tx *app.Tx, t *domain.Task, notes *string) e
 // CompleteTask reports the calling agent's task done: it is validated
 // against its declared tests and ends COMPLETED or FAILED.
 func (s *Runs) CompleteTask(ctx context.Context, in domain.CompleteTaskInput) (*domain.Task, *domain.TaskExecution, error) {
+	ctx = store.Urgent(ctx) // holds a lease: on SQLite it takes the writer before claims
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -488,6 +490,7 @@ func orEmpty(s []string) []string {
 // FailTask reports the calling agent's task failed: retried (back to
 // PENDING) when retryable and attempts remain, else FAILED.
 func (s *Runs) FailTask(ctx context.Context, in domain.FailTaskInput) (*domain.Task, *domain.TaskExecution, error) {
+	ctx = store.Urgent(ctx) // holds a lease: on SQLite it takes the writer before claims
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, nil, err

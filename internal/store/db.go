@@ -68,8 +68,9 @@ type DB struct {
 	lease *sqlx.DB
 	// writer queues SQLite's write transactions in the process: SQLite has
 	// one writer, and writers waiting in its busy handler poll unfairly —
-	// under load some waited past the busy timeout (SQLITE_BUSY).
-	writer sync.Mutex
+	// under load some waited past the busy timeout (SQLITE_BUSY). Lease
+	// renewals go first (writer.go).
+	writer *writeQueue
 }
 
 // DefaultMaxConns is the size of a PostgreSQL pool unless MaxConns says
@@ -159,7 +160,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		x.SetMaxIdleConns(o.maxConns) // all of them: closing idle ones under load reopens them at once
 		x.SetConnMaxIdleTime(5 * time.Minute)
 	}
-	d := &DB{sqlx: x, dialect: dialect, url: url, pooler: o.pooler, directURL: o.directURL}
+	d := &DB{sqlx: x, dialect: dialect, url: url, pooler: o.pooler, directURL: o.directURL, writer: newWriteQueue()}
 	if dialect == Postgres {
 		// Behind a transaction pooler a connection carries no settings of
 		// its own (a pooler refuses startup parameters it does not track):
@@ -419,8 +420,8 @@ func (d *DB) inTx(ctx context.Context, fn func(q *Q) error, attempt int) (err er
 	}
 	defer func() { endTx(span, traced, err) }()
 	if d.dialect == SQLite {
-		d.writer.Lock()
-		defer d.writer.Unlock()
+		d.writer.lock(isUrgent(ctx))
+		defer d.writer.unlock()
 	}
 	tx, err := d.sqlx.BeginTxx(ctx, nil)
 	if err != nil {
