@@ -28,28 +28,13 @@ const dashboardTestDir = "../../test/dashboard"
 // where that fails.
 func dashboardBrowser(t *testing.T) (node, chromium string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("the dashboard browser test: left out by -short")
-	}
-	missing := func(format string, args ...any) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not installed")
-	}
+	node = nodeWith(t, "the dashboard browser test", dashboardTestDir, "playwright-core")
 	chromium = os.Getenv("TASKGRAPH_CHROMIUM")
 	if chromium == "" {
 		chromium = "/usr/bin/chromium"
 	}
 	if _, err := os.Stat(chromium); err != nil {
-		missing("no browser at %s: apt-get install -y chromium (or set TASKGRAPH_CHROMIUM)", chromium)
-	}
-	if _, err := os.Stat(filepath.Join(dashboardTestDir, "node_modules", "playwright-core")); err != nil {
-		missing("playwright-core is not installed: run npm ci in test/dashboard")
+		missing(t, "no browser at %s: apt-get install -y chromium (or set TASKGRAPH_CHROMIUM)", chromium)
 	}
 	return node, chromium
 }

@@ -210,19 +210,7 @@ func TestEventsAcrossReplicas(t *testing.T) {
 	slowPoll := serverOptions{events: events.Options{PollInterval: time.Hour}}
 	a, _ := startServerWith(t, url, slowPoll)
 	b, _ := startServerWith(t, url, slowPoll)
-	p := a.createProject(t, a.AdminToken, "replicas")
-	start := a.eventCursor(t, a.AdminToken, p)
-	onA := a.subscribe(t, a.AdminToken, p, start)
-	onB := b.subscribe(t, b.AdminToken, p, start)
-	for i := 1; i <= 6; i++ {
-		writer := a
-		if i%2 == 0 {
-			writer = b
-		}
-		writer.createTask(t, writer.AdminToken, p, fmt.Sprint(i), nil)
-		require.Equal(t, fmt.Sprint(i), nextEvent(t, onA).Title)
-		require.Equal(t, fmt.Sprint(i), nextEvent(t, onB).Title)
-	}
+	eventsAcrossReplicas(t, a, b, "replicas")
 }
 
 // TestListenerOutage (PostgreSQL): the listening connection is killed with

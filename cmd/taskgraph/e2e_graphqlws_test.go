@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,23 +21,7 @@ const graphqlWSClientDir = "../../test/graphql-ws-client"
 // client's packages are missing — except under CI=true, where that fails.
 func nodeClient(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("the graphql-ws client test: left out by -short")
-	}
-	missing := func(format string, args ...any) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not installed")
-	}
-	if _, err := os.Stat(filepath.Join(graphqlWSClientDir, "node_modules", "graphql-ws")); err != nil {
-		missing("graphql-ws is not installed: run npm ci in test/graphql-ws-client")
-	}
-	return node
+	return nodeWith(t, "the graphql-ws client test", graphqlWSClientDir, "graphql-ws")
 }
 
 // runGraphQLWS runs the graphql-ws client script and returns its output lines.

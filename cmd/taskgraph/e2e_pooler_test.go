@@ -150,18 +150,6 @@ func TestReplicasThroughPgBouncer(t *testing.T) {
 	})
 
 	t.Run("events across replicas", func(t *testing.T) {
-		p := a.createProject(t, a.AdminToken, "pooled-replicas")
-		start := a.eventCursor(t, a.AdminToken, p)
-		onA := a.subscribe(t, a.AdminToken, p, start)
-		onB := b.subscribe(t, b.AdminToken, p, start)
-		for i := 1; i <= 6; i++ {
-			writer := a
-			if i%2 == 0 {
-				writer = b
-			}
-			writer.createTask(t, writer.AdminToken, p, fmt.Sprint(i), nil)
-			require.Equal(t, fmt.Sprint(i), nextEvent(t, onA).Title)
-			require.Equal(t, fmt.Sprint(i), nextEvent(t, onB).Title)
-		}
+		eventsAcrossReplicas(t, a, b, "pooled-replicas")
 	})
 }

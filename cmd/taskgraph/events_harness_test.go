@@ -310,3 +310,22 @@ func eventually(t testing.TB, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// eventsAcrossReplicas: in a new project (slug), tasks created on replicas a
+// and b in turn reach a subscriber on each, every one in order.
+func eventsAcrossReplicas(t *testing.T, a, b *testServer, slug string) {
+	t.Helper()
+	p := a.createProject(t, a.AdminToken, slug)
+	start := a.eventCursor(t, a.AdminToken, p)
+	onA := a.subscribe(t, a.AdminToken, p, start)
+	onB := b.subscribe(t, b.AdminToken, p, start)
+	for i := 1; i <= 6; i++ {
+		writer := a
+		if i%2 == 0 {
+			writer = b
+		}
+		writer.createTask(t, writer.AdminToken, p, fmt.Sprint(i), nil)
+		require.Equal(t, fmt.Sprint(i), nextEvent(t, onA).Title)
+		require.Equal(t, fmt.Sprint(i), nextEvent(t, onB).Title)
+	}
+}

@@ -24,23 +24,7 @@ const mcpClientDir = "../../test/mcp-client"
 // client's packages are missing — except under CI=true, where that fails.
 func mcpNode(t *testing.T, pkg string) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("the MCP client tests: left out by -short")
-	}
-	missing := func(format string, args ...any) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node is not installed")
-	}
-	if _, err := os.Stat(filepath.Join(mcpClientDir, "node_modules", pkg)); err != nil {
-		missing("%s is not installed: run npm ci in test/mcp-client", pkg)
-	}
-	return node
+	return nodeWith(t, "the MCP client tests", mcpClientDir, pkg)
 }
 
 // selfBinary is this test binary, which runs as the taskgraph command when
