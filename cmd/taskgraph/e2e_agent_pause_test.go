@@ -57,7 +57,7 @@ func TestAgentObeysPause(t *testing.T) {
 		}
 		waitFor("some output", func(a jv) bool { return a.N("execution.logLines") >= 2 })
 		e.action(t, "pauseExecutionRun", runID)
-		paused := waitFor("the agent reports the pause", func(a jv) bool { return a.S("currentStep") == "paused" })
+		paused := waitFor("the agent reports the pause", func(a jv) bool { return !a.Null("currentStep") && a.S("currentStep") == "paused" })
 		require.Positive(t, paused.N("progressPercent"))
 		require.NoError(t, os.WriteFile(goFile, nil, 0o644))
 		// Output printed before the stop may still be on its way: settle first.
