@@ -178,6 +178,14 @@ export async function runPage(ctx, id) {
     return h('span', { title: a.terminationReason || '' }, badge('INTERRUPTED', 'small'), ' ', a.endReason.replace(/_/g, ' ').toLowerCase());
   }
 
+  // A finished agent's progress is its outcome: a completed task is done
+  // whatever its agent last reported; an ended one shows no bar.
+  function agentProgress(a) {
+    if (a.endReason === 'TASK_COMPLETED') return [h('progress', { max: 100, value: 100, 'aria-label': `${a.task.displayId} progress` }), ' done'];
+    if (a.endReason) return ['—'];
+    return [h('progress', { max: 100, value: a.progressPercent, 'aria-label': `${a.task.displayId} progress` }), ` ${a.progressPercent}%`];
+  }
+
   function renderAgents() {
     const list = [...st.agents.values()];
     clear(agentsBox);
@@ -188,8 +196,8 @@ export async function runPage(ctx, id) {
       h('tbody', {}, list.slice(0, 50).map((a) => h('tr', {},
         h('td', {}, h('button', { type: 'button', class: 'linkish', title: `agent on ${a.hostname || '?'}`, onclick: () => selectTask(a.task.id) }, a.task.displayId)),
         h('td', {}, agentBadge(a)),
-        h('td', {}, h('progress', { max: 100, value: a.progressPercent, 'aria-label': `${a.task.displayId} progress` }), ` ${a.progressPercent}%`),
-        h('td', {}, a.currentStep || '—'),
+        h('td', {}, ...agentProgress(a)),
+        h('td', {}, (!a.endReason && a.currentStep) || '—'),
         h('td', {}, fmtClock(a.lastHeartbeatAt)))))),
     list.length > 50 ? h('p', { class: 'hint' }, `and ${list.length - 50} more`) : null);
   }
