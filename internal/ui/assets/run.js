@@ -34,6 +34,7 @@ export async function runPage(ctx, id) {
     execByTask: new Map(),
     selected: null,
     log: null, // { execId, count, lines }
+    pendingLog: null, // { execId, events }: LOG_APPENDED events that came while the tail was read
     feed: [],
   };
   const load = (tree) => {
@@ -287,9 +288,20 @@ export async function runPage(ctx, id) {
     const tid = st.selected;
     const execId = st.execByTask.get(tid);
     if (!execId) { st.log = null; put(clear(logBox), '(not claimed yet: the log starts when an agent claims the task)'); return; }
-    const d = await query('execution_log', { id: execId, tail: LOG_TAIL });
+    // Lines appended while the tail is read arrive as events before its
+    // answer may: they are kept and applied after it (appendLog skips what
+    // the tail already had).
+    const pending = { execId, events: [] };
+    st.pendingLog = pending;
+    let d;
+    try {
+      d = await query('execution_log', { id: execId, tail: LOG_TAIL });
+    } finally {
+      if (st.pendingLog === pending) st.pendingLog = null;
+    }
     if (st.selected !== tid) return;
     st.log = { execId, count: d.node.logLines, lines: d.node.log.slice() };
+    for (const ev of pending.events) appendLog(ev);
     renderLog();
   }
   function renderLog() {
@@ -299,6 +311,10 @@ export async function runPage(ctx, id) {
     if (follow) logBox.scrollTop = logBox.scrollHeight;
   }
   function appendLog(ev) {
+    if (st.pendingLog && ev.agent && ev.agent.execution && ev.agent.execution.id === st.pendingLog.execId) {
+      st.pendingLog.events.push(ev);
+      return;
+    }
     if (!st.log || !ev.agent || !ev.agent.execution || ev.agent.execution.id !== st.log.execId) return;
     const first = ev.firstLine ?? st.log.count + 1;
     const skip = Math.max(0, st.log.count - first + 1); // lines already read with the tail
