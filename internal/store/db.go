@@ -8,9 +8,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"io/fs"
-	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,12 +16,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq" // PostgreSQL driver
-	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/lock"
+	_ "github.com/lib/pq"  // PostgreSQL driver
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
-
-	"github.com/taskgraph/taskgraph/db"
 )
 
 // Dialect is the SQL flavour of the database.
@@ -216,71 +209,6 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 // the path): unescaped, "#" would end the file name early and "?" start the query.
 var sqliteURIPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace
 
-// postgresDSN is url with lib/pq's binary_parameters on unless url sets it:
-// a statement with arguments is then sent as one round trip (parse, bind,
-// execute) instead of two (parse and describe, then bind and execute). Only
-// []byte arguments change form (sent as binary), and the store passes those
-// to BYTEA columns alone; JSON values are passed as text.
-func postgresDSN(url string) (string, error) {
-	u, err := neturl.Parse(url)
-	if err != nil {
-		return "", fmt.Errorf("store: database url %q: %w", redact(url), err)
-	}
-	q := u.Query()
-	if q.Get("binary_parameters") == "" {
-		q.Set("binary_parameters", "yes")
-		u.RawQuery = q.Encode()
-	}
-	return u.String(), nil
-}
-
-// countersDSN is dsn for the display counters' pool: its commits do not
-// wait for the disk (synchronous_commit off). A number is used only by a
-// transaction that commits after the number did, and PostgreSQL writes its
-// log in order: once that transaction's commit is on disk, so is the
-// number's. A crash can lose only numbers that nothing committed used.
-func countersDSN(dsn string) string {
-	u, err := neturl.Parse(dsn)
-	if err != nil {
-		return dsn // postgresDSN parsed it already
-	}
-	q := u.Query()
-	q.Set("synchronous_commit", "off")
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-// redact hides a password in a database url for error messages.
-func redact(url string) string {
-	if at := strings.Index(url, "@"); at > 0 {
-		if scheme := strings.Index(url, "://"); scheme > 0 && scheme < at {
-			return url[:scheme+3] + "…" + url[at:]
-		}
-	}
-	return url
-}
-
-// ListenerDSN is the connection string of a dedicated PostgreSQL connection
-// (LISTEN/NOTIFY), named appName in pg_stat_activity: on the direct URL when
-// one was given (DirectURL), else on the database URL. SQLite has none.
-func (d *DB) ListenerDSN(appName string) (string, error) {
-	if d.dialect != Postgres {
-		return "", errors.New("store: LISTEN needs PostgreSQL")
-	}
-	base := d.url
-	if d.directURL != "" {
-		base = d.directURL
-	}
-	u, err := neturl.Parse(base)
-	if err != nil {
-		return "", fmt.Errorf("store: database url: %w", err)
-	}
-	q := u.Query()
-	q.Set("application_name", appName)
-	u.RawQuery = q.Encode()
-	return u.String(), nil
-}
-
 // Dialect reports the SQL flavour.
 func (d *DB) Dialect() Dialect { return d.dialect }
 
@@ -323,74 +251,6 @@ func (d *DB) Aborts() int64 { return d.aborts.Load() }
 // Statements is the number of SQL statements run since Open; tests and benchmarks
 // use it to show that statements grow with query depth, not with rows.
 func (d *DB) Statements() int64 { return d.statements.Load() }
-
-func (d *DB) provider(ctx context.Context) (*goose.Provider, error) {
-	sub, err := fs.Sub(db.Migrations, db.Dir(string(d.dialect)))
-	if err != nil {
-		return nil, err
-	}
-	dialect := goose.DialectSQLite3
-	var opts []goose.ProviderOption
-	if d.dialect == Postgres {
-		dialect = goose.DialectPostgres
-		// Replicas starting together migrate one at a time. The advisory lock is
-		// per schema: databases in other schemas of the same server (tests, other
-		// tenants) migrate independently instead of queueing behind one lock id
-		// with goose's 5-second retry period.
-		var schema string
-		if err := d.sessionPool().GetContext(ctx, &schema, `SELECT current_schema()`); err != nil {
-			return nil, fmt.Errorf("store: read current schema: %w", err)
-		}
-		h := fnv.New64a()
-		_, _ = h.Write([]byte("taskgraph-migrate:" + schema))
-		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64()>>1)), lock.WithLockTimeout(1, 300))
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, goose.WithSessionLocker(locker))
-	}
-	// Behind a transaction pooler, on the direct connection: the lock is
-	// a session's.
-	return goose.NewProvider(dialect, d.sessionPool().DB, sub, opts...)
-}
-
-// Migrate applies every pending migration.
-func (d *DB) Migrate(ctx context.Context) error {
-	p, err := d.provider(ctx)
-	if err != nil {
-		return fmt.Errorf("store: migrations: %w", err)
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("store: migrate: %w", err)
-	}
-	return nil
-}
-
-// MigrationStatus describes one migration and whether it is applied.
-type MigrationStatus struct {
-	Version   int64
-	Name      string
-	Applied   bool
-	AppliedAt time.Time
-}
-
-// MigrationStatuses lists every known migration.
-func (d *DB) MigrationStatuses(ctx context.Context) ([]MigrationStatus, error) {
-	p, err := d.provider(ctx)
-	if err != nil {
-		return nil, err
-	}
-	st, err := p.Status(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("store: migration status: %w", err)
-	}
-	out := make([]MigrationStatus, len(st))
-	for i, s := range st {
-		out[i] = MigrationStatus{Version: s.Source.Version, Name: filepath.Base(s.Source.Path),
-			Applied: s.State == goose.StateApplied, AppliedAt: s.AppliedAt}
-	}
-	return out, nil
-}
 
 // InTx runs fn in one transaction, committing when fn returns nil. On SQLite the
 // transaction takes the write lock at BEGIN (immediate), so writers queue instead
