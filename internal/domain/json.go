@@ -126,3 +126,25 @@ func jsonBytes(src any) ([]byte, error) {
 		return nil, fmt.Errorf("cannot scan %T as JSON", src)
 	}
 }
+
+// jsonValue stores v, a list or an object, as a JSON column value (a nil
+// list as []).
+func jsonValue(v any) (driver.Value, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if string(b) == "null" {
+		return "[]", nil
+	}
+	return string(b), nil
+}
+
+// jsonScan reads a JSON column into dst (NULL leaves dst as it is).
+func jsonScan(src, dst any) error {
+	b, err := jsonBytes(src)
+	if err != nil || b == nil {
+		return err
+	}
+	return json.Unmarshal(b, dst)
+}

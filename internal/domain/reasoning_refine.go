@@ -63,30 +63,12 @@ func contentOf(s *ReasoningStep) *StepContent {
 type StepHistory []StepChange
 
 // Value stores the history as a JSON array.
-func (h StepHistory) Value() (driver.Value, error) {
-	if h == nil {
-		return "[]", nil
-	}
-	b, err := json.Marshal([]StepChange(h))
-	return string(b), err
-}
+func (h StepHistory) Value() (driver.Value, error) { return jsonValue(h) }
 
 // Scan reads a JSON array column.
 func (h *StepHistory) Scan(src any) error {
-	b, err := jsonBytes(src)
-	if err != nil || b == nil {
-		*h = StepHistory{}
-		return err
-	}
-	var out []StepChange
-	if err := json.Unmarshal(b, &out); err != nil {
-		return fmt.Errorf("scan StepHistory: %w", err)
-	}
-	if out == nil {
-		out = []StepChange{}
-	}
-	*h = out
-	return nil
+	*h = StepHistory{}
+	return jsonScan(src, h)
 }
 
 func (s *ReasoningStep) record(c StepChange) {

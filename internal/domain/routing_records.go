@@ -109,25 +109,6 @@ func (f WorkerFailures) ThreeIdentical() bool {
 	return key(last[0]) == key(last[1]) && key(last[1]) == key(last[2])
 }
 
-func jsonValue(v any) (driver.Value, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	if string(b) == "null" {
-		return "[]", nil
-	}
-	return string(b), nil
-}
-
-func jsonScan(src, dst any) error {
-	b, err := jsonBytes(src)
-	if err != nil || b == nil {
-		return err
-	}
-	return json.Unmarshal(b, dst)
-}
-
 // CheckTaskContext checks a worker's taskContext: an object whose fields
 // userRequest, context and previousOutputs, each optional, are strings.
 func CheckTaskContext(raw JSON) error {
