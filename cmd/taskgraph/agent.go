@@ -163,7 +163,10 @@ func (a *agentClient) do(ctx context.Context, query string, vars map[string]any,
 			return ctx.Err()
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, 5*time.Second)
+		// At least once a second: once the server is back, the agent's
+		// heartbeat must reach it before its lease runs out (a 5 s cap let a
+		// 3.5 s outage cost a lease of 3 s).
+		wait = min(2*wait, time.Second)
 	}
 }
 
