@@ -122,7 +122,7 @@ func (b *bench) startPeer(ctx context.Context, key string) (*target, error) {
 		t.proc, err = b.procs.start("PostGraphile 5", logPath, prod, b.node.node,
 			filepath.Join(b.dir, "postgraphile5.mjs"), strconv.Itoa(port), db)
 	case "floor":
-		t.label = "Go floor: 4 batched queries + encoding/json"
+		t.label = "Go floor: a batched statement per level + encoding/json"
 		var self string
 		if self, err = os.Executable(); err == nil {
 			t.proc, err = b.procs.start("the floor", logPath, nil, self, "floor",

@@ -84,18 +84,22 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.size.impactsPerTask, "impacts-per-task", 3, "file impacts per task")
 	fs.IntVar(&c.page, "page", 100, "tasks the nested read asks for (first:)")
 	servers := fs.String("servers", strings.Join(allServers, ","), "servers to time, in turn order (Taskgraph always fills the database)")
-	scen := fs.String("scenarios", "read,write", "scenarios to run: read, write")
+	scen := fs.String("scenarios", strings.Join(defaultScenarios, ","),
+		"scenarios to run: the read shapes full, light, deep, wide (read: all four), write (createTask)")
 	fs.BoolVar(&c.countStmts, "count-statements", true,
 		"put a counting proxy between each server and PostgreSQL to report SQL statements per request")
 	fs.StringVar(&c.workDir, "workdir", "", "directory for binaries, logs and Taskgraph's data (default: a new temporary one, removed after a run that went well)")
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	c.servers = splitList(*servers)
-	c.scenarios = splitList(*scen)
+	if c.scenarios, err = parseScenarios(*scen); err != nil {
+		return c, err
+	}
 	switch {
 	case c.rounds < 1 || c.duration <= 0 || c.warmup < 0 || c.connections < 1:
 		return c, errors.New("-rounds, -duration and -connections must be positive, -warmup not negative")
@@ -111,12 +115,33 @@ func parseFlags(args []string) (config, error) {
 			return c, fmt.Errorf("-servers: unknown server %q (known: %s)", s, strings.Join(allServers, ", "))
 		}
 	}
-	for _, s := range c.scenarios {
-		if s != "read" && s != "write" {
-			return c, fmt.Errorf("-scenarios: unknown scenario %q (known: read, write)", s)
+	return c, nil
+}
+
+// defaultScenarios is every scenario.
+var defaultScenarios = []string{"full", "light", "deep", "wide", "write"}
+
+// parseScenarios reads -scenarios: names of scenarios, read standing for
+// the four read shapes; they run in report order whatever the order given.
+func parseScenarios(s string) ([]string, error) {
+	asked := splitList(s)
+	if len(asked) == 0 {
+		return nil, errors.New("-scenarios: name at least one")
+	}
+	known := append(slices.Clone(defaultScenarios), "read")
+	var out []string
+	for _, a := range asked {
+		if !slices.Contains(known, a) {
+			return nil, fmt.Errorf("-scenarios: unknown scenario %q (known: %s)", a, strings.Join(known, ", "))
 		}
 	}
-	return c, nil
+	for _, k := range defaultScenarios {
+		_, isRead := shapeByKey(k)
+		if slices.Contains(asked, k) || (isRead && slices.Contains(asked, "read")) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 func splitList(s string) []string {
