@@ -91,7 +91,10 @@ func (b *bench) startTaskgraph(ctx context.Context) (*target, error) {
 	if t.proc, err = b.procs.start("Taskgraph", filepath.Join(b.cfg.workDir, "taskgraph.log"), nil, bin, "serve",
 		"--addr", fmt.Sprintf("127.0.0.1:%d", port), "--database", db, "--admin-token", t.token,
 		"--log-format", "json", "--data-dir", filepath.Join(b.cfg.workDir, "taskgraph-data"),
-		"--question-sweep-interval", "1h", "--queue-sweep-interval", "1h"); err != nil {
+		"--question-sweep-interval", "1h", "--queue-sweep-interval", "1h",
+		// The subscription scenario holds all its subscriptions with one token.
+		"--max-subscriptions-per-user", strconv.Itoa(max(b.cfg.sub.subscribers(), b.cfg.sub.peerSubscribers)+100),
+		"--max-ws-connections-per-user", strconv.Itoa(max(b.cfg.sub.connections, b.cfg.sub.peerSubscribers/b.cfg.sub.perConn)+10)); err != nil {
 		return nil, err
 	}
 	return t, waitReady(ctx, t.proc, t.url, bearer(t.token), 60*time.Second)
@@ -145,6 +148,9 @@ func (b *bench) timeScenarios(ctx context.Context, order []*target) (map[string]
 	results := map[string]map[string]summary{}
 	lc := loadConfig{connections: c.connections, database: c.database, seq: &counter{}}
 	for _, sc := range c.scenarios {
+		if sc == "subscribe" {
+			continue // runSubscriptions
+		}
 		if c.warmup > 0 {
 			for _, t := range order {
 				logf("%s: warming up %s for %s", sc, t.label, c.warmup)

@@ -17,6 +17,7 @@ type reportInput struct {
 	verified  *verified
 	pgVersion string
 	rows      *dbFacts
+	subs      []subResult
 }
 
 // report prints the markdown tables: per scenario the figures of every
@@ -26,7 +27,9 @@ func report(w io.Writer, in reportInput) {
 	fmt.Fprintf(w, "\n## Taskgraph side by side with PostGraphile (make bench-peer)\n\n")
 	fmt.Fprintf(w, "- machine: %d CPUs (%s/%s), PostgreSQL %s, %s; %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
 		in.pgVersion, runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04Z"))
-	fmt.Fprintf(w, "- data: %s, filled through Taskgraph's API, then ANALYZE\n", in.rows)
+	if in.rows != nil {
+		fmt.Fprintf(w, "- data: %s, filled through Taskgraph's API, then ANALYZE\n", in.rows)
+	}
 	fmt.Fprintf(w, "- load: %d connections, closed loop; servers in turn, %d round(s) of %s each (after %s of warm-up each); percentiles over every request of every round\n",
 		c.connections, c.rounds, c.duration, c.warmup)
 	backendsOf := "the PostgreSQL backends of its connections"
@@ -98,6 +101,7 @@ func report(w io.Writer, in reportInput) {
 		fmt.Fprintf(w, "\n(above 1 is better for Taskgraph in req/s; below 1 in every other column)\n")
 	}
 	summaryTable(w, in)
+	subscriptionTable(w, in)
 }
 
 // summaryTable puts every timed scenario's ratios side by side: Taskgraph's
