@@ -30,17 +30,18 @@ func report(w io.Writer, in reportInput) {
 	if in.rows != nil {
 		fmt.Fprintf(w, "- data: %s, filled through Taskgraph's API, then ANALYZE\n", in.rows)
 	}
-	fmt.Fprintf(w, "- load: %d connections, closed loop; servers in turn, %d round(s) of %s each (after %s of warm-up each); percentiles over every request of every round\n",
-		c.connections, c.rounds, c.duration, c.warmup)
-	backendsOf := "the PostgreSQL backends of its connections"
-	if !c.countStmts {
-		backendsOf = "every PostgreSQL backend of the database"
+	if len(in.results) > 0 {
+		fmt.Fprintf(w, "- load: %d connections, closed loop; servers in turn, %d round(s) of %s each (after %s of warm-up each); percentiles over every request of every round\n",
+			c.connections, c.rounds, c.duration, c.warmup)
+		backendsOf := "the PostgreSQL backends of its connections"
+		if !c.countStmts {
+			backendsOf = "every PostgreSQL backend of the database"
+		}
+		fmt.Fprintf(w, "- CPU per request: utime+stime of the server process (/proc/<pid>/stat), and of %s, over the requests of its turns\n", backendsOf)
+		if c.countStmts {
+			fmt.Fprintf(w, "- SQL statements per request: Query and Execute messages (BEGIN and COMMIT included) the server sent through its counting proxy: the mean under load / the fewest of %d requests sent alone\n", aloneTries)
+		}
 	}
-	fmt.Fprintf(w, "- CPU per request: utime+stime of the server process (/proc/<pid>/stat), and of %s, over the requests of its turns\n", backendsOf)
-	if c.countStmts {
-		fmt.Fprintf(w, "- SQL statements per request: Query and Execute messages (BEGIN and COMMIT included) the server sent through its counting proxy: the mean under load / the fewest of %d requests sent alone\n", aloneTries)
-	}
-
 	for _, sc := range timedScenarios() {
 		res, ok := in.results[sc.key]
 		if !ok {

@@ -73,17 +73,12 @@ type subProject struct {
 	taskIDs, taskRowIDs []string
 }
 
-// subRun is one run of the scenario: a server at a number of subscribers.
+// subRun is one run of the scenario: a server, freshly started, at a
+// number of subscribers.
 type subRun struct {
-	t           *target
+	key         string // taskgraph, pg5
 	connections int
 	perConn     int
-	spec        subscribeSpec
-	touch       func(seq int) []byte
-	// committed is how many events committed in the window, given the
-	// mutations that succeeded.
-	committed func(ctx context.Context, ok int64) (int64, error)
-	before    func(ctx context.Context) error // just before the window
 }
 
 // subResult is one run's figures.
@@ -184,63 +179,23 @@ func (b *bench) runSubscriptions(ctx context.Context, tg *target, targets map[st
 	}
 	defer db.Close()
 
-	marshal := func(r graphQLRequest) []byte {
-		out, _ := json.Marshal(r)
-		return out
-	}
-	var seq0 int64
-	tgRun := func(conns, perConn int) subRun {
-		return subRun{t: tg, connections: conns, perConn: perConn,
-			spec: subscribeSpec{url: wsURL(tg.url), initPayload: map[string]any{"Authorization": "Bearer " + tg.token},
-				query: taskgraphWatch, variables: map[string]any{"projectId": sp.id}, connections: conns, perConn: perConn},
-			touch: func(seq int) []byte {
-				return marshal(graphQLRequest{Query: taskgraphTouch, OperationName: "Touch", Variables: map[string]any{
-					"input": map[string]any{"id": sp.taskIDs[seq%len(sp.taskIDs)], "title": fmt.Sprintf("subscribed task, touch %d", seq)}}})
-			},
-			before: func(ctx context.Context) error {
-				return db.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE project_id = $1`, sp.rowID).Scan(&seq0)
-			},
-			// Every event of the project after the window's start: the
-			// subscription has no type filter.
-			committed: func(ctx context.Context, _ int64) (int64, error) {
-				var n int64
-				err := db.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE project_id = $1 AND seq > $2`, sp.rowID, seq0).Scan(&n)
-				return n, err
-			},
-		}
-	}
-	runs := []subRun{tgRun(sc.connections, sc.perConn)}
+	runs := []subRun{{"taskgraph", sc.connections, sc.perConn}}
 	peerConns := max(1, sc.peerSubscribers/sc.perConn)
 	if peerConns*sc.perConn != sc.subscribers() {
-		runs = append(runs, tgRun(peerConns, sc.perConn))
+		runs = append(runs, subRun{"taskgraph", peerConns, sc.perConn})
 	}
-	if pg5 := targets["pg5"]; pg5 != nil {
-		runs = append(runs, subRun{t: pg5, connections: peerConns, perConn: sc.perConn,
-			spec: subscribeSpec{url: wsURL(pg5.url), initPayload: map[string]any{},
-				query: pg5Watch, variables: map[string]any{"projectId": sp.rowID}, connections: peerConns, perConn: sc.perConn},
-			touch: func(seq int) []byte {
-				return marshal(graphQLRequest{Query: pg5Touch, OperationName: "Touch", Variables: map[string]any{
-					"id": sp.taskRowIDs[seq%len(sp.taskRowIDs)], "title": fmt.Sprintf("subscribed task, touch %d", seq)}})
-			},
-			before: func(context.Context) error { return nil },
-			// The trigger notifies once per updated row: one per mutation.
-			committed: func(_ context.Context, ok int64) (int64, error) { return ok, nil },
-		})
+	if targets["pg5"] != nil {
+		runs = append(runs, subRun{"pg5", peerConns, sc.perConn})
 	}
-
+	// The runs' servers connect to PostgreSQL directly: a counting proxy
+	// would copy every byte of their reads in this process, which shares
+	// the cores. Their PostgreSQL CPU is then every backend of the
+	// database's (the other servers' are idle meanwhile).
+	b.direct = true
+	defer func() { b.direct = false }()
 	var out []subResult
 	for _, r := range runs {
-		if r.t.key == "pg5" {
-			if _, err := db.ExecContext(ctx, subTriggerSQL); err != nil {
-				return nil, fmt.Errorf("the NOTIFY trigger for PostGraphile 5: %w", err)
-			}
-		}
-		res, err := b.subscriptionRun(ctx, r)
-		if r.t.key == "pg5" {
-			if _, derr := db.ExecContext(context.WithoutCancel(ctx), subTriggerDropSQL); derr != nil && err == nil {
-				err = derr
-			}
-		}
+		res, err := b.subscriptionRun(ctx, r, sp, db)
 		if err != nil {
 			return nil, err
 		}
@@ -249,20 +204,103 @@ func (b *bench) runSubscriptions(ctx context.Context, tg *target, targets map[st
 	return out, nil
 }
 
-// subscriptionRun is one run: RSS before; the subscriptions opened; probe
-// events until every subscription has one (so that all are live); RSS
-// once they are quiet; then events at the rate for the window, and the
-// deliveries drained.
-func (b *bench) subscriptionRun(ctx context.Context, r subRun) (subResult, error) {
-	sc := b.cfg.sub
-	n := r.connections * r.perConn
-	res := subResult{label: r.t.label, key: r.t.key, subscribers: n}
-	pid := r.t.proc.pid()
+// subServer is a server started afresh for one run (so that its RSS
+// before the subscriptions holds nothing of earlier scenarios), with how
+// the run subscribes to it and makes its events.
+type subServer struct {
+	t     *target
+	spec  subscribeSpec
+	touch func(seq int) []byte
+	// before is called just before the window; committed says how many
+	// events committed in it, given the mutations that succeeded.
+	before    func(ctx context.Context) error
+	committed func(ctx context.Context, ok int64) (int64, error)
+	stop      func() error
+}
+
+// startSubServer starts the run's server: Taskgraph, or PostGraphile 5 with
+// the NOTIFY trigger created (and dropped by stop).
+func (b *bench) startSubServer(ctx context.Context, r subRun, sp *subProject, db *sql.DB) (*subServer, error) {
+	marshal := func(q graphQLRequest) []byte {
+		out, _ := json.Marshal(q)
+		return out
+	}
+	s := &subServer{}
 	var err error
+	switch r.key {
+	case "taskgraph":
+		if s.t, err = b.startTaskgraph(ctx); err != nil {
+			return nil, err
+		}
+		s.spec = subscribeSpec{url: wsURL(s.t.url), initPayload: map[string]any{"Authorization": "Bearer " + s.t.token},
+			query: taskgraphWatch, variables: map[string]any{"projectId": sp.id}}
+		s.touch = func(seq int) []byte {
+			return marshal(graphQLRequest{Query: taskgraphTouch, OperationName: "Touch", Variables: map[string]any{
+				"input": map[string]any{"id": sp.taskIDs[seq%len(sp.taskIDs)], "title": fmt.Sprintf("subscribed task, touch %d", seq)}}})
+		}
+		var seq0 int64
+		s.before = func(ctx context.Context) error {
+			return db.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM events WHERE project_id = $1`, sp.rowID).Scan(&seq0)
+		}
+		// Every event of the project after the window's start: the
+		// subscription has no type filter.
+		s.committed = func(ctx context.Context, _ int64) (int64, error) {
+			var n int64
+			err := db.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE project_id = $1 AND seq > $2`, sp.rowID, seq0).Scan(&n)
+			return n, err
+		}
+		s.stop = func() error { return nil }
+	case "pg5":
+		if _, err := db.ExecContext(ctx, subTriggerSQL); err != nil {
+			return nil, fmt.Errorf("the NOTIFY trigger for PostGraphile 5: %w", err)
+		}
+		s.stop = func() error {
+			_, err := db.ExecContext(context.WithoutCancel(ctx), subTriggerDropSQL)
+			return err
+		}
+		if s.t, err = b.startPeer(ctx, "pg5"); err != nil {
+			_ = s.stop()
+			return nil, err
+		}
+		s.spec = subscribeSpec{url: wsURL(s.t.url), initPayload: map[string]any{},
+			query: pg5Watch, variables: map[string]any{"projectId": sp.rowID}}
+		s.touch = func(seq int) []byte {
+			return marshal(graphQLRequest{Query: pg5Touch, OperationName: "Touch", Variables: map[string]any{
+				"id": sp.taskRowIDs[seq%len(sp.taskRowIDs)], "title": fmt.Sprintf("subscribed task, touch %d", seq)}})
+		}
+		s.before = func(context.Context) error { return nil }
+		// The trigger notifies once per updated row: one per mutation.
+		s.committed = func(_ context.Context, ok int64) (int64, error) { return ok, nil }
+	default:
+		return nil, fmt.Errorf("no subscription run for %q", r.key)
+	}
+	s.spec.connections, s.spec.perConn = r.connections, r.perConn
+	return s, nil
+}
+
+// subscriptionRun is one run on a server started for it: RSS before; the
+// subscriptions opened; probe events until every subscription has one (so
+// that all are live); RSS once they are quiet; then events at the rate for
+// the window, and the deliveries drained. The server stops afterwards.
+func (b *bench) subscriptionRun(ctx context.Context, run subRun, sp *subProject, db *sql.DB) (res subResult, err error) {
+	r, err := b.startSubServer(ctx, run, sp, db)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		b.procs.stop(r.t.proc)
+		if serr := r.stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	sc := b.cfg.sub
+	n := run.connections * run.perConn
+	res = subResult{label: r.t.label, key: r.t.key, subscribers: n}
+	pid := r.t.proc.pid()
 	if res.rssBefore, err = processRSS(pid); err != nil {
 		return res, err
 	}
-	logf("subscribe: %s: opening %d subscriptions (%d connections × %d)", r.t.label, n, r.connections, r.perConn)
+	logf("subscribe: %s (started for this run): opening %d subscriptions (%d connections × %d)", r.t.label, n, run.connections, run.perConn)
 	pool, err := openSubPool(ctx, r.spec)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", r.t.label, err)
