@@ -42,7 +42,7 @@ func TestSubscriptionTable(t *testing.T) {
 	ms := time.Millisecond
 	in := reportInput{cfg: config{sub: subConfig{rate: 20, duration: 10 * time.Second}}, subs: []subResult{
 		{label: "Taskgraph", key: "taskgraph", subscribers: 10000, committed: 200, expected: 2_000_000, delivered: 2_000_000,
-			p50: 20 * ms, p99: 80 * ms, serverPerEvent: 8 * time.Microsecond, rssBefore: 50 << 20, rssIdle: 50<<20 + 10000*4096},
+			p50: 20 * ms, p99: 80 * ms, serverPerEvent: 8 * time.Microsecond, rssBefore: 50 << 20, rssIdle: 50<<20 + 10000*4096, window: 10 * time.Second},
 		{label: "Taskgraph", key: "taskgraph", subscribers: 1000, committed: 200, expected: 200_000, delivered: 200_000,
 			p50: 10 * ms, p99: 40 * ms, serverPerEvent: 10 * time.Microsecond, dbPerEvent: time.Microsecond, rssBefore: 0, rssIdle: 1000 * 2048},
 		{label: "PostGraphile 5", key: "pg5", subscribers: 1000, committed: 200, expected: 200_000, delivered: 100_000, short: 500,
@@ -52,8 +52,8 @@ func TestSubscriptionTable(t *testing.T) {
 	subscriptionTable(&b, in)
 	out := b.String()
 	for _, want := range []string{
-		"| Taskgraph | 10,000 | 200 | 2,000,000 / 2,000,000 (100.00%) | 0 | 20.0 ms | 80.0 ms | 8.0 µs | 0.0 µs | 4.0 KiB |",
-		"| PostGraphile 5 | 1,000 | 200 | 100,000 / 200,000 (50.00%) | 500 |",
+		"| Taskgraph | 10,000 | 200 (20.0/s) | 2,000,000 / 2,000,000 (100.00%) | 0 | 20.0 ms | 80.0 ms | 8.0 µs | 0.0 µs | 4.0 KiB |",
+		"| PostGraphile 5 | 1,000 | 200 (0.0/s) | 100,000 / 200,000 (50.00%) | 500 |",
 		"2 subscriptions ended with an error",
 		// Taskgraph at 1,000 against PostGraphile 5 at 1,000.
 		"| | 2.00× | 0.50× | 0.10× | 0.10× | 0.50× | 0.25× |",

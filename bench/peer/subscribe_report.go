@@ -19,7 +19,7 @@ func subscriptionTable(w io.Writer, in reportInput) {
 	fmt.Fprintf(w, "| server | subscribers | events committed | delivered / expected | subscriptions short | p50 | p99 | server CPU per delivered event | PostgreSQL CPU per delivered event | RSS per idle subscription |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range in.subs {
-		fmt.Fprintf(w, "| %s | %s | %s | %s / %s (%s) | %s | %s | %s | %s | %s | %s |\n", r.label, thousands(r.subscribers), thousands(int(r.committed)),
+		fmt.Fprintf(w, "| %s | %s | %s (%.1f/s) | %s / %s (%s) | %s | %s | %s | %s | %s | %s |\n", r.label, thousands(r.subscribers), thousands(int(r.committed)), r.rate(),
 			thousands(int(r.delivered)), thousands(int(r.expected)), share(r.delivered, r.expected), thousands(r.short),
 			ms(r.p50), ms(r.p99), us(r.serverPerEvent), us(r.dbPerEvent), kib(r.rssPerSub()))
 	}
@@ -59,6 +59,15 @@ func subscriptionTable(w io.Writer, in reportInput) {
 		ratio(float64(tg.serverPerEvent), float64(pg5.serverPerEvent)), ratio(float64(tg.dbPerEvent), float64(pg5.dbPerEvent)),
 		ratio(tg.rssPerSub(), pg5.rssPerSub()))
 	fmt.Fprintf(w, "\n(delivered share: above 1 is better for Taskgraph; below 1 in every other column)\n")
+}
+
+// rate is the events committed per second of the window: below the
+// scenario's rate when the server kept 8 mutations waiting.
+func (r subResult) rate() float64 {
+	if r.window <= 0 {
+		return 0
+	}
+	return float64(r.committed) / r.window.Seconds()
 }
 
 func fraction(a, b int64) float64 {
