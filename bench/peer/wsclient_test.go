@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestScanMessage(t *testing.T) {
 	for _, c := range []struct {
@@ -32,5 +35,20 @@ func TestWSURL(t *testing.T) {
 	}
 	if got := wsURL("https://h/graphql"); got != "wss://h/graphql" {
 		t.Error(got)
+	}
+}
+
+// The load generator's own work per event, without the socket: scanning
+// the message and parsing its time.
+func BenchmarkScanMessage(b *testing.B) {
+	msg := []byte(`{"payload":{"data":{"projectEvents":{"cursor":"MTIzNDU2Nzg5MA==","type":"TASK_UPDATED","occurredAt":"2026-11-28T12:00:00.123456Z","task":{"id":"VGFzazowMTkzYjQ1ZC1hYmNkLTc4OTAtYWJjZC0xMjM0NTY3ODkwYWI=","displayId":"TU-PEERSUBS-TSK-001","title":"subscribed task, touch 12","status":"PENDING"}}}},"id":"17","type":"next"}`)
+	for b.Loop() {
+		m, ok := scanMessage(msg)
+		if !ok {
+			b.Fatal("unread")
+		}
+		if _, err := time.Parse(time.RFC3339Nano, string(m.occurredAt)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
