@@ -105,6 +105,7 @@ type subPool struct {
 	completes atomic.Int64 // complete messages
 	bad       atomic.Int64 // messages the pool could not read
 	firstBad  atomic.Value // string
+	firstErr  atomic.Value // string
 	wg        sync.WaitGroup
 }
 
@@ -223,8 +224,9 @@ func (p *subPool) read(c *subConn) {
 				}
 			}
 		case "error":
-			p.errs.Add(1)
-			p.noteBad(buf)
+			if p.errs.Add(1) == 1 {
+				p.firstErr.Store(fmt.Sprintf("%.500s", buf))
+			}
 		case "complete":
 			p.completes.Add(1)
 		case "ping":
@@ -288,7 +290,8 @@ func (p *subPool) quietFor() time.Duration {
 func (p *subPool) problems() string {
 	var parts []string
 	if n := p.errs.Load(); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d subscriptions ended with an error", n))
+		first, _ := p.firstErr.Load().(string)
+		parts = append(parts, fmt.Sprintf("%d subscriptions ended with an error, the first: %s", n, first))
 	}
 	if n := p.completes.Load(); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d completed by the server", n))
