@@ -114,8 +114,8 @@ func (b *bench) startTaskgraph(ctx context.Context) (*target, error) {
 		"--log-format", "json", "--data-dir", filepath.Join(b.cfg.workDir, name+"-data"),
 		"--question-sweep-interval", "1h", "--queue-sweep-interval", "1h",
 		// The subscription scenario holds all its subscriptions with one token.
-		"--max-subscriptions-per-user", strconv.Itoa(max(b.cfg.sub.subscribers(), b.cfg.sub.peerSubscribers)+100),
-		"--max-ws-connections-per-user", strconv.Itoa(max(b.cfg.sub.connections, b.cfg.sub.peerSubscribers/b.cfg.sub.perConn)+10)); err != nil {
+		"--max-subscriptions-per-user", strconv.Itoa(min(max(b.cfg.sub.subscribers(), b.cfg.sub.peerSubscribers)+100, 1_000_000)),
+		"--max-ws-connections-per-user", strconv.Itoa(min(max(b.cfg.sub.connections, b.cfg.sub.peerSubscribers/b.cfg.sub.perConn)+10, 100_000))); err != nil {
 		return nil, err
 	}
 	return t, waitReady(ctx, t.proc, t.url, bearer(t.token), 60*time.Second)
