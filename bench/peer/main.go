@@ -115,7 +115,7 @@ func parseFlags(args []string) (config, error) {
 	case !regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`).MatchString(c.database):
 		return c, fmt.Errorf("-database %q: use lower-case letters, digits and _", c.database)
 	case c.sub.connections < 1 || c.sub.perConn < 1 || c.sub.perConn > 100 || c.sub.peerSubscribers < 1 ||
-		c.sub.subscribers() > 1_000_000 || c.sub.peerSubscribers > 1_000_000 || c.sub.connections > 10_000 || c.sub.rate <= 0 || c.sub.rate > 1000 || c.sub.duration <= 0:
+		c.sub.subscribers() > 1_000_000 || c.sub.peerSubscribers > 1_000_000 || c.sub.connections > 10_000 || c.sub.peerSubscribers/max(c.sub.perConn, 1) > 10_000 || c.sub.rate <= 0 || c.sub.rate > 1000 || c.sub.duration <= 0:
 		return c, errors.New("-sub-connections, -sub-peer-subscribers, -sub-duration must be positive, -sub-per-connection 1..100, -sub-rate above 0 and at most 1000, at most 10,000 connections and 1,000,000 subscriptions")
 	case c.database == "postgres" || c.database == "template0" || c.database == "template1":
 		return c, fmt.Errorf("-database %q would drop a system database", c.database)
