@@ -17,6 +17,7 @@ type reportInput struct {
 	verified  *verified
 	pgVersion string
 	rows      *dbFacts
+	subs      []subResult
 }
 
 // report prints the markdown tables: per scenario the figures of every
@@ -26,18 +27,21 @@ func report(w io.Writer, in reportInput) {
 	fmt.Fprintf(w, "\n## Taskgraph side by side with PostGraphile (make bench-peer)\n\n")
 	fmt.Fprintf(w, "- machine: %d CPUs (%s/%s), PostgreSQL %s, %s; %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
 		in.pgVersion, runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04Z"))
-	fmt.Fprintf(w, "- data: %s, filled through Taskgraph's API, then ANALYZE\n", in.rows)
-	fmt.Fprintf(w, "- load: %d connections, closed loop; servers in turn, %d round(s) of %s each (after %s of warm-up each); percentiles over every request of every round\n",
-		c.connections, c.rounds, c.duration, c.warmup)
-	backendsOf := "the PostgreSQL backends of its connections"
-	if !c.countStmts {
-		backendsOf = "every PostgreSQL backend of the database"
+	if in.rows != nil {
+		fmt.Fprintf(w, "- data: %s, filled through Taskgraph's API, then ANALYZE\n", in.rows)
 	}
-	fmt.Fprintf(w, "- CPU per request: utime+stime of the server process (/proc/<pid>/stat), and of %s, over the requests of its turns\n", backendsOf)
-	if c.countStmts {
-		fmt.Fprintf(w, "- SQL statements per request: Query and Execute messages (BEGIN and COMMIT included) the server sent through its counting proxy: the mean under load / the fewest of %d requests sent alone\n", aloneTries)
+	if len(in.results) > 0 {
+		fmt.Fprintf(w, "- load: %d connections, closed loop; servers in turn, %d round(s) of %s each (after %s of warm-up each); percentiles over every request of every round\n",
+			c.connections, c.rounds, c.duration, c.warmup)
+		backendsOf := "the PostgreSQL backends of its connections"
+		if !c.countStmts {
+			backendsOf = "every PostgreSQL backend of the database"
+		}
+		fmt.Fprintf(w, "- CPU per request: utime+stime of the server process (/proc/<pid>/stat), and of %s, over the requests of its turns\n", backendsOf)
+		if c.countStmts {
+			fmt.Fprintf(w, "- SQL statements per request: Query and Execute messages (BEGIN and COMMIT included) the server sent through its counting proxy: the mean under load / the fewest of %d requests sent alone\n", aloneTries)
+		}
 	}
-
 	for _, sc := range timedScenarios() {
 		res, ok := in.results[sc.key]
 		if !ok {
@@ -98,6 +102,7 @@ func report(w io.Writer, in reportInput) {
 		fmt.Fprintf(w, "\n(above 1 is better for Taskgraph in req/s; below 1 in every other column)\n")
 	}
 	summaryTable(w, in)
+	subscriptionTable(w, in)
 }
 
 // summaryTable puts every timed scenario's ratios side by side: Taskgraph's
