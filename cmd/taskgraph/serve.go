@@ -183,6 +183,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 		Authenticate: authenticator(svc.Accounts, verifier, log),
 		SSO:          ssoInfo(verifier),
 		TokensLive:   svc.Accounts.LiveTokens,
+		RequestDone:  svc.Runs.ObserveRequest,
 		Ready:        db.Ping,
 		Logger:       log,
 		Registry:     registry,

@@ -125,6 +125,10 @@ func (s *server) observe(next http.Handler) http.Handler {
 				route = routeOther
 			}
 			status := rec.statusCode()
+			took := time.Since(start)
+			if route == routeGraphQL && r.Method == http.MethodPost && s.cfg.RequestDone != nil {
+				s.cfg.RequestDone(took)
+			}
 			endRequestSpan(span, r.Method, route, status)
 			s.metrics.httpRequests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 
@@ -132,7 +136,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", status),
-				slog.Duration("duration", time.Since(start)),
+				slog.Duration("duration", took),
 			}
 			if op != "" {
 				attrs = append(attrs, slog.String("operation", op))

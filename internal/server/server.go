@@ -116,6 +116,11 @@ type Config struct {
 	SSO *SSOInfo
 	// Websocket configures subscriptions' transport.
 	Websocket WebsocketConfig
+	// RequestDone, when set, is told how long each GraphQL request over
+	// HTTP took, from its arrival to its answer's last byte (websockets
+	// excluded): the heartbeat sweep forgives agents the server's own
+	// slowness (service.Runs.ObserveRequest).
+	RequestDone func(time.Duration)
 
 	MaxBodyBytes int64 // default DefaultMaxBodyBytes
 	// MaxUploadBytes bounds the files of a multipart (upload) request, which

@@ -67,8 +67,8 @@ func (s *Runs) deadline() time.Duration { return time.Duration(s.missed) * s.hea
 
 // SweepAgents keeps the count of heartbeats each live agent has missed in a
 // row (BuildAgent.consecutiveMissedHeartbeats: whole heartbeat intervals of
-// silence, by the database clock) and terminates the agents that missed
-// missed-heartbeats of them: their execution becomes INTERRUPTED and their
+// silence, by the database clock, less the server's own recent slowness:
+// Runs.grace) and terminates the agents that missed missed-heartbeats of them: their execution becomes INTERRUPTED and their
 // task goes back to PENDING, or to FAILED once max-attempts is reached. It
 // returns how many it terminated.
 func (s *Runs) SweepAgents(ctx context.Context) (int, error) {
@@ -76,9 +76,10 @@ func (s *Runs) SweepAgents(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	grace := s.grace()
 	n := 0
 	for _, a := range late {
-		missed := domain.MissedHeartbeats(a.Silence, s.heartbeat)
+		missed := domain.MissedHeartbeats(a.Silence-grace, s.heartbeat)
 		if missed < s.missed {
 			if missed != a.Missed {
 				if err := s.db.MarkMissedHeartbeats(ctx, a.ID, a.Count, missed); err != nil {
@@ -87,7 +88,7 @@ func (s *Runs) SweepAgents(ctx context.Context) (int, error) {
 			}
 			continue
 		}
-		done, err := s.terminateSilent(ctx, a.ID)
+		done, err := s.terminateSilent(ctx, a.ID, grace)
 		if err != nil {
 			return n, err
 		}
@@ -98,8 +99,9 @@ func (s *Runs) SweepAgents(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// terminateSilent terminates one agent if it is still live and silent.
-func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error) {
+// terminateSilent terminates one agent if it is still live and silent for
+// longer than its deadline and grace.
+func (s *Runs) terminateSilent(ctx context.Context, agentID string, grace time.Duration) (bool, error) {
 	done := false
 	err := s.tx(ctx, func(tx *app.Tx) error {
 		done = false
@@ -129,7 +131,7 @@ func (s *Runs) terminateSilent(ctx context.Context, agentID string) (bool, error
 		if err != nil {
 			return err
 		}
-		if !a.LastHeartbeatAt.Before(now.Add(-s.deadline())) {
+		if !a.LastHeartbeatAt.Before(now.Add(-s.deadline() - grace)) {
 			return nil // it heartbeated meanwhile
 		}
 		tx.ActFor(run.ID)
