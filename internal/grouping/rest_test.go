@@ -36,8 +36,8 @@ func TestBackgroundRest(t *testing.T) {
 		pr, err := core.Projects.CreateProject(actx, domain.CreateProjectInput{Name: "p", Slug: "p"})
 		require.NoError(t, err)
 		// Tasks that share nothing: no suggestion (whose event would be a
-	// trigger of its own).
-	create := func(title string) {
+		// trigger of its own).
+		create := func(title string) {
 			_, err := core.Tasks.CreateTask(actx, domain.CreateTaskInput{ProjectID: pr.GlobalID(), Title: title, AffectedFiles: []string{title + "/own.go"}})
 			require.NoError(t, err)
 		}
