@@ -111,6 +111,9 @@ func (s *server) graphQLHandler() http.Handler {
 	// executor parses and validates it.
 	srv.Use(documentLimits{maxSelections: s.cfg.MaxSelections, maxSetSize: s.cfg.MaxSelectionSetSize,
 		tokenLimit: s.cfg.ParserTokenLimit, cache: queryCache})
+	// The Float numbers of the variables as float64, before the executor
+	// coerces them (a vector of floats is then not parsed three times).
+	srv.Use(newFloatVariables(s.cfg.Schema.Schema(), queryCache))
 	// Before the complexity limit: it bounds the work of the complexity walk.
 	srv.Use(queryLimits{maxDepth: s.cfg.MaxDepth, maxFields: s.cfg.MaxComplexity})
 	// Int range and NUL characters in every argument, variables substituted.

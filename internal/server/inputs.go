@@ -127,7 +127,11 @@ func (w *inputWalker) value(path ast.Path, typ *ast.Type, v any) (string, ast.Pa
 	}
 	if typ != nil && typ.Elem != nil {
 		if list, ok := v.([]any); ok {
+			checkNumbers := namedType(typ.Elem) == "Int"
 			for i, e := range list {
+				if !checkNumbers && isPlainScalar(e) {
+					continue // nothing to check, and no path to build (a vector's 768 numbers)
+				}
 				if msg, at := w.value(append(path, ast.PathIndex(i)), typ.Elem, e); msg != "" {
 					return msg, at
 				}
@@ -161,6 +165,24 @@ func (w *inputWalker) value(path ast.Path, typ *ast.Type, v any) (string, ast.Pa
 		}
 	}
 	return anyNUL(path, v)
+}
+
+// namedType is the named type at the bottom of typ's lists.
+func namedType(typ *ast.Type) string {
+	for typ.Elem != nil {
+		typ = typ.Elem
+	}
+	return typ.NamedType
+}
+
+// isPlainScalar reports whether v is a number or a boolean: no string to look
+// for a NUL in, and only an Int's range to check.
+func isPlainScalar(v any) bool {
+	switch v.(type) {
+	case json.Number, float64, bool, int, int32, int64:
+		return true
+	}
+	return false
 }
 
 // anyNUL looks for a string with a NUL character in v, map keys included.

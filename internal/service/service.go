@@ -63,9 +63,10 @@ type Service struct {
 	maxAttempts int
 	runEndHooks []RunEndHook // agent_calls.go: other domains' work when a run ends
 	gate        Gate
-	claimed     sync.Map      // claims.go: run id → when a claim of it last handed out a task (unix ns)
-	vectors     *vectorCache  // similarity.go: projects' task vectors, checked by their stamp
-	latency     latencyWindow // latency.go: the longest requests of the last seconds, for the sweep
+	claimed     sync.Map       // claims.go: run id → when a claim of it last handed out a task (unix ns)
+	vectors     *vectorCache   // similarity.go: projects' task vectors, checked by their stamp
+	dims        dimensionCache // dimensions.go: the committed dimension of each project's models
+	latency     latencyWindow  // latency.go: the longest requests of the last seconds, for the sweep
 }
 
 // New returns a Service over db.

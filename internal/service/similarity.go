@@ -173,17 +173,3 @@ func (s *Tasks) rankTaskVectors(ctx context.Context, projectID, model string, qu
 	}
 	return top.Sorted(), nil
 }
-
-// checkTaskDimension refuses t's vector unless it has the dimension its model
-// has in t's project (set by the model's first vector there).
-func checkTaskDimension(ctx context.Context, tx *app.Tx, t *domain.Task) error {
-	if t.Embedding == nil || t.EmbeddingModel == nil {
-		return nil
-	}
-	dims := len(t.Embedding) / 4
-	want, err := tx.Tasks.EmbeddingDimension(ctx, t.ProjectID, *t.EmbeddingModel, dims)
-	if err != nil {
-		return err
-	}
-	return domain.CheckDimension("embedding", *t.EmbeddingModel, dims, want)
-}

@@ -79,7 +79,7 @@ func (s *Tasks) UpdateTask(ctx context.Context, in domain.UpdateTaskInput) (*dom
 			return err
 		}
 		if in.Embedding != nil || in.EmbeddingModel != nil {
-			if err := checkTaskDimension(ctx, tx, t); err != nil {
+			if err := s.checkTaskDimension(ctx, tx, t); err != nil {
 				return err
 			}
 		}

@@ -223,7 +223,7 @@ func (s *Tasks) createTask(ctx context.Context, tx *app.Tx, p *auth.Principal, p
 		t.SupersedesTaskID = &refs.supersedes.ID
 	}
 	t.Rescore(now)
-	if err := checkTaskDimension(ctx, tx, t); err != nil {
+	if err := s.checkTaskDimension(ctx, tx, t); err != nil {
 		return nil, err
 	}
 	// A task entering a list may yet be refused by the list's gate: its
