@@ -125,6 +125,9 @@ func (m *member) next(ctx context.Context) *graphql.Response {
 // observe counts the member's responses as observeGraphQL counts an
 // operation's: its errors, and the operation at its first response.
 func (m *member) observe(ctx context.Context, resp *graphql.Response) {
+	if m.first && len(resp.Errors) == 0 {
+		return // nothing to count, and no walk of ctx's long chain per event
+	}
 	observeGraphQL{m: m.metrics}.record(ctx, resp, !m.first)
 	m.first = true
 }
