@@ -397,6 +397,7 @@ func (g *gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts t
 	if c.types == nil {
 		c.types = clientMessages[""]
 	}
+	c.written = sync.NewCond(&c.wmu)
 	g.metrics.websocketConnections.Inc()
 	if ref := socketRefFrom(r.Context()); ref != nil {
 		ref.conn = c
