@@ -20,8 +20,10 @@ import (
 // iteration is one committed event. In "now" the subscriptions start from
 // now on (no after) and share one execution (internal/server multiplex.go);
 // in "cursor" each subscribes from a cursor and runs alone, as every
-// subscription did before multiplexing. The subscribers run in a child
-// process (TestFanoutClients). It reports
+// subscription did before multiplexing. TASKGRAPH_BENCH_SELECTION sets what
+// each selects of an event (default "cursor occurredAt"; it must hold
+// occurredAt). The subscribers run in a child process (TestFanoutClients).
+// It reports
 //
 //   - cpu-µs/delivery: the server process's CPU time (user and system) from
 //     the first commit to the last delivery, over the events delivered — it

@@ -324,13 +324,23 @@ func dialFanoutConn(url, token, projectID, after string, subs []*fanoutSub) (*fa
 	for i := range subs {
 		subs[i] = &fanoutSub{}
 		if err := ws.WriteJSON(M{"type": "subscribe", "id": strconv.Itoa(i), "payload": M{
-			"query":     `subscription($p: ID!, $a: String) { projectEvents(projectId: $p, after: $a) { cursor occurredAt } }`,
+			"query":     `subscription($p: ID!, $a: String) { projectEvents(projectId: $p, after: $a) { ` + fanoutSelection() + ` } }`,
 			"variables": vars}}); err != nil {
 			return nil, err
 		}
 	}
 	go c.read()
 	return c, nil
+}
+
+// fanoutSelection is what the fan-out benchmarks' subscribers select of an
+// event: TASKGRAPH_BENCH_SELECTION (it must hold occurredAt), default
+// "cursor occurredAt".
+func fanoutSelection() string {
+	if sel := os.Getenv("TASKGRAPH_BENCH_SELECTION"); sel != "" {
+		return sel
+	}
+	return "cursor occurredAt"
 }
 
 var (
