@@ -25,7 +25,8 @@ func (r *projectResolver) EventCursor(ctx context.Context, obj *domain.Project) 
 }
 
 func (r *subscriptionResolver) ProjectEvents(ctx context.Context, projectID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error) {
-	return r.Svc.Events.ProjectEvents(ctx, projectID, after, types, func(err error) { endSubscription(ctx, err) })
+	events, err := r.Svc.Events.ProjectEvents(ctx, projectID, after, types, func(err error) { endSubscription(ctx, err) })
+	return tapStream(ctx, events, err)
 }
 
 func (r *taskCreatedResolver) Project(ctx context.Context, obj *domain.TaskCreated) (*domain.Project, error) {

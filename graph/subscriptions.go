@@ -9,6 +9,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/service"
 )
 
 // endSubscription hands the error that ends a subscription early to the
@@ -25,6 +26,10 @@ func endSubscription(ctx context.Context, err error) {
 		maps.Copy(out.Extensions, de.Details)
 		out.Extensions["code"] = string(de.Code)
 	}
+	if tap := domain.StreamTapFrom(ctx); tap != nil && tap.End != nil {
+		tap.End(out) // a shared execution: its members are told
+		return
+	}
 	defer func() {
 		// Only the websocket transport carries subscriptions (the server
 		// refuses them elsewhere) and gives ctx a place for this error;
@@ -32,4 +37,51 @@ func endSubscription(ctx context.Context, err error) {
 		_ = recover()
 	}()
 	transport.AddSubscriptionError(ctx, out)
+}
+
+// tapStream hands a shared execution (ctx carries a domain.StreamTap) the
+// seq and cursor of each event, just before the executor receives it; without
+// a tap the stream is returned as it is.
+func tapStream(ctx context.Context, events <-chan domain.ExecutionEvent, err error) (<-chan domain.ExecutionEvent, error) {
+	tap := domain.StreamTapFrom(ctx)
+	if err != nil || tap == nil || tap.Handed == nil {
+		return events, err
+	}
+	tap.Tapped = true
+	out := make(chan domain.ExecutionEvent)
+	go func() {
+		defer close(out)
+		for ev := range events {
+			r := ev.Record()
+			tap.Handed(r.Seq, domain.EventCursor(r.ProjectID, r.Seq))
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// SharedSubscriptions tells the server's multiplexing which subscriptions
+// stream "from now on", so that subscribers of the same selection, arguments
+// and visibility may share one execution, and where such a stream stands
+// when one more subscriber joins it.
+type SharedSubscriptions struct{ Svc *service.Service }
+
+// Shares reports whether field with args streams from now on: projectEvents
+// without a cursor. Not with after (a replay from a cursor of its own), nor
+// runEvents, which replays the run from its first event.
+func (SharedSubscriptions) Shares(field string, args map[string]any) bool {
+	_, isString := args["projectId"].(string)
+	return field == "projectEvents" && isString && args["after"] == nil
+}
+
+// Join checks that the caller of ctx may subscribe to field with args and
+// returns the stream's position now: a subscriber joining a running shared
+// execution is handed only the events after it.
+func (s SharedSubscriptions) Join(ctx context.Context, field string, args map[string]any) (int64, string, error) {
+	project, _ := args["projectId"].(string)
+	return s.Svc.Events.ProjectStreamHead(ctx, project)
 }

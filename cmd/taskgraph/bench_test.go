@@ -95,12 +95,13 @@ func BenchmarkEventFanout(b *testing.B) {
 				}()
 			}
 			warm.Wait()
-			clients := startFanoutClients(b, s, p, start, fanoutSubscribers)
+			clients := startFanoutClients(b, s, p, start, fanoutSubscribers, 1)
 			before := memInUse()
 			clients.ask("subscribe")
 			// Every subscription is live once each has the first event.
 			update(0)
 			clients.ask("wait 1")
+			clients.ask("mark")
 			perSub := (memInUse() - before) / fanoutSubscribers
 
 			tick := time.NewTicker(time.Second / time.Duration(rate))
@@ -113,7 +114,7 @@ func BenchmarkEventFanout(b *testing.B) {
 				update(n)
 			}
 			var st fanoutStats
-			if err := json.Unmarshal([]byte(clients.ask(fmt.Sprintf("wait %d", n+1))), &st); err != nil {
+			if err := json.Unmarshal([]byte(clients.ask(fmt.Sprintf("wait %d", n))), &st); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(st.Deliveries)/time.Unix(0, st.Last).Sub(first).Seconds(), "delivered/s")
@@ -142,10 +143,16 @@ type fanoutClients struct {
 	out *bufio.Scanner
 }
 
-func startFanoutClients(tb testing.TB, s *testServer, projectID, after string, n int) *fanoutClients {
+// startFanoutClients starts n subscribers of projectID's events, perConn on
+// each websocket; after "" subscribes without a cursor (from now on).
+func startFanoutClients(tb testing.TB, s *testServer, projectID, after string, n, perConn int) *fanoutClients {
 	tb.Helper()
+	if after == "" {
+		after = "-"
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFanoutClients$")
-	cmd.Env = append(os.Environ(), "TASKGRAPH_FANOUT_CLIENTS="+strings.Join([]string{s.URL, s.AdminToken, projectID, after, strconv.Itoa(n)}, " "))
+	cmd.Env = append(os.Environ(), "TASKGRAPH_FANOUT_CLIENTS="+strings.Join([]string{s.URL, s.AdminToken, projectID, after,
+		strconv.Itoa(n), strconv.Itoa(perConn)}, " "))
 	in, err := cmd.StdinPipe()
 	require.NoError(tb, err)
 	out, err := cmd.StdoutPipe()
@@ -177,42 +184,51 @@ func (c *fanoutClients) ask(command string) string {
 	return ""
 }
 
-// TestFanoutClients is the subscribers' process of BenchmarkEventFanout; it
-// does nothing unless started by it. Commands on stdin: "subscribe" (dial and
-// subscribe every subscriber), "wait N" (until each has N events; answers
-// with fanoutStats of all events but the first).
+// TestFanoutClients is the subscribers' process of BenchmarkEventFanout and
+// BenchmarkSharedFanout; it does nothing unless started by them. Commands on
+// stdin: "subscribe" (dial and subscribe every subscriber), "least" (the
+// fewest events a subscriber has), "mark" (what each has now is left out of
+// the stats), "wait N" (until each has N events after the mark; answers with
+// fanoutStats of those).
 func TestFanoutClients(t *testing.T) {
 	cfg := os.Getenv("TASKGRAPH_FANOUT_CLIENTS")
 	if cfg == "" {
 		t.Skip("run by BenchmarkEventFanout")
 	}
 	var url, token, project, after string
-	var n int
-	if _, err := fmt.Sscan(cfg, &url, &token, &project, &after, &n); err != nil {
+	var n, perConn int
+	if _, err := fmt.Sscan(cfg, &url, &token, &project, &after, &n, &perConn); err != nil {
 		t.Fatal(err)
+	}
+	if after == "-" {
+		after = ""
 	}
 	reply := func(format string, args ...any) { fmt.Printf("fanout: "+format+"\n", args...) }
 	subs := make([]*fanoutSub, n)
+	var conns []*fanoutConn
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		cmd := in.Text()
 		switch {
 		case cmd == "subscribe":
 			var wg sync.WaitGroup
+			var mu sync.Mutex
 			errs := make(chan error, n)
 			sem := make(chan struct{}, 32)
-			for i := range subs {
+			for first := 0; first < n; first += perConn {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					sem <- struct{}{}
 					defer func() { <-sem }()
-					sub, err := dialFanoutSub(url, token, project, after)
+					c, err := dialFanoutConn(url, token, project, after, subs[first:min(first+perConn, n)])
 					if err != nil {
 						errs <- err
 						return
 					}
-					subs[i] = sub
+					mu.Lock()
+					conns = append(conns, c)
+					mu.Unlock()
 				}()
 			}
 			wg.Wait()
@@ -222,6 +238,23 @@ func TestFanoutClients(t *testing.T) {
 				continue
 			}
 			reply("subscribed")
+		case cmd == "least":
+			least := -1
+			for _, sub := range subs {
+				sub.mu.Lock()
+				if least < 0 || len(sub.latencies) < least {
+					least = len(sub.latencies)
+				}
+				sub.mu.Unlock()
+			}
+			reply("%d", least)
+		case cmd == "mark":
+			for _, sub := range subs {
+				sub.mu.Lock()
+				sub.mark = len(sub.latencies)
+				sub.mu.Unlock()
+			}
+			reply("marked")
 		case strings.HasPrefix(cmd, "wait "):
 			want, _ := strconv.Atoi(strings.TrimPrefix(cmd, "wait "))
 			if err := waitDelivered(subs, want); err != nil {
@@ -232,7 +265,7 @@ func TestFanoutClients(t *testing.T) {
 			var last time.Time
 			for _, sub := range subs {
 				sub.mu.Lock()
-				lat = append(lat, sub.latencies[1:]...)
+				lat = append(lat, sub.latencies[sub.mark:]...)
 				if sub.last.After(last) {
 					last = sub.last
 				}
@@ -248,24 +281,29 @@ func TestFanoutClients(t *testing.T) {
 			reply("%s", b)
 		}
 	}
-	for _, sub := range subs {
-		if sub != nil {
-			sub.ws.Close()
-		}
+	for _, c := range conns {
+		c.ws.Close()
 	}
 }
 
-// fanoutSub is one subscriber of the fan-out benchmark: it reads events and
-// notes when each arrived, relative to its occurredAt.
+// fanoutSub is one subscriber of the fan-out benchmarks: it notes when each
+// event arrived, relative to its occurredAt.
 type fanoutSub struct {
-	ws        *websocket.Conn
 	mu        sync.Mutex
+	mark      int // latencies before it are left out
 	latencies []time.Duration
 	last      time.Time
 	err       error
 }
 
-func dialFanoutSub(url, token, projectID, after string) (*fanoutSub, error) {
+// fanoutConn is one websocket of the fan-out benchmarks and its subscribers
+// (their operation ids are their indexes).
+type fanoutConn struct {
+	ws   *websocket.Conn
+	subs []*fanoutSub
+}
+
+func dialFanoutConn(url, token, projectID, after string, subs []*fanoutSub) (*fanoutConn, error) {
 	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, ReadBufferSize: 1024, WriteBufferSize: 1024}
 	ws, _, err := d.Dial("ws"+strings.TrimPrefix(url, "http")+"/graphql", nil)
 	if err != nil {
@@ -278,56 +316,86 @@ func dialFanoutSub(url, token, projectID, after string) (*fanoutSub, error) {
 	if err := ws.ReadJSON(&ack); err != nil || ack.Type != "connection_ack" {
 		return nil, fmt.Errorf("no ack: %v %v", ack, err)
 	}
-	if err := ws.WriteJSON(M{"type": "subscribe", "id": "1", "payload": M{
-		"query":     `subscription($p: ID!, $a: String) { projectEvents(projectId: $p, after: $a) { cursor occurredAt } }`,
-		"variables": M{"p": projectID, "a": after}}}); err != nil {
-		return nil, err
+	vars := M{"p": projectID}
+	if after != "" {
+		vars["a"] = after
 	}
-	sub := &fanoutSub{ws: ws}
-	go sub.read()
-	return sub, nil
+	c := &fanoutConn{ws: ws, subs: subs}
+	for i := range subs {
+		subs[i] = &fanoutSub{}
+		if err := ws.WriteJSON(M{"type": "subscribe", "id": strconv.Itoa(i), "payload": M{
+			"query":     `subscription($p: ID!, $a: String) { projectEvents(projectId: $p, after: $a) { ` + fanoutSelection() + ` } }`,
+			"variables": vars}}); err != nil {
+			return nil, err
+		}
+	}
+	go c.read()
+	return c, nil
 }
 
-var occurredAtKey = []byte(`"occurredAt":"`)
+// fanoutSelection is what the fan-out benchmarks' subscribers select of an
+// event: TASKGRAPH_BENCH_SELECTION (it must hold occurredAt), default
+// "cursor occurredAt".
+func fanoutSelection() string {
+	if sel := os.Getenv("TASKGRAPH_BENCH_SELECTION"); sel != "" {
+		return sel
+	}
+	return "cursor occurredAt"
+}
 
-func (f *fanoutSub) read() {
+var (
+	occurredAtKey = []byte(`"occurredAt":"`)
+	messageIDKey  = []byte(`"id":"`)
+)
+
+func (c *fanoutConn) read() {
 	var buf bytes.Buffer
 	for {
-		_, r, err := f.ws.NextReader()
+		_, r, err := c.ws.NextReader()
 		if err == nil {
 			buf.Reset()
 			_, err = buf.ReadFrom(r)
 		}
 		now := time.Now()
 		if err != nil {
-			f.mu.Lock()
-			f.err = err
-			f.mu.Unlock()
+			for _, sub := range c.subs {
+				sub.mu.Lock()
+				sub.err = err
+				sub.mu.Unlock()
+			}
 			return
 		}
 		msg := buf.Bytes()
 		i := bytes.Index(msg, occurredAtKey)
-		if i < 0 {
+		j := bytes.LastIndex(msg, messageIDKey)
+		if i < 0 || j < 0 {
 			continue // ping, pong
+		}
+		idRest := msg[j+len(messageIDKey):]
+		id, err := strconv.Atoi(string(idRest[:max(bytes.IndexByte(idRest, '"'), 0)]))
+		if err != nil || id < 0 || id >= len(c.subs) {
+			continue
 		}
 		rest := msg[i+len(occurredAtKey):]
 		at, err := time.Parse(time.RFC3339Nano, string(rest[:bytes.IndexByte(rest, '"')]))
-		f.mu.Lock()
+		sub := c.subs[id]
+		sub.mu.Lock()
 		if err == nil {
-			f.latencies = append(f.latencies, now.Sub(at))
-			f.last = now
+			sub.latencies = append(sub.latencies, now.Sub(at))
+			sub.last = now
 		}
-		f.mu.Unlock()
+		sub.mu.Unlock()
 	}
 }
 
-// waitDelivered waits until every subscriber has received n events.
+// waitDelivered waits until every subscriber has received n events after
+// its mark.
 func waitDelivered(subs []*fanoutSub, n int) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for _, sub := range subs {
 		for {
 			sub.mu.Lock()
-			got, err := len(sub.latencies), sub.err
+			got, err := len(sub.latencies)-sub.mark, sub.err
 			sub.mu.Unlock()
 			if got >= n {
 				break

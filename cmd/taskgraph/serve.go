@@ -197,11 +197,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 			}
 			return nil
 		},
-		ConcurrentFields: graph.ConcurrentFields,
-		Introspection:    !cfg.production,
-		FieldSuggestions: !cfg.production,
-		Export:           export.Handler(cat, server.LoggerFrom),
-		Telegram:         webhook,
+		ConcurrentFields:    graph.ConcurrentFields,
+		SharedSubscriptions: graph.SharedSubscriptions{Svc: svc},
+		Introspection:       !cfg.production,
+		FieldSuggestions:    !cfg.production,
+		Export:              export.Handler(cat, server.LoggerFrom),
+		Telegram:            webhook,
 		MCP: func(graphql http.Handler) http.Handler {
 			return mcp.Handler(mcp.InProcess{Handler: graphql}, mcp.Options{Version: version(), Logger: log})
 		},

@@ -31,6 +31,7 @@ type metrics struct {
 	websocketConnections prometheus.Gauge
 	subscriptions        prometheus.Gauge       // operations running on websockets
 	websocketRefusals    *prometheus.CounterVec // reason
+	sharedExecutions     prometheus.Gauge       // shared subscription executions running (multiplex.go)
 
 	loaderBatches   *prometheus.CounterVec // closed: quiescent, timer
 	loaderAbandoned prometheus.Counter
@@ -77,6 +78,11 @@ func newMetrics(reg prometheus.Registerer, dbStats func() sql.DBStats) *metrics 
 			Name:      "websocket_refusals_total",
 			Help:      "Websocket connections and operations refused by a cap, by reason: connections_per_user (connection_init closed 4429), operations_per_user (the operation answered LIMIT_EXCEEDED), operations_per_connection (closed 4429).",
 		}, []string{"reason"})),
+		sharedExecutions: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: metricsNamespace,
+			Name:      "shared_subscription_executions",
+			Help:      "Subscription executions shared by every subscriber of the same selection, variables and visibility: each resolves an event once for all of them.",
+		})),
 		loaderBatches: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace,
 			Name:      "loader_batches_total",
@@ -252,8 +258,8 @@ func (o observeGraphQL) InterceptResponse(ctx context.Context, next graphql.Resp
 // record counts resp's errors, and on an operation's first response the
 // operation itself (a subscription's later events are not new operations).
 func (o observeGraphQL) record(ctx context.Context, resp *graphql.Response, first bool) {
-	if resp == nil {
-		return
+	if resp == nil || ctx.Value(sharedKey{}) != nil {
+		return // a shared execution's responses are counted per member (multiplex.go)
 	}
 	for _, e := range resp.Errors {
 		code, _ := e.Extensions["code"].(string)

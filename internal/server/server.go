@@ -121,6 +121,10 @@ type Config struct {
 	// excluded): the heartbeat sweep forgives agents the server's own
 	// slowness (service.Runs.ObserveRequest).
 	RequestDone func(time.Duration)
+	// SharedSubscriptions, when set, lets the subscribers of the same
+	// selection, variables and visibility share one execution of a stream
+	// that starts from now on (multiplex.go). Nil: each runs its own.
+	SharedSubscriptions SharedSubscriptions
 
 	MaxBodyBytes int64 // default DefaultMaxBodyBytes
 	// MaxUploadBytes bounds the files of a multipart (upload) request, which
@@ -194,6 +198,7 @@ type server struct {
 	sockets *sockets // open websockets under the revocation watch
 	// wsQuotas counts each principal's websockets and their operations.
 	wsQuotas *wsQuotas
+	mux      *multiplexer
 }
 
 // Route labels: the path label of taskgraph_http_requests_total. Unmatched
@@ -226,6 +231,7 @@ func New(cfg Config) http.Handler {
 	s.metrics.operations.max = cfg.MaxOperationLabels
 	s.sockets = newSockets(cfg.TokensLive, cfg.Websocket.TokenCheckInterval, cfg.Logger)
 	s.wsQuotas = newWSQuotas(cfg.Websocket.MaxConnectionsPerUser, cfg.Websocket.MaxSubscriptionsPerUser)
+	s.mux = newMultiplexer(cfg.SharedSubscriptions, cfg.Websocket.SharedQueue, s.metrics)
 
 	gql := s.graphQLHandler()
 

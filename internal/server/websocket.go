@@ -63,6 +63,9 @@ type WebsocketConfig struct {
 	// TokenCheckInterval: how often the tokens of open connections are
 	// checked; a connection whose token was revoked is closed with 4403.
 	TokenCheckInterval time.Duration
+	// SharedQueue bounds the responses waiting for one member of a shared
+	// subscription (multiplex.go); default DefaultSharedQueue.
+	SharedQueue int
 }
 
 // Websocket defaults.
@@ -184,6 +187,7 @@ func (t websocketTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 			"cross-origin websocket refused: the origin is not in the server's --allowed-origins")
 		return
 	}
+	exec = t.s.mux.wrap(exec)
 	r = r.WithContext(context.WithValue(r.Context(), socketRefKey{}, &socketRef{}))
 	sd, _ := r.Context().Value(shutdownKey{}).(*shutdown)
 	if sd == nil {
@@ -393,6 +397,7 @@ func (g *gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts t
 	if c.types == nil {
 		c.types = clientMessages[""]
 	}
+	c.written = sync.NewCond(&c.wmu)
 	g.metrics.websocketConnections.Inc()
 	if ref := socketRefFrom(r.Context()); ref != nil {
 		ref.conn = c

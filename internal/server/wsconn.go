@@ -31,22 +31,28 @@ type wsConn struct {
 	req     context.Context // ends only when the server shuts down
 	types   map[string]bool
 
-	mu         sync.Mutex
-	wmu        sync.Mutex      // serialises data frames: gqlgen's and the refusals check writes
-	active     map[string]bool // ids of running operations; true: counted against the quota
-	quota      *wsQuotas       // set once connection_init is admitted
-	quotaKey   string
-	inited     bool
-	closing    bool          // our close frame is sent
-	peerGone   bool          // the peer closed, or the connection broke
-	reading    bool          // NextReader is reading for gqlgen
-	draining   bool          // gqlgen is done reading: drain reads for the peer's close frame
-	counted    bool          // the gauges were decremented
-	released   func()        // run once the connection is released (revocation watch)
-	closeAfter *closeRequest // a close owed once the current operation is answered
-	initTimer  *time.Timer
-	pingTimer  *time.Timer
-	linger     *time.Timer
+	mu          sync.Mutex
+	wmu         sync.Mutex      // guards the data frames' writing (wswrite.go): gqlgen's and the refusals check writes
+	written     *sync.Cond      // on wmu: pending frames were written
+	pending     []byte          // frames waiting for the write in progress
+	spare       []byte          // the last written buffer, reused
+	flushing    bool            // a write is on the socket
+	writeErr    error           // the first write error: the connection is broken
+	writeClosed bool            // the close frame is (being) sent: no more data frames
+	active      map[string]bool // ids of running operations; true: counted against the quota
+	quota       *wsQuotas       // set once connection_init is admitted
+	quotaKey    string
+	inited      bool
+	closing     bool          // our close frame is sent
+	peerGone    bool          // the peer closed, or the connection broke
+	reading     bool          // NextReader is reading for gqlgen
+	draining    bool          // gqlgen is done reading: drain reads for the peer's close frame
+	counted     bool          // the gauges were decremented
+	released    func()        // run once the connection is released (revocation watch)
+	closeAfter  *closeRequest // a close owed once the current operation is answered
+	initTimer   *time.Timer
+	pingTimer   *time.Timer
+	linger      *time.Timer
 }
 
 var (
@@ -270,20 +276,6 @@ type closeRequest struct {
 	reason string
 }
 
-func (c *wsConn) write(b []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_ = c.ws.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
-	if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
-		c.mu.Lock()
-		c.peerGone = true
-		c.mu.Unlock()
-		_ = c.ws.NetConn().Close()
-		return err
-	}
-	return nil
-}
-
 // wsMessage is one of gqlgen's (unexported) message structs, read by field:
 // every event of every subscription passes here, and encoding it by hand
 // spares re-validating the payload gqlgen has just encoded.
@@ -378,6 +370,7 @@ func (c *wsConn) closeWith(code int, message string) {
 	gone := c.peerGone
 	c.mu.Unlock()
 	if !gone {
+		c.closeWrites()
 		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, closeReason(message)),
 			time.Now().Add(c.cfg.WriteTimeout))
 	}

@@ -71,6 +71,28 @@ func (s *Events) ProjectEvents(ctx context.Context, projectGID string, after *st
 	})
 }
 
+// ProjectStreamHead checks that the caller may stream the project's events
+// and returns where its stream stands now: the seq and cursor of the newest
+// committed event. A subscriber that joins a stream already running (a
+// shared subscription, internal/server) is handed only the events after it,
+// as ProjectEvents without after would hand it.
+func (s *Events) ProjectStreamHead(ctx context.Context, projectGID string) (int64, string, error) {
+	p, err := app.Caller(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	project, err := s.Projects.visibleProject(app.WithoutLoaders(ctx), p, projectGID, "projectId")
+	if err != nil {
+		return 0, "", err
+	}
+	last, err := s.db.Events.LastEventSeqs(ctx, []string{project.ID})
+	if err != nil {
+		return 0, "", err
+	}
+	seq := last[project.ID]
+	return seq, domain.EventCursor(project.ID, seq), nil
+}
+
 // streamEndError is what a subscriber is told when its stream ends early.
 func streamEndError(log *slog.Logger, err error) error {
 	var lag *events.LagError

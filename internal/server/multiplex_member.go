@@ -1,0 +1,161 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/taskgraph/taskgraph/internal/domain"
+)
+
+// sharedResponse is one response of a shared execution, handed to every member:
+// the event's seq and cursor (seq -1: a response that is no event's).
+type sharedResponse struct {
+	resp   *graphql.Response
+	seq    int64
+	cursor string
+}
+
+// member is one subscriber of a shared execution: the operation of one
+// connection, answered from its queue by the transport's goroutine.
+type member struct {
+	ctx     context.Context
+	wake    chan struct{} // signalled when the queue moves or closes
+	max     int
+	metrics *metrics
+
+	// The transport's goroutine alone: from is set before it first asks.
+	from   int64  // events up to it were committed before the member joined
+	cursor string // of the last event handed over (or of where it joined)
+	first  bool   // the first response was observed (metrics)
+
+	mu     sync.Mutex
+	queue  []*sharedResponse
+	closed bool // nothing more comes: the queue drains, then errs, then the end
+	lagged bool // closed because the queue was full
+	errs   gqlerror.List
+}
+
+// push queues d; false: the queue is full (the member is ended with the
+// resubscribe error once it has written what it holds) or it has ended.
+func (m *member) push(d *sharedResponse) bool {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return false
+	}
+	if len(m.queue) >= m.max {
+		m.closed, m.lagged = true, true
+		m.mu.Unlock()
+		m.signal()
+		return false
+	}
+	m.queue = append(m.queue, d)
+	m.mu.Unlock()
+	m.signal()
+	return true
+}
+
+func (m *member) signal() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// finish closes the queue: the execution ended, with errs when it ended early.
+func (m *member) finish(errs gqlerror.List) {
+	m.mu.Lock()
+	if !m.closed {
+		m.closed = true
+		m.errs = errs
+	}
+	m.mu.Unlock()
+	m.signal()
+}
+
+// next is the member's response handler: the next response of its queue,
+// or nil once the queue is drained and closed (the errors that ended it
+// added to ctx for the transport to send) or ctx ends.
+func (m *member) next(ctx context.Context) *graphql.Response {
+	for {
+		m.mu.Lock()
+		if len(m.queue) > 0 {
+			d := m.queue[0]
+			m.queue[0] = nil
+			m.queue = m.queue[1:]
+			if len(m.queue) == 0 {
+				m.queue = nil // let the backing array go while idle
+			}
+			m.mu.Unlock()
+			if d.seq >= 0 {
+				if d.seq <= m.from {
+					continue // committed before the member joined
+				}
+				m.cursor = d.cursor
+			}
+			m.observe(ctx, d.resp)
+			return d.resp
+		}
+		if m.closed {
+			lagged, errs := m.lagged, m.errs
+			m.mu.Unlock()
+			if lagged {
+				errs = gqlerror.List{m.lagError(ctx)}
+			}
+			if len(errs) > 0 {
+				addSubscriptionErrors(ctx, errs)
+			}
+			return nil
+		}
+		m.mu.Unlock()
+		select {
+		case <-m.wake:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// observe counts the member's responses as observeGraphQL counts an
+// operation's: its errors, and the operation at its first response.
+func (m *member) observe(ctx context.Context, resp *graphql.Response) {
+	if m.first && len(resp.Errors) == 0 {
+		return // nothing to count, and no walk of ctx's long chain per event
+	}
+	observeGraphQL{m: m.metrics}.record(ctx, resp, !m.first)
+	m.first = true
+}
+
+// lagError is what a member too slow for its queue is told, as a subscriber
+// too slow for the broker's window is: where to resubscribe from.
+func (m *member) lagError(ctx context.Context) *gqlerror.Error {
+	e := &gqlerror.Error{
+		Message: fmt.Sprintf("the subscriber fell more than %d events behind; resubscribe with after: %q to continue from the last event delivered",
+			m.max, m.cursor),
+		Extensions: map[string]any{"code": string(domain.CodeLimitExceeded), "cursor": m.cursor, "reason": "SUBSCRIBER_TOO_SLOW"},
+	}
+	if graphql.HasOperationContext(ctx) {
+		if op := graphql.GetOperationContext(ctx).Operation; op != nil && len(op.SelectionSet) == 1 {
+			if f, ok := op.SelectionSet[0].(*ast.Field); ok {
+				e.Path = ast.Path{ast.PathName(f.Alias)}
+			}
+		}
+	}
+	m.metrics.countError(string(domain.CodeLimitExceeded))
+	return e
+}
+
+// addSubscriptionErrors hands the transport the errors that end the
+// member's operation, sent once what it holds is written.
+func addSubscriptionErrors(ctx context.Context, errs gqlerror.List) {
+	defer func() { _ = recover() }() // no place for them: nobody left to tell
+	for _, e := range errs {
+		transport.AddSubscriptionError(ctx, e)
+	}
+}
