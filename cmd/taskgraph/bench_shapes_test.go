@@ -74,7 +74,15 @@ func BenchmarkReadShapes(b *testing.B) {
 					}
 					require.NoError(b, s.call(hc, s.AdminToken, shape.query, M{"id": list}, &r))
 					require.Len(b, r.TaskList.Tasks.Nodes, 100)
-					stmts := statementsOf(b, s, func() { require.NoError(b, s.postRaw(hc, body)) })
+					// The fewest of three: a request may also record the
+					// token's use (once a minute), which is not the read's.
+					stmts := int64(-1)
+					for range 3 {
+						n := statementsOf(b, s, func() { require.NoError(b, s.postRaw(hc, body)) })
+						if stmts < 0 || n < stmts {
+							stmts = n
+						}
+					}
 					stop := profileShape(b, shape.name)
 					b.ReportAllocs()
 					cpu0 := processCPU(b)
