@@ -48,7 +48,7 @@ bench: ## benchmarks on SQLite and PostgreSQL (set TASKGRAPH_TEST_DATABASE_URL, 
 bench-capacity: ## agents at 1 Hz heartbeat one server holds with p99 < 20ms (minutes; steps: TASKGRAPH_BENCH_CAPACITY_STEPS)
 	TASKGRAPH_BENCH_CAPACITY=1 TASKGRAPH_TEST_DATABASE_URL=$${TASKGRAPH_TEST_DATABASE_URL:-$(PG_URL)} $(GO) test -run '^$$' -bench BenchmarkHeartbeatCapacity -benchtime 1x -timeout 30m -v ./cmd/taskgraph/
 
-bench-peer: $(PEER_NPM) ## Taskgraph vs PostGraphile 4 and 5 and a Go floor on PostgreSQL (minutes; npm; PEER_FLAGS='-rounds 3 -duration 5s')
+bench-peer: $(PEER_NPM) ## Taskgraph vs PostGraphile 4 and 5 and a Go floor on PostgreSQL: four read shapes, createTask, subscriptions (minutes; npm; PEER_FLAGS='-scenarios light')
 	$(GO) run ./bench/peer $(PEER_FLAGS)
 
 bench/peer/node_modules/.package-lock.json: bench/peer/package-lock.json

@@ -21,6 +21,22 @@ type bench struct {
 
 	procs   children
 	proxies []*sqlProxy
+	tgBuilt bool
+	direct  bool           // servers started from now on connect to PostgreSQL without a counting proxy
+	starts  map[string]int // servers started, by key: names the logs of the later ones
+}
+
+// logName is the log file of a server's next start: key.log, then
+// key-2.log, …
+func (b *bench) logName(key string) string {
+	if b.starts == nil {
+		b.starts = map[string]int{}
+	}
+	b.starts[key]++
+	if n := b.starts[key]; n > 1 {
+		return fmt.Sprintf("%s-%d", key, n)
+	}
+	return key
 }
 
 // close stops every server, then the proxies.
@@ -48,7 +64,7 @@ func (b *bench) dbURL(hostport string) string {
 // serverDB is the URL a server connects with: through a counting proxy of
 // its own, or straight to PostgreSQL without -count-statements.
 func (b *bench) serverDB() (string, *sqlProxy, error) {
-	if !b.cfg.countStmts {
+	if !b.cfg.countStmts || b.direct {
 		return b.dbURL(b.admin.Host), nil, nil
 	}
 	upstream := b.admin.Host
@@ -63,15 +79,20 @@ func (b *bench) serverDB() (string, *sqlProxy, error) {
 	return b.dbURL(p.Addr()), p, nil
 }
 
-// startTaskgraph builds cmd/taskgraph and serves the bench database with it.
+// startTaskgraph builds cmd/taskgraph (once) and serves the bench database
+// with it.
 func (b *bench) startTaskgraph(ctx context.Context) (*target, error) {
-	logf("building Taskgraph")
 	bin := filepath.Join(b.cfg.workDir, "taskgraph")
-	build := exec.CommandContext(ctx, envOr("GO", "go"), "build", "-o", bin, "./cmd/taskgraph")
-	build.Dir, build.Stdout, build.Stderr = b.root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("go build ./cmd/taskgraph: %w", err)
+	if !b.tgBuilt {
+		logf("building Taskgraph")
+		build := exec.CommandContext(ctx, envOr("GO", "go"), "build", "-o", bin, "./cmd/taskgraph")
+		build.Dir, build.Stdout, build.Stderr = b.root, os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return nil, fmt.Errorf("go build ./cmd/taskgraph: %w", err)
+		}
+		b.tgBuilt = true
 	}
+	name := b.logName("taskgraph")
 	t := &target{key: "taskgraph", label: "Taskgraph, PostgreSQL"}
 	db, proxy, err := b.serverDB()
 	if err != nil {
@@ -88,10 +109,13 @@ func (b *bench) startTaskgraph(ctx context.Context) (*target, error) {
 	t.url = fmt.Sprintf("http://127.0.0.1:%d/graphql", port)
 	// The sweeps wait an hour, as in Taskgraph's statement-count tests, so
 	// that their statements are not counted as the requests'.
-	if t.proc, err = b.procs.start("Taskgraph", filepath.Join(b.cfg.workDir, "taskgraph.log"), nil, bin, "serve",
+	if t.proc, err = b.procs.start("Taskgraph", filepath.Join(b.cfg.workDir, name+".log"), nil, bin, "serve",
 		"--addr", fmt.Sprintf("127.0.0.1:%d", port), "--database", db, "--admin-token", t.token,
-		"--log-format", "json", "--data-dir", filepath.Join(b.cfg.workDir, "taskgraph-data"),
-		"--question-sweep-interval", "1h", "--queue-sweep-interval", "1h"); err != nil {
+		"--log-format", "json", "--data-dir", filepath.Join(b.cfg.workDir, name+"-data"),
+		"--question-sweep-interval", "1h", "--queue-sweep-interval", "1h",
+		// The subscription scenario holds all its subscriptions with one token.
+		"--max-subscriptions-per-user", strconv.Itoa(min(max(b.cfg.sub.subscribers(), b.cfg.sub.peerSubscribers)+100, 1_000_000)),
+		"--max-ws-connections-per-user", strconv.Itoa(min(max(b.cfg.sub.connections, b.cfg.sub.peerSubscribers/b.cfg.sub.perConn)+10, 100_000))); err != nil {
 		return nil, err
 	}
 	return t, waitReady(ctx, t.proc, t.url, bearer(t.token), 60*time.Second)
@@ -110,7 +134,7 @@ func (b *bench) startPeer(ctx context.Context, key string) (*target, error) {
 		return nil, err
 	}
 	t.url = fmt.Sprintf("http://127.0.0.1:%d/graphql", port)
-	logPath := filepath.Join(b.cfg.workDir, key+".log")
+	logPath := filepath.Join(b.cfg.workDir, b.logName(key)+".log")
 	prod := []string{"NODE_ENV=production"}
 	switch key {
 	case "pg4":
@@ -122,7 +146,7 @@ func (b *bench) startPeer(ctx context.Context, key string) (*target, error) {
 		t.proc, err = b.procs.start("PostGraphile 5", logPath, prod, b.node.node,
 			filepath.Join(b.dir, "postgraphile5.mjs"), strconv.Itoa(port), db)
 	case "floor":
-		t.label = "Go floor: 4 batched queries + encoding/json"
+		t.label = "Go floor: a batched statement per level + encoding/json"
 		var self string
 		if self, err = os.Executable(); err == nil {
 			t.proc, err = b.procs.start("the floor", logPath, nil, self, "floor",
@@ -145,6 +169,9 @@ func (b *bench) timeScenarios(ctx context.Context, order []*target) (map[string]
 	results := map[string]map[string]summary{}
 	lc := loadConfig{connections: c.connections, database: c.database, seq: &counter{}}
 	for _, sc := range c.scenarios {
+		if sc == "subscribe" {
+			continue // runSubscriptions
+		}
 		if c.warmup > 0 {
 			for _, t := range order {
 				logf("%s: warming up %s for %s", sc, t.label, c.warmup)

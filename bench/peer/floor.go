@@ -12,29 +12,21 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
-
-	"github.com/lib/pq"
 )
 
-// The floor: what answering the nested read and the insert costs with no
+// The floor: what answering the nested reads and the insert costs with no
 // GraphQL at all — a plain HTTP handler that reads the operation name and
-// variables, runs one batched SQL statement per level of the read (tasks,
-// relationships, targets, file impacts) or one INSERT, and writes the answer
-// with encoding/json in Taskgraph's shape. It parses no query text, checks
+// variables, runs one batched SQL statement per level of the read shape
+// (floor_read.go) or one INSERT, and writes the answer with encoding/json in
+// Taskgraph's shape. It parses no query text, checks
 // no token and keeps no history: a lower bound, not a competitor.
 
-// Prepared once per connection by database/sql.
+// floorInsertSQL is the insert, prepared once per connection by
+// database/sql (the reads' statements are in floor_read.go).
 const (
-	floorTasksSQL = `SELECT t.id, t.display_id, t.title, t.status
-		FROM task_list_items i JOIN tasks t ON t.id = i.task_id
-		WHERE i.task_list_id = $1 ORDER BY i.position LIMIT $2`
-	floorRelsSQL = `SELECT id, source_task_id, target_task_id, relationship_type
-		FROM task_relationships WHERE source_task_id = ANY($1) ORDER BY id`
-	floorTargetsSQL = `SELECT id, display_id, title, status FROM tasks WHERE id = ANY($1)`
-	floorImpactsSQL = `SELECT id, task_id, file_path, operation
-		FROM task_file_impacts WHERE task_id = ANY($1) ORDER BY id`
 	floorInsertSQL = `INSERT INTO tasks (id, display_id, user_id, project_id, title, description,
 		category, status, risk_level, priority, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id, display_id`
@@ -44,46 +36,8 @@ const (
 const floorMaxBody = 1 << 20
 
 type floorServer struct {
-	tasks, rels, targets, impacts, insert *sql.Stmt
+	tasks, rels, targets, impacts, wideRows, insert *sql.Stmt
 }
-
-// The answer's shape: Taskgraph's, field for field.
-type (
-	floorTask struct {
-		ID            string        `json:"id"`
-		DisplayID     string        `json:"displayId"`
-		Title         string        `json:"title"`
-		Status        string        `json:"status"`
-		Relationships []floorRel    `json:"relationships"`
-		FileImpacts   []floorImpact `json:"fileImpacts"`
-	}
-	floorTarget struct {
-		ID          string        `json:"id"`
-		DisplayID   string        `json:"displayId"`
-		Title       string        `json:"title"`
-		Status      string        `json:"status"`
-		FileImpacts []floorImpact `json:"fileImpacts"`
-	}
-	floorRel struct {
-		ID     string       `json:"id"`
-		Type   string       `json:"type"`
-		Target *floorTarget `json:"target"`
-	}
-	floorImpact struct {
-		ID        string `json:"id"`
-		FilePath  string `json:"filePath"`
-		Operation string `json:"operation"`
-	}
-	floorReadAnswer struct {
-		Data struct {
-			TaskList *struct {
-				Tasks struct {
-					Nodes []*floorTask `json:"nodes"`
-				} `json:"tasks"`
-			} `json:"taskList"`
-		} `json:"data"`
-	}
-)
 
 // floorNewTask is the insert's input, as PostGraphile 4's TaskInput.
 type floorNewTask struct {
@@ -123,7 +77,7 @@ func runFloor(args []string) error {
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
-	}{{&f.tasks, floorTasksSQL}, {&f.rels, floorRelsSQL}, {&f.targets, floorTargetsSQL}, {&f.impacts, floorImpactsSQL}, {&f.insert, floorInsertSQL}} {
+	}{{&f.tasks, floorTasksSQL}, {&f.rels, floorRelsSQL}, {&f.targets, floorTargetsSQL}, {&f.impacts, floorImpactsSQL}, {&f.wideRows, floorWideSQL}, {&f.insert, floorInsertSQL}} {
 		if *p.stmt, err = db.Prepare(p.sql); err != nil {
 			return fmt.Errorf("floor: preparing %q: %w", p.sql, err)
 		}
@@ -165,13 +119,13 @@ func (f *floorServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var answer any
 	switch {
-	case req.OperationName == "NestedRead":
+	case strings.HasPrefix(req.OperationName, "Read"):
 		var v struct {
 			ID    string `json:"id"`
 			First int    `json:"first"`
 		}
 		if err = json.Unmarshal(req.Variables, &v); err == nil {
-			answer, err = f.read(r.Context(), v.ID, v.First)
+			answer, err = f.readShape(r.Context(), req.OperationName, v.ID, v.First)
 		}
 	case req.OperationName == "CreateTask":
 		var v struct {
@@ -197,118 +151,6 @@ func floorError(w http.ResponseWriter, code int, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]string{{"message": err.Error()}}})
-}
-
-// read answers the nested read with four statements.
-func (f *floorServer) read(ctx context.Context, listID string, first int) (*floorReadAnswer, error) {
-	if first < 0 || first > 1000 {
-		return nil, fmt.Errorf("first must be 0..1000")
-	}
-	var ans floorReadAnswer
-	rows, err := f.tasks.QueryContext(ctx, listID, first)
-	if err != nil {
-		return nil, err
-	}
-	ans.Data.TaskList = &struct {
-		Tasks struct {
-			Nodes []*floorTask `json:"nodes"`
-		} `json:"tasks"`
-	}{}
-	tasks := make([]*floorTask, 0, first)
-	byID := map[string]*floorTask{}
-	for rows.Next() {
-		t := &floorTask{Relationships: []floorRel{}, FileImpacts: []floorImpact{}}
-		if err := rows.Scan(&t.ID, &t.DisplayID, &t.Title, &t.Status); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		tasks = append(tasks, t)
-		byID[t.ID] = t
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	ans.Data.TaskList.Tasks.Nodes = tasks
-	if len(tasks) == 0 {
-		return &ans, nil
-	}
-
-	ids := make([]string, len(tasks))
-	for i, t := range tasks {
-		ids[i] = t.ID
-	}
-	type relRow struct{ id, source, target, typ string }
-	var rels []relRow
-	if rows, err = f.rels.QueryContext(ctx, pq.Array(ids)); err != nil {
-		return nil, err
-	}
-	targetIDs := []string{}
-	seen := map[string]bool{}
-	for rows.Next() {
-		var r relRow
-		if err := rows.Scan(&r.id, &r.source, &r.target, &r.typ); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		rels = append(rels, r)
-		if !seen[r.target] {
-			seen[r.target] = true
-			targetIDs = append(targetIDs, r.target)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-
-	targets := map[string]*floorTarget{}
-	if len(targetIDs) > 0 {
-		if rows, err = f.targets.QueryContext(ctx, pq.Array(targetIDs)); err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			t := &floorTarget{FileImpacts: []floorImpact{}}
-			if err := rows.Scan(&t.ID, &t.DisplayID, &t.Title, &t.Status); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			targets[t.ID] = t
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	for _, r := range rels {
-		src, tgt := byID[r.source], targets[r.target]
-		if src == nil || tgt == nil {
-			return nil, fmt.Errorf("relationship %s: its task is missing", r.id)
-		}
-		src.Relationships = append(src.Relationships, floorRel{ID: r.id, Type: r.typ, Target: tgt})
-	}
-
-	// One statement for the impacts of tasks and targets: a task that is
-	// also a target gets its impacts in both places.
-	all := append(ids, targetIDs...)
-	if rows, err = f.impacts.QueryContext(ctx, pq.Array(all)); err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var im floorImpact
-		var taskID string
-		if err := rows.Scan(&im.ID, &taskID, &im.FilePath, &im.Operation); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if t := byID[taskID]; t != nil {
-			t.FileImpacts = append(t.FileImpacts, im)
-		}
-		if t := targets[taskID]; t != nil {
-			t.FileImpacts = append(t.FileImpacts, im)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return &ans, nil
 }
 
 // create inserts one task row.

@@ -21,20 +21,29 @@ type target struct {
 	proc  *child
 	proxy *sqlProxy // nil when statements are not counted
 
-	readBody  []byte
-	readLen   int                  // the verified answer's length: every answer under load must have it
-	writeBody func(seq int) []byte // a createTask request, unique per seq
+	readBodies map[string][]byte    // by read shape
+	readLens   map[string]int       // by read shape: the verified answer's length, which every answer under load must have
+	writeBody  func(seq int) []byte // a createTask request, unique per seq
 }
 
-// scenario is one kind of request: the nested read or createTask.
+// scenario is one kind of request: a read shape, createTask or the
+// subscriptions.
 type scenario struct {
-	key   string // read, write
+	key   string // full, light, deep, wide, write, subscribe
 	title string
 }
 
-var scenarios = []scenario{
-	{"read", "Nested read (taskList → tasks → relationships → target → fileImpacts, plus each task's fileImpacts)"},
-	{"write", "createTask (Taskgraph's mutation; PostGraphile's generated insert on tasks; the floor's INSERT)"},
+// writeTitle is createTask's heading.
+const writeTitle = "createTask (Taskgraph's mutation; PostGraphile's generated insert on tasks; the floor's INSERT)"
+
+// timedScenarios are the request scenarios in report order: the read
+// shapes, then createTask.
+func timedScenarios() []scenario {
+	var out []scenario
+	for _, s := range readShapes {
+		out = append(out, scenario{s.key, s.title})
+	}
+	return append(out, scenario{"write", writeTitle})
 }
 
 // phase is one timed run of a scenario against one target.
@@ -91,9 +100,9 @@ func (t *target) request(ctx context.Context, client *http.Client, body []byte, 
 	if resp.StatusCode != http.StatusOK {
 		return out, fmt.Errorf("%s: HTTP %d: %.500s", t.label, resp.StatusCode, out)
 	}
-	switch {
-	case sc == "read" && t.readLen > 0 && len(out) != t.readLen:
-		return out, fmt.Errorf("%s: a nested read answered %d bytes instead of the verified %d: %.500s", t.label, len(out), t.readLen, out)
+	switch want := t.readLens[sc]; {
+	case sc != "write" && want > 0 && len(out) != want:
+		return out, fmt.Errorf("%s: a %s read answered %d bytes instead of the verified %d: %.500s", t.label, sc, len(out), want, out)
 	case sc == "write" && (bytes.Contains(out, []byte(`"errors"`)) || !bytes.Contains(out, []byte(`"createTask"`))):
 		return out, fmt.Errorf("%s: createTask failed: %.500s", t.label, out)
 	}
@@ -101,10 +110,10 @@ func (t *target) request(ctx context.Context, client *http.Client, body []byte, 
 }
 
 func (t *target) body(sc string, seq *counter) []byte {
-	if sc == "read" {
-		return t.readBody
+	if sc == "write" {
+		return t.writeBody(seq.next())
 	}
-	return t.writeBody(seq.next())
+	return t.readBodies[sc]
 }
 
 // newClient is an HTTP client with one kept-alive connection per worker.

@@ -62,6 +62,7 @@ type config struct {
 	scenarios   []string
 	countStmts  bool
 	workDir     string
+	sub         subConfig
 }
 
 var allServers = []string{"taskgraph", "pg4", "pg5", "floor"}
@@ -84,18 +85,28 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.size.impactsPerTask, "impacts-per-task", 3, "file impacts per task")
 	fs.IntVar(&c.page, "page", 100, "tasks the nested read asks for (first:)")
 	servers := fs.String("servers", strings.Join(allServers, ","), "servers to time, in turn order (Taskgraph always fills the database)")
-	scen := fs.String("scenarios", "read,write", "scenarios to run: read, write")
+	scen := fs.String("scenarios", strings.Join(defaultScenarios, ","),
+		"scenarios to run: the read shapes full, light, deep, wide (read: all four), write (createTask), subscribe")
+	fs.IntVar(&c.sub.connections, "sub-connections", 100, "subscribe: websocket connections of Taskgraph's large run")
+	fs.IntVar(&c.sub.perConn, "sub-per-connection", 100, "subscribe: subscriptions per connection (Taskgraph runs at most 100 operations on one)")
+	fs.IntVar(&c.sub.peerSubscribers, "sub-peer-subscribers", 1000, "subscribe: subscriptions of the side-by-side runs of Taskgraph and PostGraphile 5")
+	fs.Float64Var(&c.sub.rate, "sub-rate", 20, "subscribe: events committed per second")
+	fs.DurationVar(&c.sub.duration, "sub-duration", 10*time.Second, "subscribe: how long events commit, per run")
+	c.sub.tasks = 20
 	fs.BoolVar(&c.countStmts, "count-statements", true,
 		"put a counting proxy between each server and PostgreSQL to report SQL statements per request")
 	fs.StringVar(&c.workDir, "workdir", "", "directory for binaries, logs and Taskgraph's data (default: a new temporary one, removed after a run that went well)")
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	c.servers = splitList(*servers)
-	c.scenarios = splitList(*scen)
+	if c.scenarios, err = parseScenarios(*scen); err != nil {
+		return c, err
+	}
 	switch {
 	case c.rounds < 1 || c.duration <= 0 || c.warmup < 0 || c.connections < 1:
 		return c, errors.New("-rounds, -duration and -connections must be positive, -warmup not negative")
@@ -103,6 +114,9 @@ func parseFlags(args []string) (config, error) {
 		return c, errors.New("-tasks must be at least 2, -page at least 1, -relationships and -impacts-per-task not negative")
 	case !regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`).MatchString(c.database):
 		return c, fmt.Errorf("-database %q: use lower-case letters, digits and _", c.database)
+	case c.sub.connections < 1 || c.sub.perConn < 1 || c.sub.perConn > 100 || c.sub.peerSubscribers < 1 ||
+		c.sub.subscribers() > 1_000_000 || c.sub.peerSubscribers > 1_000_000 || c.sub.connections > 10_000 || c.sub.peerSubscribers/max(c.sub.perConn, 1) > 10_000 || c.sub.rate <= 0 || c.sub.rate > 1000 || c.sub.duration <= 0:
+		return c, errors.New("-sub-connections, -sub-peer-subscribers, -sub-duration must be positive, -sub-per-connection 1..100, -sub-rate above 0 and at most 1000, at most 10,000 connections and 1,000,000 subscriptions")
 	case c.database == "postgres" || c.database == "template0" || c.database == "template1":
 		return c, fmt.Errorf("-database %q would drop a system database", c.database)
 	}
@@ -111,12 +125,33 @@ func parseFlags(args []string) (config, error) {
 			return c, fmt.Errorf("-servers: unknown server %q (known: %s)", s, strings.Join(allServers, ", "))
 		}
 	}
-	for _, s := range c.scenarios {
-		if s != "read" && s != "write" {
-			return c, fmt.Errorf("-scenarios: unknown scenario %q (known: read, write)", s)
+	return c, nil
+}
+
+// defaultScenarios is every scenario.
+var defaultScenarios = []string{"full", "light", "deep", "wide", "write", "subscribe"}
+
+// parseScenarios reads -scenarios: names of scenarios, read standing for
+// the four read shapes; they run in report order whatever the order given.
+func parseScenarios(s string) ([]string, error) {
+	asked := splitList(s)
+	if len(asked) == 0 {
+		return nil, errors.New("-scenarios: name at least one")
+	}
+	known := append(slices.Clone(defaultScenarios), "read")
+	var out []string
+	for _, a := range asked {
+		if !slices.Contains(known, a) {
+			return nil, fmt.Errorf("-scenarios: unknown scenario %q (known: %s)", a, strings.Join(known, ", "))
 		}
 	}
-	return c, nil
+	for _, k := range defaultScenarios {
+		_, isRead := shapeByKey(k)
+		if slices.Contains(asked, k) || (isRead && slices.Contains(asked, "read")) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 func splitList(s string) []string {
@@ -203,18 +238,6 @@ func run(args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	logf("filling %s through Taskgraph's API: %d tasks, %d relationships, %d file impacts",
-		cfg.database, cfg.size.tasks, cfg.size.relationships, cfg.size.tasks*cfg.size.impactsPerTask)
-	seededData, err := seed(ctx, &gqlClient{url: tg.url, token: tg.token, http: &checkClient}, cfg.size, logf)
-	if err != nil {
-		return fmt.Errorf("filling through the API: %w", err)
-	}
-	facts, err := analyze(ctx, b.dbURL(b.admin.Host))
-	if err != nil {
-		return err
-	}
-	logf("ANALYZE done: %s", facts)
-
 	targets := map[string]*target{"taskgraph": tg}
 	for _, key := range cfg.servers {
 		if key != "taskgraph" {
@@ -223,8 +246,23 @@ func run(args []string) (err error) {
 			}
 		}
 	}
-	if err := prepareRequests(targets, seededData, facts, b.cfg); err != nil {
-		return err
+	// The fill serves the reads and createTask; the subscription scenario
+	// makes a project of its own.
+	var facts *dbFacts
+	if timed := slices.DeleteFunc(slices.Clone(cfg.scenarios), func(s string) bool { return s == "subscribe" }); len(timed) > 0 {
+		logf("filling %s through Taskgraph's API: %d tasks, %d relationships, %d file impacts",
+			cfg.database, cfg.size.tasks, cfg.size.relationships, cfg.size.tasks*cfg.size.impactsPerTask)
+		seededData, err := seed(ctx, &gqlClient{url: tg.url, token: tg.token, http: &checkClient}, cfg.size, logf)
+		if err != nil {
+			return fmt.Errorf("filling through the API: %w", err)
+		}
+		if facts, err = analyze(ctx, b.dbURL(b.admin.Host)); err != nil {
+			return err
+		}
+		logf("ANALYZE done: %s", facts)
+		if err := prepareRequests(targets, seededData, facts, b.cfg); err != nil {
+			return err
+		}
 	}
 	order := make([]*target, 0, len(cfg.servers))
 	for _, key := range cfg.servers {
@@ -238,8 +276,14 @@ func run(args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	var subs []subResult
+	if slices.Contains(cfg.scenarios, "subscribe") {
+		if subs, err = b.runSubscriptions(ctx, tg, targets); err != nil {
+			return fmt.Errorf("subscribe: %w", err)
+		}
+	}
 	report(os.Stdout, reportInput{cfg: b.cfg, order: order, results: results, verified: verified,
-		pgVersion: pgVersion, rows: facts})
+		pgVersion: pgVersion, rows: facts, subs: subs})
 	return nil
 }
 

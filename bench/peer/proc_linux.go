@@ -139,3 +139,33 @@ func backendOf(cmdline []byte, db string) (clientPort int, ok bool) {
 	}
 	return 0, false
 }
+
+// processRSS is the resident memory of pid (VmRSS of /proc/<pid>/status).
+func processRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatusRSS(b)
+}
+
+// parseStatusRSS reads the VmRSS line ("VmRSS:   123456 kB") of the text of
+// /proc/<pid>/status, in bytes.
+func parseStatusRSS(status []byte) (int64, error) {
+	for _, line := range strings.Split(string(status), "\n") {
+		rest, ok := strings.CutPrefix(line, "VmRSS:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			break
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			break
+		}
+		return kb * 1024, nil
+	}
+	return 0, fmt.Errorf("no VmRSS line in /proc status")
+}

@@ -61,3 +61,18 @@ func TestBackendScannerSkipsOtherProcesses(t *testing.T) {
 		t.Error("this test process is not remembered as one to skip")
 	}
 }
+
+func TestParseStatusRSS(t *testing.T) {
+	status := "Name:\tnode\nVmPeak:\t  999 kB\nVmRSS:\t   12345 kB\nRssAnon:\t 1 kB\n"
+	if got, err := parseStatusRSS([]byte(status)); err != nil || got != 12345*1024 {
+		t.Errorf("got %d, %v", got, err)
+	}
+	for _, bad := range []string{"Name:\tx\n", "VmRSS:\t12 MB\n", "VmRSS:\tlots kB\n"} {
+		if _, err := parseStatusRSS([]byte(bad)); err == nil {
+			t.Errorf("%q was read", bad)
+		}
+	}
+	if _, err := processRSS(os.Getpid()); err != nil {
+		t.Error(err)
+	}
+}

@@ -23,3 +23,5 @@ type backendScanner struct{}
 func newBackendScanner(string) *backendScanner { return &backendScanner{} }
 
 func (*backendScanner) scan() (map[int]backend, error) { return nil, errNotLinux }
+
+func processRSS(int) (int64, error) { return 0, errNotLinux }

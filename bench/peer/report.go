@@ -17,6 +17,7 @@ type reportInput struct {
 	verified  *verified
 	pgVersion string
 	rows      *dbFacts
+	subs      []subResult
 }
 
 // report prints the markdown tables: per scenario the figures of every
@@ -26,28 +27,30 @@ func report(w io.Writer, in reportInput) {
 	fmt.Fprintf(w, "\n## Taskgraph side by side with PostGraphile (make bench-peer)\n\n")
 	fmt.Fprintf(w, "- machine: %d CPUs (%s/%s), PostgreSQL %s, %s; %s\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
 		in.pgVersion, runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04Z"))
-	fmt.Fprintf(w, "- data: %s, filled through Taskgraph's API, then ANALYZE\n", in.rows)
-	fmt.Fprintf(w, "- load: %d connections, closed loop; servers in turn, %d round(s) of %s each (after %s of warm-up each); percentiles over every request of every round\n",
-		c.connections, c.rounds, c.duration, c.warmup)
-	backendsOf := "the PostgreSQL backends of its connections"
-	if !c.countStmts {
-		backendsOf = "every PostgreSQL backend of the database"
+	if in.rows != nil {
+		fmt.Fprintf(w, "- data: %s, filled through Taskgraph's API, then ANALYZE\n", in.rows)
 	}
-	fmt.Fprintf(w, "- CPU per request: utime+stime of the server process (/proc/<pid>/stat), and of %s, over the requests of its turns\n", backendsOf)
-	if c.countStmts {
-		fmt.Fprintf(w, "- SQL statements per request: Query and Execute messages (BEGIN and COMMIT included) the server sent through its counting proxy: the mean under load / the fewest of %d requests sent alone\n", aloneTries)
+	if len(in.results) > 0 {
+		fmt.Fprintf(w, "- load: %d connections, closed loop; servers in turn, %d round(s) of %s each (after %s of warm-up each); percentiles over every request of every round\n",
+			c.connections, c.rounds, c.duration, c.warmup)
+		backendsOf := "the PostgreSQL backends of its connections"
+		if !c.countStmts {
+			backendsOf = "every PostgreSQL backend of the database"
+		}
+		fmt.Fprintf(w, "- CPU per request: utime+stime of the server process (/proc/<pid>/stat), and of %s, over the requests of its turns\n", backendsOf)
+		if c.countStmts {
+			fmt.Fprintf(w, "- SQL statements per request: Query and Execute messages (BEGIN and COMMIT included) the server sent through its counting proxy: the mean under load / the fewest of %d requests sent alone\n", aloneTries)
+		}
 	}
-
-	for _, sc := range scenarios {
+	for _, sc := range timedScenarios() {
 		res, ok := in.results[sc.key]
 		if !ok {
 			continue
 		}
 		fmt.Fprintf(w, "\n### %s", sc.title)
-		if sc.key == "read" {
-			v := in.verified
-			fmt.Fprintf(w, ": %s tasks, %s relationships and targets, %s file impacts = %s objects, the same rows from every server",
-				thousands(v.tasks), thousands(v.relationships), thousands(v.impacts), thousands(v.objects))
+		if f, ok := in.verified.reads[sc.key]; ok {
+			fmt.Fprintf(w, " (%s tasks, %s objects, %s values: the same from every server)",
+				thousands(f.tasks), thousands(f.objects), thousands(f.values))
 		}
 		fmt.Fprintf(w, "\n\n| %d connections, tables analysed | p50 | p99 | req/s | server CPU per request | PostgreSQL CPU per request | SQL statements per request |\n",
 			c.connections)
@@ -55,7 +58,7 @@ func report(w io.Writer, in reportInput) {
 		for _, t := range in.order {
 			s := res[t.key]
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", t.label, ms(s.p50), ms(s.p99), rate(s.reqPerSec),
-				ms(s.cpuPerReq), ms(s.dbCPUPerReq), statements(s.stmtsPerReq, in.verified.alone[sc.key][t.key]))
+				ms(s.cpuPerReq), ms(s.dbCPUPerReq), statements(s.stmtsPerReq, in.verified.aloneOf(sc.key, t.key)))
 		}
 		var rounds []string
 		for _, t := range in.order {
@@ -98,6 +101,60 @@ func report(w io.Writer, in reportInput) {
 		}
 		fmt.Fprintf(w, "\n(above 1 is better for Taskgraph in req/s; below 1 in every other column)\n")
 	}
+	summaryTable(w, in)
+	subscriptionTable(w, in)
+}
+
+// summaryTable puts every timed scenario's ratios side by side: Taskgraph's
+// requests/s and CPU per request (its process and its PostgreSQL
+// backends), and its ratio to each other server's.
+func summaryTable(w io.Writer, in reportInput) {
+	var peers []*target
+	for _, t := range in.order {
+		if t.key != "taskgraph" {
+			peers = append(peers, t)
+		}
+	}
+	var rows []scenario
+	for _, sc := range timedScenarios() {
+		if _, ok := in.results[sc.key]["taskgraph"]; ok {
+			rows = append(rows, sc)
+		}
+	}
+	if len(peers) == 0 || len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### Every scenario side by side\n\nCPU is per request, the server's process and its PostgreSQL backends together; × is Taskgraph ÷ the other (req/s: above 1 is better for Taskgraph; CPU: below 1).\n\n")
+	fmt.Fprintf(w, "| scenario | Taskgraph req/s | Taskgraph CPU |")
+	sep := "|---|---|---|"
+	for _, p := range peers {
+		fmt.Fprintf(w, " %s req/s | req/s × | CPU × |", shortName(p))
+		sep += "---|---|---|"
+	}
+	fmt.Fprintf(w, "\n%s\n", sep)
+	for _, sc := range rows {
+		res := in.results[sc.key]
+		tg := res["taskgraph"]
+		fmt.Fprintf(w, "| %s | %s | %s |", scenarioName(sc.key), rate(tg.reqPerSec), ms(tg.cpuPerReq+tg.dbCPUPerReq))
+		for _, p := range peers {
+			s, ok := res[p.key]
+			if !ok {
+				fmt.Fprintf(w, " n/a | n/a | n/a |")
+				continue
+			}
+			fmt.Fprintf(w, " %s | %s | %s |", rate(s.reqPerSec), ratio(tg.reqPerSec, s.reqPerSec),
+				ratio(float64(tg.cpuPerReq+tg.dbCPUPerReq), float64(s.cpuPerReq+s.dbCPUPerReq)))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// scenarioName is a scenario's short name in the summary.
+func scenarioName(key string) string {
+	if key == "write" {
+		return "createTask"
+	}
+	return key + " read"
 }
 
 func shortName(t *target) string {

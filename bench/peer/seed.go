@@ -108,6 +108,7 @@ func seed(ctx context.Context, c *gqlClient, size seedSize, logf func(string, ..
 			"acceptanceCriteria": []string{"it works", "it is tested"},
 			"fileImpacts":        impacts,
 		}
+		wideInput(inputs[i], i)
 	}
 	ids, err := batch(ctx, c, "createTask", "CreateTaskInput!", "task { id }", inputs, func(out json.RawMessage) (string, error) {
 		var r struct{ Task struct{ ID string } }
@@ -120,6 +121,42 @@ func seed(ctx context.Context, c *gqlClient, size seedSize, logf func(string, ..
 	s.taskIDs = ids
 	logf("created %d tasks with %d file impacts each through createTask in %s", len(ids), size.impactsPerTask, time.Since(start).Round(time.Millisecond))
 
+	// The columns createTask does not fill: the actual effort (updateTask)
+	// and the start and completion times (transitionTask), on some tasks,
+	// before the relationships so that no dependency holds them back.
+	start = time.Now()
+	var updates, moves []map[string]any
+	for i, id := range ids {
+		if i%4 == 1 {
+			updates = append(updates, map[string]any{"id": id, "actualEffortMinutes": 15 + i%240})
+		}
+		if i%5 == 2 {
+			moves = append(moves, map[string]any{"id": id, "to": "IN_PROGRESS", "reason": "peer bench"})
+		}
+	}
+	if _, err := batch(ctx, c, "updateTask", "UpdateTaskInput!", "task { id }", updates, ignore); err != nil {
+		return nil, err
+	}
+	if _, err := batch(ctx, c, "transitionTask", "TransitionTaskInput!", "task { id }", moves, ignore); err != nil {
+		return nil, err
+	}
+	var done []map[string]any
+	for k, m := range moves {
+		if k%2 == 0 {
+			done = append(done, map[string]any{"id": m["id"], "to": "VALIDATING"})
+		}
+	}
+	if _, err := batch(ctx, c, "transitionTask", "TransitionTaskInput!", "task { id }", done, ignore); err != nil {
+		return nil, err
+	}
+	for _, d := range done {
+		d["to"] = "COMPLETED"
+	}
+	if _, err := batch(ctx, c, "transitionTask", "TransitionTaskInput!", "task { id }", done, ignore); err != nil {
+		return nil, err
+	}
+	logf("set the actual effort of %d tasks, started %d and completed %d of those in %s", len(updates), len(moves), len(done), time.Since(start).Round(time.Millisecond))
+
 	start = time.Now()
 	plan, err := planRelationships(size.tasks, size.relationships)
 	if err != nil {
@@ -129,12 +166,42 @@ func seed(ctx context.Context, c *gqlClient, size seedSize, logf func(string, ..
 	for i, r := range plan {
 		rels[i] = map[string]any{"sourceTaskId": ids[r.source], "targetTaskId": ids[r.target], "type": r.typ}
 	}
-	if _, err := batch(ctx, c, "addTaskRelationship", "AddTaskRelationshipInput!", "relationship { id }", rels, func(json.RawMessage) (string, error) { return "", nil }); err != nil {
+	if _, err := batch(ctx, c, "addTaskRelationship", "AddTaskRelationshipInput!", "relationship { id }", rels, ignore); err != nil {
 		return nil, err
 	}
 	logf("added %d relationships through addTaskRelationship in %s", len(rels), time.Since(start).Round(time.Millisecond))
 	return &s, nil
 }
+
+// ignore is batch's pick for answers that hold nothing needed.
+func ignore(json.RawMessage) (string, error) { return "", nil }
+
+// wideInput fills the columns of task i's createTask that the wide read
+// shows, so that it reads values rather than nulls: effort, owner, phase
+// and deadline on most tasks (each left null on some), a risk level, and an
+// embedding's model on every third task.
+func wideInput(in map[string]any, i int) {
+	in["riskLevel"] = []string{"LOW", "MEDIUM", "HIGH"}[i%3]
+	if e := []string{"TRIVIAL", "SMALL", "MEDIUM", "LARGE", "EPIC", ""}[i%6]; e != "" {
+		in["effort"] = e
+	}
+	if o := []string{"BUILD_AGENT", "HUMAN", "TASK_AGENT", ""}[i%4]; o != "" {
+		in["owner"] = o
+	}
+	if p := []string{"DATABASE", "TYPES", "API", "UI", "TESTS", ""}[(i/2)%6]; p != "" {
+		in["phase"] = p
+	}
+	if i%7 != 0 {
+		in["deadline"] = seedEpoch.Add(time.Duration(i) * 90 * time.Minute).Format(time.RFC3339)
+	}
+	if i%3 == 0 {
+		in["embeddingModel"] = "peer-bench-4"
+		in["embedding"] = []float64{float64(i%10) / 10, 0.5, -0.25, 1}
+	}
+}
+
+// seedEpoch is the first deadline: fixed, so every run has the same data.
+var seedEpoch = time.Date(2027, 1, 4, 9, 0, 0, 0, time.UTC)
 
 // impactInput is file impact k of task i: a file of its own, a file its
 // package shares, then more files of its own.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -55,6 +56,20 @@ func (cs *children) start(name, logPath string, env []string, argv ...string) (*
 	cs.list = append(cs.list, c)
 	cs.mu.Unlock()
 	return c, nil
+}
+
+// stop ends one child as stopAll does, and forgets it.
+func (cs *children) stop(c *child) {
+	cs.mu.Lock()
+	cs.list = slices.DeleteFunc(cs.list, func(x *child) bool { return x == c })
+	cs.mu.Unlock()
+	_ = signalGroup(c.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(5 * time.Second):
+		_ = signalGroup(c.cmd.Process.Pid, syscall.SIGKILL)
+		<-c.done
+	}
 }
 
 // stopAll ends every child: SIGTERM to its process group, SIGKILL after 5 s.

@@ -160,25 +160,31 @@ func prepareRequests(targets map[string]*target, s *seeded, f *dbFacts, cfg conf
 	for key, t := range targets {
 		switch key {
 		case "taskgraph":
-			t.readBody = marshal(graphQLRequest{Query: taskgraphRead, OperationName: "NestedRead",
-				Variables: map[string]any{"id": s.listID, "first": cfg.page}})
+			t.readBodies = map[string][]byte{}
+			for _, sh := range readShapes {
+				t.readBodies[sh.key] = marshal(graphQLRequest{Query: sh.taskgraph, OperationName: sh.op,
+					Variables: map[string]any{"id": s.listID, "first": cfg.page}})
+			}
 			t.writeBody = func(seq int) []byte {
 				return marshal(graphQLRequest{Query: taskgraphCreate, OperationName: "CreateTask",
 					Variables: map[string]any{"input": map[string]any{"projectId": s.projectID,
 						"title": fmt.Sprintf("peer create %d", seq), "description": "created by make bench-peer", "priority": "P3"}}})
 			}
 		case "pg4", "pg5", "floor":
-			read, create, idField, who := pg4Read, pg4Create, "id", "PG4"
+			read, create, idField, who := readShape.pg4Query, pg4Create, "id", "PG4"
 			switch key {
 			case "pg5":
-				read, create, idField, who = pg5Read, pg5Create, "rowId", "PG5"
+				read, create, idField, who = readShape.pg5Query, pg5Create, "rowId", "PG5"
 			case "floor":
 				// The floor reads only the operation name and variables; it
 				// gets Taskgraph's query text, so that it decodes as much JSON.
-				read, create, who = taskgraphRead, taskgraphCreate, "FLOOR"
+				read, create, who = func(s readShape) string { return s.taskgraph }, taskgraphCreate, "FLOOR"
 			}
-			t.readBody = marshal(graphQLRequest{Query: read, OperationName: "NestedRead",
-				Variables: map[string]any{"id": f.listID, "first": cfg.page}})
+			t.readBodies = map[string][]byte{}
+			for _, sh := range readShapes {
+				t.readBodies[sh.key] = marshal(graphQLRequest{Query: read(sh), OperationName: sh.op,
+					Variables: map[string]any{"id": f.listID, "first": cfg.page}})
+			}
 			t.writeBody = func(seq int) []byte {
 				return marshal(graphQLRequest{Query: create, OperationName: "CreateTask",
 					Variables: map[string]any{"task": rawTask(seq, who, idField)}})
