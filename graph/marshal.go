@@ -102,8 +102,26 @@ func (p *workers) run(f func()) {
 	}
 }
 
-// serve runs w's jobs until there is no room left among the idle workers.
+// workerBallast is stack every worker keeps in use below its jobs' frames.
+// The garbage collector halves a goroutine's stack when less than a quarter
+// of it is in use, as it is for a worker waiting for its next job: its stack
+// grew for nothing, and grows again, by copying, on the next job. With the
+// ballast in use, a worker keeps a stack of up to four times the ballast
+// (32 KiB: the executor's frames of a nested element fit in it).
+const workerBallast = 8 << 10
+
+// serve runs w's jobs, above the ballast, until there is no room left among
+// the idle workers.
 func (p *workers) serve(w *worker) {
+	var ballast [workerBallast]byte
+	p.loop(w, &ballast)
+}
+
+// loop is serve's loop; it takes the ballast so that the ballast stays in
+// serve's frame, under loop's.
+//
+//go:noinline
+func (p *workers) loop(w *worker, _ *[workerBallast]byte) {
 	for f := range w.job {
 		f()
 		select {

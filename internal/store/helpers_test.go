@@ -32,7 +32,7 @@ type bundle struct {
 }
 
 // setup opens and migrates the database at url and seeds one user and project.
-func setup(t *testing.T, url string) *bundle {
+func setup(t testing.TB, url string) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, url)
@@ -52,7 +52,7 @@ func run(t *testing.T, f func(t *testing.T, b *bundle)) {
 	testdb.Run(t, func(t *testing.T, url string) { f(t, setup(t, url)) })
 }
 
-func (b *bundle) newUser(t *testing.T, slug string) *domain.User {
+func (b *bundle) newUser(t testing.TB, slug string) *domain.User {
 	t.Helper()
 	u := &domain.User{ID: uuid.NewString(), Slug: slug, Name: "User " + slug, Email: slug + "@example.com",
 		Settings: domain.JSON(`{}`), CreatedAt: ts(0), UpdatedAt: ts(0)}
@@ -60,7 +60,7 @@ func (b *bundle) newUser(t *testing.T, slug string) *domain.User {
 	return u
 }
 
-func (b *bundle) newProject(t *testing.T, slug string) *domain.Project {
+func (b *bundle) newProject(t testing.TB, slug string) *domain.Project {
 	t.Helper()
 	p := &domain.Project{ID: uuid.NewString(), Slug: slug, Name: "Project " + slug, OwnerID: b.user.ID,
 		Status: domain.ProjectActive, CreatedAt: ts(0), UpdatedAt: ts(0)}

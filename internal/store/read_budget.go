@@ -32,9 +32,17 @@ func selectCharged(ctx context.Context, ext sqlx.QueryerContext, dest any, query
 		base = elem.Elem()
 	}
 	structScan := base.Kind() == reflect.Struct && !reflect.PointerTo(base).Implements(scannerType)
+	var plan *scanPlan
 	for rows.Next() {
 		v := reflect.New(base)
-		if structScan {
+		if structScan && plan == nil {
+			if plan, err = planScan(rows, base); err != nil {
+				return err
+			}
+		}
+		if structScan && plan.direct {
+			err = plan.scan(rows, v.Elem())
+		} else if structScan {
 			err = rows.StructScan(v.Interface())
 		} else {
 			err = rows.Scan(v.Interface())
@@ -63,6 +71,62 @@ func getCharged(ctx context.Context, ext sqlx.QueryerContext, dest any, query st
 }
 
 var scannerType = reflect.TypeFor[sql.Scanner]()
+
+// scanPlan is how one statement's rows are scanned into a struct: the field
+// of each column (sqlx's mapping, the db tags).
+type scanPlan struct {
+	fields [][]int // per column, the field's index path (sqlx's traversal)
+	values []any   // per column, where Scan writes it: reused row after row
+	// direct: every column has a field, reached through structs only and
+	// not a map, so the row is scanned straight into the fields' addresses.
+	// sqlx's StructScan would also allocate a value for every nil pointer
+	// field of every row (then set it back to nil for a NULL); a pointer
+	// field is scanned through its address alone, as database/sql allocates
+	// a value for a non-NULL column itself. Otherwise rows go through
+	// StructScan.
+	direct bool
+}
+
+func planScan(rows *sqlx.Rows, t reflect.Type) (*scanPlan, error) {
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	p := &scanPlan{fields: rows.Mapper.TraversalsByName(t, cols), values: make([]any, len(cols)), direct: true}
+	for _, path := range p.fields {
+		if !directPath(t, path) {
+			p.direct = false
+		}
+	}
+	return p, nil
+}
+
+// directPath reports whether the field at path in struct type t is reached
+// through struct fields only, and is not a map.
+func directPath(t reflect.Type, path []int) bool {
+	if len(path) == 0 {
+		return false // a column without a field: StructScan's error
+	}
+	for n, i := range path {
+		f := t.Field(i)
+		t = f.Type
+		if n < len(path)-1 && t.Kind() != reflect.Struct {
+			return false
+		}
+	}
+	return t.Kind() != reflect.Map
+}
+
+// scan scans the current row into the fields of struct e.
+func (p *scanPlan) scan(rows *sqlx.Rows, e reflect.Value) error {
+	for i, path := range p.fields {
+		p.values[i] = e.FieldByIndex(path).Addr().Interface()
+	}
+	if err := rows.Scan(p.values...); err != nil {
+		return err
+	}
+	return rows.Err()
+}
 
 // rowSize is a fixed charge per value that is not text or bytes.
 const rowSize = 8

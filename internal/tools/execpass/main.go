@@ -36,6 +36,12 @@
 //     closure made for every value written; enum marshallers call
 //     graph.marshalEnum instead, which hands out one made per value of the
 //     schema's enums.
+//   - Concurrent fields. gqlgen's FieldSet.Dispatch runs an object's second
+//     and later concurrent fields (resolvers) each on a new goroutine, whose
+//     stack grows by copying before it can resolve anything — a task with
+//     its relationships and file impacts paid it once per task. Object
+//     marshallers gather those fields in a graph.concurrentFields instead,
+//     whose dispatch runs them on the reused workers of the lists.
 //
 // `make generate` runs it between gqlgen and fieldmodes; `make verify`
 // checks that the committed output is what the pass makes.
@@ -145,12 +151,20 @@ func run(path string) error {
 		"\tcollected collected // the fields of each object selection (graph/collect.go)\n}\n")
 	enums := append(replaceAll(src, "graphql.MarshalString(string(v))", "marshalEnum(string(v))"),
 		replaceAll(src, "graphql.MarshalString(string(*v))", "marshalEnum(string(*v))")...)
+	fieldSets := replaceAll(src, fieldSetText, fieldSetText+"\tvar concurrent concurrentFields\n")
+	adds := replaceAll(src, concurrentlyText, "concurrent.add(i, ")
+	dispatches := replaceAll(src, dispatchText, "\tconcurrent.dispatch(ctx, out)\n")
 	edits = append(append(append(append(edits, deferred...), deferredSets...), state...), enums...)
+	edits = append(append(append(edits, fieldSets...), adds...), dispatches...)
 	if leaves == 0 || lists == 0 || objects == 0 || len(deferred) == 0 || collects == 0 || len(deferredSets) == 0 || len(state) != 1 ||
-		len(enums) == 0 {
+		len(enums) == 0 || len(adds) == 0 || len(dispatches) == 0 || len(dispatches) != len(fieldSets) ||
+		bytes.Count(src, []byte(".Dispatch(")) != len(dispatches) ||
+		bytes.Count(src, []byte("out.Concurrently(")) != len(adds)+bytes.Count(src, []byte("out.Concurrently() call")) {
 		return fmt.Errorf("found %d plain leaves, %d object lists, %d objects, %d deferred groups, %d fields collected "+
-			"for %d deferred sets, %d execution contexts and %d enum marshallers: gqlgen's output changed shape",
-			leaves, lists, objects, len(deferred), collects, len(deferredSets), len(state), len(enums))
+			"for %d deferred sets, %d execution contexts, %d enum marshallers, %d field sets, %d concurrent fields and "+
+			"%d dispatches: gqlgen's output changed shape",
+			leaves, lists, objects, len(deferred), collects, len(deferredSets), len(state), len(enums), len(fieldSets),
+			len(adds), len(dispatches))
 	}
 	sort.Slice(edits, func(i, j int) bool { return edits[i].from < edits[j].from })
 	var out bytes.Buffer
@@ -485,6 +499,18 @@ const deferredGroupText = `	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLab
 const deferredSetsText = `	deferredFieldSet := graphql.NewFieldSet(nil)
 	deferLabelToView := make(map[string]*graphql.FieldSetView)
 `
+
+// fieldSetText is how every object marshaller makes its field set;
+// concurrentlyText how it adds a concurrent field to it (the resolvers'
+// fields, and the root fields through the root middleware), and
+// dispatchText how it resolves them. Every Dispatch of the file must be an
+// object marshaller's, and every concurrent field of its set added so: the
+// pass fails otherwise.
+const (
+	fieldSetText     = "\tout := graphql.NewFieldSet(fields)\n"
+	concurrentlyText = "out.Concurrently(i, "
+	dispatchText     = "\tout.Dispatch(ctx)\n"
+)
 
 // executionContextText is gqlgen's executionContext type.
 const executionContextText = `type executionContext struct {

@@ -161,6 +161,19 @@ func (ec *executionContext) _U(ctx context.Context, sel ast.SelectionSet, obj *d
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
 	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "owner":
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				return ec._T_owner(ctx, field, obj)
+			}
+			if field.IsDeferred() {
+				// don't run the out.Concurrently() call below
+				continue
+			}
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		}
+	}
 	out.Dispatch(ctx)
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
@@ -214,8 +227,12 @@ func TestPass(t *testing.T) {
 		// The deferred group: only when something is deferred; its sets made
 		// then too. The fields come from the execution context's cache.
 		{"_U", []string{"if len(deferLabelToView) > 0 {\n\t\tatomic.AddInt32", "return objectJSON{fields: fields, set: out}",
-			"deferredFieldSet, deferLabelToView := deferredSets(fields)", "fields := ec.collected.fields(ec.OperationContext, sel, uImplementors)"},
-			[]string{"graphql.CollectFields", "make(map"}},
+			"deferredFieldSet, deferLabelToView := deferredSets(fields)", "fields := ec.collected.fields(ec.OperationContext, sel, uImplementors)",
+			// Its concurrent fields: resolved on the reused workers.
+			"out := graphql.NewFieldSet(fields)\n\tvar concurrent concurrentFields\n",
+			"concurrent.add(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })",
+			"concurrent.dispatch(ctx, out)"},
+			[]string{"graphql.CollectFields", "make(map", "out.Dispatch", "out.Concurrently(i"}},
 		// Enums: one marshaller a value, made once.
 		{"marshalNStatus2domainᚐStatus", []string{"res := marshalEnum(string(v))"}, []string{"graphql.MarshalString"}},
 		{"marshalOStatus2ᚖdomainᚐStatus", []string{"res := marshalEnum(string(*v))"}, []string{"graphql.MarshalString"}},
@@ -240,5 +257,23 @@ func TestPass(t *testing.T) {
 	// A second pass finds nothing to do: the output of gqlgen is what it reads.
 	if err := run(path); err == nil || !strings.Contains(err.Error(), "changed shape") {
 		t.Errorf("a second pass: %v", err)
+	}
+}
+
+// TestPassRefusesUnknownDispatch: a concurrent field or a dispatch the pass
+// does not recognise would be lost or run twice if the rest were rewritten;
+// the pass fails instead.
+func TestPassRefusesUnknownDispatch(t *testing.T) {
+	for name, src := range map[string]string{
+		"another field index": strings.Replace(generatedShapes, "out.Concurrently(i, ", "out.Concurrently(i+0, ", 1),
+		"another dispatch":    strings.Replace(generatedShapes, "\tout.Dispatch(ctx)\n", "\tout.Dispatch(ctx)\n\tfs.Dispatch(ctx)\n", 1),
+	} {
+		path := filepath.Join(t.TempDir(), "generated.go")
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(path); err == nil || !strings.Contains(err.Error(), "changed shape") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
