@@ -122,6 +122,7 @@ func (s *catalogServer) mapVersion(t testing.TB, m string) int {
 // (CONFLICT naming the field), input errors, the suites/mcpServers/models
 // connections, node resolution of every kind, and who may write.
 func TestCatalogEntities(t *testing.T) {
+	t.Parallel()
 	eachCatalogDB(t, func(t *testing.T, s *catalogServer) {
 		admin := s.AdminToken
 
@@ -290,6 +291,7 @@ func TestCatalogEntities(t *testing.T) {
 // TestActionToolMaps covers maps, mappings and parameter mappings: their rules,
 // coverage, the version, removal, and deletes refused while referenced.
 func TestActionToolMaps(t *testing.T) {
+	t.Parallel()
 	eachCatalogDB(t, func(t *testing.T, s *catalogServer) {
 		admin := s.AdminToken
 		gmail := s.createSuite(t, admin, "Gmail")
@@ -589,6 +591,7 @@ const importMutation = `mutation($s: ID!, $j: String!) { importMcpTools(input: {
 // shapes of a tools/list result, and refuses bad documents and imports that
 // would break parameter mappings, changing nothing.
 func TestImportMcpTools(t *testing.T) {
+	t.Parallel()
 	eachCatalogDB(t, func(t *testing.T, s *catalogServer) {
 		admin := s.AdminToken
 		server := s.createMcpServer(t, admin, "github")
@@ -761,6 +764,7 @@ func TestImportMcpTools(t *testing.T) {
 // spec: a stored trace, a refused one (first bad line named, nothing kept), the
 // CSRF guard, length and size limits, replacement, and who may upload.
 func TestTraceUploads(t *testing.T) {
+	t.Parallel()
 	eachCatalogDB(t, func(t *testing.T, s *catalogServer) {
 		admin := s.AdminToken
 		suite := s.createSuite(t, admin, "Browser")
@@ -896,6 +900,7 @@ func TestTraceUploads(t *testing.T) {
 // over the limit in a smaller request is refused by the service; a request
 // without Content-Length is refused.
 func TestUploadLimits(t *testing.T) {
+	t.Parallel()
 	eachCatalogDB(t, func(t *testing.T, s *catalogServer) {
 		admin := s.AdminToken
 		suite := s.createSuite(t, admin, "Limits")
@@ -958,6 +963,7 @@ func messagesJSONL(tool string) string {
 // (checked line by line against the map's tools), failExample, the examples
 // connection, the JSONL export and deleting.
 func TestExamples(t *testing.T) {
+	t.Parallel()
 	eachCatalogDB(t, func(t *testing.T, s *catalogServer) {
 		admin := s.AdminToken
 		suite := s.createSuite(t, admin, "Mail")

@@ -167,6 +167,7 @@ func TestConcurrentAgentCalls(t *testing.T) {
 // TestClaimDescribesItself: what an agent says of itself when it claims is
 // bounded, and the task's history names its host, not its opaque id.
 func TestClaimDescribesItself(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		e := newExecList(t, s, 1)
 		bulkTasks(t, s, e.token, e.project, []M{{"title": "one", "taskListId": e.list}})

@@ -43,6 +43,7 @@ func runGraphQLWS(node string, env ...string) ([]string, error) {
 // every event after its cursor — from the table, then live — in order, and
 // is refused with 4403 for a bad token.
 func TestGraphQLWSReferenceClient(t *testing.T) {
+	t.Parallel()
 	node := nodeClient(t)
 	eachDB(t, func(t *testing.T, s *testServer) {
 		p := s.createProject(t, s.AdminToken, "npm")

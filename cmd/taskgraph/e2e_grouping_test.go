@@ -44,6 +44,7 @@ func ids(list []jv, path string) []string {
 // TestGroupingSuggestAcceptReject: suggestGroupings finds exactly the group,
 // with the breakdown the formulas give; accepting it makes the list, once.
 func TestGroupingSuggestAcceptReject(t *testing.T) {
+	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
 		s, _ := startServerWith(t, url, serverOptions{noGroupingBackground: true})
 		project, abc, _ := groupingScene(t, s, "grp")
@@ -105,6 +106,7 @@ func TestGroupingSuggestAcceptReject(t *testing.T) {
 // TestGroupingSubsetAndReject: a subset accept is MODIFIED; reject; a task
 // that joined a list meanwhile makes the suggestion CONFLICT; bad weights.
 func TestGroupingSubsetAndReject(t *testing.T) {
+	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
 		s, _ := startServerWith(t, url, serverOptions{noGroupingBackground: true})
 		project, abc, others := groupingScene(t, s, "grp")
@@ -165,6 +167,7 @@ func suggestionsTriggeredBy(t *testing.T, s *testServer, project, task string) [
 // gets a TASK_CREATED suggestion by itself, once, with two replicas on
 // PostgreSQL; a new dependency gives a DEPENDENCY_CHANGED one.
 func TestGroupingBackground(t *testing.T) {
+	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
 		s := startServer(t, url)
 		replicas := []*testServer{s}
@@ -242,6 +245,7 @@ func TestGroupingBackground(t *testing.T) {
 // TestGroupingTaskAgents: one live agent per list and per queue, heartbeats
 // with directives, counters, the write-only token, and the sweep.
 func TestGroupingTaskAgents(t *testing.T) {
+	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
 		s, _ := startServerWith(t, url, serverOptions{noGroupingBackground: true})
 		project, _, _ := groupingScene(t, s, "agents")
@@ -305,6 +309,7 @@ func TestGroupingTaskAgents(t *testing.T) {
 
 // TestGroupingTaskAgentSweep: a silent task agent is terminated by the sweep.
 func TestGroupingTaskAgentSweep(t *testing.T) {
+	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
 		s := startServer(t, url, "--heartbeat-interval", "100ms", "--missed-heartbeats", "2")
 		project := s.createProject(t, s.AdminToken, "sweep")
@@ -368,6 +373,7 @@ func TestGroupingStatements(t *testing.T) {
 
 // TestGroupingIdeaStages: the idea lifecycle (advanceIdea).
 func TestGroupingIdeaStages(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		project := s.createProject(t, s.AdminToken, "ideas")
 		d := s.query(t, s.AdminToken, `mutation($p: ID!) { createIdea(input: {projectId: $p, name: "Lander", slug: "lander"}) { idea { id lifecycleStage } } }`, M{"p": project})

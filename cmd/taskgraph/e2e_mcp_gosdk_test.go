@@ -17,6 +17,7 @@ import (
 // complete, and gets LEASE_LOST as a tool error afterwards — on both
 // databases.
 func TestMCPGoSDKClient(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the MCP client tests: left out by -short")
 	}

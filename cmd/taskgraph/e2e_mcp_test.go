@@ -34,6 +34,7 @@ var mcpSlugs atomic.Int64
 // LEASE_LOST as a tool error after the run is cancelled, and is refused
 // create_task with the AGENT token — on both databases.
 func TestMCPReferenceClient(t *testing.T) {
+	t.Parallel()
 	node := mcpNode(t, "@modelcontextprotocol/sdk")
 	eachDB(t, func(t *testing.T, s *testServer) {
 		for _, transport := range []string{"stdio", "http"} {
@@ -121,6 +122,7 @@ func mcpScenario(t *testing.T, s *testServer, node, transport string) {
 // claimed while the model is silent, across many lease lengths, so the
 // model's complete_task still holds the task; afterwards it stops.
 func TestMCPStdioKeepsLease(t *testing.T) {
+	t.Parallel()
 	node := mcpNode(t, "@modelcontextprotocol/sdk")
 	// A lease of two heartbeat intervals; the command heartbeats four times
 	// an interval. Under the race detector every call is slower: longer.
@@ -152,6 +154,7 @@ func TestMCPStdioKeepsLease(t *testing.T) {
 // TestMCPHTTPNeedsToken: POST /mcp answers 401 without a valid bearer token,
 // before any MCP message is read.
 func TestMCPHTTPNeedsToken(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, testdb.SQLite(t))
 	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	for _, auth := range []string{"", "Bearer not-a-token"} {
@@ -173,6 +176,7 @@ func TestMCPHTTPNeedsToken(t *testing.T) {
 // TestMCPInspectorListsTools: the MCP Inspector's CLI lists the tools of
 // `taskgraph mcp` and calls one.
 func TestMCPInspectorListsTools(t *testing.T) {
+	t.Parallel()
 	node := mcpNode(t, "@modelcontextprotocol/inspector")
 	s := startServer(t, testdb.SQLite(t))
 	inspect := func(args ...string) []byte {

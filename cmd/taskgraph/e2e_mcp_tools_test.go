@@ -11,6 +11,7 @@ import (
 // reads, updates with their version check, links by display id, failing a
 // task, lessons and session state with its compare-and-swap.
 func TestMCPEveryTool(t *testing.T) {
+	t.Parallel()
 	node := mcpNode(t, "@modelcontextprotocol/sdk")
 	eachDB(t, func(t *testing.T, s *testServer) {
 		project := s.createProject(t, s.AdminToken, "tools")

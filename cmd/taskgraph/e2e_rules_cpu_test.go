@@ -17,6 +17,9 @@ import (
 // ERROR rules on a 100 KB description, cost one transitionTask well under a
 // second of CPU (it took 18 s on SQLite, 25 s on PostgreSQL before the limits).
 func TestRuleRegexCPUIsBounded(t *testing.T) {
+	if raceEnabled {
+		t.Parallel() // the process's CPU is asserted only without the race detector, alone
+	}
 	eachDB(t, func(t *testing.T, s *testServer) {
 		_, owner := s.member(t, "regexowner")
 		pid := s.createProject(t, owner, "regex-cpu")

@@ -17,6 +17,7 @@ import (
 // tenant is unaffected, and closing connections or completing subscriptions
 // frees the count.
 func TestWebsocketCapsPerUser(t *testing.T) {
+	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
 		s := startServer(t, url, "--max-ws-connections-per-user", "3", "--max-subscriptions-per-user", "4")
 		_, tokA := s.member(t, "caps-a")
@@ -167,6 +168,7 @@ func containsString(v any, s string) bool {
 // TestWebsocketCapsPerJWTUser: JWTs have no token id, so the caps count a
 // signed-in user's websockets over all the ID tokens the provider issues it.
 func TestWebsocketCapsPerJWTUser(t *testing.T) {
+	t.Parallel()
 	p := startOIDCProvider(t)
 	testdb.Run(t, func(t *testing.T, url string) {
 		s := startServer(t, url, "--oidc-issuer", p.Issuer, "--oidc-client-id", p.ClientID,

@@ -7,6 +7,7 @@ import (
 )
 
 func TestServeSmoke(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		var out struct{ Viewer struct{ Slug string } }
 		s.mustDo(t, s.AdminToken, `{ viewer { slug } }`, nil, &out)
