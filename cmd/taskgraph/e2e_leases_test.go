@@ -26,16 +26,18 @@ import (
 // loses its lease: no call answers LEASE_LOST, the sweep terminates no
 // agent, and every task ran once.
 //
-// It is opt-in (TASKGRAPH_LEASE_LOAD=1): on this 2-core machine under the
-// race detector, PostgreSQL with three replicas held every lease in 5 runs
-// of 5, but SQLite (one writer, the server and 90 claimers in one process)
-// lost one lease in 3 runs of 5 — a heartbeat the server had not read for
-// 1.2–2.3 s — so it is a measurement to run, not yet a gate.
-//
+// It is opt-in (TASKGRAPH_LEASE_LOAD=1). On this 2-core machine under the
+// race detector, PostgreSQL with three replicas held every lease in 10 runs
+// of 10 on a quiet machine, and in 6 of 6 at a load average of 11–20 once the
+// sweep forgave the server's own slowness (service/latency.go). SQLite (one
+// writer, the server and 90 claimers in one process) still loses a lease in
+// about half the runs: one agent's heartbeats go unrecorded for 3–7 s while
+// the others' are answered in milliseconds, a stall not yet explained, so
+// it is a measurement to run, not yet a gate.
 //	TASKGRAPH_LEASE_LOAD=1 go test -race -count=10 -run TestLeasesHoldUnderLoad ./cmd/taskgraph/
 func TestLeasesHoldUnderLoad(t *testing.T) {
 	if os.Getenv("TASKGRAPH_LEASE_LOAD") != "1" {
-		t.Skip("the three-replica lease-load scenario is opt-in: TASKGRAPH_LEASE_LOAD=1 (it still loses leases when the machine is starved)")
+		t.Skip("the three-replica lease-load scenario is opt-in: TASKGRAPH_LEASE_LOAD=1 (SQLite still loses a lease in about half the runs)")
 	}
 	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
