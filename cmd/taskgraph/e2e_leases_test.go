@@ -34,6 +34,7 @@ import (
 // about half the runs: one agent's heartbeats go unrecorded for 3–7 s while
 // the others' are answered in milliseconds, a stall not yet explained, so
 // it is a measurement to run, not yet a gate.
+//
 //	TASKGRAPH_LEASE_LOAD=1 go test -race -count=10 -run TestLeasesHoldUnderLoad ./cmd/taskgraph/
 func TestLeasesHoldUnderLoad(t *testing.T) {
 	if os.Getenv("TASKGRAPH_LEASE_LOAD") != "1" {
