@@ -320,24 +320,7 @@ func TestSlowSubscriberDoesNotDelayOthers(t *testing.T) {
 
 		t.Logf("writes done after %v", time.Since(t0))
 		// Now the slow one reads: a prefix, then the error.
-		var last string
-		received := 0
-		for {
-			m, err := slow.read()
-			require.NoError(t, err)
-			if m["type"] == "next" {
-				received++
-				last = m["payload"].(map[string]any)["data"].(map[string]any)["projectEvents"].(map[string]any)["cursor"].(string)
-				continue
-			}
-			require.Equal(t, "error", m["type"], "%v", m)
-			errs := m["payload"].([]any)
-			ext := errs[0].(map[string]any)["extensions"].(map[string]any)
-			require.Equal(t, "LIMIT_EXCEEDED", ext["code"])
-			require.Equal(t, last, ext["cursor"], "the error names the last cursor delivered")
-			require.Contains(t, errs[0].(map[string]any)["message"], "resubscribe")
-			break
-		}
+		received, last, _ := readUntilTooSlow(t, slow)
 		t.Logf("slow read done after %v: %d", time.Since(t0), received)
 		require.Positive(t, received)
 		require.Less(t, received, total, "the slow subscriber was cut off")
@@ -743,4 +726,28 @@ func (b *syncBuffer) lines() []string {
 		return nil
 	}
 	return strings.Split(s, "\n")
+}
+
+// readUntilTooSlow reads a slow projectEvents subscriber's backlog up to the
+// error that ends it: LIMIT_EXCEEDED, naming the cursor of the last event it
+// was delivered and telling it to resubscribe. It returns how many events
+// came before, that cursor, and the error's extensions.
+func readUntilTooSlow(t *testing.T, slow *rawWS) (received int, last string, ext map[string]any) {
+	t.Helper()
+	for {
+		m, err := slow.read()
+		require.NoError(t, err)
+		if m["type"] == "next" {
+			received++
+			last = m["payload"].(map[string]any)["data"].(map[string]any)["projectEvents"].(map[string]any)["cursor"].(string)
+			continue
+		}
+		require.Equal(t, "error", m["type"], "%v", m)
+		errs := m["payload"].([]any)
+		ext = errs[0].(map[string]any)["extensions"].(map[string]any)
+		require.Equal(t, "LIMIT_EXCEEDED", ext["code"])
+		require.Equal(t, last, ext["cursor"], "the error names the last cursor delivered")
+		require.Contains(t, errs[0].(map[string]any)["message"], "resubscribe")
+		return received, last, ext
+	}
 }

@@ -303,25 +303,8 @@ func TestSharedSubscriberTooSlowIsEndedAlone(t *testing.T) {
 			require.Equal(t, "TASK_UPDATED", e.Type)
 		}
 		require.Equal(t, 1.0, s.metric(t, "taskgraph_shared_subscription_executions"), "the slow one shared it")
-		var last string
-		received := 0
-		for {
-			m, err := slow.read()
-			require.NoError(t, err)
-			if m["type"] == "next" {
-				received++
-				last = m["payload"].(map[string]any)["data"].(map[string]any)["projectEvents"].(map[string]any)["cursor"].(string)
-				continue
-			}
-			require.Equal(t, "error", m["type"], "%v", m)
-			errs := m["payload"].([]any)
-			ext := errs[0].(map[string]any)["extensions"].(map[string]any)
-			require.Equal(t, "LIMIT_EXCEEDED", ext["code"])
-			require.Equal(t, "SUBSCRIBER_TOO_SLOW", ext["reason"])
-			require.Equal(t, last, ext["cursor"], "the error names the last cursor delivered")
-			require.Contains(t, errs[0].(map[string]any)["message"], "resubscribe")
-			break
-		}
+		received, last, ext := readUntilTooSlow(t, slow)
+		require.Equal(t, "SUBSCRIBER_TOO_SLOW", ext["reason"])
 		require.Positive(t, received)
 		require.Less(t, received, n+more, "the slow subscriber was cut off")
 		rest := s.subscribe(t, s.AdminToken, p, last)
