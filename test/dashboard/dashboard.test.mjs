@@ -260,9 +260,18 @@ try {
   assert.match(await page.locator('#conn').textContent(), /Reconnecting/);
   await shot('07-run-reconnecting');
   const completedBefore = await count('COMPLETED');
+  // A log opened while the server is away is read again once it is back.
+  const claimed = page.locator('.task-card:not([data-status="PENDING"])').first();
+  const claimedId = await claimed.getAttribute('data-task');
+  await claimed.click();
   say('START');
   await page.waitForSelector('#conn[data-state="live"]', { timeout: 60000 });
   assert.match(await page.locator('#conn').textContent(), /resumed/);
+  await page.locator('pre.log.live').getByText(`simulated ${claimedId}`).waitFor({ timeout: 60000 });
+  // Back to following the Login API task.
+  await card.focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await card.getAttribute('aria-pressed'), 'true');
   await page.waitForFunction((n) => document.querySelectorAll('.task-card[data-status="COMPLETED"]').length > n, completedBefore, { timeout: 60000 });
 
   step('an agent session of the run appears in the Sessions panel: status, state, todo list, ReAct steps, lessons');

@@ -22,13 +22,16 @@ export class GraphQLError extends Error {
 const documents = new Map();
 
 // doc loads one of the page's GraphQL documents (queries/<name>.graphql),
-// the same files the server's tests measure.
+// the same files the server's tests measure. A load that failed (the server
+// away) is forgotten, so that the next read asks again.
 export async function doc(name) {
   if (!documents.has(name)) {
-    documents.set(name, fetch(`/ui/queries/${name}.graphql`).then((r) => {
+    const loading = fetch(`/ui/queries/${name}.graphql`).then((r) => {
       if (!r.ok) throw new Error(`query ${name}: HTTP ${r.status}`);
       return r.text();
-    }));
+    });
+    documents.set(name, loading);
+    loading.catch(() => { if (documents.get(name) === loading) documents.delete(name); });
   }
   return documents.get(name);
 }

@@ -284,8 +284,14 @@ export async function runPage(ctx, id) {
     logHint.hidden = true;
     await loadLog();
   }
+  // Only the newest read of the log may show: a task claimed again while
+  // its first attempt's tail is read must not end on the older attempt.
+  let logRead = 0;
+  let logRetry = null;
   async function loadLog() {
     const tid = st.selected;
+    const read = ++logRead;
+    clearTimeout(logRetry);
     const execId = st.execByTask.get(tid);
     if (!execId) { st.log = null; put(clear(logBox), '(not claimed yet: the log starts when an agent claims the task)'); return; }
     // Lines appended while the tail is read arrive as events before its
@@ -296,10 +302,18 @@ export async function runPage(ctx, id) {
     let d;
     try {
       d = await query('execution_log', { id: execId, tail: LOG_TAIL });
+    } catch (err) {
+      // The server is away (a restart) or slow: read the tail again in a
+      // while; the lines that came meanwhile are in it.
+      if (read === logRead) {
+        console.warn('taskgraph: reading the log failed, retrying:', err.message);
+        logRetry = setTimeout(() => { if (read === logRead) loadLog(); }, 2000);
+      }
+      return;
     } finally {
       if (st.pendingLog === pending) st.pendingLog = null;
     }
-    if (st.selected !== tid) return;
+    if (read !== logRead || st.selected !== tid) return;
     st.log = { execId, count: d.node.logLines, lines: d.node.log.slice() };
     for (const ev of pending.events) appendLog(ev);
     renderLog();
@@ -442,7 +456,7 @@ export async function runPage(ctx, id) {
   });
   const tick = setInterval(() => { if (ACTIVE.includes(st.run.status)) { renderGantt(); renderHead(); } }, 1000);
   ctx.onDispose(() => {
-    sub.close(); clearInterval(tick); clearTimeout(reloading);
+    sub.close(); clearInterval(tick); clearTimeout(reloading); clearTimeout(logRetry); logRead++;
     for (const p of runPanels) if (p.dispose) p.dispose();
     conn.hidden = true;
   });
