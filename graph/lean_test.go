@@ -1,4 +1,4 @@
-package graph
+package graph_test
 
 import (
 	"context"
@@ -10,9 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vektah/gqlparser/v2"
 
+	"github.com/taskgraph/taskgraph/graph"
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
+
+// schema is the server's GraphQL schema.
+var schema = graph.NewExecutableSchema(graph.Config{}).Schema()
 
 // TestLeanReads: an operation reads an entity lean, showing the domain
 // fields its selected fields need, unless it selects a field of it outside
@@ -39,13 +43,13 @@ func TestLeanReads(t *testing.T) {
 			app.Lean{Tasks: none, FileImpacts: none, Relationships: none}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			doc, err := gqlparser.LoadQuery(parsedSchema, c.query)
+			doc, err := gqlparser.LoadQuery(schema, c.query)
 			require.Nil(t, err)
 			ctx := graphql.WithOperationContext(context.Background(), &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]})
-			require.Equal(t, c.want, LeanReads(ctx))
+			require.Equal(t, c.want, graph.LeanReads(ctx))
 		})
 	}
-	require.Equal(t, app.Lean{}, LeanReads(context.Background()), "outside an operation")
+	require.Equal(t, app.Lean{}, graph.LeanReads(context.Background()), "outside an operation")
 }
 
 // TestLeanFieldsName: the domain fields the lean fields name are fields of
@@ -58,9 +62,9 @@ func TestLeanFieldsName(t *testing.T) {
 		domain   reflect.Type
 		full     []string
 	}{
-		{"Task", LeanTaskFields, reflect.TypeFor[domain.Task](), []string{"validation", "relevantLessons"}},
-		{"TaskFileImpact", LeanFileImpactFields, reflect.TypeFor[domain.TaskFileImpact](), nil},
-		{"TaskRelationship", LeanRelationshipFields, reflect.TypeFor[domain.TaskRelationship](), nil},
+		{"Task", graph.LeanTaskFields, reflect.TypeFor[domain.Task](), []string{"validation", "relevantLessons"}},
+		{"TaskFileImpact", graph.LeanFileImpactFields, reflect.TypeFor[domain.TaskFileImpact](), nil},
+		{"TaskRelationship", graph.LeanRelationshipFields, reflect.TypeFor[domain.TaskRelationship](), nil},
 	} {
 		for field, needs := range c.fields {
 			for _, n := range needs {
@@ -68,7 +72,7 @@ func TestLeanFieldsName(t *testing.T) {
 				require.True(t, ok, "%s.%s shows %s, not a field of %s", c.typeName, field, n, c.domain)
 			}
 		}
-		for _, f := range parsedSchema.Types[c.typeName].Fields {
+		for _, f := range schema.Types[c.typeName].Fields {
 			_, lean := c.fields[f.Name]
 			require.True(t, lean != slices.Contains(c.full, f.Name), "%s.%s: lean or read in full", c.typeName, f.Name)
 		}

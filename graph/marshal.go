@@ -9,10 +9,12 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/taskgraph/taskgraph/internal/gqlexec"
 )
 
 // This file holds what internal/tools/execpass's rewrites of the generated
-// executor call.
+// executor call; the work is internal/gqlexec's.
 
 // concurrentOf is ConcurrentFields by type, then field.
 var concurrentOf = func() map[string]map[string]bool {
@@ -47,7 +49,7 @@ func (ec *executionContext) marshalList(ctx context.Context, sel ast.SelectionSe
 		childCtx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &index})
 		for i := range n {
 			index = i
-			if !marshalElement(childCtx, ret, i, marshal) {
+			if !gqlexec.MarshalElement(childCtx, ret, i, marshal) {
 				return nil
 			}
 		}
@@ -61,9 +63,9 @@ func (ec *executionContext) marshalList(ctx context.Context, sel ast.SelectionSe
 	for i := range n {
 		indexes[i], fcs[i].Index = i, &indexes[i]
 		childCtx := graphql.WithFieldContext(ctx, &fcs[i])
-		elementWorkers.run(func() {
+		elementWorkers.Run(func() {
 			defer wg.Done()
-			if !marshalElement(childCtx, ret, i, marshal) {
+			if !gqlexec.MarshalElement(childCtx, ret, i, marshal) {
 				failed.Store(true)
 			}
 		})
@@ -75,75 +77,12 @@ func (ec *executionContext) marshalList(ctx context.Context, sel ast.SelectionSe
 	return ret
 }
 
-// elementWorkers run the elements of lists marshalled concurrently.
-var elementWorkers = &workers{idle: make(chan *worker, maxIdleWorkers)}
+// elementWorkers run the elements of lists marshalled concurrently, and
+// objects' concurrent fields.
+var elementWorkers = gqlexec.NewWorkers(maxIdleWorkers)
 
 // maxIdleWorkers bounds the goroutines kept waiting for elements.
 const maxIdleWorkers = 512
-
-// workers run functions on goroutines that outlive them. The executor's
-// frames are deep: a new goroutine's stack grows, by copying, several times
-// before it can marshal one element, and the runtime spent more time on
-// that than on the element. A worker's stack has grown already.
-type workers struct{ idle chan *worker }
-
-type worker struct{ job chan func() }
-
-// run runs f on an idle worker, or on a new one: never waits for a worker,
-// since an element may wait on a loader batch the next one fills.
-func (p *workers) run(f func()) {
-	select {
-	case w := <-p.idle:
-		w.job <- f
-	default:
-		w := &worker{job: make(chan func(), 1)}
-		w.job <- f
-		go p.serve(w)
-	}
-}
-
-// workerBallast is stack every worker keeps in use below its jobs' frames.
-// The garbage collector halves a goroutine's stack when less than a quarter
-// of it is in use, as it is for a worker waiting for its next job: its stack
-// grew for nothing, and grows again, by copying, on the next job. With the
-// ballast in use, a worker keeps a stack of up to four times the ballast
-// (32 KiB: the executor's frames of a nested element fit in it).
-const workerBallast = 8 << 10
-
-// serve runs w's jobs, above the ballast, until there is no room left among
-// the idle workers.
-func (p *workers) serve(w *worker) {
-	var ballast [workerBallast]byte
-	p.loop(w, &ballast)
-}
-
-// loop is serve's loop; it takes the ballast so that the ballast stays in
-// serve's frame, under loop's.
-//
-//go:noinline
-func (p *workers) loop(w *worker, _ *[workerBallast]byte) {
-	for f := range w.job {
-		f()
-		select {
-		case p.idle <- w:
-		default:
-			return
-		}
-	}
-}
-
-// marshalElement writes element i into ret; false when it panicked (the
-// panic is the element's error, and the list is null), as in gqlgen.
-func marshalElement(ctx context.Context, ret graphql.Array, i int, marshal func(ctx context.Context, i int) graphql.Marshaler) (ok bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			graphql.AddError(ctx, graphql.Recover(ctx, r))
-			ok = false
-		}
-	}()
-	ret[i] = marshal(ctx, i)
-	return true
-}
 
 // inlineLeaves reports whether sel, on an object of typeName, selects only
 // fields without selections of their own that the executor resolves inline
@@ -159,77 +98,21 @@ func inlineLeaves(sel ast.SelectionSet, typeName string) bool {
 	return true
 }
 
-// objectJSON writes an object's fields as JSON — what graphql.FieldSet's
-// MarshalGQL writes — without copying every field and building a map for
-// each object. Fields are GraphQL names: their keys need no escaping.
+// objectJSON is an object written from its collected fields
+// (gqlexec.WriteObject), where gqlgen copies every field and builds a map
+// for each object.
 type objectJSON struct {
 	fields []graphql.CollectedField
 	set    *graphql.FieldSet
 }
 
-func (o objectJSON) MarshalGQL(w io.Writer) {
-	_, _ = io.WriteString(w, "{")
-	first := true
-	var seen map[string]bool // for long selections; short ones are scanned
-	if len(o.fields) > 16 {
-		seen = make(map[string]bool, len(o.fields))
-	}
-	for i := range o.fields {
-		alias := o.fields[i].Alias
-		if seen != nil {
-			if seen[alias] {
-				continue
-			}
-			seen[alias] = true
-		} else if written(o.fields[:i], alias) {
-			continue
-		}
-		if first {
-			first = false
-			_, _ = io.WriteString(w, `"`)
-		} else {
-			_, _ = io.WriteString(w, `,"`)
-		}
-		_, _ = io.WriteString(w, alias)
-		_, _ = io.WriteString(w, `":`)
-		o.set.Values[i].MarshalGQL(w)
-	}
-	_, _ = io.WriteString(w, "}")
-}
+func (o objectJSON) MarshalGQL(w io.Writer) { gqlexec.WriteObject(w, o.fields, o.set) }
 
-// written reports whether a field of the same alias comes before (the first
-// one is written, as graphql.FieldSet does).
-func written(before []graphql.CollectedField, alias string) bool {
-	for i := range before {
-		if before[i].Alias == alias {
-			return true
-		}
-	}
-	return false
-}
-
-// enumMarshallers are graphql.MarshalString of every value of the schema's
-// enums, made once: what marshalEnum hands out.
-var enumMarshallers = func() map[string]graphql.Marshaler {
-	m := map[string]graphql.Marshaler{}
-	for _, def := range parsedSchema.Types {
-		if def.Kind == ast.Enum {
-			for _, v := range def.EnumValues {
-				m[v.Name] = graphql.MarshalString(v.Name)
-			}
-		}
-	}
-	return m
-}()
+// enums marshal the schema's enum values, one marshaller each.
+var enums = gqlexec.NewEnums(parsedSchema)
 
 // marshalEnum is graphql.MarshalString(v) for an enum value v
 // (internal/tools/execpass puts it in the enum marshallers): the schema's
 // values share one marshaller each instead of a closure made for every
-// value written; any other string (a value the schema does not know) is
-// marshalled as gqlgen does.
-func marshalEnum(v string) graphql.Marshaler {
-	if m, ok := enumMarshallers[v]; ok {
-		return m
-	}
-	return graphql.MarshalString(v)
-}
+// value written.
+func marshalEnum(v string) graphql.Marshaler { return enums.Marshal(v) }

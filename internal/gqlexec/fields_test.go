@@ -1,4 +1,4 @@
-package graph
+package gqlexec
 
 import (
 	"testing"
@@ -13,7 +13,7 @@ import (
 // answers for each selection and type, fragments and @include by variable
 // included, and one selection read as two types is two entries.
 func TestCollectedFieldsAreGqlgens(t *testing.T) {
-	doc, err := gqlparser.LoadQueryWithRules(parsedSchema, `query($b: Boolean!) { node(id: "x") {
+	doc, err := gqlparser.LoadQueryWithRules(testSchema(t), `query($b: Boolean!) { node(id: "x") {
 		id
 		... on Task { title status @include(if: $b) }
 		... on Project { name }
@@ -22,17 +22,17 @@ func TestCollectedFieldsAreGqlgens(t *testing.T) {
 	for _, b := range []bool{true, false} {
 		op := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0], Variables: map[string]any{"b": b}}
 		sel := doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet
-		var c collected
+		var c Collected
 		for range 2 { // the second round answers from the cache
 			for _, implementors := range [][]string{taskImplementors, projectImplementors} {
 				want := graphql.CollectFields(op, sel, implementors)
-				got := c.fields(op, sel, implementors)
+				got := c.Fields(op, sel, implementors)
 				require.Equal(t, names(want), names(got), "%v, $b=%v", implementors, b)
 			}
 		}
 		require.Len(t, c.m, 2)
 	}
-	require.Equal(t, []string{"id", "title", "status"}, names(new(collected).fields(
+	require.Equal(t, []string{"id", "title", "status"}, names(new(Collected).Fields(
 		&graphql.OperationContext{Doc: doc, Operation: doc.Operations[0], Variables: map[string]any{"b": true}},
 		doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet, taskImplementors)))
 }
@@ -49,13 +49,13 @@ func names(fields []graphql.CollectedField) []string {
 // deferred field; the sets the generated code fills when one is.
 func TestDeferredSetsOnlyWhenDeferred(t *testing.T) {
 	plain := []graphql.CollectedField{{Field: &ast.Field{Name: "id"}}}
-	set, views := deferredSets(plain)
+	set, views := DeferredSets(plain)
 	require.Nil(t, set)
 	require.Nil(t, views)
 	deferred := append(plain, graphql.CollectedField{Field: &ast.Field{Name: "title"},
 		Deferrables: []*graphql.Deferrable{{Label: "later"}}})
-	set, views = deferredSets(deferred)
+	set, views = DeferredSets(deferred)
 	require.NotNil(t, set)
 	require.NotNil(t, views)
-	require.Zero(t, testing.AllocsPerRun(100, func() { deferredSets(plain) }))
+	require.Zero(t, testing.AllocsPerRun(100, func() { DeferredSets(plain) }))
 }

@@ -1,4 +1,4 @@
-package graph
+package gqlexec
 
 import (
 	"bytes"
@@ -14,14 +14,14 @@ import (
 // once, however many are waiting on each other (a list element may wait on
 // a loader batch the next element fills), and the workers are reused.
 func TestWorkersRunAllAtOnce(t *testing.T) {
-	p := &workers{idle: make(chan *worker, 4)}
+	p := NewWorkers(4)
 	for round := range 3 {
 		const n = 50
 		var started, done sync.WaitGroup
 		started.Add(n)
 		done.Add(n)
 		for range n {
-			p.run(func() {
+			p.Run(func() {
 				defer done.Done()
 				started.Done()
 				started.Wait() // returns only once all n run together
@@ -47,11 +47,13 @@ func TestWorkersRunAllAtOnce(t *testing.T) {
 // TestMarshalEnum: an enum value is written as gqlgen writes it, without an
 // allocation; a string no enum has is written as gqlgen writes it too.
 func TestMarshalEnum(t *testing.T) {
+	enums := NewEnums(testSchema(t))
+	require.Contains(t, enums, "IN_PROGRESS")
 	for _, v := range []string{"IN_PROGRESS", "DEPENDS_ON", "not \"an\" enum"} {
 		var want, got bytes.Buffer
 		graphql.MarshalString(v).MarshalGQL(&want)
-		marshalEnum(v).MarshalGQL(&got)
+		enums.Marshal(v).MarshalGQL(&got)
 		require.Equal(t, want.String(), got.String())
 	}
-	require.Zero(t, testing.AllocsPerRun(100, func() { marshalEnum("IN_PROGRESS") }))
+	require.Zero(t, testing.AllocsPerRun(100, func() { enums.Marshal("IN_PROGRESS") }))
 }

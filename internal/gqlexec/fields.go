@@ -1,0 +1,109 @@
+package gqlexec
+
+import (
+	"context"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// ConcurrentFields are an object's fields that gqlgen resolves concurrently
+// (resolvers, methods taking a context, root fields): the rewritten object
+// marshallers add them here rather than to their graphql.FieldSet, and
+// resolve them with Dispatch rather than FieldSet.Dispatch.
+type ConcurrentFields struct {
+	list []concurrentField
+}
+
+type concurrentField struct {
+	i int // the field's index in the object's field set
+	f func(context.Context) graphql.Marshaler
+}
+
+// Add is graphql.FieldSet.Concurrently: the i-th field's value is f's.
+func (c *ConcurrentFields) Add(i int, f func(context.Context) graphql.Marshaler) {
+	c.list = append(c.list, concurrentField{i: i, f: f})
+}
+
+// Dispatch is graphql.FieldSet.Dispatch for the fields added: the first in
+// this goroutine, the others on workers, whose stacks have grown already
+// (gqlgen starts a goroutine for each, whose stack grows by copying several
+// times before the field's resolver runs). It returns when all are in
+// out.Values. The field functions recover their own panics, as in gqlgen;
+// the object's field set has no views (deferred fields go to a set of their
+// own), so there is no result callback to run.
+func (c *ConcurrentFields) Dispatch(ctx context.Context, out *graphql.FieldSet, workers *Workers) {
+	switch len(c.list) {
+	case 0:
+		return
+	case 1:
+		out.Values[c.list[0].i] = c.list[0].f(ctx)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(len(c.list) - 1)
+	for _, d := range c.list[1:] {
+		workers.Run(func() {
+			defer wg.Done()
+			out.Values[d.i] = d.f(ctx)
+		})
+	}
+	out.Values[c.list[0].i] = c.list[0].f(ctx)
+	wg.Wait()
+}
+
+// Collected is an operation's fields collected per object selection, kept
+// in its execution context. graphql.CollectFields caches them per operation
+// too, but builds its key for every object written: the selection set
+// boxed by reflection (an allocation) and the implementors hashed. Here the
+// key is the addresses both already have: a selection set belongs to the
+// operation's document, and an implementors list is a variable of the
+// generated package.
+type Collected struct {
+	mu sync.RWMutex
+	m  map[collectedKey][]graphql.CollectedField
+}
+
+type collectedKey struct {
+	sel          *ast.Selection
+	n            int
+	implementors *string
+}
+
+// Fields is graphql.CollectFields(op, sel, implementors), the same fields
+// in the same order, shared by every object of one selection (callers only
+// read them, as gqlgen's do).
+func (c *Collected) Fields(op *graphql.OperationContext, sel ast.SelectionSet, implementors []string) []graphql.CollectedField {
+	if len(sel) == 0 || len(implementors) == 0 {
+		return graphql.CollectFields(op, sel, implementors)
+	}
+	key := collectedKey{sel: &sel[0], n: len(sel), implementors: &implementors[0]}
+	c.mu.RLock()
+	fields, ok := c.m[key]
+	c.mu.RUnlock()
+	if ok {
+		return fields
+	}
+	fields = graphql.CollectFields(op, sel, implementors)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[collectedKey][]graphql.CollectedField{}
+	}
+	c.m[key] = fields
+	return fields
+}
+
+// DeferredSets is the field set and views an object marshaller fills with
+// its @defer'd fields: nil when none of fields is deferred (the generated
+// code touches them only for a deferred field, and writes the group only
+// when a view was made), so an object without one allocates neither.
+func DeferredSets(fields []graphql.CollectedField) (*graphql.FieldSet, map[string]*graphql.FieldSetView) {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,33 @@
+package gqlexec
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// TestWriteObjectAsFieldSet: an object is written as graphql.FieldSet writes
+// it, a repeated alias once (its first value), on both sides of the
+// scanned/mapped threshold of 16 fields.
+func TestWriteObjectAsFieldSet(t *testing.T) {
+	for _, n := range []int{0, 1, 3, 16, 17, 40} {
+		var fields []graphql.CollectedField
+		for i := range n {
+			alias := string(rune('a' + i%20)) // repeats past 20
+			fields = append(fields, graphql.CollectedField{Field: &ast.Field{Alias: alias, Name: alias}})
+		}
+		want := graphql.NewFieldSet(fields)
+		set := graphql.NewFieldSet(fields)
+		for i := range fields {
+			want.Values[i] = graphql.MarshalInt(i)
+			set.Values[i] = graphql.MarshalInt(i)
+		}
+		var a, b bytes.Buffer
+		want.MarshalGQL(&a)
+		WriteObject(&b, fields, set)
+		require.Equal(t, a.String(), b.String(), "%d fields", n)
+	}
+}

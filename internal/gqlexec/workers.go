@@ -1,0 +1,57 @@
+package gqlexec
+
+// Workers run functions on goroutines that outlive them. The executor's
+// frames are deep: a new goroutine's stack grows, by copying, several times
+// before it can marshal one element, and the runtime spent more time on
+// that than on the element. A worker's stack has grown already.
+type Workers struct{ idle chan *worker }
+
+type worker struct{ job chan func() }
+
+// NewWorkers returns a pool that keeps at most maxIdle workers waiting.
+func NewWorkers(maxIdle int) *Workers {
+	return &Workers{idle: make(chan *worker, maxIdle)}
+}
+
+// Run runs f on an idle worker, or on a new one: never waits for a worker,
+// since an element may wait on a loader batch the next one fills.
+func (p *Workers) Run(f func()) {
+	select {
+	case w := <-p.idle:
+		w.job <- f
+	default:
+		w := &worker{job: make(chan func(), 1)}
+		w.job <- f
+		go p.serve(w)
+	}
+}
+
+// workerBallast is stack every worker keeps in use below its jobs' frames.
+// The garbage collector halves a goroutine's stack when less than a quarter
+// of it is in use, as it is for a worker waiting for its next job: its stack
+// grew for nothing, and grows again, by copying, on the next job. With the
+// ballast in use, a worker keeps a stack of up to four times the ballast
+// (32 KiB: the executor's frames of a nested element fit in it).
+const workerBallast = 8 << 10
+
+// serve runs w's jobs, above the ballast, until there is no room left among
+// the idle workers.
+func (p *Workers) serve(w *worker) {
+	var ballast [workerBallast]byte
+	p.loop(w, &ballast)
+}
+
+// loop is serve's loop; it takes the ballast so that the ballast stays in
+// serve's frame, under loop's.
+//
+//go:noinline
+func (p *Workers) loop(w *worker, _ *[workerBallast]byte) {
+	for f := range w.job {
+		f()
+		select {
+		case p.idle <- w:
+		default:
+			return
+		}
+	}
+}
