@@ -26,6 +26,7 @@ import (
 // the browser (no CORS headers) and its websocket refused
 // (test/dashboard/crossorigin.test.mjs).
 func TestCrossOriginPage(t *testing.T) {
+	t.Parallel()
 	node, chromium := dashboardBrowser(t)
 	bundle, err := filepath.Abs("../../test/graphql-ws-client/node_modules/graphql-ws/umd/graphql-ws.js")
 	require.NoError(t, err)

@@ -59,6 +59,7 @@ func freeAddr(t *testing.T) string {
 // test/dashboard/output/; with TASKGRAPH_DASHBOARD_README_PNG=1 the test also
 // writes docs/img/dashboard-run.png.
 func TestDashboardBrowser(t *testing.T) {
+	t.Parallel()
 	node, chromium := dashboardBrowser(t)
 	testdb.Run(t, func(t *testing.T, dbURL string) {
 		addr := freeAddr(t)

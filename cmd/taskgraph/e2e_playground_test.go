@@ -21,6 +21,7 @@ import (
 // subscription, which goes over the websocket and shows an event. The page is
 // the same whatever the database, so it runs on SQLite only.
 func TestPlaygroundBrowser(t *testing.T) {
+	t.Parallel()
 	node, chromium := dashboardBrowser(t)
 	s := startServer(t, testdb.SQLite(t))
 	for _, width := range []int{1440, 390} {

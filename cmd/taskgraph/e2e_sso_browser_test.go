@@ -21,6 +21,7 @@ import (
 // in (authorization code + PKCE, no client secret) and sees their projects —
 // and not another user's (test/dashboard/sso.test.mjs).
 func TestDashboardSingleSignOn(t *testing.T) {
+	t.Parallel()
 	node, chromium := dashboardBrowser(t)
 	p := startOIDCProvider(t)
 	testdb.Run(t, func(t *testing.T, dbURL string) {
