@@ -247,6 +247,23 @@ func TestSharedSubscriptionsKeepCallersApart(t *testing.T) {
 // that does not read fills its socket after a few.
 const sharedBigSelection = `subscription($p: ID!) { projectEvents(projectId: $p) { cursor type ... on TaskUpdated { task { description } } } }`
 
+// dialSlowRaw opens a websocket whose socket reads into a small buffer: a
+// subscriber on it that does not read holds up the server's writes soon.
+func (s *testServer) dialSlowRaw(t testing.TB) *rawWS {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			_ = c.(*net.TCPConn).SetReadBuffer(64 << 10)
+		}
+		return c, err
+	}}
+	ws, _, err := d.Dial("ws"+strings.TrimPrefix(s.URL, "http")+"/graphql", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	return &rawWS{t: t, ws: ws}
+}
+
 // TestSharedSubscriberTooSlowIsEndedAlone: a member of a shared execution
 // that does not read is ended with LIMIT_EXCEEDED and the cursor of the last
 // event it was handed, while the others receive every event; resubscribing
@@ -259,17 +276,7 @@ func TestSharedSubscriberTooSlowIsEndedAlone(t *testing.T) {
 		p := s.createProject(t, s.AdminToken, "slow")
 		task := s.createTask(t, s.AdminToken, p, "big", M{"description": strings.Repeat("x", 90_000)})
 
-		d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if err == nil {
-				_ = c.(*net.TCPConn).SetReadBuffer(64 << 10)
-			}
-			return c, err
-		}}
-		slowWS, _, err := d.Dial("ws"+strings.TrimPrefix(s.URL, "http")+"/graphql", nil)
-		require.NoError(t, err)
-		defer slowWS.Close()
-		slow := &rawWS{t: t, ws: slowWS}
+		slow := s.dialSlowRaw(t)
 		slow.init(M{"Authorization": "Bearer " + s.AdminToken})
 		slow.send(M{"type": "subscribe", "id": "slow", "payload": M{"query": sharedBigSelection, "variables": M{"p": p}}})
 		eventually(t, "the slow subscriber's execution", func() bool {
