@@ -387,3 +387,36 @@ func TestSharedSubscriptionRevocation(t *testing.T) {
 		})
 	})
 }
+
+// TestSharedSubscriptionLegacyProtocol: members on graphql-ws connections
+// (the legacy protocol) receive their events as "data" messages of their own
+// operation's id, as a subscription running alone does.
+func TestSharedSubscriptionLegacyProtocol(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *testServer) {
+		p := s.createProject(t, s.AdminToken, "legacy-shared")
+		var raws []*rawWS
+		for i := range 2 {
+			r := s.mustDialRaw(t, "graphql-ws")
+			r.init(M{"Authorization": "Bearer " + s.AdminToken})
+			r.send(M{"type": "start", "id": fmt.Sprintf("op%d", i), "payload": M{"query": subscribeEvents, "variables": M{"p": p}}})
+			raws = append(raws, r)
+		}
+		eventually(t, "one execution for both", func() bool {
+			return s.metric(t, "taskgraph_shared_subscription_executions") == 1
+		})
+		for i, r := range raws {
+			for {
+				s.createTask(t, s.AdminToken, p, fmt.Sprintf("legacy-%d", i), nil)
+				m, err := r.read()
+				require.NoError(t, err)
+				if m["type"] == "ka" {
+					continue
+				}
+				require.Equal(t, "data", m["type"], "%v", m)
+				require.Equal(t, fmt.Sprintf("op%d", i), m["id"])
+				require.Contains(t, m["payload"].(map[string]any)["data"].(map[string]any)["projectEvents"].(map[string]any)["title"], "legacy-")
+				break
+			}
+		}
+	})
+}

@@ -14,11 +14,13 @@ import (
 )
 
 // sharedResponse is one response of a shared execution, handed to every member:
-// the event's seq and cursor (seq -1: a response that is no event's).
+// the response and its encoding (nil: it failed), the event's seq and cursor
+// (seq -1: a response that is no event's).
 type sharedResponse struct {
-	resp   *graphql.Response
-	seq    int64
-	cursor string
+	resp    *graphql.Response
+	payload []byte
+	seq     int64
+	cursor  string
 }
 
 // member is one subscriber of a shared execution: the operation of one
@@ -28,6 +30,8 @@ type member struct {
 	wake    chan struct{} // signalled when the queue moves or closes
 	max     int
 	metrics *metrics
+	conn    *wsConn // with id: the member writes its events there itself (nil: through gqlgen)
+	id      string
 
 	// The transport's goroutine alone: from is set before it first asks.
 	from   int64  // events up to it were committed before the member joined
@@ -81,7 +85,9 @@ func (m *member) finish(errs gqlerror.List) {
 
 // next is the member's response handler: the next response of its queue,
 // or nil once the queue is drained and closed (the errors that ended it
-// added to ctx for the transport to send) or ctx ends.
+// added to ctx for the transport to send) or ctx ends. A member that knows
+// its connection writes its responses there itself and returns only at the
+// end.
 func (m *member) next(ctx context.Context) *graphql.Response {
 	for {
 		m.mu.Lock()
@@ -100,7 +106,13 @@ func (m *member) next(ctx context.Context) *graphql.Response {
 				m.cursor = d.cursor
 			}
 			m.observe(ctx, d.resp)
-			return d.resp
+			if m.conn == nil || d.payload == nil {
+				return d.resp
+			}
+			if m.conn.writeNext(m.id, d.payload) != nil {
+				return nil // the connection broke: it is closing
+			}
+			continue
 		}
 		if m.closed {
 			lagged, errs := m.lagged, m.errs
