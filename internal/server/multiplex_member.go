@@ -33,25 +33,45 @@ type member struct {
 	conn    *wsConn // with id: the member writes its events there itself (nil: through gqlgen)
 	id      string
 
-	// The transport's goroutine alone: from is set before it first asks.
+	// The transport's goroutine alone, and the execution's while direct:
+	// from is set before the member first asks.
 	from   int64  // events up to it were committed before the member joined
 	cursor string // of the last event handed over (or of where it joined)
 	first  bool   // the first response was observed (metrics)
 
 	mu     sync.Mutex
 	queue  []*sharedResponse
+	direct bool // idle with an empty queue: the execution writes its events to conn itself
 	closed bool // nothing more comes: the queue drains, then errs, then the end
 	lagged bool // closed because the queue was full
 	errs   gqlerror.List
 }
 
-// push queues d; false: the queue is full (the member is ended with the
-// resubscribe error once it has written what it holds) or it has ended.
+// push hands d to the member: written to its connection at once while the
+// member is direct and the connection has room, else queued; false: the
+// queue is full (the member is ended with the resubscribe error once it has
+// written what it holds) or it has ended.
 func (m *member) push(d *sharedResponse) bool {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return false
+	}
+	if m.direct {
+		if d.seq >= 0 && d.seq <= m.from {
+			m.mu.Unlock()
+			return true // committed before the member joined
+		}
+		if len(d.resp.Errors) == 0 && d.payload != nil && m.conn.tryWriteNext(m.id, d.payload) {
+			if d.seq >= 0 {
+				m.cursor = d.cursor
+			}
+			m.mu.Unlock()
+			return true
+		}
+		// The connection is behind (or the response is one to count): the
+		// member's goroutine takes over from its queue.
+		m.direct = false
 	}
 	if len(m.queue) >= m.max {
 		m.closed, m.lagged = true, true
@@ -87,7 +107,8 @@ func (m *member) finish(errs gqlerror.List) {
 // or nil once the queue is drained and closed (the errors that ended it
 // added to ctx for the transport to send) or ctx ends. A member that knows
 // its connection writes its responses there itself and returns only at the
-// end.
+// end; while it waits with an empty queue the execution writes for it
+// (direct), handing back to its queue when its connection is behind.
 func (m *member) next(ctx context.Context) *graphql.Response {
 	for {
 		m.mu.Lock()
@@ -116,6 +137,7 @@ func (m *member) next(ctx context.Context) *graphql.Response {
 		}
 		if m.closed {
 			lagged, errs := m.lagged, m.errs
+			m.direct = false
 			m.mu.Unlock()
 			if lagged {
 				errs = gqlerror.List{m.lagError(ctx)}
@@ -125,6 +147,9 @@ func (m *member) next(ctx context.Context) *graphql.Response {
 			}
 			return nil
 		}
+		// Idle: the execution may write the next events itself, sparing
+		// this goroutine a wake per event.
+		m.direct = m.conn != nil && m.first
 		m.mu.Unlock()
 		select {
 		case <-m.wake:

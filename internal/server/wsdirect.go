@@ -76,12 +76,35 @@ func (c *wsConn) takeOperation(rc *graphql.OperationContext) (string, bool) {
 // writeNext writes payload (a marshalled graphql.Response) as the next event
 // of operation id, as gqlgen's transport would.
 func (c *wsConn) writeNext(id string, payload []byte) error {
-	typ := "data" // graphql-ws
-	if c.ws.Subprotocol() == subprotocolTransportWS {
-		typ = "next"
-	}
 	buf := messageBuffers.Get().(*[]byte)
 	defer messageBuffers.Put(buf)
-	*buf = wsMessage{typ: typ, id: id, payload: payload}.appendJSON((*buf)[:0])
+	*buf = wsMessage{typ: c.nextType(), id: id, payload: payload}.appendJSON((*buf)[:0])
 	return c.write(*buf)
+}
+
+// tryWriteNext is writeNext without waiting: false when the connection's
+// pending writes are at their bound or it is broken or closing.
+func (c *wsConn) tryWriteNext(id string, payload []byte) bool {
+	buf := messageBuffers.Get().(*[]byte)
+	defer messageBuffers.Put(buf)
+	*buf = wsMessage{typ: c.nextType(), id: id, payload: payload}.appendJSON((*buf)[:0])
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if len(c.pending) > maxPendingWrites || c.writeErr != nil || c.writeClosed {
+		return false
+	}
+	c.pending = appendTextFrame(c.pending, *buf)
+	if !c.flushing {
+		c.flushing = true
+		go c.flush()
+	}
+	return true
+}
+
+// nextType is the type of an event's message in the connection's protocol.
+func (c *wsConn) nextType() string {
+	if c.ws.Subprotocol() == subprotocolTransportWS {
+		return "next"
+	}
+	return "data" // graphql-ws
 }
