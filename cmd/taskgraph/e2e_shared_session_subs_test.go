@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,30 +20,13 @@ import (
 // subscribers of one session, selection and visibility share one execution,
 // each held to what it would get alone.
 
-// sessionCollector reads a sessionEvents subscription on a goroutine of its
-// own.
+// sessionCollector collects a sessionEvents subscription.
 type sessionCollector struct {
-	mu  sync.Mutex
-	evs []sessionEvent
-	err error
+	*streamCollector[sessionEvent]
 }
 
 func collectSession(sub *client.Subscription) *sessionCollector {
-	c := &sessionCollector{}
-	go func() {
-		for {
-			e, err := tryNextSessionEvent(sub)
-			c.mu.Lock()
-			if err != nil {
-				c.err = err
-				c.mu.Unlock()
-				return
-			}
-			c.evs = append(c.evs, e)
-			c.mu.Unlock()
-		}
-	}()
-	return c
+	return &sessionCollector{collectStream(sub, tryNextSessionEvent)}
 }
 
 func tryNextSessionEvent(sub *client.Subscription) (sessionEvent, error) {
@@ -60,12 +42,6 @@ func tryNextSessionEvent(sub *client.Subscription) (sessionEvent, error) {
 	var d struct{ SessionEvents sessionEvent }
 	err = json.Unmarshal(r.Data, &d)
 	return d.SessionEvents, err
-}
-
-func (c *sessionCollector) events() ([]sessionEvent, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]sessionEvent(nil), c.evs...), c.err
 }
 
 // waitForStep waits until the collector holds the session's step step.
@@ -99,20 +75,11 @@ func (st *sessionSteps) step(t testing.TB, thought string) {
 // subscription is then live.
 func warmSession(t testing.TB, st *sessionSteps, cs ...*sessionCollector) {
 	t.Helper()
-	for i := 0; ; i++ {
-		ready := true
-		for _, c := range cs {
-			evs, err := c.events()
-			require.NoError(t, err)
-			ready = ready && len(evs) > 0
-		}
-		if ready {
-			return
-		}
-		require.Less(t, i, 3000, "the subscriptions never went live")
-		st.step(t, "warm")
-		time.Sleep(10 * time.Millisecond)
+	live := make([]func() (int, error), len(cs))
+	for i, c := range cs {
+		live[i] = c.count
 	}
+	warmUntilLive(t, live, func(int) { st.step(t, "warm") })
 }
 
 // requireSteps: evs are the session's steps one after another, none

@@ -24,20 +24,19 @@ import (
 // share one execution. These tests hold each subscriber to what it would
 // get alone.
 
-// collector reads a subscription's events on a goroutine of its own.
-type collector struct {
-	mu   sync.Mutex
-	evs  []ev
-	err  error
-	done chan struct{}
+// streamCollector reads a subscription's events on a goroutine of its own,
+// each with next.
+type streamCollector[T any] struct {
+	mu  sync.Mutex
+	evs []T
+	err error
 }
 
-func collect(sub *client.Subscription) *collector {
-	c := &collector{done: make(chan struct{})}
+func collectStream[T any](sub *client.Subscription, next func(*client.Subscription) (T, error)) *streamCollector[T] {
+	c := &streamCollector[T]{}
 	go func() {
-		defer close(c.done)
 		for {
-			e, err := tryNextEvent(sub)
+			e, err := next(sub)
 			c.mu.Lock()
 			if err != nil {
 				c.err = err
@@ -51,10 +50,25 @@ func collect(sub *client.Subscription) *collector {
 	return c
 }
 
-func (c *collector) events() ([]ev, error) {
+// count is how many events the collector holds, or the error that ended
+// its subscription.
+func (c *streamCollector[T]) count() (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]ev(nil), c.evs...), c.err
+	return len(c.evs), c.err
+}
+
+func (c *streamCollector[T]) events() ([]T, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]T(nil), c.evs...), c.err
+}
+
+// collector collects a projectEvents subscription.
+type collector struct{ *streamCollector[ev] }
+
+func collect(sub *client.Subscription) *collector {
+	return &collector{collectStream(sub, tryNextEvent)}
 }
 
 // waitFor waits until the collector holds an event titled title.
@@ -79,19 +93,31 @@ func (c *collector) waitFor(t testing.TB, title string) []ev {
 // has an event: each subscription is then live.
 func warm(t testing.TB, s *testServer, token, projectID string, cs ...*collector) {
 	t.Helper()
+	live := make([]func() (int, error), len(cs))
+	for i, c := range cs {
+		live[i] = c.count
+	}
+	warmUntilLive(t, live, func(i int) {
+		task := s.createTask(t, token, projectID, fmt.Sprintf("warm-%d", i), nil)
+		s.transition(t, token, task, "PENDING")
+	})
+}
+
+// warmUntilLive calls write until every count is positive.
+func warmUntilLive(t testing.TB, counts []func() (int, error), write func(i int)) {
+	t.Helper()
 	for i := 0; ; i++ {
 		ready := true
-		for _, c := range cs {
-			evs, err := c.events()
+		for _, count := range counts {
+			n, err := count()
 			require.NoError(t, err)
-			ready = ready && len(evs) > 0
+			ready = ready && n > 0
 		}
 		if ready {
 			return
 		}
 		require.Less(t, i, 3000, "the subscriptions never went live")
-		task := s.createTask(t, token, projectID, fmt.Sprintf("warm-%d", i), nil)
-		s.transition(t, token, task, "PENDING")
+		write(i)
 		time.Sleep(10 * time.Millisecond)
 	}
 }
