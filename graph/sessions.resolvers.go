@@ -263,7 +263,8 @@ func (r *sessionStatusChangedResolver) Session(ctx context.Context, obj *domain.
 }
 
 func (r *subscriptionResolver) SessionEvents(ctx context.Context, sessionID string, after *string, types []domain.ExecutionEventType) (<-chan domain.ExecutionEvent, error) {
-	return r.Sessions.SessionEvents(ctx, sessionID, after, types, func(err error) { endSubscription(ctx, err) })
+	events, err := r.Sessions.SessionEvents(ctx, sessionID, after, types, func(err error) { endSubscription(ctx, err) })
+	return tapStream(ctx, events, err)
 }
 
 func (r *taskResolver) RelevantLessons(ctx context.Context, obj *domain.Task, first *int) ([]*domain.Lesson, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/service"
+	"github.com/taskgraph/taskgraph/internal/sessions"
 )
 
 // endSubscription hands the error that ends a subscription early to the
@@ -68,20 +69,37 @@ func tapStream(ctx context.Context, events <-chan domain.ExecutionEvent, err err
 // stream "from now on", so that subscribers of the same selection, arguments
 // and visibility may share one execution, and where such a stream stands
 // when one more subscriber joins it.
-type SharedSubscriptions struct{ Svc *service.Service }
+type SharedSubscriptions struct {
+	Svc      *service.Service
+	Sessions *sessions.Service
+}
 
 // Shares reports whether field with args streams from now on: projectEvents
-// without a cursor. Not with after (a replay from a cursor of its own), nor
-// runEvents, which replays the run from its first event.
+// and sessionEvents without a cursor. Not with after (a replay from a cursor
+// of its own), nor runEvents, which replays the run from its first event.
 func (SharedSubscriptions) Shares(field string, args map[string]any) bool {
-	_, isString := args["projectId"].(string)
-	return field == "projectEvents" && isString && args["after"] == nil
+	if args["after"] != nil {
+		return false
+	}
+	switch field {
+	case "projectEvents":
+		_, isString := args["projectId"].(string)
+		return isString
+	case "sessionEvents":
+		_, isString := args["sessionId"].(string)
+		return isString
+	}
+	return false
 }
 
 // Join checks that the caller of ctx may subscribe to field with args and
 // returns the stream's position now: a subscriber joining a running shared
 // execution is handed only the events after it.
 func (s SharedSubscriptions) Join(ctx context.Context, field string, args map[string]any) (int64, string, error) {
+	if field == "sessionEvents" {
+		session, _ := args["sessionId"].(string)
+		return s.Sessions.SessionStreamHead(ctx, session)
+	}
 	project, _ := args["projectId"].(string)
 	return s.Svc.Events.ProjectStreamHead(ctx, project)
 }

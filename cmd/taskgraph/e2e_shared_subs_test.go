@@ -24,20 +24,19 @@ import (
 // share one execution. These tests hold each subscriber to what it would
 // get alone.
 
-// collector reads a subscription's events on a goroutine of its own.
-type collector struct {
-	mu   sync.Mutex
-	evs  []ev
-	err  error
-	done chan struct{}
+// streamCollector reads a subscription's events on a goroutine of its own,
+// each with next.
+type streamCollector[T any] struct {
+	mu  sync.Mutex
+	evs []T
+	err error
 }
 
-func collect(sub *client.Subscription) *collector {
-	c := &collector{done: make(chan struct{})}
+func collectStream[T any](sub *client.Subscription, next func(*client.Subscription) (T, error)) *streamCollector[T] {
+	c := &streamCollector[T]{}
 	go func() {
-		defer close(c.done)
 		for {
-			e, err := tryNextEvent(sub)
+			e, err := next(sub)
 			c.mu.Lock()
 			if err != nil {
 				c.err = err
@@ -51,10 +50,25 @@ func collect(sub *client.Subscription) *collector {
 	return c
 }
 
-func (c *collector) events() ([]ev, error) {
+// count is how many events the collector holds, or the error that ended
+// its subscription.
+func (c *streamCollector[T]) count() (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]ev(nil), c.evs...), c.err
+	return len(c.evs), c.err
+}
+
+func (c *streamCollector[T]) events() ([]T, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]T(nil), c.evs...), c.err
+}
+
+// collector collects a projectEvents subscription.
+type collector struct{ *streamCollector[ev] }
+
+func collect(sub *client.Subscription) *collector {
+	return &collector{collectStream(sub, tryNextEvent)}
 }
 
 // waitFor waits until the collector holds an event titled title.
@@ -79,19 +93,31 @@ func (c *collector) waitFor(t testing.TB, title string) []ev {
 // has an event: each subscription is then live.
 func warm(t testing.TB, s *testServer, token, projectID string, cs ...*collector) {
 	t.Helper()
+	live := make([]func() (int, error), len(cs))
+	for i, c := range cs {
+		live[i] = c.count
+	}
+	warmUntilLive(t, live, func(i int) {
+		task := s.createTask(t, token, projectID, fmt.Sprintf("warm-%d", i), nil)
+		s.transition(t, token, task, "PENDING")
+	})
+}
+
+// warmUntilLive calls write until every count is positive.
+func warmUntilLive(t testing.TB, counts []func() (int, error), write func(i int)) {
+	t.Helper()
 	for i := 0; ; i++ {
 		ready := true
-		for _, c := range cs {
-			evs, err := c.events()
+		for _, count := range counts {
+			n, err := count()
 			require.NoError(t, err)
-			ready = ready && len(evs) > 0
+			ready = ready && n > 0
 		}
 		if ready {
 			return
 		}
 		require.Less(t, i, 3000, "the subscriptions never went live")
-		task := s.createTask(t, token, projectID, fmt.Sprintf("warm-%d", i), nil)
-		s.transition(t, token, task, "PENDING")
+		write(i)
 		time.Sleep(10 * time.Millisecond)
 	}
 }
@@ -247,6 +273,23 @@ func TestSharedSubscriptionsKeepCallersApart(t *testing.T) {
 // that does not read fills its socket after a few.
 const sharedBigSelection = `subscription($p: ID!) { projectEvents(projectId: $p) { cursor type ... on TaskUpdated { task { description } } } }`
 
+// dialSlowRaw opens a websocket whose socket reads into a small buffer: a
+// subscriber on it that does not read holds up the server's writes soon.
+func (s *testServer) dialSlowRaw(t testing.TB) *rawWS {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			_ = c.(*net.TCPConn).SetReadBuffer(64 << 10)
+		}
+		return c, err
+	}}
+	ws, _, err := d.Dial("ws"+strings.TrimPrefix(s.URL, "http")+"/graphql", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ws.Close() })
+	return &rawWS{t: t, ws: ws}
+}
+
 // TestSharedSubscriberTooSlowIsEndedAlone: a member of a shared execution
 // that does not read is ended with LIMIT_EXCEEDED and the cursor of the last
 // event it was handed, while the others receive every event; resubscribing
@@ -259,17 +302,7 @@ func TestSharedSubscriberTooSlowIsEndedAlone(t *testing.T) {
 		p := s.createProject(t, s.AdminToken, "slow")
 		task := s.createTask(t, s.AdminToken, p, "big", M{"description": strings.Repeat("x", 90_000)})
 
-		d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-			if err == nil {
-				_ = c.(*net.TCPConn).SetReadBuffer(64 << 10)
-			}
-			return c, err
-		}}
-		slowWS, _, err := d.Dial("ws"+strings.TrimPrefix(s.URL, "http")+"/graphql", nil)
-		require.NoError(t, err)
-		defer slowWS.Close()
-		slow := &rawWS{t: t, ws: slowWS}
+		slow := s.dialSlowRaw(t)
 		slow.init(M{"Authorization": "Bearer " + s.AdminToken})
 		slow.send(M{"type": "subscribe", "id": "slow", "payload": M{"query": sharedBigSelection, "variables": M{"p": p}}})
 		eventually(t, "the slow subscriber's execution", func() bool {
@@ -378,5 +411,38 @@ func TestSharedSubscriptionRevocation(t *testing.T) {
 		eventually(t, "the revoked token's execution stops", func() bool {
 			return s.metric(t, "taskgraph_shared_subscription_executions") == 1
 		})
+	})
+}
+
+// TestSharedSubscriptionLegacyProtocol: members on graphql-ws connections
+// (the legacy protocol) receive their events as "data" messages of their own
+// operation's id, as a subscription running alone does.
+func TestSharedSubscriptionLegacyProtocol(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *testServer) {
+		p := s.createProject(t, s.AdminToken, "legacy-shared")
+		var raws []*rawWS
+		for i := range 2 {
+			r := s.mustDialRaw(t, "graphql-ws")
+			r.init(M{"Authorization": "Bearer " + s.AdminToken})
+			r.send(M{"type": "start", "id": fmt.Sprintf("op%d", i), "payload": M{"query": subscribeEvents, "variables": M{"p": p}}})
+			raws = append(raws, r)
+		}
+		eventually(t, "one execution for both", func() bool {
+			return s.metric(t, "taskgraph_shared_subscription_executions") == 1
+		})
+		for i, r := range raws {
+			for {
+				s.createTask(t, s.AdminToken, p, fmt.Sprintf("legacy-%d", i), nil)
+				m, err := r.read()
+				require.NoError(t, err)
+				if m["type"] == "ka" {
+					continue
+				}
+				require.Equal(t, "data", m["type"], "%v", m)
+				require.Equal(t, fmt.Sprintf("op%d", i), m["id"])
+				require.Contains(t, m["payload"].(map[string]any)["data"].(map[string]any)["projectEvents"].(map[string]any)["title"], "legacy-")
+				break
+			}
+		}
 	})
 }

@@ -198,7 +198,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, hook
 			return nil
 		},
 		ConcurrentFields:    graph.ConcurrentFields,
-		SharedSubscriptions: graph.SharedSubscriptions{Svc: svc},
+		SharedSubscriptions: graph.SharedSubscriptions{Svc: svc, Sessions: sess},
 		Introspection:       !cfg.production,
 		FieldSuggestions:    !cfg.production,
 		Export:              export.Handler(cat, server.LoggerFrom),

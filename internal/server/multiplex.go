@@ -89,6 +89,7 @@ func (x *multiplexer) wrap(exec graphql.GraphExecutor) graphql.GraphExecutor {
 type sharedKey struct{}
 
 func (e muxExecutor) DispatchOperation(ctx context.Context, opCtx *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	conn, id := operationConn(ctx, opCtx)
 	field, key := shareKey(ctx, opCtx)
 	if field == nil {
 		return e.GraphExecutor.DispatchOperation(ctx, opCtx)
@@ -102,7 +103,7 @@ func (e muxExecutor) DispatchOperation(ctx context.Context, opCtx *graphql.Opera
 		if g == nil {
 			return func(context.Context) *graphql.Response { return nil }, ctx // ctx ended while waiting
 		}
-		m := &member{ctx: ctx, from: -1, wake: make(chan struct{}, 1), max: e.x.queue, metrics: e.x.metrics}
+		m := &member{ctx: ctx, from: -1, wake: make(chan struct{}, 1), max: e.x.queue, metrics: e.x.metrics, conn: conn, id: id}
 		if !created && !g.attach(m) {
 			continue // it ended meanwhile: another round
 		}
@@ -310,8 +311,13 @@ func (g *sharedExec) run(ctx context.Context, handler graphql.ResponseHandler) {
 		shared := *resp
 		shared.Data = bytes.Clone(resp.Data)
 		resp = &shared
+		// Marshalled once for every member that writes its own (wsdirect.go).
+		payload, err := json.Marshal(resp)
+		if err != nil {
+			payload = nil
+		}
 		g.mu.Lock()
-		d := &sharedResponse{resp: resp, seq: -1}
+		d := &sharedResponse{resp: resp, payload: payload, seq: -1}
 		if len(g.handed) > 0 {
 			d.seq, d.cursor = g.handed[0].seq, g.handed[0].cursor
 			g.handed[0] = handed{}

@@ -14,11 +14,13 @@ import (
 )
 
 // sharedResponse is one response of a shared execution, handed to every member:
-// the event's seq and cursor (seq -1: a response that is no event's).
+// the response and its encoding (nil: it failed), the event's seq and cursor
+// (seq -1: a response that is no event's).
 type sharedResponse struct {
-	resp   *graphql.Response
-	seq    int64
-	cursor string
+	resp    *graphql.Response
+	payload []byte
+	seq     int64
+	cursor  string
 }
 
 // member is one subscriber of a shared execution: the operation of one
@@ -28,26 +30,48 @@ type member struct {
 	wake    chan struct{} // signalled when the queue moves or closes
 	max     int
 	metrics *metrics
+	conn    *wsConn // with id: the member writes its events there itself (nil: through gqlgen)
+	id      string
 
-	// The transport's goroutine alone: from is set before it first asks.
+	// The transport's goroutine alone, and the execution's while direct:
+	// from is set before the member first asks.
 	from   int64  // events up to it were committed before the member joined
 	cursor string // of the last event handed over (or of where it joined)
 	first  bool   // the first response was observed (metrics)
 
 	mu     sync.Mutex
 	queue  []*sharedResponse
+	direct bool // idle with an empty queue: the execution writes its events to conn itself
 	closed bool // nothing more comes: the queue drains, then errs, then the end
 	lagged bool // closed because the queue was full
 	errs   gqlerror.List
 }
 
-// push queues d; false: the queue is full (the member is ended with the
-// resubscribe error once it has written what it holds) or it has ended.
+// push hands d to the member: written to its connection at once while the
+// member is direct and the connection has room, else queued; false: the
+// queue is full (the member is ended with the resubscribe error once it has
+// written what it holds) or it has ended.
 func (m *member) push(d *sharedResponse) bool {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return false
+	}
+	if m.direct {
+		if d.seq >= 0 && d.seq <= m.from {
+			m.mu.Unlock()
+			return true // committed before the member joined
+		}
+		if len(d.resp.Errors) == 0 && d.payload != nil && m.conn.tryWriteNext(m.id, d.payload) {
+			if d.seq >= 0 {
+				m.cursor = d.cursor
+			}
+			m.mu.Unlock()
+			return true
+		}
+		// The connection is behind (or the response is one to count): the
+		// member's goroutine takes over from its queue.
+		m.direct = false
 	}
 	if len(m.queue) >= m.max {
 		m.closed, m.lagged = true, true
@@ -81,7 +105,10 @@ func (m *member) finish(errs gqlerror.List) {
 
 // next is the member's response handler: the next response of its queue,
 // or nil once the queue is drained and closed (the errors that ended it
-// added to ctx for the transport to send) or ctx ends.
+// added to ctx for the transport to send) or ctx ends. A member that knows
+// its connection writes its responses there itself and returns only at the
+// end; while it waits with an empty queue the execution writes for it
+// (direct), handing back to its queue when its connection is behind.
 func (m *member) next(ctx context.Context) *graphql.Response {
 	for {
 		m.mu.Lock()
@@ -100,10 +127,17 @@ func (m *member) next(ctx context.Context) *graphql.Response {
 				m.cursor = d.cursor
 			}
 			m.observe(ctx, d.resp)
-			return d.resp
+			if m.conn == nil || d.payload == nil {
+				return d.resp
+			}
+			if m.conn.writeNext(m.id, d.payload) != nil {
+				return nil // the connection broke: it is closing
+			}
+			continue
 		}
 		if m.closed {
 			lagged, errs := m.lagged, m.errs
+			m.direct = false
 			m.mu.Unlock()
 			if lagged {
 				errs = gqlerror.List{m.lagError(ctx)}
@@ -113,6 +147,9 @@ func (m *member) next(ctx context.Context) *graphql.Response {
 			}
 			return nil
 		}
+		// Idle: the execution may write the next events itself, sparing
+		// this goroutine a wake per event.
+		m.direct = m.conn != nil && m.first
 		m.mu.Unlock()
 		select {
 		case <-m.wake:

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
 
@@ -50,9 +51,14 @@ type wsConn struct {
 	counted     bool          // the gauges were decremented
 	released    func()        // run once the connection is released (revocation watch)
 	closeAfter  *closeRequest // a close owed once the current operation is answered
-	initTimer   *time.Timer
-	pingTimer   *time.Timer
-	linger      *time.Timer
+	// The id of the subscribe message just read, and the operations bound
+	// to their ids (wsdirect.go): gqlgen creates an operation's context
+	// right after reading its message, before reading the next.
+	lastSubscribe string
+	opIDs         map[*graphql.OperationContext]string
+	initTimer     *time.Timer
+	pingTimer     *time.Timer
+	linger        *time.Timer
 }
 
 var (
@@ -185,6 +191,7 @@ func (c *wsConn) check(data []byte) (code int, reason, refusedID string) {
 			return 0, fmt.Sprintf("too many subscriptions: at most %d running at once per token or user", c.cfg.MaxSubscriptionsPerUser), m.ID
 		}
 		c.active[m.ID] = counted
+		c.lastSubscribe = m.ID
 		c.metrics.subscriptions.Inc()
 	}
 	return 0, "", ""

@@ -317,6 +317,48 @@ func (s *Service) NodeOf(ctx context.Context, p *auth.Principal, kind domain.Kin
 func (s *Service) SessionEvents(ctx context.Context, sessionGID string, after *string, types []domain.ExecutionEventType,
 	onEnd func(error),
 ) (<-chan domain.ExecutionEvent, error) {
+	sess, err := s.streamedSession(ctx, sessionGID)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := s.core.Events.ProjectEvents(ctx, domain.GlobalID(domain.KindProject, sess.ProjectID), after, types, onEnd)
+	if err != nil {
+		return nil, projectGone(err)
+	}
+	out := make(chan domain.ExecutionEvent)
+	go func() {
+		defer close(out)
+		for ev := range inner {
+			if sid := ev.Record().SessionID; sid == nil || *sid != sess.ID {
+				continue
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// SessionStreamHead checks, as SessionEvents does, that the caller may
+// stream the session's events, and returns the position of its project's
+// stream now: the seq and cursor of the newest committed event (a
+// subscriber joining a shared execution of sessionEvents is handed only the
+// events after it).
+func (s *Service) SessionStreamHead(ctx context.Context, sessionGID string) (int64, string, error) {
+	sess, err := s.streamedSession(ctx, sessionGID)
+	if err != nil {
+		return 0, "", err
+	}
+	seq, cursor, err := s.core.Events.ProjectStreamHead(ctx, domain.GlobalID(domain.KindProject, sess.ProjectID))
+	return seq, cursor, projectGone(err)
+}
+
+// streamedSession is the session whose events the caller of ctx asks to
+// stream: NOT_FOUND (sessionId) when it may not see it.
+func (s *Service) streamedSession(ctx context.Context, sessionGID string) (*domain.AgentSession, error) {
 	p, err := app.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -334,28 +376,16 @@ func (s *Service) SessionEvents(ctx context.Context, sessionGID string, after *s
 	if sess == nil {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: "sessionId", Message: "agent session not found"}
 	}
-	inner, err := s.core.Events.ProjectEvents(ctx, domain.GlobalID(domain.KindProject, sess.ProjectID), after, types, onEnd)
-	if err != nil {
-		if de, ok := domain.AsError(err); ok && de.Field == "projectId" {
-			return nil, errors.New("sessions: the session's project is gone")
-		}
-		return nil, err
+	return sess, nil
+}
+
+// projectGone turns the core's NOT_FOUND of a visible session's project
+// (deleted meanwhile) into an internal error: the caller named no project.
+func projectGone(err error) error {
+	if de, ok := domain.AsError(err); ok && de.Field == "projectId" {
+		return errors.New("sessions: the session's project is gone")
 	}
-	out := make(chan domain.ExecutionEvent)
-	go func() {
-		defer close(out)
-		for ev := range inner {
-			if sid := ev.Record().SessionID; sid == nil || *sid != sess.ID {
-				continue
-			}
-			select {
-			case out <- ev:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out, nil
+	return err
 }
 
 // logger is the logger of the request ctx belongs to.
