@@ -105,6 +105,7 @@ func requireSteps(t testing.TB, evs []sessionEvent, session string, before, last
 // project and an agent of another project are refused as they would be
 // alone.
 func TestSharedSessionEvents(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		f := newSessionFixture(t, s, nil)
 		other := s.query(t, f.agent, createSessionMutation, M{"in": M{"projectId": f.project, "mission": "other"}}).
@@ -147,6 +148,7 @@ func TestSharedSessionEvents(t *testing.T) {
 // while steps are recorded one after another each see no step recorded
 // before they subscribed and miss none after.
 func TestSharedSessionEventsJoiners(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		f := newSessionFixture(t, s, nil)
 		st := &sessionSteps{s: s, token: f.agent, session: f.session}
@@ -204,6 +206,7 @@ const sessionBigSelection = `subscription($s: ID!) { sessionEvents(sessionId: $s
 // member counts against the per-token cap; revoking the token of some closes
 // their sockets while the others go on.
 func TestSharedSessionEventsSlowCapsRevocation(t *testing.T) {
+	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
 		s, _ := startServerWith(t, url, serverOptions{websocket: server.WebsocketConfig{
 			WriteTimeout: time.Hour, PingInterval: time.Hour, SharedQueue: 8, MaxSubscriptionsPerUser: 2}})

@@ -145,6 +145,7 @@ func requireGapless(t testing.TB, evs []ev, from string) {
 // selection over three connections share one execution, and each receives
 // every event committed after it subscribed, in order, none twice.
 func TestSharedSubscriptionsDeliverEveryEvent(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		p := s.createProject(t, s.AdminToken, "shared")
 		s.createTask(t, s.AdminToken, p, "before", nil)
@@ -173,6 +174,7 @@ func TestSharedSubscriptionsDeliverEveryEvent(t *testing.T) {
 // running execution while tasks are created one after another each see
 // nothing committed before they subscribed and miss nothing after.
 func TestSharedSubscriptionJoinersStartWhenTheySubscribe(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		p := s.createProject(t, s.AdminToken, "joiners")
 		first := collect(s.subscribe(t, s.AdminToken, p, ""))
@@ -228,6 +230,7 @@ func TestSharedSubscriptionJoinersStartWhenTheySubscribe(t *testing.T) {
 // types filter; a MEMBER of another project and an AGENT of another project
 // are refused as they would be alone.
 func TestSharedSubscriptionsKeepCallersApart(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		_, ownerToken := s.member(t, "owner")
 		p := s.createProject(t, ownerToken, "apart")
@@ -295,6 +298,7 @@ func (s *testServer) dialSlowRaw(t testing.TB) *rawWS {
 // event it was handed, while the others receive every event; resubscribing
 // from that cursor misses nothing.
 func TestSharedSubscriberTooSlowIsEndedAlone(t *testing.T) {
+	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
 		s, _ := startServerWith(t, url, serverOptions{
 			websocket: server.WebsocketConfig{WriteTimeout: time.Hour, PingInterval: time.Hour, SharedQueue: 8},
@@ -355,6 +359,7 @@ func TestSharedSubscriberTooSlowIsEndedAlone(t *testing.T) {
 // on; the execution stops with its last member, and a new subscriber starts
 // a new one that sees only what comes after it.
 func TestSharedSubscriptionLeaveAndRejoin(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		p := s.createProject(t, s.AdminToken, "rejoin")
 		conn := s.dial(t, s.AdminToken)
@@ -383,6 +388,7 @@ func TestSharedSubscriptionLeaveAndRejoin(t *testing.T) {
 // opened with it (4403) although their subscription is shared; the
 // subscribers of the same user's other token go on.
 func TestSharedSubscriptionRevocation(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		user, _ := s.member(t, "holder")
 		revokedID, revoked := s.tokenFor(t, user, "MEMBER", "")
@@ -418,6 +424,7 @@ func TestSharedSubscriptionRevocation(t *testing.T) {
 // (the legacy protocol) receive their events as "data" messages of their own
 // operation's id, as a subscription running alone does.
 func TestSharedSubscriptionLegacyProtocol(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		p := s.createProject(t, s.AdminToken, "legacy-shared")
 		var raws []*rawWS
