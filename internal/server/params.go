@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"mime"
 	"net/http"
 	"strings"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/gorilla/websocket"
 )
 
@@ -36,7 +38,10 @@ func checkParams(next http.Handler) http.Handler {
 		var msg string
 		switch {
 		case r.Method == http.MethodPost && isJSON(r):
-			msg = checkPostParams(r)
+			var params *graphql.RawParams
+			if msg, params = checkPostParams(r); params != nil {
+				r = r.WithContext(context.WithValue(r.Context(), decodedParamsKey{}, params))
+			}
 		case r.Method == http.MethodGet && !websocket.IsWebSocketUpgrade(r):
 			q := r.URL.Query()
 			if !q.Has("query") && !strings.Contains(q.Get("extensions"), "persistedQuery") {
@@ -57,19 +62,71 @@ func isJSON(r *http.Request) bool {
 	return err == nil && mt == mediaJSON
 }
 
+// decodedParamsKey keys the request parameters checkPostParams decoded, in
+// a request's context, for postJSON.
+type decodedParamsKey struct{}
+
+// decodedParams are the parameters checkPostParams decoded from r's body, or
+// nil.
+func decodedParams(r *http.Request) *graphql.RawParams {
+	p, _ := r.Context().Value(decodedParamsKey{}).(*graphql.RawParams)
+	return p
+}
+
 // checkPostParams checks the types of a JSON body's parameters and returns
-// what is wrong, or "". The body is put back for gqlgen.
-func checkPostParams(r *http.Request) string {
+// what is wrong, or "". The body is put back for gqlgen. A body whose
+// parameters are all of the right type, with the query a string, is decoded
+// once, here, into the parameters returned with "" (numbers as json.Number,
+// as gqlgen's POST decodes them): postJSON takes them as they are. Any other
+// body is checked parameter by parameter (checkPostParamTypes).
+func checkPostParams(r *http.Request) (string, *graphql.RawParams) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return "the request body is empty: send a JSON object with a query"
+		return "the request body is empty: send a JSON object with a query", nil
 	}
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(r.Body); err != nil {
-		return "" // gqlgen reports it
+		return "", nil // gqlgen reports it
 	}
 	_ = r.Body.Close()
 	body := buf.Bytes()
 	r.Body = readCloser{bytes.NewReader(body)}
+	if params := decodeParams(body); params != nil {
+		return "", params
+	}
+	return checkPostParamTypes(body), nil
+}
+
+// decodeParams decodes body's parameters in one pass, or returns nil where
+// checkPostParamTypes must look at them one by one: a body that does not
+// decode, whose query is absent or null, or that does not spell the key
+// "query" as such (encoding/json matches a struct's keys whatever their
+// case; checkPostParamTypes, like the GraphQL-over-HTTP spec, does not).
+func decodeParams(body []byte) *graphql.RawParams {
+	if !bytes.Contains(body, []byte(`"query"`)) {
+		return nil
+	}
+	var in struct {
+		Query         *string        `json:"query"`
+		OperationName *string        `json:"operationName"`
+		Variables     map[string]any `json:"variables"`
+		Extensions    map[string]any `json:"extensions"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&in); err != nil || in.Query == nil {
+		return nil
+	}
+	p := &graphql.RawParams{Query: *in.Query, Variables: in.Variables, Extensions: in.Extensions}
+	if in.OperationName != nil {
+		p.OperationName = *in.OperationName
+	}
+	return p
+}
+
+// checkPostParamTypes checks each parameter of a JSON body and returns what
+// is wrong with the first one of query, variables, operationName and
+// extensions that is wrong, or "".
+func checkPostParamTypes(body []byte) string {
 	var params map[string]json.RawMessage
 	if err := json.Unmarshal(body, &params); err != nil {
 		if json.Valid(body) {

@@ -23,23 +23,26 @@ var _ graphql.Transport = postJSON{}
 func (t postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	start := graphql.Now()
-	body, err := io.ReadAll(r.Body) // limitBody has read it into memory
-	var params graphql.RawParams
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.UseNumber()
-		err = dec.Decode(&params)
-	}
-	if err != nil {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		t.POST.Do(w, r, exec)
-		return
+	params := decodedParams(r) // checkParams decoded the body
+	if params == nil {
+		body, err := io.ReadAll(r.Body) // limitBody has read it into memory
+		params = new(graphql.RawParams)
+		if err == nil {
+			dec := json.NewDecoder(bytes.NewReader(body))
+			dec.UseNumber()
+			err = dec.Decode(params)
+		}
+		if err != nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			t.POST.Do(w, r, exec)
+			return
+		}
 	}
 	media := responseMediaType(r)
 	w.Header().Set("Content-Type", media)
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	rc, opErr := exec.CreateOperationContext(ctx, &params)
+	rc, opErr := exec.CreateOperationContext(ctx, params)
 	if opErr != nil {
 		status := http.StatusOK
 		if errcode.GetErrorKind(opErr) == errcode.KindProtocol {
