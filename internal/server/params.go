@@ -97,30 +97,54 @@ func checkPostParams(r *http.Request) (string, *graphql.RawParams) {
 }
 
 // decodeParams decodes body's parameters in one pass, or returns nil where
-// checkPostParamTypes must look at them one by one: a body that does not
-// decode, whose query is absent or null, or that does not spell the key
-// "query" as such (encoding/json matches a struct's keys whatever their
-// case; checkPostParamTypes, like the GraphQL-over-HTTP spec, does not).
+// checkPostParamTypes must look at them one by one: a body that is not a
+// JSON object, a parameter of the wrong type, or a query that is absent or
+// null. Keys are matched exactly, as the GraphQL-over-HTTP spec and
+// checkPostParamTypes match them (encoding/json would match a struct's keys
+// whatever their case); like gqlgen's POST, only the body's first JSON value
+// is read.
 func decodeParams(body []byte) *graphql.RawParams {
-	if !bytes.Contains(body, []byte(`"query"`)) {
-		return nil
-	}
-	var in struct {
-		Query         *string        `json:"query"`
-		OperationName *string        `json:"operationName"`
-		Variables     map[string]any `json:"variables"`
-		Extensions    map[string]any `json:"extensions"`
-	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	if err := dec.Decode(&in); err != nil || in.Query == nil {
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
 	}
-	p := &graphql.RawParams{Query: *in.Query, Variables: in.Variables, Extensions: in.Extensions}
-	if in.OperationName != nil {
-		p.OperationName = *in.OperationName
+	var p graphql.RawParams
+	var query, operationName *string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		switch key, _ := tok.(string); key {
+		case "query":
+			query = nil
+			err = dec.Decode(&query)
+		case "operationName":
+			operationName = nil
+			err = dec.Decode(&operationName)
+		case "variables":
+			p.Variables = nil
+			err = dec.Decode(&p.Variables)
+		case "extensions":
+			p.Extensions = nil
+			err = dec.Decode(&p.Extensions)
+		default:
+			var skipped json.RawMessage
+			err = dec.Decode(&skipped)
+		}
+		if err != nil {
+			return nil
+		}
 	}
-	return p
+	if _, err := dec.Token(); err != nil || query == nil { // the closing brace
+		return nil
+	}
+	p.Query = *query
+	if operationName != nil {
+		p.OperationName = *operationName
+	}
+	return &p
 }
 
 // checkPostParamTypes checks each parameter of a JSON body and returns what

@@ -18,7 +18,8 @@ func TestDecodeParams(t *testing.T) {
 		`{"query": "{ a }"}`,
 		`{"query": "", "operationName": null, "variables": null, "extensions": null}`,
 		`{"query": "query Q($v: [Float!]) { a }", "operationName": "Q", "variables": {"v": [1, 2.5, -3e-2], "n": {"m": [true, null, "s"]}}, "extensions": {"x": 1}}`,
-		`{"query": "{ a }"} {"query": 1}`, // gqlgen's POST decodes the first value too
+		`{"query": "{ a }"} {"query": 1}`,                                  // gqlgen's POST decodes the first value too
+		`{"query": "{ b }", "query": "{ a }", "other": [1, {"query": 2}]}`, // the last of a key; other keys skipped
 	}
 	for _, body := range decoded {
 		got := decodeParams([]byte(body))
@@ -37,16 +38,18 @@ func TestDecodeParams(t *testing.T) {
 		}
 	}
 	left := map[string]string{
-		`{"query": 1}`:                                   "the query parameter must be a string",
-		`{"query": null}`:                                "the query parameter is missing",
-		`{"query": "{ a }", "query": null}`:              "the query parameter is missing",
-		`{"QUERY": "{ a }"}`:                             "the query parameter is missing",
-		`{"query": "{ a }", "variables": "{}"}`:          "the variables parameter must be an object (or null)",
-		`{"query": "{ a }", "variables": []}`:            "the variables parameter must be an object (or null)",
-		`{"query": "{ a }", "operationName": 1}`:         "the operationName parameter must be a string (or null)",
-		`{"query": "{ a }", "extensions": "x"}`:          "the extensions parameter must be an object (or null)",
-		`[{"query": "{ a }"}]`:                           "the request body must be a JSON object",
-		`{"extensions": {"persistedQuery": {"x": "y"}}}`: "",
+		`{"query": 1}`:                                    "the query parameter must be a string",
+		`{"query": null}`:                                 "the query parameter is missing",
+		`{"query": "{ a }", "query": null}`:               "the query parameter is missing",
+		`{"QUERY": "{ a }"}`:                              "the query parameter is missing",
+		`{"QUERY": "{ a }", "extensions": {"query": 1}}`:  "the query parameter is missing",
+		`{"Query": "{ a }", "variables": {"query": "x"}}`: "the query parameter is missing",
+		`{"query": "{ a }", "variables": "{}"}`:           "the variables parameter must be an object (or null)",
+		`{"query": "{ a }", "variables": []}`:             "the variables parameter must be an object (or null)",
+		`{"query": "{ a }", "operationName": 1}`:          "the operationName parameter must be a string (or null)",
+		`{"query": "{ a }", "extensions": "x"}`:           "the extensions parameter must be an object (or null)",
+		`[{"query": "{ a }"}]`:                            "the request body must be a JSON object",
+		`{"extensions": {"persistedQuery": {"x": "y"}}}`:  "",
 	}
 	for body, msg := range left {
 		if got := decodeParams([]byte(body)); got != nil {
