@@ -159,6 +159,11 @@ func TestSharedSubscriptionsDeliverEveryEvent(t *testing.T) {
 		}
 		warm(t, s, s.AdminToken, p, cs...)
 		require.Equal(t, 1.0, s.metric(t, "taskgraph_shared_subscription_executions"))
+		// Every member writes its own frames: its operation's id was bound
+		// (wsdirect.go). A gqlgen whose transport no longer creates an
+		// operation's context before reading the next message fails here.
+		require.GreaterOrEqual(t, s.counter(t, `taskgraph_shared_subscription_members_total{writes="connection"}`), 30.0)
+		require.Zero(t, s.counter(t, `taskgraph_shared_subscription_members_total{writes="gqlgen"}`))
 		for i := 1; i <= 15; i++ {
 			s.createTask(t, s.AdminToken, p, fmt.Sprintf("e%d", i), nil)
 		}

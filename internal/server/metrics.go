@@ -32,6 +32,7 @@ type metrics struct {
 	subscriptions        prometheus.Gauge       // operations running on websockets
 	websocketRefusals    *prometheus.CounterVec // reason
 	sharedExecutions     prometheus.Gauge       // shared subscription executions running (multiplex.go)
+	sharedMembers        *prometheus.CounterVec // writes: connection, gqlgen (wsdirect.go)
 
 	loaderBatches   *prometheus.CounterVec // closed: quiescent, timer
 	loaderAbandoned prometheus.Counter
@@ -83,6 +84,11 @@ func newMetrics(reg prometheus.Registerer, dbStats func() sql.DBStats) *metrics 
 			Name:      "shared_subscription_executions",
 			Help:      "Subscription executions shared by every subscriber of the same selection, variables and visibility: each resolves an event once for all of them.",
 		})),
+		sharedMembers: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "shared_subscription_members_total",
+			Help:      "Subscribers that joined a shared execution, by how their events are written: connection (framed once and appended to the websocket by the execution) or gqlgen (through gqlgen's transport: the operation's id was not known, a slower path).",
+		}, []string{"writes"})),
 		loaderBatches: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace,
 			Name:      "loader_batches_total",

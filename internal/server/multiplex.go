@@ -98,6 +98,11 @@ func (e muxExecutor) DispatchOperation(ctx context.Context, opCtx *graphql.Opera
 	if !e.x.shared.Shares(field.Name, args) {
 		return e.GraphExecutor.DispatchOperation(ctx, opCtx)
 	}
+	writes := "connection"
+	if conn == nil {
+		writes = "gqlgen"
+	}
+	e.x.metrics.sharedMembers.WithLabelValues(writes).Inc()
 	for {
 		g, created := e.x.group(ctx, key)
 		if g == nil {
