@@ -74,32 +74,26 @@ type SharedSubscriptions struct {
 	Sessions *sessions.Service
 }
 
-// Shares reports whether field with args streams from now on: projectEvents
-// and sessionEvents without a cursor. Not with after (a replay from a cursor
-// of its own), nor runEvents, which replays the run from its first event.
+// sharedStreams are the subscription fields that stream from now on when
+// asked without a cursor, each with the argument naming what it streams.
+// Not runEvents, which replays the run from its first event.
+var sharedStreams = map[string]string{"projectEvents": "projectId", "sessionEvents": "sessionId"}
+
+// Shares reports whether field with args streams from now on: one of
+// sharedStreams without after (a replay from a cursor of its own).
 func (SharedSubscriptions) Shares(field string, args map[string]any) bool {
-	if args["after"] != nil {
-		return false
-	}
-	switch field {
-	case "projectEvents":
-		_, isString := args["projectId"].(string)
-		return isString
-	case "sessionEvents":
-		_, isString := args["sessionId"].(string)
-		return isString
-	}
-	return false
+	arg, ok := sharedStreams[field]
+	_, isString := args[arg].(string)
+	return ok && isString && args["after"] == nil
 }
 
 // Join checks that the caller of ctx may subscribe to field with args and
 // returns the stream's position now: a subscriber joining a running shared
 // execution is handed only the events after it.
 func (s SharedSubscriptions) Join(ctx context.Context, field string, args map[string]any) (int64, string, error) {
+	id, _ := args[sharedStreams[field]].(string)
 	if field == "sessionEvents" {
-		session, _ := args["sessionId"].(string)
-		return s.Sessions.SessionStreamHead(ctx, session)
+		return s.Sessions.SessionStreamHead(ctx, id)
 	}
-	project, _ := args["projectId"].(string)
-	return s.Svc.Events.ProjectStreamHead(ctx, project)
+	return s.Svc.Events.ProjectStreamHead(ctx, id)
 }
