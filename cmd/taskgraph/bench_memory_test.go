@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -61,15 +62,24 @@ func BenchmarkCreateTaskEmbedding(b *testing.B) {
 				s, _ := startServerWith(b, c.URL(b), serverOptions{loaderTiming: loader.DefaultTiming, noGroupingBackground: true})
 				project := s.createProject(b, s.AdminToken, "creates")
 				hc := fastClient(1)
-				var lat latencies
-				b.ResetTimer()
-				for i := range b.N {
+				// The bodies are encoded before the clock starts: encoding
+				// 768 floats is the client's work, and would share the two
+				// cores with the server's.
+				bodies := make([][]byte, b.N)
+				for i := range bodies {
 					in := M{"projectId": project, "title": fmt.Sprintf("create %d", i)}
 					if withVector {
 						in["embedding"], in["embeddingModel"] = vec, "bench-768"
 					}
+					var err error
+					bodies[i], err = json.Marshal(M{"query": create, "variables": M{"in": in}})
+					require.NoError(b, err)
+				}
+				var lat latencies
+				b.ResetTimer()
+				for i := range b.N {
 					t0 := time.Now()
-					require.NoError(b, s.call(hc, s.AdminToken, create, M{"in": in}, nil))
+					require.NoError(b, s.callBody(hc, s.AdminToken, bodies[i], nil))
 					lat.add(time.Since(t0))
 				}
 				b.StopTimer()

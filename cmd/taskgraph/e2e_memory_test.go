@@ -131,6 +131,20 @@ func TestMemoryEmbeddings(t *testing.T) {
 		bad(M{"embedding": make([]float64, 4097), "embeddingModel": "big"}, "embedding")
 		bad(M{"embedding": []float64{}, "embeddingModel": "big"}, "embedding")
 		bad(M{"embedding": []float64{1e39}, "embeddingModel": "big"}, "embedding")
+		// A vector holding a null, a string (a Float to gqlparser, refused
+		// here for its length) or a number beyond float64 is refused alike
+		// whether its document is new to the server or cached (when the
+		// server first makes a list of numbers one []float64).
+		for i, elem := range []any{nil, "0.5", json.Number("1e999")} {
+			doc := fmt.Sprintf("%s # vector %d", create, i)
+			in := M{"projectId": project, "title": "bad", "embedding": []any{0.5, elem, 0.25}, "embeddingModel": "mini"}
+			first, err := s.post(s.AdminToken, doc, M{"in": in})
+			require.NoError(t, err)
+			require.NotEmpty(t, first.Errors, "%v", elem)
+			cached, err := s.post(s.AdminToken, doc, M{"in": in})
+			require.NoError(t, err)
+			require.Equal(t, first, cached, "%v", elem)
+		}
 		// Another model, or the same model in another project, has its own dimension.
 		s.createTask(t, s.AdminToken, project, "Other model", M{"embedding": []float64{1, 2}, "embeddingModel": "tiny"})
 		s.createTask(t, s.AdminToken, other, "Other project", M{"embedding": []float64{1, 2}, "embeddingModel": "mini"})

@@ -111,6 +111,11 @@ func (s *testServer) call(c *http.Client, token, query string, vars M, dst any) 
 	if err != nil {
 		return err
 	}
+	return s.callBody(c, token, body, dst)
+}
+
+// callBody posts a JSON request body encoded already, as call does.
+func (s *testServer) callBody(c *http.Client, token string, body []byte, dst any) error {
 	req, err := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
 	if err != nil {
 		return err

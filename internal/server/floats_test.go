@@ -55,11 +55,14 @@ func TestFloatVariables(t *testing.T) {
 	require.Nil(t, ext.MutateOperationParameters(ctx, p))
 	require.Equal(t, map[string]any{
 		"o": map[string]any{
-			"vector": []any{0.1, -2.5e-3, 7.0},
+			// A [Float!] of numbers: one []float64, which the validator and
+			// the executor take as it is.
+			"vector": []float64{0.1, -2.5e-3, 7.0},
 			"score":  0.30000000000000004,
 			"count":  json.Number("3"), "id": json.Number("42"), "tags": []any{"1.5"},
-			"inner": map[string]any{"weights": []any{1e-7}, "n": json.Number("5")},
-			// Out of float64's range: left for the validator to refuse.
+			"inner": map[string]any{"weights": []float64{1e-7}, "n": json.Number("5")},
+			// Out of float64's range: left for the validator to refuse, the
+			// list element by element (so is a list with a null or a string).
 			"self": map[string]any{"vector": []any{json.Number("1e999"), nil}, "score": 2.0},
 		},
 		"f":  3.25,

@@ -42,6 +42,12 @@
 //     its relationships and file impacts paid it once per task. Object
 //     marshallers gather those fields in a graph.concurrentFields instead,
 //     whose dispatch runs them on the reused workers of the lists.
+//   - Float lists. gqlgen unmarshals a [Float!] argument element by element,
+//     each boxed again and given a path context of its own; the server
+//     hands a list of numbers over as a []float64 already
+//     (internal/server/floats.go), which the unmarshallers now take as it
+//     is (copied). Anything else — a list from a literal, one with a value
+//     that is not a number — goes gqlgen's way, with its errors and paths.
 //
 // `make generate` runs it between gqlgen and fieldmodes; `make verify`
 // checks that the committed output is what the pass makes.
@@ -154,6 +160,12 @@ func run(path string) error {
 	fieldSets := replaceAll(src, fieldSetText, fieldSetText+"\tvar concurrent concurrentFields\n")
 	adds := replaceAll(src, concurrentlyText, "concurrent.add(i, ")
 	dispatches := replaceAll(src, dispatchText, "\tconcurrent.dispatch(ctx, out)\n")
+	floatLists := replaceAll(src, floatListText, floatListFast+floatListText)
+	if n := bytes.Count(src, []byte(floatListFuncs)); n == 0 || n != len(floatLists) {
+		return fmt.Errorf("found %d [Float!] unmarshallers and %d that start as the pass expects: gqlgen's output changed shape",
+			n, len(floatLists))
+	}
+	edits = append(edits, floatLists...)
 	edits = append(append(append(append(edits, deferred...), deferredSets...), state...), enums...)
 	edits = append(append(append(edits, fieldSets...), adds...), dispatches...)
 	if leaves == 0 || lists == 0 || objects == 0 || len(deferred) == 0 || collects == 0 || len(deferredSets) == 0 || len(state) != 1 ||
@@ -510,6 +522,24 @@ const (
 	fieldSetText     = "\tout := graphql.NewFieldSet(fields)\n"
 	concurrentlyText = "out.Concurrently(i, "
 	dispatchText     = "\tout.Dispatch(ctx)\n"
+)
+
+// floatListText is how gqlgen's unmarshallers of [Float!] start to coerce
+// the list: every element boxed again (graphql.CoerceList) and unmarshalled
+// under a path context of its own, 768 of each for an embedding. The server
+// hands such a list over as a []float64 already (internal/server/floats.go),
+// which the pass returns, copied (an empty list stays a list, not nil), before that. floatListFuncs counts those
+// unmarshallers in the file: each must start so, or the pass fails.
+const (
+	floatListText = `	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]float64, len(vSlice))
+`
+	floatListFast = `	if vector, ok := v.([]float64); ok {
+		return append(make([]float64, 0, len(vector)), vector...), nil
+	}
+`
+	floatListFuncs = "Float2ᚕfloat64ᚄ(ctx context.Context, v any) ([]float64, error) {\n"
 )
 
 // executionContextText is gqlgen's executionContext type.

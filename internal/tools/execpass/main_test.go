@@ -186,6 +186,23 @@ func (ec *executionContext) _U(ctx context.Context, sel ast.SelectionSet, obj *d
 
 	return out
 }
+
+func (ec *executionContext) unmarshalOFloat2ᚕfloat64ᚄ(ctx context.Context, v any) ([]float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]float64, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNFloat2float64(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
 `
 
 func TestPass(t *testing.T) {
@@ -236,6 +253,10 @@ func TestPass(t *testing.T) {
 		// Enums: one marshaller a value, made once.
 		{"marshalNStatus2domainᚐStatus", []string{"res := marshalEnum(string(v))"}, []string{"graphql.MarshalString"}},
 		{"marshalOStatus2ᚖdomainᚐStatus", []string{"res := marshalEnum(string(*v))"}, []string{"graphql.MarshalString"}},
+		// A [Float!] the server made a []float64: taken as it is, copied;
+		// any other list goes gqlgen's way.
+		{"unmarshalOFloat2ᚕfloat64ᚄ", []string{"if vector, ok := v.([]float64); ok {\n\t\treturn append(make([]float64, 0, len(vector)), vector...), nil\n\t}\n\tvSlice := graphql.CoerceList(v)",
+			"ec.unmarshalNFloat2float64(ctx, vSlice[i])"}, nil},
 		// A plain string: gqlgen's.
 		{"marshalNString2string", []string{"res := graphql.MarshalString(v)"}, nil},
 	} {
@@ -267,6 +288,7 @@ func TestPassRefusesUnknownDispatch(t *testing.T) {
 	for name, src := range map[string]string{
 		"another field index": strings.Replace(generatedShapes, "out.Concurrently(i, ", "out.Concurrently(i+0, ", 1),
 		"another dispatch":    strings.Replace(generatedShapes, "\tout.Dispatch(ctx)\n", "\tout.Dispatch(ctx)\n\tfs.Dispatch(ctx)\n", 1),
+		"another float list":  strings.Replace(generatedShapes, "\tvar err error\n\tres := make([]float64", "\tres := make([]float64", 1),
 	} {
 		path := filepath.Join(t.TempDir(), "generated.go")
 		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
