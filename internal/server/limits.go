@@ -30,7 +30,12 @@ func (s *server) limitBody(next http.Handler) http.Handler {
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			buf, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+			var b bytes.Buffer
+			if r.ContentLength > 0 {
+				b.Grow(int(r.ContentLength) + bytes.MinRead) // read at once, not by doubling
+			}
+			_, err := b.ReadFrom(io.LimitReader(r.Body, limit+1))
+			buf := b.Bytes()
 			_ = r.Body.Close()
 			if err != nil {
 				LoggerFrom(r.Context()).DebugContext(r.Context(), "reading request body", "error", err)
@@ -45,12 +50,23 @@ func (s *server) limitBody(next http.Handler) http.Handler {
 				tooLarge(w)
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(buf))
+			r.Body = newMemBody(buf)
 			r.ContentLength = int64(len(buf))
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// memBody is a request body in memory (limitBody read it): the checks take
+// its bytes as they are, without reading them into another copy.
+type memBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func newMemBody(b []byte) memBody { return memBody{bytes.NewReader(b), b} }
+
+func (memBody) Close() error { return nil }
 
 // bodyTimeout answers a request whose body did not arrive in time, and
 // closes its connection.

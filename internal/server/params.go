@@ -77,19 +77,28 @@ func decodedParams(r *http.Request) *graphql.RawParams {
 // what is wrong, or "". The body is put back for gqlgen. A body whose
 // parameters are all of the right type, with the query a string, is decoded
 // once, here, into the parameters returned with "" (numbers as json.Number,
-// as gqlgen's POST decodes them): postJSON takes them as they are. Any other
-// body is checked parameter by parameter (checkPostParamTypes).
+// as gqlgen's POST decodes them): postJSON takes them as they are. The usual
+// body is read by fastParams, the rest by decodeParams. Any other body is
+// checked parameter by parameter (checkPostParamTypes).
 func checkPostParams(r *http.Request) (string, *graphql.RawParams) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return "the request body is empty: send a JSON object with a query", nil
 	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(r.Body); err != nil {
-		return "", nil // gqlgen reports it
+	var body []byte
+	if m, ok := r.Body.(memBody); ok {
+		body = m.b
+	} else {
+		var buf bytes.Buffer
+		if _, err := buf.ReadFrom(r.Body); err != nil {
+			return "", nil // gqlgen reports it
+		}
+		_ = r.Body.Close()
+		body = buf.Bytes()
 	}
-	_ = r.Body.Close()
-	body := buf.Bytes()
-	r.Body = readCloser{bytes.NewReader(body)}
+	r.Body = newMemBody(body)
+	if params, ok := fastParams(body); ok {
+		return "", params
+	}
 	if params := decodeParams(body); params != nil {
 		return "", params
 	}
@@ -188,10 +197,6 @@ func checkPostParamTypes(body []byte) string {
 	}
 	return ""
 }
-
-type readCloser struct{ *bytes.Reader }
-
-func (readCloser) Close() error { return nil }
 
 // responseMediaType is the media type gqlgen answers r with: the first of
 // application/json and application/graphql-response+json the Accept header
