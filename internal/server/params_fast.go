@@ -25,48 +25,26 @@ import (
 func fastParams(body []byte) (*graphql.RawParams, bool) {
 	r := fastReader{s: string(body)}
 	r.space()
-	if !r.eat('{') {
-		return nil, false
-	}
 	var p graphql.RawParams
 	var query *string
-	for first := true; ; first = false {
-		r.space()
-		if r.eat('}') {
-			break
-		}
-		if !first && !(r.eat(',') && r.spaceThen()) {
-			return nil, false
-		}
-		key, ok := r.str()
-		if !ok {
-			return nil, false
-		}
-		r.space()
-		if !r.eat(':') {
-			return nil, false
-		}
-		r.space()
+	ok := r.members(func(key string) bool {
+		var ok bool
 		switch key {
 		case "query":
-			s, ok := r.str()
-			if !ok {
-				return nil, false
+			var s string
+			if s, ok = r.str(); ok {
+				query = &s
 			}
-			query = &s
 		case "operationName":
-			p.OperationName = ""
+			p.OperationName, ok = "", true
 			if !r.null() {
-				if p.OperationName, ok = r.str(); !ok {
-					return nil, false
-				}
+				p.OperationName, ok = r.str()
 			}
 		case "variables", "extensions":
 			var m map[string]any
+			ok = true
 			if !r.null() {
-				if m, ok = r.object(0); !ok {
-					return nil, false
-				}
+				m, ok = r.object(0)
 			}
 			if key == "variables" {
 				p.Variables = m
@@ -74,12 +52,11 @@ func fastParams(body []byte) (*graphql.RawParams, bool) {
 				p.Extensions = m
 			}
 		default:
-			if _, ok := r.value(0); !ok {
-				return nil, false
-			}
+			_, ok = r.value(0)
 		}
-	}
-	if query == nil {
+		return ok
+	})
+	if !ok || query == nil {
 		return nil, false
 	}
 	p.Query = *query
@@ -160,32 +137,44 @@ func (r *fastReader) value(depth int) (any, bool) {
 
 // object reads a JSON object (r at its '{') into a map.
 func (r *fastReader) object(depth int) (map[string]any, bool) {
-	if depth >= maxFastDepth || !r.eat('{') {
+	if depth >= maxFastDepth {
 		return nil, false
 	}
 	m := map[string]any{}
+	ok := r.members(func(key string) bool {
+		v, ok := r.value(depth + 1)
+		m[key] = v
+		return ok
+	})
+	return m, ok
+}
+
+// members reads a JSON object (r at its '{'), calling member with r at each
+// member's value; member reads the value and reports whether it could.
+func (r *fastReader) members(member func(key string) bool) bool {
+	if !r.eat('{') {
+		return false
+	}
 	for first := true; ; first = false {
 		r.space()
 		if r.eat('}') {
-			return m, true
+			return true
 		}
 		if !first && !(r.eat(',') && r.spaceThen()) {
-			return nil, false
+			return false
 		}
 		key, ok := r.str()
 		if !ok {
-			return nil, false
+			return false
 		}
 		r.space()
 		if !r.eat(':') {
-			return nil, false
+			return false
 		}
 		r.space()
-		v, ok := r.value(depth + 1)
-		if !ok {
-			return nil, false
+		if !member(key) {
+			return false
 		}
-		m[key] = v
 	}
 }
 
