@@ -47,6 +47,9 @@ type DB struct {
 	aborts     atomic.Int64
 	clock      dbClock
 	stmts      sync.Map // query → *sqlx.Stmt (prepared.go)
+	// sideStmts: the statements prepared on the counters' and the leases'
+	// pools (prepared.go sideStmt).
+	sideStmts sync.Map // sideKey → *sqlx.Stmt
 	// background: the pool's statements being prepared off a transaction's
 	// path (prepared.go); Close waits for them, so that no connection
 	// outlives it.
@@ -218,12 +221,14 @@ func (d *DB) SQL() *sql.DB { return d.sqlx.DB }
 // Close closes the pool.
 func (d *DB) Close() error {
 	d.background.Wait()
-	d.stmts.Range(func(_, st any) bool {
+	closeStmts := func(_, st any) bool {
 		if pooled, ok := st.(*sqlx.Stmt); ok {
 			_ = pooled.Close()
 		}
 		return true
-	})
+	}
+	d.stmts.Range(closeStmts)
+	d.sideStmts.Range(closeStmts)
 	if d.counters != nil {
 		_ = d.counters.Close()
 	}

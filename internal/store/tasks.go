@@ -146,7 +146,7 @@ func (q TaskQueries) TakeDisplayNumber(ctx context.Context, projectID string, ca
 	}
 	var n int
 	q.db.statements.Add(1)
-	err := q.db.counters.GetContext(ctx, &n, q.db.counters.Rebind(displayNumberSQL), projectID, category)
+	err := q.db.sideGet(ctx, q.db.counters, &n, displayNumberSQL, projectID, category)
 	return n, mapErr(err)
 }
 

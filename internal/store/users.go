@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
 
@@ -93,7 +91,7 @@ func (d *DB) TokenByHash(ctx context.Context, hash string) (*domain.APIToken, er
 	d.statements.Add(1)
 	query := `SELECT * FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL`
 	ctx, span := d.startStatement(ctx, query, false)
-	err := mapErr(sqlx.GetContext(ctx, d.lease, &t, d.lease.Rebind(query), hash))
+	err := mapErr(d.sideGet(ctx, d.lease, &t, query, hash))
 	endStatement(span, err)
 	if err != nil {
 		return nil, err
