@@ -48,7 +48,7 @@ type DB struct {
 	clock      dbClock
 	stmts      sync.Map // query → *sqlx.Stmt (prepared.go)
 	// sideStmts: the statements prepared on the counters' and the leases'
-	// pools (prepared.go sideStmt).
+	// pools (prepared.go sideGet).
 	sideStmts sync.Map // sideKey → *sqlx.Stmt
 	// background: the pool's statements being prepared off a transaction's
 	// path (prepared.go); Close waits for them, so that no connection
