@@ -131,10 +131,8 @@ func (f floatVariables) coerce(typ *ast.Type, v any, depth int) any {
 		if def.Name != "Float" {
 			return v
 		}
-		if n, ok := v.(json.Number); ok {
-			if x, err := strconv.ParseFloat(string(n), 64); err == nil {
-				return x
-			}
+		if x, ok := floatOf(v); ok {
+			return x
 		}
 	case ast.InputObject:
 		obj, ok := v.(map[string]any)
@@ -160,18 +158,25 @@ func (f floatVariables) coerce(typ *ast.Type, v any, depth int) any {
 func floatList(list []any) ([]float64, bool) {
 	out := make([]float64, len(list))
 	for i, e := range list {
-		switch e := e.(type) {
-		case json.Number:
-			x, err := strconv.ParseFloat(string(e), 64)
-			if err != nil {
-				return nil, false
-			}
-			out[i] = x
-		case float64:
-			out[i] = e
-		default:
+		x, ok := floatOf(e)
+		if !ok {
 			return nil, false
 		}
+		out[i] = x
 	}
 	return out, true
+}
+
+// floatOf is the float64 of a Float variable's value: a json.Number as
+// gqlgen parses it, or a float64 already; false for anything else (null, a
+// string, a number out of float64's range), left to the validator.
+func floatOf(v any) (float64, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		x, err := strconv.ParseFloat(string(v), 64)
+		return x, err == nil
+	case float64:
+		return v, true
+	}
+	return 0, false
 }

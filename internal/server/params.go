@@ -73,8 +73,9 @@ func decodedParams(r *http.Request) *graphql.RawParams {
 	return p
 }
 
-// checkPostParams checks the types of a JSON body's parameters and returns
-// what is wrong, or "". The body is put back for gqlgen. A body whose
+// checkPostParams checks the types of a JSON body's parameters — the body
+// limitBody read into memory — and returns what is wrong, or "". The body
+// is put back for gqlgen. A body whose
 // parameters are all of the right type, with the query a string, is decoded
 // once, here, into the parameters returned with "" (numbers as json.Number,
 // as gqlgen's POST decodes them): postJSON takes them as they are. The usual
@@ -84,18 +85,12 @@ func checkPostParams(r *http.Request) (string, *graphql.RawParams) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return "the request body is empty: send a JSON object with a query", nil
 	}
-	var body []byte
-	if m, ok := r.Body.(memBody); ok {
-		body = m.b
-	} else {
-		var buf bytes.Buffer
-		if _, err := buf.ReadFrom(r.Body); err != nil {
-			return "", nil // gqlgen reports it
-		}
-		_ = r.Body.Close()
-		body = buf.Bytes()
+	m, ok := r.Body.(memBody)
+	if !ok {
+		return "", nil // not read by limitBody: gqlgen's POST reads it
 	}
-	r.Body = newMemBody(body)
+	body := m.b
+	r.Body = newMemBody(body) // from its start, for gqlgen
 	if params, ok := fastParams(body); ok {
 		return "", params
 	}

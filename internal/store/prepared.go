@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -62,9 +63,13 @@ func (q *Q) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
 // keep caches st as query's pooled statement unless one is cached already
 // (then st is closed and that one returned): a cached statement may be in
 // use, so it is never replaced.
-func (d *DB) keep(query string, st *sqlx.Stmt) *sqlx.Stmt {
+func (d *DB) keep(query string, st *sqlx.Stmt) *sqlx.Stmt { return keepStmt(&d.stmts, query, st) }
+
+// keepStmt caches st under key in cache, as keep does; a marker other than
+// a statement (preparing) is replaced.
+func keepStmt(cache *sync.Map, key any, st *sqlx.Stmt) *sqlx.Stmt {
 	for {
-		prev, loaded := d.stmts.LoadOrStore(query, st)
+		prev, loaded := cache.LoadOrStore(key, st)
 		if !loaded {
 			return st
 		}
@@ -72,7 +77,7 @@ func (d *DB) keep(query string, st *sqlx.Stmt) *sqlx.Stmt {
 			_ = st.Close()
 			return pooled
 		}
-		if d.stmts.CompareAndSwap(query, prev, st) {
+		if cache.CompareAndSwap(key, prev, st) {
 			return st
 		}
 	}
@@ -202,10 +207,7 @@ func (d *DB) sideGet(ctx context.Context, pool *sqlx.DB, dest any, query string,
 		if err != nil {
 			return err
 		}
-		var loaded bool
-		if st, loaded = d.sideStmts.LoadOrStore(key, prepared); loaded {
-			_ = prepared.Close()
-		}
+		st = keepStmt(&d.sideStmts, key, prepared)
 	}
 	return st.(*sqlx.Stmt).GetContext(ctx, dest, args...)
 }
