@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq"  // PostgreSQL driver
+	"github.com/lib/pq"    // PostgreSQL driver
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
 )
 
@@ -91,6 +91,7 @@ type openOptions struct {
 	maxConns  int
 	pooler    Pooler
 	directURL string
+	dialer    pq.Dialer // the main pool's, on PostgreSQL (tests); nil: lib/pq's
 }
 
 // MaxConns caps a PostgreSQL pool at n connections (at least 1). SQLite's
@@ -145,7 +146,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	if pooled && dialect != Postgres {
 		return nil, errors.New("store: a transaction pooler stands in front of PostgreSQL only (the database url is SQLite)")
 	}
-	x, err := sqlx.Open(driver, dsn)
+	x, err := openMain(driver, dsn, o.dialer)
 	if err != nil {
 		return nil, fmt.Errorf("store: open: %w", err)
 	}
@@ -206,6 +207,22 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		}
 	}
 	return d, nil
+}
+
+// openMain opens the main pool; on PostgreSQL its transactions begin and
+// commit with their statements (lazy_begin.go).
+func openMain(driver, dsn string, dialer pq.Dialer) (*sqlx.DB, error) {
+	if driver != "postgres" {
+		return sqlx.Open(driver, dsn)
+	}
+	c, err := pq.NewConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if dialer != nil {
+		c.Dialer(dialer)
+	}
+	return sqlx.NewDb(sql.OpenDB(lazyConnector{c}), driver), nil
 }
 
 // sqliteURIPath escapes what a file: URI gives meaning to (SQLite decodes %HH in
@@ -307,14 +324,15 @@ func (d *DB) inTx(ctx context.Context, fn func(q *Q) error, attempt int) (err er
 	if err = fn(q); err != nil {
 		return err
 	}
-	if err = q.flush(ctx); err != nil {
+	if err = q.flushCommit(ctx); err != nil {
 		return err
 	}
 	d.statements.Add(1)
 	if q.committed {
-		// The tail committed the work (selectCommit): this ends the empty
-		// transaction after it, which holds no lock and wrote nothing, so
-		// its failure loses nothing.
+		// The work committed with its last statement (selectCommit,
+		// flushCommit): this only closes database/sql's transaction, and
+		// the connection sends nothing (lazy_begin.go); its error (the
+		// request's context ended since) is not the work's.
 		_ = tx.Commit()
 		return nil
 	}
@@ -331,8 +349,8 @@ type Q struct {
 	ext  sqlx.ExtContext
 	db   *DB
 	inTx bool
-	// committed: the transaction's work committed with its tail
-	// (selectCommit); what is left of it is an empty transaction.
+	// committed: the transaction's work committed with its last statement
+	// (selectCommit, flushCommit).
 	committed bool
 	// pending: writes waiting to go with the transaction's next statement
 	// (later.go).

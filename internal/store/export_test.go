@@ -1,6 +1,13 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/lib/pq"
+)
+
+// WithDialer has the main pool's PostgreSQL connections dialled by d.
+func WithDialer(d pq.Dialer) Option { return func(o *openOptions) { o.dialer = d } }
 
 // SynchronousCommit reads synchronous_commit on the main pool and on the
 // display counters' pool ("" for the counters on SQLite, which has none).

@@ -82,7 +82,7 @@ func pgLiteral(v any) (string, error) {
 
 // selectCommit runs query, with args written in, and commits q's
 // transaction in the same round trip: query's rows are scanned into dest.
-// The transaction then goes on as an empty one, which DB.inTx commits.
+// The transaction ends there (withEndsTx): DB.inTx's commit sends nothing.
 func (q *Q) selectCommit(ctx context.Context, dest any, query string, args []any) error {
 	text, err := inlinePostgres(query, args)
 	if err != nil {
@@ -104,7 +104,8 @@ func (q *Q) selectCommit(ctx context.Context, dest any, query string, args []any
 
 // queryCommit sends text with COMMIT after it and scans its rows into dest.
 func (q *Q) queryCommit(ctx context.Context, dest any, text string, wrap func(error) error) error {
-	rows, err := q.ext.QueryxContext(ctx, text+`; COMMIT; BEGIN`)
+	rows, err := q.ext.QueryxContext(withEndsTx(ctx), text+`;
+COMMIT`)
 	if err != nil {
 		return wrap(err)
 	}

@@ -14,8 +14,9 @@ import (
 // arguments written in, waits on the transaction (Q.pending) and goes with
 // the next statement the transaction sends — before a read, so the
 // transaction always reads its own writes, and in the commit's round trip
-// when the tail commits (selectCommit). A create outside a list then makes
-// two round trips inside its transaction instead of four.
+// (selectCommit, flushCommit). With BEGIN sent with the first statement
+// (lazy_begin.go), a create outside a list makes one round trip inside its
+// transaction instead of three.
 //
 // Only statements whose errors no caller tells apart go this way: a failed
 // write sent later fails the statement it went with, and ends the
@@ -75,6 +76,22 @@ func (q *Q) flush(ctx context.Context) error {
 	_, err := q.ext.ExecContext(ctx, text) // no arguments: one simple query
 	err = laterErr(err)
 	endStatement(span, err)
+	return err
+}
+
+// flushCommit sends the writes waiting on q's transaction with its COMMIT,
+// in one round trip: the transaction ends there (withEndsTx). With none
+// waiting it sends nothing, and the transaction commits as usual.
+func (q *Q) flushCommit(ctx context.Context) error {
+	if len(q.pending) == 0 {
+		return nil
+	}
+	ctx, span := q.startLater(ctx, len(q.pending))
+	text := q.takePending() + ";\nCOMMIT"
+	_, err := q.ext.ExecContext(withEndsTx(ctx), text) // no arguments: one simple query
+	err = laterErr(err)
+	endStatement(span, err)
+	q.committed = err == nil
 	return err
 }
 

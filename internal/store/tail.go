@@ -103,10 +103,9 @@ func (q *Q) AppendTail(ctx context.Context, projectID string, evs []*domain.Even
 // so the sequence is held for that one round trip only — PostgreSQL
 // releases it as it commits, without waiting for this process to read the
 // tail's answer and send COMMIT, which on a busy machine is most of the
-// time a project's transactions queue for. BEGIN follows the COMMIT: the
-// driver's transaction then ends with an empty one (DB.inTx), outside
-// every lock. A statement that fails skips the rest, so the transaction is
-// rolled back as after any failed statement.
+// time a project's transactions queue for. The driver's transaction ends
+// with it (lazy_begin.go). A statement that fails skips the rest, so the
+// transaction is rolled back as after any failed statement.
 func (q *Q) tailPostgres(ctx context.Context, projectID string, evs []*domain.Event, lists []ListDelta, nowait bool,
 	waves []WaveDelta, commit bool,
 ) ([]WaveCounts, error) {
