@@ -22,11 +22,11 @@ type LevelTracker interface {
 	Closed() (quiescent, timed int64)
 }
 
-// levelDispatch closes the loaders' batches of a query or mutation level by
-// level, the moment a level's last key is in, rather than after an idle
-// window. It promises to the request's tracker each
-// field the executor is about to start, and counts it done when its resolver
-// returns.
+// levelDispatch closes the loaders' batches of a query, a mutation or a
+// subscription's event level by level, the moment a level's last key is in,
+// rather than after an idle window. It promises to the request's tracker
+// each field the executor is about to start, and counts it done when its
+// resolver returns.
 //
 // It follows gqlgen's order of work within an object: the inline fields one
 // after another, each with its whole subtree, then the concurrent fields
@@ -95,6 +95,9 @@ type typeField struct{ typeName, field string }
 type levels struct {
 	oc      *graphql.OperationContext
 	tracker LevelTracker
+	// event: a subscription event's selections, whose object is the root
+	// (eventRoot); nil for a query or mutation.
+	event   ast.SelectionSet
 	mu      sync.Mutex
 	shapes  map[fieldsKey]fieldCounts
 	objects map[objectKey]*object
@@ -139,24 +142,43 @@ func (d *levelDispatch) InterceptResponse(ctx context.Context, next graphql.Resp
 		return next(ctx)
 	}
 	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil || oc.Operation.Operation == ast.Subscription || strings.Contains(oc.RawQuery, "@defer") {
+	if oc.Operation == nil || strings.Contains(oc.RawQuery, "@defer") {
 		return next(ctx)
 	}
-	root := d.schema.Query
-	if oc.Operation.Operation == ast.Mutation {
+	var root *ast.Definition
+	var event ast.SelectionSet
+	switch oc.Operation.Operation {
+	case ast.Query:
+		root = d.schema.Query
+	case ast.Mutation:
 		root = d.schema.Mutation
+	case ast.Subscription:
+		// Each event is a response of its own, with loaders of its own
+		// (graphql.go): its root is the event, an object of the stream
+		// field's type, opened at its first tracked field (eventRoot), when
+		// its concrete type is known.
+		if d.schema.Subscription == nil {
+			return next(ctx)
+		}
+		fields := graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{d.schema.Subscription.Name})
+		if len(fields) != 1 || len(fields[0].Selections) == 0 {
+			return next(ctx)
+		}
+		event = fields[0].Selections
 	}
-	if root == nil {
+	if root == nil && event == nil {
 		return next(ctx)
 	}
 	t := d.track(ctx)
 	if t == nil {
 		return next(ctx)
 	}
-	lv := &levels{oc: oc, tracker: t, shapes: map[fieldsKey]fieldCounts{}, objects: map[objectKey]*object{}}
-	lv.mu.Lock()
-	lv.open(d, oc, objectKey{index: -1}, nil, oc.Operation.SelectionSet, root.Name)
-	lv.mu.Unlock()
+	lv := &levels{oc: oc, tracker: t, event: event, shapes: map[fieldsKey]fieldCounts{}, objects: map[objectKey]*object{}}
+	if root != nil {
+		lv.mu.Lock()
+		lv.open(d, oc, objectKey{index: -1}, nil, oc.Operation.SelectionSet, root.Name)
+		lv.mu.Unlock()
+	}
 	resp := next(context.WithValue(ctx, levelsKey{}, lv))
 	if d.metrics != nil {
 		quiet, timed := t.Closed()
@@ -173,6 +195,11 @@ func (d *levelDispatch) InterceptField(ctx context.Context, next graphql.Resolve
 	lv, _ := ctx.Value(levelsKey{}).(*levels)
 	if lv == nil {
 		return next(ctx)
+	}
+	if lv.event != nil && fc.Parent == nil {
+		lv.mu.Lock()
+		lv.eventRoot(d, fc.Object)
+		lv.mu.Unlock()
 	}
 	defer func() {
 		lv.mu.Lock()
@@ -192,6 +219,16 @@ func (d *levelDispatch) InterceptField(ctx context.Context, next graphql.Resolve
 // loader, so it cannot hold a level back. Most fields are such leaves.
 func (d *levelDispatch) untracked(typeName string, f graphql.CollectedField) bool {
 	return len(f.Selections) == 0 && !d.concurrent[typeField{typeName, f.Name}]
+}
+
+// eventRoot opens a subscription event's object, of typeName, as the root
+// when the first of its tracked fields starts: the executor runs its fields
+// in the same order as a query's root's, so that field is the one open
+// promises. lv.mu is held.
+func (lv *levels) eventRoot(d *levelDispatch, typeName string) {
+	if _, ok := lv.objects[objectKey{index: -1}]; !ok {
+		lv.open(d, lv.oc, objectKey{index: -1}, nil, lv.event, typeName)
+	}
 }
 
 // open registers an object of typeName returned by parent (nil: the root)
