@@ -219,9 +219,7 @@ func openMain(driver, dsn string, dialer pq.Dialer) (*sqlx.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dialer != nil {
-		c.Dialer(dialer)
-	}
+	c.Dialer(checkedDialer{inner: dialer})
 	return sqlx.NewDb(sql.OpenDB(lazyConnector{c}), driver), nil
 }
 

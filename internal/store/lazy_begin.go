@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 )
 
 // A PostgreSQL transaction's BEGIN and COMMIT travel with its statements.
@@ -54,8 +56,11 @@ type pqConn interface {
 // lazyConnector opens lib/pq connections wrapped in lazyConn.
 type lazyConnector struct{ driver.Connector }
 
+// Its connector dials through checkedDialer, which hands Connect the socket
+// for the connection check (conn_check.go).
 func (c lazyConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	cn, err := c.Connector.Connect(ctx)
+	var sock net.Conn
+	cn, err := c.Connector.Connect(context.WithValue(ctx, dialSlotKey{}, &sock))
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +69,7 @@ func (c lazyConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		_ = cn.Close()
 		return nil, fmt.Errorf("store: the PostgreSQL driver's connection (%T) lacks what the store's transactions use", cn)
 	}
-	return &lazyConn{pq: pq}, nil
+	return &lazyConn{pq: pq, raw: rawOf(sock)}, nil
 }
 
 // txState is where a lazyConn's transaction is.
@@ -87,6 +92,8 @@ type lazyConn struct {
 	// bad: a ROLLBACK failed; the connection may still be in a
 	// transaction, so the pool drops it.
 	bad bool
+	// raw: the socket, checked as the pool hands the connection out again.
+	raw syscall.RawConn
 }
 
 func (c *lazyConn) Prepare(query string) (driver.Stmt, error) {
@@ -177,8 +184,10 @@ func (c *lazyConn) CheckNamedValue(v *driver.NamedValue) error { return c.pq.Che
 
 func (c *lazyConn) Ping(ctx context.Context) error { return c.pq.Ping(ctx) }
 
+// ResetSession runs as the pool hands the connection out again: one that
+// died while idle is refused, and the pool takes another (conn_check.go).
 func (c *lazyConn) ResetSession(ctx context.Context) error {
-	if c.bad || c.state != txNone {
+	if c.bad || c.state != txNone || !alive(c.raw) {
 		return driver.ErrBadConn
 	}
 	return c.pq.ResetSession(ctx)

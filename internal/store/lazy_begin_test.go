@@ -169,3 +169,34 @@ func TestTransactionRoundTrips(t *testing.T) {
 	}))
 	outside()
 }
+
+// TestTransactionAfterBackendTerminated: a pooled connection whose backend
+// died while idle (a restart, pg_terminate_backend) is refused as the pool
+// hands it out, so the next transaction, whose first statement carries its
+// work, runs on a new connection and commits.
+func TestTransactionAfterBackendTerminated(t *testing.T) {
+	t.Parallel()
+	url := testdb.Postgres(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, url, store.MaxConns(1))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	b := &bundle{db: db, ctx: ctx}
+	b.user = b.newUser(t, "owner")
+	b.project = b.newProject(t, "proj")
+
+	for i := range 3 {
+		var pid int
+		require.NoError(t, db.SQL().QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
+		admin, err := store.Open(ctx, url, store.MaxConns(1))
+		require.NoError(t, err)
+		var ok bool
+		require.NoError(t, admin.SQL().QueryRowContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, pid).Scan(&ok))
+		require.True(t, ok)
+		require.NoError(t, admin.Close())
+
+		task := b.task(b.project, i+1)
+		require.NoError(t, db.InTx(ctx, func(q *store.Q) error { return q.Tasks.InsertTask(ctx, task) }))
+		b.loadTask(t, task.ID)
+	}
+}
