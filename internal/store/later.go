@@ -67,31 +67,31 @@ func (q *Q) laterNamed(ctx context.Context, query string, arg any) error {
 }
 
 // flush sends the writes waiting on q's transaction, in one round trip.
-func (q *Q) flush(ctx context.Context) error {
+func (q *Q) flush(ctx context.Context) error { return q.sendPending(ctx, false) }
+
+// flushCommit sends the writes waiting on q's transaction with its COMMIT,
+// in one round trip: the transaction ends there (withEndsTx). With none
+// waiting it sends nothing, and the transaction commits as usual.
+func (q *Q) flushCommit(ctx context.Context) error { return q.sendPending(ctx, true) }
+
+// sendPending sends the waiting writes as one simple query, with COMMIT
+// after them when commit is set (and then q.committed).
+func (q *Q) sendPending(ctx context.Context, commit bool) error {
 	if len(q.pending) == 0 {
 		return nil
 	}
 	ctx, span := q.startLater(ctx, len(q.pending))
 	text := q.takePending()
+	if commit {
+		text += ";\nCOMMIT"
+		ctx = withEndsTx(ctx)
+	}
 	_, err := q.ext.ExecContext(ctx, text) // no arguments: one simple query
 	err = laterErr(err)
 	endStatement(span, err)
-	return err
-}
-
-// flushCommit sends the writes waiting on q's transaction with its COMMIT,
-// in one round trip: the transaction ends there (withEndsTx). With none
-// waiting it sends nothing, and the transaction commits as usual.
-func (q *Q) flushCommit(ctx context.Context) error {
-	if len(q.pending) == 0 {
-		return nil
+	if commit && err == nil {
+		q.committed = true
 	}
-	ctx, span := q.startLater(ctx, len(q.pending))
-	text := q.takePending() + ";\nCOMMIT"
-	_, err := q.ext.ExecContext(withEndsTx(ctx), text) // no arguments: one simple query
-	err = laterErr(err)
-	endStatement(span, err)
-	q.committed = err == nil
 	return err
 }
 
