@@ -47,6 +47,8 @@ type DB struct {
 	aborts     atomic.Int64
 	clock      dbClock
 	stmts      sync.Map // query → *sqlx.Stmt (prepared.go)
+	// keyLists: the key-list texts admitted to stmts (key_lists.go).
+	keyLists atomic.Int32
 	// sideStmts: the statements prepared on the counters' and the leases'
 	// pools (prepared.go sideGet).
 	sideStmts sync.Map // sideKey → *sqlx.Stmt

@@ -102,8 +102,13 @@ func TestTransactionRoundTrips(t *testing.T) {
 	b.loadTask(t, task2.ID)
 	outside()
 
-	// A read with arguments first: BEGIN goes on its own before it.
+	// A read with arguments first: BEGIN goes on its own before it. (The
+	// read's statement is prepared on the pool first: a transaction that
+	// meets it unprepared prepares it on its connection, one more round
+	// trip.)
 	task3 := b.task(b.project, 3)
+	_, err = b.db.Tasks.TasksByIDs(ctx, []string{task.ID, task2.ID})
+	require.NoError(t, err)
 	n, err = roundTrips(func(q *store.Q) error {
 		if _, err := q.Tasks.TasksByIDs(ctx, []string{task.ID, task2.ID}); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -98,4 +99,38 @@ func fieldNames[T any]() []string {
 		out = append(out, f.Name)
 	}
 	return out
+}
+
+// TestKeyListLookups: lookups by key lists padded with repeats answer each
+// row once, whatever the list's length and repeats.
+func TestKeyListLookups(t *testing.T) {
+	run(t, func(t *testing.T, b *bundle) {
+		var tasks []*domain.Task
+		for i := range 5 {
+			tasks = append(tasks, b.insertTask(t, b.task(b.project, i)))
+		}
+		for i := 1; i < 5; i++ {
+			require.NoError(t, b.db.Tasks.InsertRelationship(b.ctx, &domain.TaskRelationship{ID: uuid.NewString(),
+				SourceTaskID: tasks[0].ID, TargetTaskID: tasks[i].ID, Type: domain.RelRelatedTo, CreatedAt: ts(time.Duration(i) * time.Second)}))
+		}
+		ids := func(ts []*domain.Task) []string {
+			out := make([]string, len(ts))
+			for i, t := range ts {
+				out[i] = t.ID
+			}
+			return out
+		}
+		for n := 1; n <= 5; n++ {
+			want := ids(tasks[:n])
+			slices.Sort(want)
+			asked := append(ids(tasks[:n]), uuid.NewString()) // and one that is not there
+			got, err := b.db.Tasks.ShownTasksByIDs(b.ctx, []string{"Title"}, asked)
+			require.NoError(t, err)
+			require.Equal(t, want, ids(got), "%d tasks", n)
+
+			links, err := b.db.Tasks.ShownRelationshipsOfTasks(b.ctx, nil, domain.DirectionBoth, ids(tasks[:n]))
+			require.NoError(t, err)
+			require.Len(t, links, 4, "links of %d tasks", n) // each once, though both ends may be asked
+		}
+	})
 }

@@ -14,7 +14,8 @@ import (
 // spends more time there than executing; these are prepared once per
 // connection (database/sql keeps one per connection it ran on) and, on
 // PostgreSQL, planned generically once their plans settle. Only statements
-// whose text never varies go through here: a text with a variable IN list
+// whose text never varies go through here, and the key lists of
+// key_lists.go, whose texts are bounded: a text with a variable IN list
 // would fill the cache.
 //
 // Behind a transaction pooler (PoolerTransaction) nothing is prepared: a

@@ -70,17 +70,16 @@ func (q TaskQueries) relationships(ctx context.Context, cols string, dir domain.
 	if len(taskIDs) == 0 {
 		return nil, nil
 	}
-	where, ends := "source_task_id IN (?)", []any{taskIDs}
+	where, lists := "source_task_id IN (?)", 1
 	switch dir {
 	case domain.DirectionOutgoing:
 	case domain.DirectionIncoming:
 		where = "target_task_id IN (?)"
 	default:
-		where, ends = "source_task_id IN (?) OR target_task_id IN (?)", []any{taskIDs, taskIDs}
+		where, lists = "source_task_id IN (?) OR target_task_id IN (?)", 2
 	}
-	query, args := in(`SELECT `+cols+` FROM task_relationships WHERE `+where+` ORDER BY created_at, id`, ends...)
 	var out []*domain.TaskRelationship
-	err := q.selectx(ctx, &out, query, args...)
+	err := q.selectKeys(ctx, &out, `SELECT `+cols+` FROM task_relationships WHERE `+where+` ORDER BY created_at, id`, lists, taskIDs)
 	return out, err
 }
 

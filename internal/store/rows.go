@@ -26,16 +26,15 @@ func colsByColumn[T any](ctx context.Context, q *Q, cols, table, column string, 
 	var out []*T
 	if len(values) == 1 && cols == "*" {
 		// One key — a mutation's project, a single object's read — is the
-		// same text on every call: prepared (a variable IN list, or a
-		// column list chosen by the fields asked, would fill the cache).
+		// same text on every call: prepared outside the key lists' bound.
 		query := fmt.Sprintf("SELECT * FROM %s WHERE %s = ? ORDER BY %s", table, column, orderBy)
 		if err := q.selectP(ctx, &out, query, values[0]); err != nil {
 			return nil, err
 		}
 		return out, nil
 	}
-	query, args := in(fmt.Sprintf("SELECT %s FROM %s WHERE %s IN (?) ORDER BY %s", cols, table, column, orderBy), values)
-	if err := q.selectx(ctx, &out, query, args...); err != nil {
+	query := fmt.Sprintf("SELECT %s FROM %s WHERE %s IN (?) ORDER BY %s", cols, table, column, orderBy)
+	if err := q.selectKeys(ctx, &out, query, 1, values); err != nil {
 		return nil, err
 	}
 	return out, nil
