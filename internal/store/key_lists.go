@@ -41,19 +41,27 @@ func padKeys(keys []string) []string {
 	return out
 }
 
-// selectKeys runs query, whose every "IN (?)" takes keys, padded: prepared
-// when its text is cached or the cache has room, else as it is.
+// selectKeys runs query, whose every "IN (?)" takes keys: padded and
+// prepared when the padded text is cached or the cache has room, else as it
+// is.
 func (q *Q) selectKeys(ctx context.Context, dest any, query string, lists int, keys []string) error {
-	padded := padKeys(keys)
+	if len(keys) <= maxPaddedKeys {
+		padded, expanded := inLists(query, lists, padKeys(keys))
+		if q.db.admitKeyList(q.db.sqlx.Rebind(padded)) {
+			return q.selectP(ctx, dest, padded, expanded...)
+		}
+	}
+	query, args := inLists(query, lists, keys)
+	return q.selectx(ctx, dest, query, args...)
+}
+
+// inLists is query with each of its lists "IN (?)" expanded over keys.
+func inLists(query string, lists int, keys []string) (string, []any) {
 	args := make([]any, lists)
 	for i := range args {
-		args[i] = padded
+		args[i] = keys
 	}
-	query, expanded := in(query, args...)
-	if len(keys) <= maxPaddedKeys && q.db.admitKeyList(q.db.sqlx.Rebind(query)) {
-		return q.selectP(ctx, dest, query, expanded...)
-	}
-	return q.selectx(ctx, dest, query, expanded...)
+	return in(query, args...)
 }
 
 // admitKeyList reports whether query may be prepared: it is prepared (or
