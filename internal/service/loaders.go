@@ -40,13 +40,16 @@ type loaders struct {
 	// may read them lean.
 	leanTasks         *loader.Loader[string, *domain.Task]
 	leanImpactsOfTask *loader.Loader[string, []*domain.TaskFileImpact]
+	// taskShown is what the operation shows of tasks, for the reads of
+	// tasks that go around the task loaders (a list's task page).
+	taskShown app.Shown
 
 	all []app.Clearer
 }
 
 func newLoaders(s *Service, w loader.Timing, lean app.Lean) *loaders {
 	q := &s.db.Q
-	l := &loaders{}
+	l := &loaders{taskShown: lean.Tasks}
 	l.users = loader.New(w, app.ByID(q.Users.UsersByIDs, func(u *domain.User) string { return u.ID }))
 	l.tokens = loader.New(w, app.ByID(q.Users.APITokensByIDs, func(t *domain.APIToken) string { return t.ID }))
 	l.projects = loader.New(w, app.ByID(q.Projects.ProjectsByIDs, func(p *domain.Project) string { return p.ID }))

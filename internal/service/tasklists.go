@@ -297,22 +297,27 @@ func (s *Lists) ItemsOfList(ctx context.Context, listID string, page domain.Page
 		})
 }
 
-// TasksOfList pages a list's tasks in list order (the item page, then its tasks).
+// TasksOfList pages a list's tasks in list order: the item page and its
+// tasks in one statement, lean when the operation may. The tasks are primed
+// in the request's task loader, as a load by id would have left them.
 func (s *Lists) TasksOfList(ctx context.Context, listID string, page domain.PageArgs) (domain.Page[*domain.Task], error) {
-	items, err := s.ItemsOfList(ctx, listID, page)
+	l := s.load(ctx)
+	shown := l.taskShown
+	pg, err := app.NestedPage(ctx, s.db, "TaskList.tasks", page, listID,
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]domain.Page[*domain.Task], error) {
+			return q.Lists.TasksByLists(ctx, shown.Lean, shown.Fields, parents, page)
+		},
+		func(ctx context.Context, q *store.Q, parents []string) (map[string]int, error) {
+			return q.Lists.CountItemsByLists(ctx, parents)
+		})
 	if err != nil {
-		return domain.Page[*domain.Task]{}, err
+		return pg, err
 	}
-	ids := make([]string, len(items.Items))
-	for i, it := range items.Items {
-		ids[i] = it.TaskID
+	tasks := l.shownTasks()
+	for _, t := range pg.Items {
+		tasks.Prime(t.ID, t)
 	}
-	tasks, err := s.load(ctx).shownTasks().LoadMany(ctx, ids)
-	if err != nil {
-		return domain.Page[*domain.Task]{}, err
-	}
-	return domain.Page[*domain.Task]{Items: tasks, Cursors: items.Cursors, HasNextPage: items.HasNextPage,
-		HasPreviousPage: items.HasPreviousPage, Total: items.Total}, nil
+	return pg, nil
 }
 
 // maxChatID bounds a Telegram chat id.

@@ -252,6 +252,47 @@ func (q ListQueries) ItemsByLists(ctx context.Context, lists []string, page doma
 	return itemPageQuery(lists, page).fetch(ctx, q.Q)
 }
 
+// listTask is a task read with its list item's place in the list: the rows of
+// a list's task page, read in one statement.
+type listTask struct {
+	domain.Task
+	ItemID       string `db:"item_id"`
+	ItemListID   string `db:"item_list_id"`
+	ItemPosition int    `db:"item_position"`
+}
+
+// TasksByLists pages the tasks of lists in list order, the item page and its
+// tasks in one statement; each task's cursor is its item's, as ItemsByLists
+// gives it. With shown.Lean only shown.Fields (names of domain.Task's fields),
+// the id and the project are read, as ShownTasksByIDs reads them.
+func (q ListQueries) TasksByLists(ctx context.Context, lean bool, fields, lists []string, page domain.PageArgs) (map[string]domain.Page[*domain.Task], error) {
+	cols := "t.*"
+	if lean {
+		cols = shownColumns[domain.Task]("t.", alwaysShownTask, fields)
+	}
+	pages, err := (&pageQuery[*listTask]{
+		selectCols: cols + ", i.id AS item_id, i.task_list_id AS item_list_id, i.position AS item_position",
+		from:       "task_list_items i JOIN tasks t ON t.id = i.task_id", idCol: "i.id",
+		key:   sortKey{col: "i.position", kind: keyInt},
+		keyOf: func(r *listTask) any { return r.ItemPosition }, idOf: func(r *listTask) string { return r.ItemID },
+		parentCol: "i.task_list_id", parents: lists, parentOf: func(r *listTask) string { return r.ItemListID },
+		page: page,
+	}).fetch(ctx, q.Q)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]domain.Page[*domain.Task], len(pages))
+	for list, pg := range pages {
+		tasks := make([]*domain.Task, len(pg.Items))
+		for i, r := range pg.Items {
+			tasks[i] = &r.Task
+		}
+		out[list] = domain.Page[*domain.Task]{Items: tasks, Cursors: pg.Cursors,
+			HasNextPage: pg.HasNextPage, HasPreviousPage: pg.HasPreviousPage}
+	}
+	return out, nil
+}
+
 // CountItemsByLists counts items per list.
 func (q ListQueries) CountItemsByLists(ctx context.Context, lists []string) (map[string]int, error) {
 	return itemPageQuery(lists, domain.PageArgs{}).count(ctx, q.Q)
