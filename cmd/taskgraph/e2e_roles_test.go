@@ -198,6 +198,40 @@ func TestRoles(t *testing.T) {
 			require.Equal(t, "by admin", d.S("updateTask.task.description"))
 		})
 
+		t.Run("an entry by id reads the project only for a member", func(t *testing.T) {
+			// An ADMIN's or an AGENT's visibility follows from the row's
+			// project id; a MEMBER's needs the project's owner. Counted
+			// against a query that only authenticates; the least of three
+			// tries, as background work may add statements.
+			least := func(token, q string, vars M) int64 {
+				n := int64(-1)
+				for range 3 {
+					if c := statementsOf(t, s, func() { s.query(t, token, q, vars) }); n < 0 || c < n {
+						n = c
+					}
+				}
+				return n
+			}
+			reads := func(token, q string, vars M) int64 {
+				return least(token, q, vars) - least(token, `{ __typename }`, nil)
+			}
+			for _, c := range []struct {
+				name  string
+				token string
+				want  int64
+			}{{"admin", admin, 1}, {"agent", agent, 1}, {"owner", alice, 2}} {
+				for _, q := range []string{
+					`query($id: ID!) { taskList(id: $id) { id } }`,
+					`query($id: ID!) { node(id: $id) { id } }`,
+				} {
+					require.Equal(t, c.want, reads(c.token, q, M{"id": a.list}), "%s: %s", c.name, q)
+				}
+				require.Equal(t, c.want, reads(c.token, `query($id: ID!) { task(id: $id) { id } }`, M{"id": a.task}), "%s: task", c.name)
+				// An item's project is its task's: one read more.
+				require.Equal(t, c.want+1, reads(c.token, `query($id: ID!) { node(id: $id) { id } }`, M{"id": a.item}), "%s: node of an item", c.name)
+			}
+		})
+
 		t.Run("agent reads its project only", func(t *testing.T) {
 			d := s.query(t, agent, `query($p: ID!, $t: ID!, $l: ID!) {
 				viewer { slug }

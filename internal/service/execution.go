@@ -34,7 +34,7 @@ func (s *Runs) visibleRun(ctx context.Context, p *auth.Principal, gid, field str
 	if len(runs) == 0 {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "execution run not found"}
 	}
-	if _, err := s.Projects.visibleProjectByID(ctx, p, runs[0].ProjectID); err != nil {
+	if err := s.Projects.visibleProjectID(ctx, p, runs[0].ProjectID); err != nil {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "execution run not found"}
 	}
 	return runs[0], nil

@@ -34,7 +34,7 @@ func (s *Projects) AdvanceIdea(ctx context.Context, in domain.AdvanceIdeaInput) 
 	if idea == nil {
 		return nil, domain.NotFound("Idea")
 	}
-	if _, err := s.visibleProjectByID(ctx, p, idea.ProjectID); err != nil {
+	if err := s.visibleProjectID(ctx, p, idea.ProjectID); err != nil {
 		return nil, domain.NotFound("Idea")
 	}
 	err = s.tx(ctx, func(tx *app.Tx) error {

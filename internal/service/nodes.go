@@ -114,7 +114,7 @@ func (s *Service) node(ctx context.Context, p *auth.Principal, kind domain.Kind,
 		}
 		projectID = t.ProjectID
 	}
-	if _, err := s.Projects.visibleProjectByID(ctx, p, projectID); err != nil {
+	if err := s.Projects.visibleProjectID(ctx, p, projectID); err != nil {
 		return nil, nil
 	}
 	return node, nil

@@ -35,6 +35,20 @@ func (s *Projects) visibleProjectByID(ctx context.Context, p *auth.Principal, id
 	return project, nil
 }
 
+// visibleProjectID checks that the caller may see project id, the project
+// of a row just read (its foreign key holds it): an ADMIN's or an AGENT's
+// rule needs only the id, so only a MEMBER's check reads the project.
+func (s *Projects) visibleProjectID(ctx context.Context, p *auth.Principal, id string) error {
+	if p.Role == domain.RoleAdmin || p.Role == domain.RoleAgent {
+		if !app.CanSee(p, &domain.Project{ID: id}) {
+			return domain.NotFound("project")
+		}
+		return nil
+	}
+	_, err := s.visibleProjectByID(ctx, p, id)
+	return err
+}
+
 // writableProject loads a project the caller may change: visible, and not through
 // an AGENT token (agents only call the agent mutations).
 func (s *Projects) writableProject(ctx context.Context, p *auth.Principal, gid, field string) (*domain.Project, error) {

@@ -70,8 +70,10 @@ func (s *Tasks) Task(ctx context.Context, gid, displayID *string) (*domain.Task,
 	if t == nil {
 		return nil, nil
 	}
-	project, err := s.load(ctx).projects.Get(ctx, t.ProjectID)
-	if err != nil || !app.CanSee(p, project) {
+	if err := s.Projects.visibleProjectID(ctx, p, t.ProjectID); err != nil {
+		if domain.ErrorCode(err) == domain.CodeNotFound {
+			return nil, nil
+		}
 		return nil, err
 	}
 	return t, nil

@@ -254,7 +254,7 @@ func (s *Lists) visibleList(ctx context.Context, p *auth.Principal, gid, field s
 	if l == nil {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "task list not found"}
 	}
-	if _, err := s.Projects.visibleProjectByID(ctx, p, l.ProjectID); err != nil {
+	if err := s.Projects.visibleProjectID(ctx, p, l.ProjectID); err != nil {
 		return nil, &domain.Error{Code: domain.CodeNotFound, Field: field, Message: "task list not found"}
 	}
 	return l, nil
