@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -98,15 +97,13 @@ func inlineLeaves(sel ast.SelectionSet, typeName string) bool {
 	return true
 }
 
-// objectJSON is an object written from its collected fields
-// (gqlexec.WriteObject), where gqlgen copies every field and builds a map
-// for each object.
-type objectJSON struct {
-	fields []graphql.CollectedField
-	set    *graphql.FieldSet
+// newObject is an object's marshaller and the field set its values go in,
+// allocated together (gqlexec.NewObject): the object is written from its
+// collected fields (gqlexec.WriteObject), where gqlgen copies every field
+// and builds a map for each object.
+func newObject(fields []graphql.CollectedField) (graphql.Marshaler, *graphql.FieldSet) {
+	return gqlexec.NewObject(fields)
 }
-
-func (o objectJSON) MarshalGQL(w io.Writer) { gqlexec.WriteObject(w, o.fields, o.set) }
 
 // enums marshal the schema's enum values, one marshaller each.
 var enums = gqlexec.NewEnums(parsedSchema)

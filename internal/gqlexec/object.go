@@ -7,6 +7,52 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
+// Object is an object's marshaller and the field set its values go in,
+// allocated together (NewObject): gqlgen made the set, its values and the
+// object's marshaller apart, three allocations for every object written.
+type Object struct {
+	fields []graphql.CollectedField
+	set    graphql.FieldSet
+}
+
+// MarshalGQL writes the object (WriteObject).
+func (o *Object) MarshalGQL(w io.Writer) { WriteObject(w, o.fields, &o.set) }
+
+// Objects with room for their values, by size class.
+type (
+	object2  struct{ Object; values [2]graphql.Marshaler }
+	object4  struct{ Object; values [4]graphql.Marshaler }
+	object8  struct{ Object; values [8]graphql.Marshaler }
+	object16 struct{ Object; values [16]graphql.Marshaler }
+)
+
+// NewObject returns the marshaller of an object of fields and the field set
+// to fill (its Values, one for each field): one allocation up to 16 fields.
+// Only the set's Values, Invalids and a ConcurrentFields' dispatch are for
+// use: the set is not graphql.NewFieldSet's, and does not marshal itself.
+func NewObject(fields []graphql.CollectedField) (graphql.Marshaler, *graphql.FieldSet) {
+	var o *Object
+	switch n := len(fields); {
+	case n <= 2:
+		a := &object2{}
+		a.set.Values, o = a.values[:n], &a.Object
+	case n <= 4:
+		a := &object4{}
+		a.set.Values, o = a.values[:n], &a.Object
+	case n <= 8:
+		a := &object8{}
+		a.set.Values, o = a.values[:n], &a.Object
+	case n <= 16:
+		a := &object16{}
+		a.set.Values, o = a.values[:n], &a.Object
+	default:
+		o = &Object{}
+		o.set.Values = make([]graphql.Marshaler, n)
+	}
+	o.fields = fields
+	return o, &o.set
+}
+
 // WriteObject writes an object's fields as JSON — what graphql.FieldSet's
 // MarshalGQL writes — without copying every field and building a map for
 // each object. Fields are GraphQL names: their keys need no escaping.

@@ -21,8 +21,10 @@
 //     (its selection has a resolver or a subtree): otherwise it marshals
 //     the elements one after another.
 //   - Objects. gqlgen's FieldSet writes an object by copying each field to
-//     the heap and keeping a map of the keys written; object marshallers
-//     return graph.objectJSON instead, which writes the same JSON from the
+//     the heap and keeping a map of the keys written, and an object's set,
+//     its values and its marshaller were three allocations; object
+//     marshallers take their set and marshaller from graph.newObject
+//     instead, one allocation, which writes the same JSON from the
 //     collected fields.
 //   - The deferred group. Every object's marshaller computed its response
 //     path (an allocation per object) for @defer even when nothing was
@@ -149,7 +151,7 @@ func run(path string) error {
 			continue
 		}
 		objects++
-		edits = append(edits, edit{off(ret.Pos()), off(ret.End()), "return objectJSON{fields: fields, set: out}"})
+		edits = append(edits, edit{off(ret.Pos()), off(ret.End()), "return objectOut"})
 	}
 	deferred := replaceAll(src, deferredGroupText, "\tif len(deferLabelToView) > 0 {\n"+deferredGroupText+"\t}\n")
 	deferredSets := replaceAll(src, deferredSetsText, "\tdeferredFieldSet, deferLabelToView := deferredSets(fields)\n")
@@ -157,7 +159,7 @@ func run(path string) error {
 		"\tcollected collected // the fields of each object selection (graph/collect.go)\n}\n")
 	enums := append(replaceAll(src, "graphql.MarshalString(string(v))", "marshalEnum(string(v))"),
 		replaceAll(src, "graphql.MarshalString(string(*v))", "marshalEnum(string(*v))")...)
-	fieldSets := replaceAll(src, fieldSetText, fieldSetText+"\tvar concurrent concurrentFields\n")
+	fieldSets := replaceAll(src, fieldSetText, "\tobjectOut, out := newObject(fields)\n\tvar concurrent concurrentFields\n")
 	adds := replaceAll(src, concurrentlyText, "concurrent.add(i, ")
 	dispatches := replaceAll(src, dispatchText, "\tconcurrent.dispatch(ctx, out)\n")
 	floatLists := replaceAll(src, floatListText, floatListFast+floatListText)
@@ -169,7 +171,7 @@ func run(path string) error {
 	edits = append(append(append(append(edits, deferred...), deferredSets...), state...), enums...)
 	edits = append(append(append(edits, fieldSets...), adds...), dispatches...)
 	if leaves == 0 || lists == 0 || objects == 0 || len(deferred) == 0 || collects == 0 || len(deferredSets) == 0 || len(state) != 1 ||
-		len(enums) == 0 || len(adds) == 0 || len(dispatches) == 0 || len(dispatches) != len(fieldSets) ||
+		len(enums) == 0 || len(adds) == 0 || len(dispatches) == 0 || len(dispatches) != len(fieldSets) || objects != len(fieldSets) ||
 		bytes.Count(src, []byte(".Dispatch(")) != len(dispatches) ||
 		bytes.Count(src, []byte("out.Concurrently(")) != len(adds)+bytes.Count(src, []byte("out.Concurrently() call")) {
 		return fmt.Errorf("found %d plain leaves, %d object lists, %d objects, %d deferred groups, %d fields collected "+

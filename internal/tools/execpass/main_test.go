@@ -243,13 +243,13 @@ func TestPass(t *testing.T) {
 		{"marshalNU2ᚕᚖdomainᚐUᚄ", []string{`ec.marshalList(ctx, sel, "U", len(v), func(`}, []string{"MarshalSliceConcurrently"}},
 		// The deferred group: only when something is deferred; its sets made
 		// then too. The fields come from the execution context's cache.
-		{"_U", []string{"if len(deferLabelToView) > 0 {\n\t\tatomic.AddInt32", "return objectJSON{fields: fields, set: out}",
+		{"_U", []string{"if len(deferLabelToView) > 0 {\n\t\tatomic.AddInt32", "return objectOut",
 			"deferredFieldSet, deferLabelToView := deferredSets(fields)", "fields := ec.collected.fields(ec.OperationContext, sel, uImplementors)",
 			// Its concurrent fields: resolved on the reused workers.
-			"out := graphql.NewFieldSet(fields)\n\tvar concurrent concurrentFields\n",
+			"objectOut, out := newObject(fields)\n\tvar concurrent concurrentFields\n",
 			"concurrent.add(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })",
 			"concurrent.dispatch(ctx, out)"},
-			[]string{"graphql.CollectFields", "make(map", "out.Dispatch", "out.Concurrently(i"}},
+			[]string{"graphql.CollectFields", "make(map", "out.Dispatch", "out.Concurrently(i", "graphql.NewFieldSet(fields)"}},
 		// Enums: one marshaller a value, made once.
 		{"marshalNStatus2domainᚐStatus", []string{"res := marshalEnum(string(v))"}, []string{"graphql.MarshalString"}},
 		{"marshalOStatus2ᚖdomainᚐStatus", []string{"res := marshalEnum(string(*v))"}, []string{"graphql.MarshalString"}},
