@@ -3,8 +3,6 @@ package graph
 import (
 	"context"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -54,23 +52,7 @@ func (ec *executionContext) marshalList(ctx context.Context, sel ast.SelectionSe
 		}
 		return ret
 	}
-	var wg sync.WaitGroup
-	var failed atomic.Bool
-	wg.Add(n)
-	// The elements' field contexts and indexes, allocated together.
-	fcs, indexes := make([]graphql.FieldContext, n), make([]int, n)
-	for i := range n {
-		indexes[i], fcs[i].Index = i, &indexes[i]
-		childCtx := graphql.WithFieldContext(ctx, &fcs[i])
-		elementWorkers.Run(func() {
-			defer wg.Done()
-			if !gqlexec.MarshalElement(childCtx, ret, i, marshal) {
-				failed.Store(true)
-			}
-		})
-	}
-	wg.Wait()
-	if failed.Load() {
+	if !gqlexec.MarshalConcurrently(ctx, ret, marshal, elementWorkers) {
 		return nil
 	}
 	return ret

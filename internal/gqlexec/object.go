@@ -3,6 +3,8 @@ package gqlexec
 import (
 	"context"
 	"io"
+	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -108,4 +110,47 @@ func MarshalElement(ctx context.Context, ret graphql.Array, i int, marshal func(
 	}()
 	ret[i] = marshal(ctx, i)
 	return true
+}
+
+// MarshalConcurrently writes the elements of ret, marshal(ctx, i) each, on
+// workers all at once (an element may wait on a loader batch the next one
+// fills), each under a field context of its own holding its index, as
+// gqlgen's graphql.MarshalSliceConcurrently does; false when one panicked.
+// The elements' field contexts come in one allocation, and the jobs share
+// one function: per element, only its context is made.
+func MarshalConcurrently(ctx context.Context, ret graphql.Array, marshal func(ctx context.Context, i int) graphql.Marshaler, workers *Workers) bool {
+	l := &elementList{ret: ret, marshal: marshal, elems: make([]element, len(ret))}
+	l.wg.Add(len(ret))
+	run := l.run
+	for i := range l.elems {
+		e := &l.elems[i]
+		e.index, e.fc.Index = i, &e.index
+		e.ctx = graphql.WithFieldContext(ctx, &e.fc)
+		workers.RunAt(run, i)
+	}
+	l.wg.Wait()
+	return !l.failed.Load()
+}
+
+// elementList is one list marshalled by MarshalConcurrently.
+type elementList struct {
+	wg      sync.WaitGroup
+	failed  atomic.Bool
+	ret     graphql.Array
+	marshal func(ctx context.Context, i int) graphql.Marshaler
+	elems   []element
+}
+
+// element is an element's field context, its index and its context.
+type element struct {
+	fc    graphql.FieldContext
+	index int
+	ctx   context.Context
+}
+
+func (l *elementList) run(i int) {
+	defer l.wg.Done()
+	if !MarshalElement(l.elems[i].ctx, l.ret, i, l.marshal) {
+		l.failed.Store(true)
+	}
 }

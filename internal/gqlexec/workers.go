@@ -6,7 +6,15 @@ package gqlexec
 // that than on the element. A worker's stack has grown already.
 type Workers struct{ idle chan *worker }
 
-type worker struct{ job chan func() }
+type worker struct{ job chan job }
+
+// job is f(), or at(i): an index travels with a function shared by many
+// jobs, where a closure per job would be an allocation.
+type job struct {
+	f  func()
+	at func(int)
+	i  int
+}
 
 // NewWorkers returns a pool that keeps at most maxIdle workers waiting.
 func NewWorkers(maxIdle int) *Workers {
@@ -15,13 +23,18 @@ func NewWorkers(maxIdle int) *Workers {
 
 // Run runs f on an idle worker, or on a new one: never waits for a worker,
 // since an element may wait on a loader batch the next one fills.
-func (p *Workers) Run(f func()) {
+func (p *Workers) Run(f func()) { p.run(job{f: f}) }
+
+// RunAt runs f(i) as Run runs a function.
+func (p *Workers) RunAt(f func(int), i int) { p.run(job{at: f, i: i}) }
+
+func (p *Workers) run(j job) {
 	select {
 	case w := <-p.idle:
-		w.job <- f
+		w.job <- j
 	default:
-		w := &worker{job: make(chan func(), 1)}
-		w.job <- f
+		w := &worker{job: make(chan job, 1)}
+		w.job <- j
 		go p.serve(w)
 	}
 }
@@ -46,8 +59,12 @@ func (p *Workers) serve(w *worker) {
 //
 //go:noinline
 func (p *Workers) loop(w *worker, _ *[workerBallast]byte) {
-	for f := range w.job {
-		f()
+	for j := range w.job {
+		if j.at != nil {
+			j.at(j.i)
+		} else {
+			j.f()
+		}
 		select {
 		case p.idle <- w:
 		default:

@@ -2,6 +2,8 @@ package gqlexec
 
 import (
 	"bytes"
+	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -56,4 +58,45 @@ func TestMarshalEnum(t *testing.T) {
 		require.Equal(t, want.String(), got.String())
 	}
 	require.Zero(t, testing.AllocsPerRun(100, func() { enums.Marshal("IN_PROGRESS") }))
+}
+
+// TestMarshalConcurrently: a list's elements run all at once, each under a
+// field context holding its own index, and land in their places; a panic
+// in one is its error and fails the list.
+func TestMarshalConcurrently(t *testing.T) {
+	p := NewWorkers(4)
+	for _, n := range []int{2, 3, 40} {
+		var started sync.WaitGroup
+		started.Add(n)
+		ret := make(graphql.Array, n)
+		ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
+		done := make(chan bool)
+		go func() {
+			done <- MarshalConcurrently(ctx, ret, func(ctx context.Context, i int) graphql.Marshaler {
+				started.Done()
+				started.Wait() // returns only once all n run together
+				return graphql.MarshalInt(*graphql.GetFieldContext(ctx).Index * 10)
+			}, p)
+		}()
+		select {
+		case ok := <-done:
+			require.True(t, ok)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d elements did not all run at once", n)
+		}
+		for i := range n {
+			var b bytes.Buffer
+			ret[i].MarshalGQL(&b)
+			require.Equal(t, strconv.Itoa(i*10), b.String())
+		}
+	}
+	ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
+	ok := MarshalConcurrently(ctx, make(graphql.Array, 3), func(ctx context.Context, i int) graphql.Marshaler {
+		if i == 1 {
+			panic("element 1")
+		}
+		return graphql.MarshalInt(i)
+	}, p)
+	require.False(t, ok)
+	require.Len(t, graphql.GetErrors(ctx), 1)
 }
