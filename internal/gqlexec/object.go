@@ -22,10 +22,22 @@ func (o *Object) MarshalGQL(w io.Writer) { WriteObject(w, o.fields, &o.set) }
 
 // Objects with room for their values, by size class.
 type (
-	object2  struct{ Object; values [2]graphql.Marshaler }
-	object4  struct{ Object; values [4]graphql.Marshaler }
-	object8  struct{ Object; values [8]graphql.Marshaler }
-	object16 struct{ Object; values [16]graphql.Marshaler }
+	object2 struct {
+		Object
+		values [2]graphql.Marshaler
+	}
+	object4 struct {
+		Object
+		values [4]graphql.Marshaler
+	}
+	object8 struct {
+		Object
+		values [8]graphql.Marshaler
+	}
+	object16 struct {
+		Object
+		values [16]graphql.Marshaler
+	}
 )
 
 // NewObject returns the marshaller of an object of fields and the field set
