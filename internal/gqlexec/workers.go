@@ -1,10 +1,24 @@
 package gqlexec
 
+import (
+	"sync/atomic"
+	"time"
+)
+
 // Workers run functions on goroutines that outlive them. The executor's
 // frames are deep: a new goroutine's stack grows, by copying, several times
 // before it can marshal one element, and the runtime spent more time on
 // that than on the element. A worker's stack has grown already.
-type Workers struct{ idle chan *worker }
+//
+// Workers left idle are kept, up to a bound, so that the next request's
+// elements find them; Trim stops those that stayed idle for a whole period
+// (TrimEvery), so that a burst's workers do not keep their stacks forever.
+type Workers struct {
+	idle chan *worker
+	// low is the fewest workers idle at any moment since the last Trim:
+	// that many were never needed.
+	low atomic.Int64
+}
 
 type worker struct{ job chan job }
 
@@ -21,6 +35,42 @@ func NewWorkers(maxIdle int) *Workers {
 	return &Workers{idle: make(chan *worker, maxIdle)}
 }
 
+// TrimEvery trims the pool every period, for as long as the process runs
+// (a pool is a process's own); it returns p.
+func (p *Workers) TrimEvery(period time.Duration) *Workers {
+	go func() {
+		for range time.Tick(period) {
+			p.Trim()
+		}
+	}()
+	return p
+}
+
+// Trim stops the workers that stayed idle since the last Trim, and returns
+// how many it stopped.
+func (p *Workers) Trim() int {
+	stopped := 0
+stop:
+	for n := p.low.Load(); int64(stopped) < n; {
+		select {
+		case w := <-p.idle:
+			close(w.job)
+			stopped++
+		default:
+			break stop
+		}
+	}
+	p.low.Store(int64(len(p.idle)))
+	return stopped
+}
+
+// noteIdle lowers low to the number of idle workers now.
+func (p *Workers) noteIdle() {
+	n := int64(len(p.idle))
+	for l := p.low.Load(); n < l && !p.low.CompareAndSwap(l, n); l = p.low.Load() {
+	}
+}
+
 // Run runs f on an idle worker, or on a new one: never waits for a worker,
 // since an element may wait on a loader batch the next one fills.
 func (p *Workers) Run(f func()) { p.run(job{f: f}) }
@@ -31,8 +81,10 @@ func (p *Workers) RunAt(f func(int), i int) { p.run(job{at: f, i: i}) }
 func (p *Workers) run(j job) {
 	select {
 	case w := <-p.idle:
+		p.noteIdle()
 		w.job <- j
 	default:
+		p.low.Store(0)
 		w := &worker{job: make(chan job, 1)}
 		w.job <- j
 		go p.serve(w)

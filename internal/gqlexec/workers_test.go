@@ -100,3 +100,38 @@ func TestMarshalConcurrently(t *testing.T) {
 	require.False(t, ok)
 	require.Len(t, graphql.GetErrors(ctx), 1)
 }
+
+// TestWorkersTrim: Trim stops the workers that stayed idle since the last
+// Trim, and only those; the pool works as before afterwards.
+func TestWorkersTrim(t *testing.T) {
+	p := NewWorkers(64)
+	burst := func(n int) {
+		var started, done sync.WaitGroup
+		started.Add(n)
+		done.Add(n)
+		for range n {
+			p.Run(func() {
+				defer done.Done()
+				started.Done()
+				started.Wait()
+			})
+		}
+		done.Wait()
+		for deadline := time.Now().Add(5 * time.Second); len(p.idle) < n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d idle workers after a burst of %d", len(p.idle), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	burst(20)
+	require.Equal(t, 0, p.Trim(), "the burst made every worker: none was idle throughout")
+	// 20 idle; a burst of 5 leaves at least 15 idle throughout.
+	burst(5)
+	require.Equal(t, 15, p.Trim())
+	require.Equal(t, 5, len(p.idle))
+	require.Equal(t, 5, p.Trim(), "idle for a whole period")
+	require.Equal(t, 0, len(p.idle))
+	burst(3)
+	require.Equal(t, 3, len(p.idle))
+}
