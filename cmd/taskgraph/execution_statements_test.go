@@ -55,7 +55,12 @@ const conflictsTreeQuery = `query($id: ID!) { taskList(id: $id) {
 
 // TestConflictsStatements: Task.conflicts and TaskList.parallelismAnalysis
 // batch through the request's loaders: a list with one conflicting pair costs
-// as many statements as one whose every task conflicts with several others.
+// no more statements than the query's reads, as one whose every task
+// conflicts with several others: the token, the list, the analysis page,
+// the list's task page, the analysis's tasks by id, the tasks' conflicts
+// and the analysis's total. The analysis's tasks are the page's: when the
+// page is in first, they come from the task loader it primed, and that read
+// is not sent — which comes first varies from run to run.
 func TestConflictsStatements(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
@@ -90,7 +95,10 @@ func TestConflictsStatements(t *testing.T) {
 		require.Equal(t, 1, dSmall.N("taskList.parallelismAnalysis.totalCount"))
 		require.Equal(t, 28, dLarge.N("taskList.parallelismAnalysis.totalCount")) // every pair of 8 tasks
 		require.Len(t, dLarge.L("taskList.tasks.nodes.0.conflicts"), 7)
-		require.Equal(t, nSmall, nLarge, "statements for 1 conflicting pair vs 28")
-		t.Logf("conflicts tree: %d statements", nLarge)
+		const reads = 7
+		require.LessOrEqual(t, nSmall, int64(reads), "statements for 1 conflicting pair")
+		require.LessOrEqual(t, nLarge, int64(reads), "statements for 28 conflicting pairs")
+		require.GreaterOrEqual(t, nLarge, int64(reads-1), "statements for 28 conflicting pairs")
+		t.Logf("conflicts tree: %d and %d statements", nSmall, nLarge)
 	})
 }
