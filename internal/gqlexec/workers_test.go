@@ -12,6 +12,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// runTogether hands n functions to p that each return only once all n run
+// together; the group is done when they all have.
+func runTogether(p *Workers, n int) *sync.WaitGroup {
+	var started, done sync.WaitGroup
+	started.Add(n)
+	done.Add(n)
+	for range n {
+		p.Run(func() {
+			defer done.Done()
+			started.Done()
+			started.Wait()
+		})
+	}
+	return &done
+}
+
 // TestWorkersRunAllAtOnce: every function handed to the workers runs at
 // once, however many are waiting on each other (a list element may wait on
 // a loader batch the next element fills), and the workers are reused.
@@ -19,16 +35,7 @@ func TestWorkersRunAllAtOnce(t *testing.T) {
 	p := NewWorkers(4)
 	for round := range 3 {
 		const n = 50
-		var started, done sync.WaitGroup
-		started.Add(n)
-		done.Add(n)
-		for range n {
-			p.Run(func() {
-				defer done.Done()
-				started.Done()
-				started.Wait() // returns only once all n run together
-			})
-		}
+		done := runTogether(p, n)
 		finished := make(chan struct{})
 		go func() { done.Wait(); close(finished) }()
 		select {
@@ -106,17 +113,7 @@ func TestMarshalConcurrently(t *testing.T) {
 func TestWorkersTrim(t *testing.T) {
 	p := NewWorkers(64)
 	burst := func(n int) {
-		var started, done sync.WaitGroup
-		started.Add(n)
-		done.Add(n)
-		for range n {
-			p.Run(func() {
-				defer done.Done()
-				started.Done()
-				started.Wait()
-			})
-		}
-		done.Wait()
+		runTogether(p, n).Wait()
 		for deadline := time.Now().Add(5 * time.Second); len(p.idle) < n; {
 			if time.Now().After(deadline) {
 				t.Fatalf("%d idle workers after a burst of %d", len(p.idle), n)
