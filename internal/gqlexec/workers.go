@@ -67,7 +67,11 @@ stop:
 // noteIdle lowers low to the number of idle workers now.
 func (p *Workers) noteIdle() {
 	n := int64(len(p.idle))
-	for l := p.low.Load(); n < l && !p.low.CompareAndSwap(l, n); l = p.low.Load() {
+	for {
+		l := p.low.Load()
+		if n >= l || p.low.CompareAndSwap(l, n) {
+			return
+		}
 	}
 }
 
