@@ -440,6 +440,19 @@ func (q *Q) selectx(ctx context.Context, dest any, query string, args ...any) er
 	return err
 }
 
+// selectUnsafe is selectx dropping the columns that no field of dest's
+// elements takes (sqlx's Unsafe).
+func (q *Q) selectUnsafe(ctx context.Context, dest any, query string, args ...any) error {
+	if err := q.flush(ctx); err != nil {
+		return err
+	}
+	q.db.statements.Add(1)
+	ctx, span := q.startStatement(ctx, query)
+	err := mapErr(selectCharged(ctx, unsafe(q.ext), dest, q.ext.Rebind(query), args...))
+	endStatement(span, err)
+	return err
+}
+
 func (q *Q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if err := q.flush(ctx); err != nil {
 		return nil, err

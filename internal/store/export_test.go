@@ -21,3 +21,11 @@ func (d *DB) SynchronousCommit(ctx context.Context) (main, counters string, err 
 	err = d.counters.GetContext(ctx, &counters, `SHOW synchronous_commit`)
 	return main, counters, err
 }
+
+// PreparedTexts is the number of statement texts the main pool has
+// prepared or is preparing.
+func (d *DB) PreparedTexts() int {
+	n := 0
+	d.stmts.Range(func(any, any) bool { n++; return true })
+	return n
+}

@@ -1,19 +1,34 @@
 package store
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lib/pq"
+)
 
 // Batched lookups by key — a level of a nested read: the tasks of a page,
-// their relationships, their file impacts — name their keys in an IN list.
-// Sent as they come, each such statement has its own text (one placeholder
-// per key) and PostgreSQL parses and plans it on every call, which costs
-// more than running it. The list is therefore padded to the next power of
-// two with its last key (a repeated key changes no IN's answer), so that a
-// statement's text depends on its columns and on the size bucket of its
-// list only, and such texts are prepared while the cache of them has room.
+// their relationships, their file impacts — name their keys in a list, and
+// their texts are prepared so that the database does not parse and plan
+// them on every call (which costs more than running them):
+//
+//   - On PostgreSQL the list is one array parameter, "col = ANY(?)": the
+//     text depends on the columns only. An IN list of n placeholders would
+//     not do: PostgreSQL plans such a statement for its values on every
+//     call (a custom plan: its generic plan never looks cheaper), 0.24–0.48
+//     ms of a 0.4 ms statement; with one array it settles on the generic
+//     plan after five calls.
+//   - On SQLite, which has no arrays, the IN list is padded to the next
+//     power of two with its last key (a repeated key changes no IN's
+//     answer), so that a text depends on its columns and on the size
+//     bucket of its list only.
+//
+// Texts are prepared while the cache of them has room (maxKeyListStmts).
 
-// maxPaddedKeys is the longest list padded: longer ones (beyond any page)
-// go as they are, unprepared, and padding never doubles a list past the
-// database's parameter limits.
+// maxPaddedKeys is the longest list padded on SQLite: longer ones (beyond
+// any page) go as they are, unprepared, and padding never doubles a list
+// past the database's parameter limits.
 const maxPaddedKeys = 1024
 
 // maxKeyListStmts bounds the statements prepared for key lists: each is
@@ -41,10 +56,15 @@ func padKeys(keys []string) []string {
 	return out
 }
 
-// selectKeys runs query, whose every "IN (?)" takes keys: padded and
-// prepared when the padded text is cached or the cache has room, else as it
-// is.
+// selectKeys runs query, whose every "IN (?)" takes keys: on PostgreSQL
+// as one array each, prepared when the cache admits the text; on SQLite
+// padded and prepared when the padded text is cached or the cache has room,
+// else as it is.
 func (q *Q) selectKeys(ctx context.Context, dest any, query string, lists int, keys []string) error {
+	if q.db.dialect == Postgres {
+		query, args := anyLists(query, lists, keys)
+		return q.selectBounded(ctx, dest, query, args...)
+	}
 	if len(keys) <= maxPaddedKeys {
 		padded, expanded := inLists(query, lists, padKeys(keys))
 		if q.db.admitKeyList(q.db.sqlx.Rebind(padded)) {
@@ -52,6 +72,30 @@ func (q *Q) selectKeys(ctx context.Context, dest any, query string, lists int, k
 		}
 	}
 	query, args := inLists(query, lists, keys)
+	return q.selectx(ctx, dest, query, args...)
+}
+
+// anyLists is query with each of its lists "IN (?)" made "= ANY(?)" over
+// keys as one PostgreSQL array; the column's type gives the array's.
+func anyLists(query string, lists int, keys []string) (string, []any) {
+	if strings.Count(query, " IN (?)") != lists {
+		panic(fmt.Sprintf("store: key-list query without its %d IN lists: %s", lists, query)) // programming error
+	}
+	arr := pq.StringArray(keys)
+	args := make([]any, lists)
+	for i := range args {
+		args[i] = arr
+	}
+	return strings.ReplaceAll(query, " IN (?)", " = ANY(?)"), args
+}
+
+// selectBounded runs query through a prepared statement when the key-list
+// cache admits its text, else as it is: for texts that vary with what a
+// client asks (columns, filters), whose number the cache bounds.
+func (q *Q) selectBounded(ctx context.Context, dest any, query string, args ...any) error {
+	if q.db.admitKeyList(q.db.sqlx.Rebind(query)) {
+		return q.selectP(ctx, dest, query, args...)
+	}
 	return q.selectx(ctx, dest, query, args...)
 }
 

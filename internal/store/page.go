@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
@@ -189,8 +190,8 @@ func (p *pageQuery[T]) fetch(ctx context.Context, q *Q) (map[string]domain.Page[
 		if len(p.parents) == 0 {
 			return map[string]domain.Page[T]{}, nil
 		}
-		where = append(where, p.parentCol+" IN (?)")
-		args = append(args, p.parents)
+		cond, arg := q.keysCond(p.parentCol, p.parents)
+		where, args = append(where, cond), append(args, arg)
 	}
 	whereSQL := ""
 	if len(where) > 0 {
@@ -206,11 +207,7 @@ func (p *pageQuery[T]) fetch(ctx context.Context, q *Q) (map[string]domain.Page[
 	}
 	query, args = in(query, args...)
 	var rows []T
-	if err := q.flush(ctx); err != nil {
-		return nil, err
-	}
-	q.db.statements.Add(1)
-	if err := mapErr(selectCharged(ctx, unsafe(q.ext), &rows, q.ext.Rebind(query), args...)); err != nil {
+	if err := q.selectPage(ctx, &rows, query, args...); err != nil {
 		return nil, err
 	}
 	grouped := map[string][]T{}
@@ -267,8 +264,8 @@ func (p *pageQuery[T]) count(ctx context.Context, q *Q) (map[string]int, error) 
 		if len(p.parents) == 0 {
 			return map[string]int{}, nil
 		}
-		where = append(where, p.parentCol+" IN (?)")
-		args = append(args, p.parents)
+		cond, arg := q.keysCond(p.parentCol, p.parents)
+		where, args = append(where, cond), append(args, arg)
 		sel, group = p.parentCol+" AS parent, COUNT(*) AS n", " GROUP BY "+p.parentCol
 	}
 	whereSQL := ""
@@ -288,6 +285,32 @@ func (p *pageQuery[T]) count(ctx context.Context, q *Q) (map[string]int, error) 
 		out[r.Parent] = r.N
 	}
 	return out, nil
+}
+
+// keysCond is the condition that col is one of keys, with its argument: on
+// PostgreSQL one array ("= ANY(?)"), so that the text does not vary with
+// the number of keys (key_lists.go); elsewhere an IN list, which in()
+// expands. One key is an equality.
+func (q *Q) keysCond(col string, keys []string) (string, any) {
+	switch {
+	case len(keys) == 1:
+		return col + " = ?", keys[0]
+	case q.db.dialect == Postgres:
+		return col + " = ANY(?)", pq.StringArray(keys)
+	}
+	return col + " IN (?)", keys
+}
+
+// selectPage runs a page's statement, whose rows may carry a column that
+// no field takes (the row number of a page per parent): on PostgreSQL
+// prepared when the key-list cache admits its text — a page's text varies
+// with its filters, columns, size and direction, never with its keys
+// (keysCond) — elsewhere, or past the cache's bound, as it is.
+func (q *Q) selectPage(ctx context.Context, dest any, query string, args ...any) error {
+	if q.db.dialect == Postgres && q.db.admitKeyList(q.db.sqlx.Rebind(query)) {
+		return q.selectPrepared(ctx, dest, query, true, args...)
+	}
+	return q.selectUnsafe(ctx, dest, query, args...)
 }
 
 func unsafe(e sqlx.ExtContext) sqlx.ExtContext {

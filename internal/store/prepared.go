@@ -117,12 +117,25 @@ func (q *Q) getP(ctx context.Context, dest any, query string, args ...any) error
 
 // selectP is selectx through a prepared statement.
 func (q *Q) selectP(ctx context.Context, dest any, query string, args ...any) error {
+	return q.selectPrepared(ctx, dest, query, false, args...)
+}
+
+// selectPrepared is selectP; with extraCols the rows may have columns that
+// no field of dest's elements takes, which are dropped (sqlx's Unsafe): a
+// page's row number.
+func (q *Q) selectPrepared(ctx context.Context, dest any, query string, extraCols bool, args ...any) error {
 	if q.db.transactionPooled() {
+		if extraCols {
+			return q.selectUnsafe(ctx, dest, query, args...)
+		}
 		return q.selectx(ctx, dest, query, args...)
 	}
 	st, err := q.stmt(ctx, query)
 	if err != nil {
 		return err
+	}
+	if extraCols {
+		st = st.Unsafe()
 	}
 	q.db.statements.Add(1)
 	ctx, span := q.startStatement(ctx, query)
