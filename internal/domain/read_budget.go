@@ -12,7 +12,7 @@ import (
 // passes the limit, so a query's memory stays near the limit whatever its
 // shape: aliases, pages of large texts, long logs. Reads without a budget in
 // their context (sweeps, the server's own work) are not bounded by it.
-type readBudget struct {
+type ReadBudget struct {
 	limit int64
 	used  atomic.Int64
 }
@@ -21,13 +21,20 @@ type readBudgetKey struct{}
 
 // WithReadBudget returns ctx with a fresh budget of limit bytes.
 func WithReadBudget(ctx context.Context, limit int64) context.Context {
-	return context.WithValue(ctx, readBudgetKey{}, &readBudget{limit: limit})
+	return context.WithValue(ctx, readBudgetKey{}, &ReadBudget{limit: limit})
 }
 
-// ChargeRead adds n bytes read to ctx's budget, if it has one, and returns
-// LIMIT_EXCEEDED once the budget is spent.
-func ChargeRead(ctx context.Context, n int) error {
-	b, _ := ctx.Value(readBudgetKey{}).(*readBudget)
+// ReadBudgetOf is ctx's read budget, nil when it has none: a statement
+// looks it up once and charges its rows to it, rather than searching the
+// context for every row.
+func ReadBudgetOf(ctx context.Context) *ReadBudget {
+	b, _ := ctx.Value(readBudgetKey{}).(*ReadBudget)
+	return b
+}
+
+// Charge adds n bytes read to the budget and returns LIMIT_EXCEEDED once
+// it is spent; a nil budget takes any charge.
+func (b *ReadBudget) Charge(n int) error {
 	if b == nil || n == 0 {
 		return nil
 	}
@@ -39,8 +46,6 @@ func ChargeRead(ctx context.Context, n int) error {
 	return nil
 }
 
-// HasReadBudget reports whether ctx carries a read budget.
-func HasReadBudget(ctx context.Context) bool {
-	_, ok := ctx.Value(readBudgetKey{}).(*readBudget)
-	return ok
-}
+// ChargeRead adds n bytes read to ctx's budget, if it has one, and returns
+// LIMIT_EXCEEDED once the budget is spent.
+func ChargeRead(ctx context.Context, n int) error { return ReadBudgetOf(ctx).Charge(n) }

@@ -17,7 +17,8 @@ import (
 // one statement never holds more than the budget in memory, however many
 // rows or aliases a request batches into it.
 func selectCharged(ctx context.Context, ext sqlx.QueryerContext, dest any, query string, args ...any) error {
-	if !domain.HasReadBudget(ctx) {
+	budget := domain.ReadBudgetOf(ctx)
+	if budget == nil {
 		return sqlx.SelectContext(ctx, ext, dest, query, args...)
 	}
 	rows, err := ext.QueryxContext(ctx, query, args...)
@@ -33,6 +34,7 @@ func selectCharged(ctx context.Context, ext sqlx.QueryerContext, dest any, query
 	}
 	structScan := base.Kind() == reflect.Struct && !reflect.PointerTo(base).Implements(scannerType)
 	var plan *scanPlan
+	sizer := sizerOf(base)
 	for rows.Next() {
 		v := reflect.New(base)
 		if structScan && plan == nil {
@@ -50,7 +52,7 @@ func selectCharged(ctx context.Context, ext sqlx.QueryerContext, dest any, query
 		if err != nil {
 			return err
 		}
-		if err := domain.ChargeRead(ctx, sizeOf(v.Elem())); err != nil {
+		if err := budget.Charge(sizer.size(v.Elem())); err != nil {
 			return err
 		}
 		if isPtr {
@@ -152,23 +154,65 @@ func sizeOf(v reflect.Value) int {
 		}
 		return sizeOf(v.Elem())
 	case reflect.Struct:
-		n := 0
-		for _, i := range textFields(v.Type()) {
-			n += sizeOf(v.Field(i))
-		}
-		return n + rowSize*v.NumField()
+		return sizerOf(v.Type()).size(v)
 	}
 	return rowSize
 }
 
-// textFieldsOf caches, per struct type, the fields that can hold text or
-// bytes (strings, byte slices, slices, pointers and nested structs).
-var textFieldsOf sync.Map // reflect.Type -> []int
+// rowSizer is sizeOf for values of one type, worked out once per type: a
+// struct's text fields and their kinds are known before its rows are
+// scanned, so a row costs no lookup of its type.
+type rowSizer struct {
+	strct  bool
+	fixed  int          // a struct's word per field
+	fields []sizedField // a struct's fields that can hold text or bytes
+}
 
-func textFields(t reflect.Type) []int {
-	if f, ok := textFieldsOf.Load(t); ok {
-		return f.([]int)
+type sizedField struct {
+	i    int
+	text bool // a string or a byte slice: its length
+}
+
+// sizers caches a rowSizer per type.
+var sizers sync.Map // reflect.Type -> *rowSizer
+
+// sizerOf is the rowSizer of t.
+func sizerOf(t reflect.Type) *rowSizer {
+	if s, ok := sizers.Load(t); ok {
+		return s.(*rowSizer)
 	}
+	s := &rowSizer{strct: t.Kind() == reflect.Struct}
+	if s.strct {
+		s.fixed = rowSize * t.NumField()
+		for _, i := range textFields(t) {
+			ft := t.Field(i).Type
+			text := ft.Kind() == reflect.String || (ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Uint8)
+			s.fields = append(s.fields, sizedField{i: i, text: text})
+		}
+	}
+	actual, _ := sizers.LoadOrStore(t, s)
+	return actual.(*rowSizer)
+}
+
+// size is sizeOf(v) for v of the sizer's type.
+func (s *rowSizer) size(v reflect.Value) int {
+	if !s.strct {
+		return sizeOf(v)
+	}
+	n := s.fixed
+	for _, f := range s.fields {
+		if f.text {
+			n += v.Field(f.i).Len()
+		} else {
+			n += sizeOf(v.Field(f.i))
+		}
+	}
+	return n
+}
+
+// textFields lists t's exported fields that can hold text or bytes
+// (strings, byte slices, slices, pointers and nested structs).
+func textFields(t reflect.Type) []int {
 	var out []int
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -180,6 +224,5 @@ func textFields(t reflect.Type) []int {
 			out = append(out, i)
 		}
 	}
-	textFieldsOf.Store(t, out)
 	return out
 }
