@@ -11,9 +11,10 @@ import (
 
 // TestWriteObjectAsFieldSet: an object is written as graphql.FieldSet writes
 // it, a repeated alias once (its first value), on both sides of the
-// scanned/mapped threshold of 16 fields.
+// scanned/mapped threshold (maxScannedFields); a scanned object allocates
+// nothing.
 func TestWriteObjectAsFieldSet(t *testing.T) {
-	for _, n := range []int{0, 1, 3, 16, 17, 40} {
+	for _, n := range []int{0, 1, 3, 16, 17, 23, maxScannedFields, maxScannedFields + 1, 40} {
 		var fields []graphql.CollectedField
 		for i := range n {
 			alias := string(rune('a' + i%20)) // repeats past 20
@@ -29,6 +30,10 @@ func TestWriteObjectAsFieldSet(t *testing.T) {
 		want.MarshalGQL(&a)
 		WriteObject(&b, fields, set)
 		require.Equal(t, a.String(), b.String(), "%d fields", n)
+		if n <= maxScannedFields {
+			b.Grow(4 * b.Len())
+			require.Zero(t, testing.AllocsPerRun(10, func() { b.Reset(); WriteObject(&b, fields, set) }), "%d fields", n)
+		}
 	}
 }
 

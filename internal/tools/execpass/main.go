@@ -407,7 +407,8 @@ var neverNull = map[string]bool{
 //
 //   - marshalO…: a nil v is a null, without an error: always direct;
 //   - marshalN… starting with `if v == nil { …error… }`: direct when v != nil;
-//   - marshalN… with `res := graphql.MarshalTime(v)`: direct when !v.IsZero();
+//   - marshalN… with `res := graphql.MarshalTime(v)` or gqlexec.MarshalTime
+//     (the schema's Time, gqlgen.yml): direct when !v.IsZero();
 //   - marshalN… with another graphql.Marshal… that never answers null, or
 //     returning v itself (an enum that marshals itself): always direct.
 func nullGuard(fn *ast.FuncDecl) (string, bool) {
@@ -449,7 +450,7 @@ func nullGuard(fn *ast.FuncDecl) (string, bool) {
 				continue
 			}
 			if c, ok := s.Rhs[0].(*ast.CallExpr); ok {
-				if sel, ok := c.Fun.(*ast.SelectorExpr); ok && isIdent(sel.X, "graphql") {
+				if sel, ok := c.Fun.(*ast.SelectorExpr); ok && (isIdent(sel.X, "graphql") || isIdent(sel.X, "gqlexec")) {
 					switch {
 					case sel.Sel.Name == "MarshalTime" && len(guards) == 0:
 						guards = append(guards, "!$.IsZero()")
