@@ -131,22 +131,30 @@ func MarshalElement(ctx context.Context, ret graphql.Array, i int, marshal func(
 	return true
 }
 
-// MarshalConcurrently writes the elements of ret, marshal(ctx, i) each, on
-// workers all at once (an element may wait on a loader batch the next one
-// fills), each under a field context of its own holding its index, as
-// gqlgen's graphql.MarshalSliceConcurrently does; false when one panicked.
-// The elements' field contexts come in one allocation, and the jobs share
-// one function: per element, only its context is made.
+// MarshalConcurrently writes the elements of ret, marshal(ctx, i) each, all
+// at once (an element may wait on a loader batch the next one fills), each
+// under a field context of its own holding its index, as gqlgen's
+// graphql.MarshalSliceConcurrently does; false when one panicked. The first
+// element runs in this goroutine, which would only wait otherwise, the
+// others on workers: a relationship list of two elements hands one over,
+// not two. The elements' field contexts come in one allocation, and the
+// jobs share one function: per element, only its context is made.
 func MarshalConcurrently(ctx context.Context, ret graphql.Array, marshal func(ctx context.Context, i int) graphql.Marshaler, workers *Workers) bool {
+	if len(ret) == 0 {
+		return true
+	}
 	l := &elementList{ret: ret, marshal: marshal, elems: make([]element, len(ret))}
 	l.wg.Add(len(ret))
-	run := l.run
 	for i := range l.elems {
 		e := &l.elems[i]
 		e.index, e.fc.Index = i, &e.index
 		e.ctx = graphql.WithFieldContext(ctx, &e.fc)
+	}
+	run := l.run
+	for i := 1; i < len(l.elems); i++ {
 		workers.RunAt(run, i)
 	}
+	run(0)
 	l.wg.Wait()
 	return !l.failed.Load()
 }
