@@ -129,12 +129,7 @@ func TestClearMirroredRef(t *testing.T) {
 
 func TestRecountTaskLists(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
-		newList := func(name string) *domain.TaskList {
-			l := &domain.TaskList{ID: uuid.NewString(), Schedule: domain.ScheduleWaves, Name: name, ProjectID: b.project.ID, UserID: b.user.ID,
-				Status: domain.ListDraft, MaxParallelAgents: 3, CreatedAt: ts(0), UpdatedAt: ts(0)}
-			require.NoError(t, b.db.Lists.InsertTaskList(b.ctx, l))
-			return l
-		}
+		newList := func(name string) *domain.TaskList { return b.newList(t, name, 3) }
 		l1, l2 := newList("one"), newList("two")
 		statuses := []domain.TaskStatus{domain.StatusCompleted, domain.StatusCompleted, domain.StatusFailed, domain.StatusPending, domain.StatusInProgress}
 		var items []*domain.TaskListItem

@@ -68,6 +68,16 @@ func (b *bundle) newProject(t testing.TB, slug string) *domain.Project {
 	return p
 }
 
+// newList inserts a draft task list of the project, running at most
+// maxParallel agents at once.
+func (b *bundle) newList(t testing.TB, name string, maxParallel int) *domain.TaskList {
+	t.Helper()
+	l := &domain.TaskList{ID: uuid.NewString(), Schedule: domain.ScheduleWaves, Name: name, ProjectID: b.project.ID, UserID: b.user.ID,
+		Status: domain.ListDraft, MaxParallelAgents: maxParallel, CreatedAt: ts(0), UpdatedAt: ts(0)}
+	require.NoError(t, b.db.Lists.InsertTaskList(b.ctx, l))
+	return l
+}
+
 // task returns a minimal valid task of project p, number n; mutate it before insert.
 func (b *bundle) task(p *domain.Project, n int) *domain.Task {
 	t := &domain.Task{

@@ -35,9 +35,7 @@ func TestKeyListTexts(t *testing.T) {
 		}
 		var lists []string
 		for i := range 3 {
-			l := &domain.TaskList{ID: uuid.NewString(), Schedule: domain.ScheduleWaves, Name: "L", ProjectID: b.project.ID, UserID: b.user.ID,
-				Status: domain.ListDraft, MaxParallelAgents: 1, CreatedAt: ts(0), UpdatedAt: ts(0)}
-			require.NoError(t, b.db.Lists.InsertTaskList(ctx, l))
+			l := b.newList(t, "L", 1)
 			var items []*domain.TaskListItem
 			for j := range 4 {
 				items = append(items, &domain.TaskListItem{ID: uuid.NewString(), TaskListID: l.ID, TaskID: tasks[4*i+j].ID,

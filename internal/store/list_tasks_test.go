@@ -16,12 +16,7 @@ import (
 func TestTasksByLists(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
 		ctx := b.ctx
-		newList := func(name string) *domain.TaskList {
-			l := &domain.TaskList{ID: uuid.NewString(), Schedule: domain.ScheduleWaves, Name: name, ProjectID: b.project.ID, UserID: b.user.ID,
-				Status: domain.ListDraft, MaxParallelAgents: 1, CreatedAt: ts(0), UpdatedAt: ts(0)}
-			require.NoError(t, b.db.Lists.InsertTaskList(ctx, l))
-			return l
-		}
+		newList := func(name string) *domain.TaskList { return b.newList(t, name, 1) }
 		lists := []*domain.TaskList{newList("A"), newList("B"), newList("empty")}
 		taskOf := map[string]*domain.Task{} // by item id
 		for li, l := range lists[:2] {

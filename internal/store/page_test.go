@@ -293,9 +293,7 @@ func TestTaskFiltersAndCounts(t *testing.T) {
 		foreign := &domain.Project{ID: uuid.NewString(), Slug: "foreign", Name: "F", OwnerID: stranger.ID,
 			Status: domain.ProjectActive, CreatedAt: ts(0), UpdatedAt: ts(0)}
 		require.NoError(t, b.db.Projects.CreateProject(ctx, foreign))
-		list := &domain.TaskList{ID: uuid.NewString(), Schedule: domain.ScheduleWaves, Name: "L", ProjectID: b.project.ID, UserID: b.user.ID,
-			Status: domain.ListDraft, MaxParallelAgents: 1, CreatedAt: ts(0), UpdatedAt: ts(0)}
-		require.NoError(t, b.db.Lists.InsertTaskList(ctx, list))
+		list := b.newList(t, "L", 1)
 
 		made := 0
 		mk := func(p *domain.Project, n int, edit func(*domain.Task)) *domain.Task {
@@ -415,9 +413,7 @@ func TestOtherConnections(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{b.project.ID: 3}, ideaCounts)
 
-		list := &domain.TaskList{ID: uuid.NewString(), Schedule: domain.ScheduleWaves, Name: "L", ProjectID: b.project.ID, UserID: b.user.ID,
-			Status: domain.ListDraft, MaxParallelAgents: 1, CreatedAt: ts(0), UpdatedAt: ts(0)}
-		require.NoError(t, b.db.Lists.InsertTaskList(ctx, list))
+		list := b.newList(t, "L", 1)
 		lists, err := b.db.Lists.TaskListsByProjects(ctx, []string{b.project.ID, second.ID}, domain.PageArgs{})
 		require.NoError(t, err)
 		require.Len(t, lists[b.project.ID].Items, 1)

@@ -15,9 +15,7 @@ import (
 // either task, and are invalidated by list or by task — once.
 func TestParallelismAnalysisRows(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
-		list := &domain.TaskList{ID: uuid.NewString(), Schedule: domain.ScheduleWaves, Name: "L", ProjectID: b.project.ID, UserID: b.user.ID,
-			Status: domain.ListDraft, MaxParallelAgents: 3, CreatedAt: ts(0), UpdatedAt: ts(0)}
-		require.NoError(t, b.db.Lists.InsertTaskList(b.ctx, list))
+		list := b.newList(t, "L", 3)
 		const n = 40 // 780 pairs: two INSERT batches
 		tasks := make([]*domain.Task, n)
 		for i := range tasks {

@@ -14,12 +14,7 @@ import (
 // impacts, the links that matter for planning, and the outside tasks they wait on.
 func TestPlanningReads(t *testing.T) {
 	run(t, func(t *testing.T, b *bundle) {
-		newList := func(name string) *domain.TaskList {
-			l := &domain.TaskList{ID: uuid.NewString(), Schedule: domain.ScheduleWaves, Name: name, ProjectID: b.project.ID, UserID: b.user.ID,
-				Status: domain.ListDraft, MaxParallelAgents: 3, CreatedAt: ts(0), UpdatedAt: ts(0)}
-			require.NoError(t, b.db.Lists.InsertTaskList(b.ctx, l))
-			return l
-		}
+		newList := func(name string) *domain.TaskList { return b.newList(t, name, 3) }
 		list, other := newList("L"), newList("M")
 		var tk [7]*domain.Task
 		for i := range tk {
