@@ -430,25 +430,23 @@ func (q *Q) get(ctx context.Context, dest any, query string, args ...any) error 
 }
 
 func (q *Q) selectx(ctx context.Context, dest any, query string, args ...any) error {
-	if err := q.flush(ctx); err != nil {
-		return err
-	}
-	q.db.statements.Add(1)
-	ctx, span := q.startStatement(ctx, query)
-	err := mapErr(selectCharged(ctx, q.ext, dest, q.ext.Rebind(query), args...))
-	endStatement(span, err)
-	return err
+	return q.selectRows(ctx, dest, query, false, args...)
 }
 
-// selectUnsafe is selectx dropping the columns that no field of dest's
-// elements takes (sqlx's Unsafe).
-func (q *Q) selectUnsafe(ctx context.Context, dest any, query string, args ...any) error {
+// selectRows is selectx; with extraCols the rows may have columns that no
+// field of dest's elements takes, which are dropped (sqlx's Unsafe): a
+// page's row number.
+func (q *Q) selectRows(ctx context.Context, dest any, query string, extraCols bool, args ...any) error {
 	if err := q.flush(ctx); err != nil {
 		return err
 	}
 	q.db.statements.Add(1)
 	ctx, span := q.startStatement(ctx, query)
-	err := mapErr(selectCharged(ctx, unsafe(q.ext), dest, q.ext.Rebind(query), args...))
+	ext := q.ext
+	if extraCols {
+		ext = unsafe(ext)
+	}
+	err := mapErr(selectCharged(ctx, ext, dest, q.ext.Rebind(query), args...))
 	endStatement(span, err)
 	return err
 }

@@ -57,22 +57,19 @@ func padKeys(keys []string) []string {
 }
 
 // selectKeys runs query, whose every "IN (?)" takes keys: on PostgreSQL
-// as one array each, prepared when the cache admits the text; on SQLite
-// padded and prepared when the padded text is cached or the cache has room,
-// else as it is.
+// as one array each, on SQLite padded (unless longer than maxPaddedKeys:
+// then as they are, unprepared); prepared when the cache admits the text.
 func (q *Q) selectKeys(ctx context.Context, dest any, query string, lists int, keys []string) error {
 	if q.db.dialect == Postgres {
 		query, args := anyLists(query, lists, keys)
-		return q.selectBounded(ctx, dest, query, args...)
+		return q.selectBounded(ctx, dest, query, false, args...)
 	}
-	if len(keys) <= maxPaddedKeys {
-		padded, expanded := inLists(query, lists, padKeys(keys))
-		if q.db.admitKeyList(q.db.sqlx.Rebind(padded)) {
-			return q.selectP(ctx, dest, padded, expanded...)
-		}
+	if len(keys) > maxPaddedKeys {
+		query, args := inLists(query, lists, keys)
+		return q.selectx(ctx, dest, query, args...)
 	}
-	query, args := inLists(query, lists, keys)
-	return q.selectx(ctx, dest, query, args...)
+	query, args := inLists(query, lists, padKeys(keys))
+	return q.selectBounded(ctx, dest, query, false, args...)
 }
 
 // anyLists is query with each of its lists "IN (?)" made "= ANY(?)" over
@@ -81,7 +78,7 @@ func anyLists(query string, lists int, keys []string) (string, []any) {
 	if strings.Count(query, " IN (?)") != lists {
 		panic(fmt.Sprintf("store: key-list query without its %d IN lists: %s", lists, query)) // programming error
 	}
-	arr := pq.StringArray(keys)
+	arr := keyArray(keys)
 	args := make([]any, lists)
 	for i := range args {
 		args[i] = arr
@@ -89,14 +86,32 @@ func anyLists(query string, lists int, keys []string) (string, []any) {
 	return strings.ReplaceAll(query, " IN (?)", " = ANY(?)"), args
 }
 
-// selectBounded runs query through a prepared statement when the key-list
-// cache admits its text, else as it is: for texts that vary with what a
-// client asks (columns, filters), whose number the cache bounds.
-func (q *Q) selectBounded(ctx context.Context, dest any, query string, args ...any) error {
-	if q.db.admitKeyList(q.db.sqlx.Rebind(query)) {
-		return q.selectP(ctx, dest, query, args...)
+// keyArray is keys as one PostgreSQL array parameter.
+func keyArray(keys []string) any { return pq.StringArray(keys) }
+
+// keysCond is the condition that col is one of keys, with its argument: on
+// PostgreSQL one array ("= ANY(?)"), so that the text does not vary with
+// the number of keys; elsewhere an IN list, which in() expands. One key is
+// an equality.
+func (q *Q) keysCond(col string, keys []string) (string, any) {
+	switch {
+	case len(keys) == 1:
+		return col + " = ?", keys[0]
+	case q.db.dialect == Postgres:
+		return col + " = ANY(?)", keyArray(keys)
 	}
-	return q.selectx(ctx, dest, query, args...)
+	return col + " IN (?)", keys
+}
+
+// selectBounded runs query through a prepared statement when the key-list
+// cache admits its text, else as it is (extraCols as selectRows takes it):
+// for texts that vary with what a client asks (columns, filters, list
+// sizes), whose number the cache bounds.
+func (q *Q) selectBounded(ctx context.Context, dest any, query string, extraCols bool, args ...any) error {
+	if q.db.admitKeyList(q.db.sqlx.Rebind(query)) {
+		return q.selectPrepared(ctx, dest, query, extraCols, args...)
+	}
+	return q.selectRows(ctx, dest, query, extraCols, args...)
 }
 
 // inLists is query with each of its lists "IN (?)" expanded over keys.

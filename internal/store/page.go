@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
 )
@@ -287,30 +286,16 @@ func (p *pageQuery[T]) count(ctx context.Context, q *Q) (map[string]int, error) 
 	return out, nil
 }
 
-// keysCond is the condition that col is one of keys, with its argument: on
-// PostgreSQL one array ("= ANY(?)"), so that the text does not vary with
-// the number of keys (key_lists.go); elsewhere an IN list, which in()
-// expands. One key is an equality.
-func (q *Q) keysCond(col string, keys []string) (string, any) {
-	switch {
-	case len(keys) == 1:
-		return col + " = ?", keys[0]
-	case q.db.dialect == Postgres:
-		return col + " = ANY(?)", pq.StringArray(keys)
-	}
-	return col + " IN (?)", keys
-}
-
 // selectPage runs a page's statement, whose rows may carry a column that
 // no field takes (the row number of a page per parent): on PostgreSQL
 // prepared when the key-list cache admits its text — a page's text varies
 // with its filters, columns, size and direction, never with its keys
 // (keysCond) — elsewhere, or past the cache's bound, as it is.
 func (q *Q) selectPage(ctx context.Context, dest any, query string, args ...any) error {
-	if q.db.dialect == Postgres && q.db.admitKeyList(q.db.sqlx.Rebind(query)) {
-		return q.selectPrepared(ctx, dest, query, true, args...)
+	if q.db.dialect == Postgres {
+		return q.selectBounded(ctx, dest, query, true, args...)
 	}
-	return q.selectUnsafe(ctx, dest, query, args...)
+	return q.selectRows(ctx, dest, query, true, args...)
 }
 
 func unsafe(e sqlx.ExtContext) sqlx.ExtContext {

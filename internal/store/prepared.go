@@ -120,15 +120,10 @@ func (q *Q) selectP(ctx context.Context, dest any, query string, args ...any) er
 	return q.selectPrepared(ctx, dest, query, false, args...)
 }
 
-// selectPrepared is selectP; with extraCols the rows may have columns that
-// no field of dest's elements takes, which are dropped (sqlx's Unsafe): a
-// page's row number.
+// selectPrepared is selectP, with extraCols as selectRows takes it.
 func (q *Q) selectPrepared(ctx context.Context, dest any, query string, extraCols bool, args ...any) error {
 	if q.db.transactionPooled() {
-		if extraCols {
-			return q.selectUnsafe(ctx, dest, query, args...)
-		}
-		return q.selectx(ctx, dest, query, args...)
+		return q.selectRows(ctx, dest, query, extraCols, args...)
 	}
 	st, err := q.stmt(ctx, query)
 	if err != nil {
