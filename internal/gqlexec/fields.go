@@ -3,6 +3,7 @@ package gqlexec
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -60,15 +61,23 @@ func (c *ConcurrentFields) Dispatch(ctx context.Context, out *graphql.FieldSet, 
 // key is the addresses both already have: a selection set belongs to the
 // operation's document, and an implementors list is a variable of the
 // generated package.
+//
+// An operation has a handful of object selections and writes each many
+// times (a hundred tasks, two hundred relationships), from many goroutines:
+// the entries are a short list, read without a lock and scanned by address
+// — a map under a read lock cost the hashing of its key and a shared
+// counter's cache line moving between cores, for every object written —
+// and replaced whole, under mu, when a selection is first collected.
 type Collected struct {
-	mu sync.RWMutex
-	m  map[collectedKey][]graphql.CollectedField
+	mu      sync.Mutex
+	entries atomic.Pointer[[]collectedEntry]
 }
 
-type collectedKey struct {
+type collectedEntry struct {
 	sel          *ast.Selection
 	n            int
 	implementors *string
+	fields       []graphql.CollectedField
 }
 
 // Fields is graphql.CollectFields(op, sel, implementors), the same fields
@@ -78,21 +87,37 @@ func (c *Collected) Fields(op *graphql.OperationContext, sel ast.SelectionSet, i
 	if len(sel) == 0 || len(implementors) == 0 {
 		return graphql.CollectFields(op, sel, implementors)
 	}
-	key := collectedKey{sel: &sel[0], n: len(sel), implementors: &implementors[0]}
-	c.mu.RLock()
-	fields, ok := c.m[key]
-	c.mu.RUnlock()
-	if ok {
+	if fields, ok := c.find(&sel[0], len(sel), &implementors[0]); ok {
 		return fields
 	}
-	fields = graphql.CollectFields(op, sel, implementors)
+	fields := graphql.CollectFields(op, sel, implementors)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[collectedKey][]graphql.CollectedField{}
+	if known, ok := c.find(&sel[0], len(sel), &implementors[0]); ok {
+		return known // collected meanwhile by another object of the selection
 	}
-	c.m[key] = fields
+	var old []collectedEntry
+	if p := c.entries.Load(); p != nil {
+		old = *p
+	}
+	entries := append(append(make([]collectedEntry, 0, len(old)+1), old...),
+		collectedEntry{sel: &sel[0], n: len(sel), implementors: &implementors[0], fields: fields})
+	c.entries.Store(&entries)
 	return fields
+}
+
+// find is the fields collected for a selection, by its addresses.
+func (c *Collected) find(sel *ast.Selection, n int, implementors *string) ([]graphql.CollectedField, bool) {
+	p := c.entries.Load()
+	if p == nil {
+		return nil, false
+	}
+	for i := range *p {
+		if e := &(*p)[i]; e.sel == sel && e.n == n && e.implementors == implementors {
+			return e.fields, true
+		}
+	}
+	return nil, false
 }
 
 // DeferredSets is the field set and views an object marshaller fills with

@@ -1,6 +1,7 @@
 package gqlexec
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -30,11 +31,43 @@ func TestCollectedFieldsAreGqlgens(t *testing.T) {
 				require.Equal(t, names(want), names(got), "%v, $b=%v", implementors, b)
 			}
 		}
-		require.Len(t, c.m, 2)
+		require.Len(t, *c.entries.Load(), 2)
+		require.Zero(t, testing.AllocsPerRun(100, func() { c.Fields(op, sel, taskImplementors) }), "a collected selection is read without allocating")
 	}
 	require.Equal(t, []string{"id", "title", "status"}, names(new(Collected).Fields(
 		&graphql.OperationContext{Doc: doc, Operation: doc.Operations[0], Variables: map[string]any{"b": true}},
 		doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet, taskImplementors)))
+}
+
+// TestCollectedConcurrently: objects of one selection written at once, from
+// many goroutines, share one entry per selection and type, and each gets
+// gqlgen's fields (go test -race checks the lock-free reads).
+func TestCollectedConcurrently(t *testing.T) {
+	doc, err := gqlparser.LoadQueryWithRules(testSchema(t), `{ node(id: "x") { id ... on Task { title } ... on Project { name } } }`, nil)
+	require.Nil(t, err)
+	op := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}
+	sel := doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet
+	var c Collected
+	var wg sync.WaitGroup
+	got := make([][]string, 64)
+	for i := range got {
+		wg.Go(func() {
+			implementors := taskImplementors
+			if i%2 == 1 {
+				implementors = projectImplementors
+			}
+			got[i] = names(c.Fields(op, sel, implementors))
+		})
+	}
+	wg.Wait()
+	for i, g := range got {
+		want := []string{"id", "title"}
+		if i%2 == 1 {
+			want = []string{"id", "name"}
+		}
+		require.Equal(t, want, g)
+	}
+	require.Len(t, *c.entries.Load(), 2)
 }
 
 func names(fields []graphql.CollectedField) []string {
