@@ -97,9 +97,11 @@ type levels struct {
 	tracker LevelTracker
 	// event: a subscription event's selections, whose object is the root
 	// (eventRoot); nil for a query or mutation.
-	event   ast.SelectionSet
-	mu      sync.Mutex
-	shapes  map[fieldsKey]fieldCounts
+	event ast.SelectionSet
+	mu    sync.Mutex
+	// shapes: the fields counted per selection and type, a handful per
+	// operation, scanned (a map hashed its key for every list and object).
+	shapes  []countedShape
 	objects map[objectKey]*object
 }
 
@@ -110,6 +112,11 @@ type fieldCounts struct{ inline, concurrent int }
 type fieldsKey struct {
 	sel      *ast.Selection
 	typeName string
+}
+
+type countedShape struct {
+	key    fieldsKey
+	counts fieldCounts
 }
 
 // objectKey names an object being resolved by what its fields see as their
@@ -173,7 +180,7 @@ func (d *levelDispatch) InterceptResponse(ctx context.Context, next graphql.Resp
 	if t == nil {
 		return next(ctx)
 	}
-	lv := &levels{oc: oc, tracker: t, event: event, shapes: map[fieldsKey]fieldCounts{}, objects: map[objectKey]*object{}}
+	lv := &levels{oc: oc, tracker: t, event: event, objects: map[objectKey]*object{}}
 	if root != nil {
 		lv.mu.Lock()
 		lv.open(d, oc, objectKey{index: -1}, nil, oc.Operation.SelectionSet, root.Name)
@@ -419,8 +426,10 @@ func (lv *levels) fieldCounts(d *levelDispatch, oc *graphql.OperationContext, se
 		return fieldCounts{}
 	}
 	key := fieldsKey{sel: &sel[0], typeName: typeName}
-	if sh, ok := lv.shapes[key]; ok {
-		return sh
+	for i := range lv.shapes {
+		if lv.shapes[i].key == key {
+			return lv.shapes[i].counts
+		}
 	}
 	var sh fieldCounts
 	for _, f := range graphql.CollectFields(oc, sel, d.satisfies[typeName]) {
@@ -432,6 +441,6 @@ func (lv *levels) fieldCounts(d *levelDispatch, oc *graphql.OperationContext, se
 			sh.inline++
 		}
 	}
-	lv.shapes[key] = sh
+	lv.shapes = append(lv.shapes, countedShape{key, sh})
 	return sh
 }
