@@ -66,7 +66,7 @@ type Loader[K comparable, V any] struct {
 }
 
 type result[V any] struct {
-	done    chan struct{}
+	done    chan struct{} // its batch's, closed when the batch is fetched
 	val     V
 	err     error
 	ready   bool // val and err are set (under the loader's lock)
@@ -75,6 +75,7 @@ type result[V any] struct {
 
 type batch[K comparable, V any] struct {
 	ctx      context.Context
+	done     chan struct{} // closed once every result is set: one per batch, not per key
 	keys     []K
 	results  []*result[V]
 	deadline time.Time
@@ -158,8 +159,7 @@ func (l *Loader[K, V]) Get(ctx context.Context, key K) (V, error) {
 		var zero V
 		return zero, err
 	}
-	r := &result[V]{done: make(chan struct{}), val: found[key], ready: true}
-	close(r.done)
+	r := &result[V]{done: fetched, val: found[key], ready: true}
 	l.mu.Lock()
 	l.keep(key, r)
 	l.mu.Unlock()
@@ -174,9 +174,7 @@ func (l *Loader[K, V]) Prime(key K, val V) {
 	if _, ok := l.cache[key]; ok {
 		return
 	}
-	r := &result[V]{done: make(chan struct{}), val: val, ready: true}
-	close(r.done)
-	l.keep(key, r)
+	l.keep(key, &result[V]{done: fetched, val: val, ready: true})
 }
 
 // keep caches r as the result of key; the cache is made on first use, as many
@@ -201,23 +199,23 @@ func (l *Loader[K, V]) enqueue(ctx context.Context, key K) *result[V] {
 	if r, ok := l.cache[key]; ok {
 		return r
 	}
-	r := &result[V]{done: make(chan struct{})}
-	l.keep(key, r)
 	b := l.open
 	t := l.timing.Tracker
 	switch {
 	case b == nil && t != nil && !t.Abandoned():
-		b = &batch[K, V]{ctx: ctx, tracked: true}
+		b = &batch[K, V]{ctx: ctx, done: make(chan struct{}), tracked: true}
 		b.timer = time.AfterFunc(l.timing.SafetyWait, func() { l.close(b, &t.timed) })
 		l.open = b
 		t.opened(func() { l.close(b, &t.quiescent) })
 	case b == nil:
-		b = &batch[K, V]{ctx: ctx, deadline: time.Now().Add(l.timing.MaxWait)}
+		b = &batch[K, V]{ctx: ctx, done: make(chan struct{}), deadline: time.Now().Add(l.timing.MaxWait)}
 		b.timer = time.AfterFunc(l.timing.Idle, func() { l.close(b, nil) })
 		l.open = b
 	case !b.tracked:
 		b.timer.Reset(min(l.timing.Idle, time.Until(b.deadline)))
 	}
+	r := &result[V]{done: b.done}
+	l.keep(key, r)
 	b.keys = append(b.keys, key)
 	b.results = append(b.results, r)
 	if len(b.keys) >= l.timing.MaxKeys {
@@ -255,7 +253,12 @@ func (l *Loader[K, V]) close(b *batch[K, V], closed *atomic.Int64) {
 		t.woken(waiters)
 	}
 	l.mu.Unlock()
-	for _, r := range b.results {
-		close(r.done)
-	}
+	close(b.done)
 }
+
+// fetched is the done channel of results known at once (Get, Prime).
+var fetched = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
