@@ -104,3 +104,31 @@ var enums = gqlexec.NewEnums(parsedSchema)
 // values share one marshaller each instead of a closure made for every
 // value written.
 func marshalEnum(v string) graphql.Marshaler { return enums.Marshal(v) }
+
+// stringAt writes a String or ID field read from a struct field
+// (internal/tools/execpass puts it in such fields' functions): from the
+// field's address, read when the response is written, without the closure
+// graphql.MarshalString makes. A mutation's fields keep
+// graphql.MarshalString, which reads the value now: a later root field of
+// the same mutation may change an object an earlier one returned, and
+// each field answers as of its own execution.
+func (ec *executionContext) stringAt(p *string) graphql.Marshaler {
+	if ec.mutation() {
+		return graphql.MarshalString(*p)
+	}
+	return (*gqlexec.StringAt)(p)
+}
+
+// optionalStringAt is stringAt for a nullable String or ID.
+func (ec *executionContext) optionalStringAt(p *string) graphql.Marshaler {
+	if p != nil && ec.mutation() {
+		return graphql.MarshalString(*p)
+	}
+	return gqlexec.OptionalStringAt(p)
+}
+
+// mutation reports whether the operation executed is a mutation.
+func (ec *executionContext) mutation() bool {
+	op := ec.OperationContext
+	return op == nil || op.Operation == nil || op.Operation.Operation == ast.Mutation
+}

@@ -26,6 +26,22 @@ func TestTasks(t *testing.T) {
 		admin := s.AdminToken
 		project := s.createProject(t, admin, "tasks")
 
+		// Strings are written from their objects when the response is
+		// written (gqlexec.StringAt); a mutation's root fields still answer
+		// each as of its own execution, not as of the last one's.
+		t.Run("a mutation's fields answer as they executed", func(t *testing.T) {
+			id := s.query(t, admin, `mutation($p: ID!) { createTask(input: {projectId: $p, title: "first"}) { task { id } } }`,
+				M{"p": project}).S("createTask.task.id")
+			d := s.query(t, admin, `mutation($id: ID!) {
+				a: updateTask(input: {id: $id, title: "second", description: "two"}) { task { title description } }
+				b: updateTask(input: {id: $id, title: "third", description: "three"}) { task { title description } }
+			}`, M{"id": id})
+			require.Equal(t, "second", d.S("a.task.title"))
+			require.Equal(t, "two", d.S("a.task.description"))
+			require.Equal(t, "third", d.S("b.task.title"))
+			require.Equal(t, "three", d.S("b.task.description"))
+		})
+
 		t.Run("createTask defaults", func(t *testing.T) {
 			d := s.query(t, admin, `mutation($p: ID!) { createTask(input: {projectId: $p, title: "  Write docs  "}) { task { `+taskFields+` } } }`, M{"p": project})
 			task := d.at("createTask.task")

@@ -14,6 +14,10 @@
 //     middleware, the level dispatch, leaves these fields untracked anyway;
 //     a field middleware that must see every field would need this pass
 //     removed.
+//     A String or ID among them read from a struct field is written from the
+//     field's address (graph.stringAt, gqlexec.StringAt): a pointer makes a
+//     Marshaler without allocating, where graphql.MarshalString made a
+//     closure for every string of a response.
 //   - Lists of objects. gqlgen marshals every element of a list in a new
 //     goroutine, so that the elements' resolvers fill their loader batches
 //     together; the lists call graph.marshalList instead, which does so on
@@ -102,7 +106,7 @@ func run(path string) error {
 	}
 	off := func(p token.Pos) int { return fset.Position(p).Offset }
 	var edits []edit
-	leaves := 0
+	leaves, strs := 0, 0
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil {
@@ -115,12 +119,25 @@ func run(path string) error {
 		leaves++
 		ret := fn.Body.List[0]
 		fast := fmt.Sprintf("return ec.%s(ctx, field.Selections, obj.%s)", l.marshaller, l.field)
+		if helper := stringHelper(methods[l.marshaller]); helper != "" && l.guard == "" && !strings.HasSuffix(l.field, "()") {
+			strs++
+			addr := "&"
+			if helper == "optionalStringAt" {
+				addr = ""
+			}
+			fast = fmt.Sprintf("return ec.%s(%sobj.%s)", helper, addr, l.field)
+		}
 		text := fast
 		if l.guard != "" {
 			original := string(src[off(ret.Pos()):off(ret.End())])
 			text = fmt.Sprintf("if %s {\n%s\n}\n%s", strings.ReplaceAll(l.guard, "$", "obj."+l.field), fast, original)
 		}
 		edits = append(edits, edit{off(ret.Pos()), off(ret.End()), text})
+	}
+	for _, name := range stringMarshallers {
+		if fn := methods[name]; fn != nil && stringHelper(fn) == "" {
+			return fmt.Errorf("%s is not graphql.MarshalString or MarshalID of its value: gqlgen's output changed shape", name)
+		}
 	}
 	lists := 0
 	for _, d := range f.Decls {
@@ -170,14 +187,14 @@ func run(path string) error {
 	edits = append(edits, floatLists...)
 	edits = append(append(append(append(edits, deferred...), deferredSets...), state...), enums...)
 	edits = append(append(append(edits, fieldSets...), adds...), dispatches...)
-	if leaves == 0 || lists == 0 || objects == 0 || len(deferred) == 0 || collects == 0 || len(deferredSets) == 0 || len(state) != 1 ||
+	if leaves == 0 || strs == 0 || lists == 0 || objects == 0 || len(deferred) == 0 || collects == 0 || len(deferredSets) == 0 || len(state) != 1 ||
 		len(enums) == 0 || len(adds) == 0 || len(dispatches) == 0 || len(dispatches) != len(fieldSets) || objects != len(fieldSets) ||
 		bytes.Count(src, []byte(".Dispatch(")) != len(dispatches) ||
 		bytes.Count(src, []byte("out.Concurrently(")) != len(adds)+bytes.Count(src, []byte("out.Concurrently() call")) {
-		return fmt.Errorf("found %d plain leaves, %d object lists, %d objects, %d deferred groups, %d fields collected "+
+		return fmt.Errorf("found %d plain leaves (%d strings), %d object lists, %d objects, %d deferred groups, %d fields collected "+
 			"for %d deferred sets, %d execution contexts, %d enum marshallers, %d field sets, %d concurrent fields and "+
 			"%d dispatches: gqlgen's output changed shape",
-			leaves, lists, objects, len(deferred), collects, len(deferredSets), len(state), len(enums), len(fieldSets),
+			leaves, strs, lists, objects, len(deferred), collects, len(deferredSets), len(state), len(enums), len(fieldSets),
 			len(adds), len(dispatches))
 	}
 	sort.Slice(edits, func(i, j int) bool { return edits[i].from < edits[j].from })
@@ -247,6 +264,64 @@ func plainLeaf(fn *ast.FuncDecl, methods map[string]*ast.FuncDecl) (leaf, bool) 
 		return leaf{}, false // a method is called once
 	}
 	return leaf{field: field, marshaller: marshaller, guard: guard}, true
+}
+
+// stringMarshallers are gqlgen's marshallers of String and ID: each, when
+// the file has it, must be a shape stringHelper knows, or the pass fails.
+var stringMarshallers = []string{"marshalNString2string", "marshalOString2ᚖstring", "marshalNID2string", "marshalOID2ᚖstring"}
+
+// stringHelper is the graph helper that writes a String or ID struct field
+// by its address (gqlexec.StringAt) for marshaller fn, "" when fn is not
+// one of gqlgen's two shapes for them:
+//
+//	marshalNString2string(ctx, sel, v string): res := graphql.MarshalString(v) (or MarshalID) … return res
+//	marshalOString2ᚖstring(ctx, sel, v *string): if v == nil { return graphql.Null } … res := graphql.MarshalString(*v) … return res
+func stringHelper(fn *ast.FuncDecl) string {
+	if fn == nil || len(fn.Type.Params.List) != 3 {
+		return ""
+	}
+	var helper string
+	switch t := fn.Type.Params.List[2].Type.(type) {
+	case *ast.Ident:
+		helper = "stringAt"
+	case *ast.StarExpr:
+		helper = "optionalStringAt"
+		if !isIdent(t.X, "string") {
+			return ""
+		}
+	default:
+		return ""
+	}
+	if helper == "stringAt" && !isIdent(fn.Type.Params.List[2].Type, "string") {
+		return ""
+	}
+	marshals := 0
+	for _, st := range fn.Body.List {
+		as, ok := st.(*ast.AssignStmt)
+		if !ok || len(as.Rhs) != 1 || len(as.Lhs) != 1 || !isIdent(as.Lhs[0], "res") {
+			continue
+		}
+		c, ok := as.Rhs[0].(*ast.CallExpr)
+		if !ok || len(c.Args) != 1 || !(isSel(c.Fun, "graphql", "MarshalString") || isSel(c.Fun, "graphql", "MarshalID")) {
+			return ""
+		}
+		arg := c.Args[0]
+		if helper == "optionalStringAt" {
+			star, ok := arg.(*ast.StarExpr)
+			if !ok {
+				return ""
+			}
+			arg = star.X
+		}
+		if !isIdent(arg, "v") {
+			return ""
+		}
+		marshals++
+	}
+	if marshals != 1 {
+		return ""
+	}
+	return helper
 }
 
 // onlyReturn is the results of a function literal whose body is one return

@@ -31,6 +31,21 @@ func (ec *executionContext) _T_title(ctx context.Context, field graphql.Collecte
 		true, true)
 }
 
+func (ec *executionContext) _T_note(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_T_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true, false)
+}
+
 func (ec *executionContext) _T_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
 	return graphql.ResolveField(ctx, ec.OperationContext, field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -80,6 +95,10 @@ func (ec *executionContext) fieldContext_T_title(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
 }
 
+func (ec *executionContext) fieldContext_T_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
+}
+
 func (ec *executionContext) fieldContext_T_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
 }
@@ -115,6 +134,16 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 	}
+	return res
+}
+
+func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(*v)
 	return res
 }
 
@@ -231,11 +260,13 @@ func TestPass(t *testing.T) {
 		want []string
 		not  []string
 	}{
-		// A struct field of a never-null scalar: written directly.
-		{"_T_title", []string{"return ec.marshalNString2string(ctx, field.Selections, obj.Title)"}, []string{"ResolveField"}},
+		// A struct field of a String: written directly, from its address.
+		{"_T_title", []string{"return ec.stringAt(&obj.Title)"}, []string{"ResolveField", "marshalNString2string"}},
+		{"_T_note", []string{"return ec.optionalStringAt(obj.Note)"}, []string{"ResolveField", "marshalOString2ᚖstring"}},
 		// A time: directly unless zero, which keeps gqlgen's path and its error.
 		{"_T_createdAt", []string{"if !obj.CreatedAt.IsZero() {", "return ec.marshalNTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)", "ResolveField"}, nil},
-		// A method without arguments, of a never-null scalar: written directly.
+		// A method without arguments, of a never-null scalar: written
+		// directly (its value, not an address: it is called once).
 		{"_T_id", []string{"return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())"}, []string{"ResolveField"}},
 		// An object: untouched.
 		{"_T_owner", []string{"ResolveField"}, []string{"field.Selections"}},
@@ -286,9 +317,11 @@ func TestPass(t *testing.T) {
 // the pass fails instead.
 func TestPassRefusesUnknownDispatch(t *testing.T) {
 	for name, src := range map[string]string{
-		"another field index": strings.Replace(generatedShapes, "out.Concurrently(i, ", "out.Concurrently(i+0, ", 1),
-		"another dispatch":    strings.Replace(generatedShapes, "\tout.Dispatch(ctx)\n", "\tout.Dispatch(ctx)\n\tfs.Dispatch(ctx)\n", 1),
-		"another float list":  strings.Replace(generatedShapes, "\tvar err error\n\tres := make([]float64", "\tres := make([]float64", 1),
+		"another field index":       strings.Replace(generatedShapes, "out.Concurrently(i, ", "out.Concurrently(i+0, ", 1),
+		"another dispatch":          strings.Replace(generatedShapes, "\tout.Dispatch(ctx)\n", "\tout.Dispatch(ctx)\n\tfs.Dispatch(ctx)\n", 1),
+		"another float list":        strings.Replace(generatedShapes, "\tvar err error\n\tres := make([]float64", "\tres := make([]float64", 1),
+		"another string marshaller": strings.Replace(generatedShapes, "res := graphql.MarshalString(v)", "res := graphql.MarshalString(strings.TrimSpace(v))", 1),
+		"another ID marshaller":     strings.Replace(generatedShapes, "res := graphql.MarshalID(v)", "res := graphql.MarshalID(v + \"\")", 1),
 	} {
 		path := filepath.Join(t.TempDir(), "generated.go")
 		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
