@@ -105,13 +105,15 @@ var enums = gqlexec.NewEnums(parsedSchema)
 // value written.
 func marshalEnum(v string) graphql.Marshaler { return enums.Marshal(v) }
 
-// stringAt writes a String or ID field read from a struct field
-// (internal/tools/execpass puts it in such fields' functions): from the
-// field's address, read when the response is written, without the closure
-// graphql.MarshalString makes. A mutation's fields keep
-// graphql.MarshalString, which reads the value now: a later root field of
-// the same mutation may change an object an earlier one returned, and
-// each field answers as of its own execution.
+// Leaves read from a struct field (internal/tools/execpass puts these
+// helpers in such fields' functions) are written from the field's address,
+// read when the response is written, without the closure gqlgen's
+// marshallers make for each value (gqlexec.StringAt and the others). A
+// mutation's fields keep gqlgen's marshallers, which read the value now: a
+// later root field of the same mutation may change an object an earlier
+// one returned, and each field answers as of its own execution.
+
+// stringAt writes a String or ID.
 func (ec *executionContext) stringAt(p *string) graphql.Marshaler {
 	if ec.mutation() {
 		return graphql.MarshalString(*p)
@@ -119,12 +121,56 @@ func (ec *executionContext) stringAt(p *string) graphql.Marshaler {
 	return (*gqlexec.StringAt)(p)
 }
 
-// optionalStringAt is stringAt for a nullable String or ID.
+// optionalStringAt writes a nullable String or ID.
 func (ec *executionContext) optionalStringAt(p *string) graphql.Marshaler {
 	if p != nil && ec.mutation() {
 		return graphql.MarshalString(*p)
 	}
 	return gqlexec.OptionalStringAt(p)
+}
+
+// intAt writes an Int.
+func (ec *executionContext) intAt(p *int) graphql.Marshaler {
+	if ec.mutation() {
+		return graphql.MarshalInt(*p)
+	}
+	return (*gqlexec.IntAt)(p)
+}
+
+// optionalIntAt writes a nullable Int.
+func (ec *executionContext) optionalIntAt(p *int) graphql.Marshaler {
+	if p != nil && ec.mutation() {
+		return graphql.MarshalInt(*p)
+	}
+	return gqlexec.OptionalIntAt(p)
+}
+
+// timeAt writes a Time its caller found not zero.
+func (ec *executionContext) timeAt(p *time.Time) graphql.Marshaler {
+	if ec.mutation() {
+		return gqlexec.MarshalTime(*p)
+	}
+	return (*gqlexec.TimeAt)(p)
+}
+
+// optionalTimeAt writes a nullable Time (null when zero, as
+// gqlexec.MarshalTime).
+func (ec *executionContext) optionalTimeAt(p *time.Time) graphql.Marshaler {
+	if p != nil && ec.mutation() {
+		return gqlexec.MarshalTime(*p)
+	}
+	return gqlexec.OptionalTimeAt(p)
+}
+
+// boolean writes a Boolean: one marshaller per value, read now.
+func (ec *executionContext) boolean(b bool) graphql.Marshaler { return gqlexec.Boolean(b) }
+
+// optionalBoolean writes a nullable Boolean.
+func (ec *executionContext) optionalBoolean(p *bool) graphql.Marshaler {
+	if p == nil {
+		return graphql.Null
+	}
+	return gqlexec.Boolean(*p)
 }
 
 // mutation reports whether the operation executed is a mutation.

@@ -31,11 +31,14 @@ func TestTasks(t *testing.T) {
 		// each as of its own execution, not as of the last one's.
 		t.Run("a mutation's fields answer as they executed", func(t *testing.T) {
 			id := s.query(t, admin, `mutation($p: ID!) { createTask(input: {projectId: $p, title: "first"}) { task { id } } }`,
-				M{"p": project}).S("createTask.task.id")
+				M{"p": s.createProject(t, admin, "serial-fields")}).S("createTask.task.id")
 			d := s.query(t, admin, `mutation($id: ID!) {
-				a: updateTask(input: {id: $id, title: "second", description: "two"}) { task { title description } }
-				b: updateTask(input: {id: $id, title: "third", description: "three"}) { task { title description } }
+				a: updateTask(input: {id: $id, title: "second", description: "two"}) { task { title description version updatedAt } }
+				b: updateTask(input: {id: $id, title: "third", description: "three"}) { task { title description version updatedAt } }
 			}`, M{"id": id})
+			require.Equal(t, 2, d.N("a.task.version"))
+			require.Equal(t, 3, d.N("b.task.version"))
+			require.Less(t, d.S("a.task.updatedAt"), d.S("b.task.updatedAt"))
 			require.Equal(t, "second", d.S("a.task.title"))
 			require.Equal(t, "two", d.S("a.task.description"))
 			require.Equal(t, "third", d.S("b.task.title"))

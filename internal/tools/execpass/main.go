@@ -14,10 +14,11 @@
 //     middleware, the level dispatch, leaves these fields untracked anyway;
 //     a field middleware that must see every field would need this pass
 //     removed.
-//     A String or ID among them read from a struct field is written from the
-//     field's address (graph.stringAt, gqlexec.StringAt): a pointer makes a
-//     Marshaler without allocating, where graphql.MarshalString made a
-//     closure for every string of a response.
+//     A String, ID, Int or Time among them read from a struct field is
+//     written from the field's address (graph.stringAt, gqlexec.StringAt
+//     and the others), a Boolean by one marshaller per value: a pointer
+//     makes a Marshaler without allocating, where gqlgen's marshallers made
+//     a closure for every value of a response.
 //   - Lists of objects. gqlgen marshals every element of a list in a new
 //     goroutine, so that the elements' resolvers fill their loader batches
 //     together; the lists call graph.marshalList instead, which does so on
@@ -67,6 +68,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -106,7 +108,7 @@ func run(path string) error {
 	}
 	off := func(p token.Pos) int { return fset.Position(p).Offset }
 	var edits []edit
-	leaves, strs := 0, 0
+	leaves, addressed := 0, 0
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil {
@@ -119,13 +121,13 @@ func run(path string) error {
 		leaves++
 		ret := fn.Body.List[0]
 		fast := fmt.Sprintf("return ec.%s(ctx, field.Selections, obj.%s)", l.marshaller, l.field)
-		if helper := stringHelper(methods[l.marshaller]); helper != "" && l.guard == "" && !strings.HasSuffix(l.field, "()") {
-			strs++
-			addr := "&"
-			if helper == "optionalStringAt" {
-				addr = ""
+		if helper, addr := leafHelper(methods[l.marshaller]); helper != "" && !strings.HasSuffix(l.field, "()") {
+			addressed++
+			amp := ""
+			if addr {
+				amp = "&"
 			}
-			fast = fmt.Sprintf("return ec.%s(%sobj.%s)", helper, addr, l.field)
+			fast = fmt.Sprintf("return ec.%s(%sobj.%s)", helper, amp, l.field)
 		}
 		text := fast
 		if l.guard != "" {
@@ -134,9 +136,11 @@ func run(path string) error {
 		}
 		edits = append(edits, edit{off(ret.Pos()), off(ret.End()), text})
 	}
-	for _, name := range stringMarshallers {
-		if fn := methods[name]; fn != nil && stringHelper(fn) == "" {
-			return fmt.Errorf("%s is not graphql.MarshalString or MarshalID of its value: gqlgen's output changed shape", name)
+	for _, name := range leafMarshallers {
+		if fn := methods[name]; fn != nil {
+			if helper, _ := leafHelper(fn); helper == "" {
+				return fmt.Errorf("%s does not marshal its value as the pass expects: gqlgen's output changed shape", name)
+			}
 		}
 	}
 	lists := 0
@@ -187,14 +191,14 @@ func run(path string) error {
 	edits = append(edits, floatLists...)
 	edits = append(append(append(append(edits, deferred...), deferredSets...), state...), enums...)
 	edits = append(append(append(edits, fieldSets...), adds...), dispatches...)
-	if leaves == 0 || strs == 0 || lists == 0 || objects == 0 || len(deferred) == 0 || collects == 0 || len(deferredSets) == 0 || len(state) != 1 ||
+	if leaves == 0 || addressed == 0 || lists == 0 || objects == 0 || len(deferred) == 0 || collects == 0 || len(deferredSets) == 0 || len(state) != 1 ||
 		len(enums) == 0 || len(adds) == 0 || len(dispatches) == 0 || len(dispatches) != len(fieldSets) || objects != len(fieldSets) ||
 		bytes.Count(src, []byte(".Dispatch(")) != len(dispatches) ||
 		bytes.Count(src, []byte("out.Concurrently(")) != len(adds)+bytes.Count(src, []byte("out.Concurrently() call")) {
-		return fmt.Errorf("found %d plain leaves (%d strings), %d object lists, %d objects, %d deferred groups, %d fields collected "+
+		return fmt.Errorf("found %d plain leaves (%d from their address), %d object lists, %d objects, %d deferred groups, %d fields collected "+
 			"for %d deferred sets, %d execution contexts, %d enum marshallers, %d field sets, %d concurrent fields and "+
 			"%d dispatches: gqlgen's output changed shape",
-			leaves, strs, lists, objects, len(deferred), collects, len(deferredSets), len(state), len(enums), len(fieldSets),
+			leaves, addressed, lists, objects, len(deferred), collects, len(deferredSets), len(state), len(enums), len(fieldSets),
 			len(adds), len(dispatches))
 	}
 	sort.Slice(edits, func(i, j int) bool { return edits[i].from < edits[j].from })
@@ -266,62 +270,92 @@ func plainLeaf(fn *ast.FuncDecl, methods map[string]*ast.FuncDecl) (leaf, bool) 
 	return leaf{field: field, marshaller: marshaller, guard: guard}, true
 }
 
-// stringMarshallers are gqlgen's marshallers of String and ID: each, when
-// the file has it, must be a shape stringHelper knows, or the pass fails.
-var stringMarshallers = []string{"marshalNString2string", "marshalOString2ᚖstring", "marshalNID2string", "marshalOID2ᚖstring"}
+// leafHelpers are the graph helpers that write a scalar leaf read from a
+// struct field, by the Go type of the field and the call gqlgen's
+// marshaller makes: from the field's address (addr), or from its value
+// when a value costs no allocation either (booleans).
+var leafHelpers = []struct {
+	typ      string   // the marshaller's value type: string, int, time.Time, bool
+	calls    []string // what gqlgen's marshaller calls on it: graphql.MarshalString, …
+	required string   // helper of the non-null marshaller (marshalN…)
+	optional string   // helper of the nullable one (marshalO…, a pointer)
+	addr     bool     // the non-null helper takes the field's address
+}{
+	{"string", []string{"graphql.MarshalString", "graphql.MarshalID"}, "stringAt", "optionalStringAt", true},
+	{"int", []string{"graphql.MarshalInt"}, "intAt", "optionalIntAt", true},
+	{"time.Time", []string{"gqlexec.MarshalTime"}, "timeAt", "optionalTimeAt", true},
+	{"bool", []string{"graphql.MarshalBoolean"}, "boolean", "optionalBoolean", false},
+}
 
-// stringHelper is the graph helper that writes a String or ID struct field
-// by its address (gqlexec.StringAt) for marshaller fn, "" when fn is not
-// one of gqlgen's two shapes for them:
+// leafMarshallers are gqlgen's marshallers of those scalars: each, when the
+// file has it, must be a shape leafHelper knows, or the pass fails.
+var leafMarshallers = []string{"marshalNString2string", "marshalOString2ᚖstring", "marshalNID2string", "marshalOID2ᚖstring",
+	"marshalNInt2int", "marshalOInt2ᚖint", "marshalNTime2timeᚐTime", "marshalOTime2ᚖtimeᚐTime",
+	"marshalNBoolean2bool", "marshalOBoolean2ᚖbool"}
+
+// leafHelper is the graph helper that writes, for marshaller fn, a leaf
+// read from a struct field, and whether it takes the field's address; ""
+// when fn is not one of gqlgen's two shapes for such scalars:
 //
-//	marshalNString2string(ctx, sel, v string): res := graphql.MarshalString(v) (or MarshalID) … return res
+//	marshalNString2string(ctx, sel, v string): res := graphql.MarshalString(v) … return res
 //	marshalOString2ᚖstring(ctx, sel, v *string): if v == nil { return graphql.Null } … res := graphql.MarshalString(*v) … return res
-func stringHelper(fn *ast.FuncDecl) string {
-	if fn == nil || len(fn.Type.Params.List) != 3 {
-		return ""
+func leafHelper(fn *ast.FuncDecl) (string, bool) {
+	if fn == nil || len(fn.Type.Params.List) != 3 || len(fn.Type.Params.List[2].Names) != 1 {
+		return "", false
 	}
-	var helper string
-	switch t := fn.Type.Params.List[2].Type.(type) {
-	case *ast.Ident:
-		helper = "stringAt"
-	case *ast.StarExpr:
-		helper = "optionalStringAt"
-		if !isIdent(t.X, "string") {
-			return ""
-		}
-	default:
-		return ""
+	typ, optional := fn.Type.Params.List[2].Type, false
+	if star, ok := typ.(*ast.StarExpr); ok {
+		typ, optional = star.X, true
 	}
-	if helper == "stringAt" && !isIdent(fn.Type.Params.List[2].Type, "string") {
-		return ""
-	}
-	marshals := 0
+	var call string
 	for _, st := range fn.Body.List {
 		as, ok := st.(*ast.AssignStmt)
 		if !ok || len(as.Rhs) != 1 || len(as.Lhs) != 1 || !isIdent(as.Lhs[0], "res") {
 			continue
 		}
 		c, ok := as.Rhs[0].(*ast.CallExpr)
-		if !ok || len(c.Args) != 1 || !(isSel(c.Fun, "graphql", "MarshalString") || isSel(c.Fun, "graphql", "MarshalID")) {
-			return ""
+		if call != "" || !ok || len(c.Args) != 1 {
+			return "", false
 		}
 		arg := c.Args[0]
-		if helper == "optionalStringAt" {
-			star, ok := arg.(*ast.StarExpr)
-			if !ok {
-				return ""
-			}
+		if star, ok := arg.(*ast.StarExpr); ok == optional && ok {
 			arg = star.X
+		} else if ok != optional {
+			return "", false
 		}
-		if !isIdent(arg, "v") {
-			return ""
+		sel, ok := c.Fun.(*ast.SelectorExpr)
+		if !isIdent(arg, "v") || !ok {
+			return "", false
 		}
-		marshals++
+		x, ok := sel.X.(*ast.Ident)
+		if !ok {
+			return "", false
+		}
+		call = x.Name + "." + sel.Sel.Name
 	}
-	if marshals != 1 {
-		return ""
+	for _, h := range leafHelpers {
+		if exprText(typ) != h.typ || !slices.Contains(h.calls, call) {
+			continue
+		}
+		if optional {
+			return h.optional, false
+		}
+		return h.required, h.addr
 	}
-	return helper
+	return "", false
+}
+
+// exprText is a type's name as written: string, time.Time.
+func exprText(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.Ident:
+		return t.Name
+	case *ast.SelectorExpr:
+		if x, ok := t.X.(*ast.Ident); ok {
+			return x.Name + "." + t.Sel.Name
+		}
+	}
+	return ""
 }
 
 // onlyReturn is the results of a function literal whose body is one return

@@ -46,6 +46,95 @@ func (ec *executionContext) _T_note(ctx context.Context, field graphql.Collected
 		true, false)
 }
 
+func (ec *executionContext) _T_count(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_T_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true, true)
+}
+
+func (ec *executionContext) fieldContext_T_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
+}
+
+func (ec *executionContext) _T_done(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_T_done(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Done, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true, true)
+}
+
+func (ec *executionContext) fieldContext_T_done(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
+}
+
+func (ec *executionContext) _T_closedAt(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_T_closedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClosedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true, true)
+}
+
+func (ec *executionContext) fieldContext_T_closedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
+}
+
+func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.SelectionSet, v bool) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalBoolean(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel ast.SelectionSet, v *time.Time) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := gqlexec.MarshalTime(*v)
+	return res
+}
+
 func (ec *executionContext) _T_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
 	return graphql.ResolveField(ctx, ec.OperationContext, field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -264,7 +353,12 @@ func TestPass(t *testing.T) {
 		{"_T_title", []string{"return ec.stringAt(&obj.Title)"}, []string{"ResolveField", "marshalNString2string"}},
 		{"_T_note", []string{"return ec.optionalStringAt(obj.Note)"}, []string{"ResolveField", "marshalOString2ᚖstring"}},
 		// A time: directly unless zero, which keeps gqlgen's path and its error.
-		{"_T_createdAt", []string{"if !obj.CreatedAt.IsZero() {", "return ec.marshalNTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)", "ResolveField"}, nil},
+		{"_T_createdAt", []string{"if !obj.CreatedAt.IsZero() {\n\t\treturn ec.timeAt(&obj.CreatedAt)\n\t}", "ResolveField"}, nil},
+		// Ints from their address, booleans by value, nullable times from
+		// their pointer.
+		{"_T_count", []string{"return ec.intAt(&obj.Count)"}, []string{"ResolveField"}},
+		{"_T_done", []string{"return ec.boolean(obj.Done)"}, []string{"ResolveField"}},
+		{"_T_closedAt", []string{"return ec.optionalTimeAt(obj.ClosedAt)"}, []string{"ResolveField"}},
 		// A method without arguments, of a never-null scalar: written
 		// directly (its value, not an address: it is called once).
 		{"_T_id", []string{"return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())"}, []string{"ResolveField"}},
@@ -321,6 +415,8 @@ func TestPassRefusesUnknownDispatch(t *testing.T) {
 		"another dispatch":          strings.Replace(generatedShapes, "\tout.Dispatch(ctx)\n", "\tout.Dispatch(ctx)\n\tfs.Dispatch(ctx)\n", 1),
 		"another float list":        strings.Replace(generatedShapes, "\tvar err error\n\tres := make([]float64", "\tres := make([]float64", 1),
 		"another string marshaller": strings.Replace(generatedShapes, "res := graphql.MarshalString(v)", "res := graphql.MarshalString(strings.TrimSpace(v))", 1),
+		"another int marshaller":    strings.Replace(generatedShapes, "res := graphql.MarshalInt(v)", "res := graphql.MarshalInt(v + 1)", 1),
+		"another time marshaller":   strings.Replace(generatedShapes, "res := gqlexec.MarshalTime(*v)", "res := graphql.MarshalTime(*v)", 1),
 		"another ID marshaller":     strings.Replace(generatedShapes, "res := graphql.MarshalID(v)", "res := graphql.MarshalID(v + \"\")", 1),
 	} {
 		path := filepath.Join(t.TempDir(), "generated.go")

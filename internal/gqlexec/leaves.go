@@ -3,9 +3,17 @@ package gqlexec
 import (
 	"bytes"
 	"io"
+	"strconv"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 )
+
+// Scalar leaves written from the address of the struct field that holds
+// them: a pointer converted to a Marshaler costs no allocation, where
+// gqlgen's marshallers make a closure (or box a value) for each value of a
+// response. internal/tools/execpass puts graph's helpers over these in the
+// functions of fields read straight from a struct field.
 
 // StringAt writes the string it points to as graphql.MarshalString writes
 // it. A *StringAt is a pointer, so a Marshaler made of a struct field's
@@ -78,3 +86,52 @@ func OptionalStringAt(p *string) graphql.Marshaler {
 	}
 	return (*StringAt)(p)
 }
+
+// IntAt writes the int it points to as graphql.MarshalInt writes it.
+type IntAt int
+
+// MarshalGQL writes *i in decimal.
+func (i *IntAt) MarshalGQL(w io.Writer) {
+	if buf, ok := w.(*bytes.Buffer); ok {
+		buf.Write(strconv.AppendInt(buf.AvailableBuffer(), int64(*i), 10))
+		return
+	}
+	_, _ = io.WriteString(w, strconv.FormatInt(int64(*i), 10))
+}
+
+// OptionalIntAt is graphql.MarshalInt(*p) without its allocation,
+// graphql.Null for nil (gqlgen's nullable Int).
+func OptionalIntAt(p *int) graphql.Marshaler {
+	if p == nil {
+		return graphql.Null
+	}
+	return (*IntAt)(p)
+}
+
+// TimeAt writes the time it points to as MarshalTime does (the schema's
+// Time); its callers have checked that the time is not zero, which
+// MarshalTime answers with null.
+type TimeAt time.Time
+
+// MarshalGQL writes *t as an RFC 3339 string with nanoseconds.
+func (t *TimeAt) MarshalGQL(w io.Writer) { timeValue{time.Time(*t)}.MarshalGQL(w) }
+
+// OptionalTimeAt is MarshalTime(*p) without its allocation: graphql.Null for
+// nil or the zero time (gqlgen's nullable Time).
+func OptionalTimeAt(p *time.Time) graphql.Marshaler {
+	if p == nil || p.IsZero() {
+		return graphql.Null
+	}
+	return (*TimeAt)(p)
+}
+
+// Boolean is graphql.MarshalBoolean(b) without its allocation: one
+// marshaller for each value.
+func Boolean(b bool) graphql.Marshaler {
+	if b {
+		return booleans[1]
+	}
+	return booleans[0]
+}
+
+var booleans = [2]graphql.Marshaler{graphql.MarshalBoolean(false), graphql.MarshalBoolean(true)}
