@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"time"
@@ -177,4 +178,18 @@ func (ec *executionContext) optionalBoolean(p *bool) graphql.Marshaler {
 func (ec *executionContext) mutation() bool {
 	op := ec.OperationContext
 	return op == nil || op.Operation == nil || op.Operation.Operation == ast.Mutation
+}
+
+// responseSizes are recent operations' last response sizes.
+var responseSizes gqlexec.ResponseSizes
+
+// responseBuffer is the buffer a query's or a mutation's response is
+// written into (internal/tools/execpass puts it in Exec), made at about the
+// size of the operation's last response.
+func responseBuffer(op *graphql.OperationContext) *bytes.Buffer { return responseSizes.Buffer(op.Operation) }
+
+// responseWritten records the size of the response written into buf and
+// returns its bytes.
+func responseWritten(op *graphql.OperationContext, buf *bytes.Buffer) []byte {
+	return responseSizes.Written(op.Operation, buf)
 }

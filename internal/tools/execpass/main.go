@@ -49,6 +49,10 @@
 //     its relationships and file impacts paid it once per task. Object
 //     marshallers gather those fields in a graph.concurrentFields instead,
 //     whose dispatch runs them on the reused workers of the lists.
+//   - Response buffers. gqlgen writes a query's or a mutation's response
+//     into a buffer grown by doubling from empty, which allocated and
+//     copied about twice the response; the buffer is made at about the
+//     size of the operation's last response instead (graph.responseBuffer).
 //   - Float lists. gqlgen unmarshals a [Float!] argument element by element,
 //     each boxed again and given a path context of its own; the server
 //     hands a list of numbers over as a []float64 already
@@ -183,6 +187,11 @@ func run(path string) error {
 	fieldSets := replaceAll(src, fieldSetText, "\tobjectOut, out := newObject(fields)\n\tvar concurrent concurrentFields\n")
 	adds := replaceAll(src, concurrentlyText, "concurrent.add(i, ")
 	dispatches := replaceAll(src, dispatchText, "\tconcurrent.dispatch(ctx, out)\n")
+	buffers := append(replaceAll(src, queryBufferText, queryBufferFast), replaceAll(src, mutationBufferText, mutationBufferFast)...)
+	if len(buffers) != 2 {
+		return fmt.Errorf("found %d of the query's and the mutation's response buffers, not 2: gqlgen's output changed shape", len(buffers))
+	}
+	edits = append(edits, buffers...)
 	floatLists := replaceAll(src, floatListText, floatListFast+floatListText)
 	if n := bytes.Count(src, []byte(floatListFuncs)); n == 0 || n != len(floatLists) {
 		return fmt.Errorf("found %d [Float!] unmarshallers and %d that start as the pass expects: gqlgen's output changed shape",
@@ -652,6 +661,36 @@ const (
 	}
 `
 	floatListFuncs = "Float2ᚕfloat64ᚄ(ctx context.Context, v any) ([]float64, error) {\n"
+)
+
+// queryBufferText and mutationBufferText are how gqlgen's Exec writes a
+// query's and a mutation's response: into a buffer grown from empty. The
+// pass writes them into a buffer made at about the size of the
+// operation's last response (graph.responseBuffer, gqlexec.ResponseSizes).
+// Each must occur once, or the pass fails.
+const (
+	queryBufferText = `			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+			response.Data = buf.Bytes()
+`
+	queryBufferFast = `			buf := responseBuffer(opCtx)
+			data.MarshalGQL(buf)
+			response.Data = responseWritten(opCtx, buf)
+`
+	mutationBufferText = `			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+`
+	mutationBufferFast = `			buf := responseBuffer(opCtx)
+			data.MarshalGQL(buf)
+
+			return &graphql.Response{
+				Data: responseWritten(opCtx, buf),
+			}
+`
 )
 
 // executionContextText is gqlgen's executionContext type.
