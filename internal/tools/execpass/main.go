@@ -14,8 +14,8 @@
 //     middleware, the level dispatch, leaves these fields untracked anyway;
 //     a field middleware that must see every field would need this pass
 //     removed.
-//     A String, ID, Int or Time among them read from a struct field is
-//     written from the field's address (graph.stringAt, gqlexec.StringAt
+//     A String, ID, Int, Time or enum among them read from a struct field
+//     is written from the field's address (graph.stringAt, gqlexec.StringAt
 //     and the others), a Boolean by one marshaller per value: a pointer
 //     makes a Marshaler without allocating, where gqlgen's marshallers made
 //     a closure for every value of a response.
@@ -125,13 +125,9 @@ func run(path string) error {
 		leaves++
 		ret := fn.Body.List[0]
 		fast := fmt.Sprintf("return ec.%s(ctx, field.Selections, obj.%s)", l.marshaller, l.field)
-		if helper, addr := leafHelper(methods[l.marshaller]); helper != "" && !strings.HasSuffix(l.field, "()") {
+		if helper, form := leafHelper(methods[l.marshaller]); helper != "" && !strings.HasSuffix(l.field, "()") {
 			addressed++
-			amp := ""
-			if addr {
-				amp = "&"
-			}
-			fast = fmt.Sprintf("return ec.%s(%sobj.%s)", helper, amp, l.field)
+			fast = fmt.Sprintf("return ec.%s("+form+")", helper, l.field)
 		}
 		text := fast
 		if l.guard != "" {
@@ -303,20 +299,24 @@ var leafMarshallers = []string{"marshalNString2string", "marshalOString2ᚖstrin
 	"marshalNBoolean2bool", "marshalOBoolean2ᚖbool"}
 
 // leafHelper is the graph helper that writes, for marshaller fn, a leaf
-// read from a struct field, and whether it takes the field's address; ""
-// when fn is not one of gqlgen's two shapes for such scalars:
+// read from a struct field, and how it takes the field (a format of the
+// field's name: its address, its value, or its address as a *string for an
+// enum, whose Go type is a string type); "" when fn is not one of gqlgen's
+// two shapes for such scalars:
 //
 //	marshalNString2string(ctx, sel, v string): res := graphql.MarshalString(v) … return res
 //	marshalOString2ᚖstring(ctx, sel, v *string): if v == nil { return graphql.Null } … res := graphql.MarshalString(*v) … return res
-func leafHelper(fn *ast.FuncDecl) (string, bool) {
+//	marshalNStatus2domainᚐStatus(ctx, sel, v domain.Status): res := graphql.MarshalString(string(v)) … return res
+func leafHelper(fn *ast.FuncDecl) (helper, form string) {
 	if fn == nil || len(fn.Type.Params.List) != 3 || len(fn.Type.Params.List[2].Names) != 1 {
-		return "", false
+		return "", ""
 	}
 	typ, optional := fn.Type.Params.List[2].Type, false
 	if star, ok := typ.(*ast.StarExpr); ok {
 		typ, optional = star.X, true
 	}
 	var call string
+	enum := false
 	for _, st := range fn.Body.List {
 		as, ok := st.(*ast.AssignStmt)
 		if !ok || len(as.Rhs) != 1 || len(as.Lhs) != 1 || !isIdent(as.Lhs[0], "res") {
@@ -324,34 +324,48 @@ func leafHelper(fn *ast.FuncDecl) (string, bool) {
 		}
 		c, ok := as.Rhs[0].(*ast.CallExpr)
 		if call != "" || !ok || len(c.Args) != 1 {
-			return "", false
+			return "", ""
 		}
 		arg := c.Args[0]
+		if conv, ok := arg.(*ast.CallExpr); ok && isIdent(conv.Fun, "string") && len(conv.Args) == 1 {
+			arg, enum = conv.Args[0], true
+		}
 		if star, ok := arg.(*ast.StarExpr); ok == optional && ok {
 			arg = star.X
 		} else if ok != optional {
-			return "", false
+			return "", ""
 		}
 		sel, ok := c.Fun.(*ast.SelectorExpr)
 		if !isIdent(arg, "v") || !ok {
-			return "", false
+			return "", ""
 		}
 		x, ok := sel.X.(*ast.Ident)
 		if !ok {
-			return "", false
+			return "", ""
 		}
 		call = x.Name + "." + sel.Sel.Name
+	}
+	switch {
+	case enum && call == "graphql.MarshalString" && optional:
+		return "optionalStringAt", "(*string)(obj.%s)"
+	case enum && call == "graphql.MarshalString":
+		return "stringAt", "(*string)(&obj.%s)"
+	case enum:
+		return "", ""
 	}
 	for _, h := range leafHelpers {
 		if exprText(typ) != h.typ || !slices.Contains(h.calls, call) {
 			continue
 		}
-		if optional {
-			return h.optional, false
+		switch {
+		case optional:
+			return h.optional, "obj.%s"
+		case h.addr:
+			return h.required, "&obj.%s"
 		}
-		return h.required, h.addr
+		return h.required, "obj.%s"
 	}
-	return "", false
+	return "", ""
 }
 
 // exprText is a type's name as written: string, time.Time.

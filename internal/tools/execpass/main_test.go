@@ -164,6 +164,44 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	return res
 }
 
+func (ec *executionContext) _T_status(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_T_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v domain.Status) graphql.Marshaler {
+			return ec.marshalNStatus2domainᚐStatus(ctx, selections, v)
+		},
+		true, true)
+}
+
+func (ec *executionContext) fieldContext_T_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
+}
+
+func (ec *executionContext) _T_state(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_T_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *domain.Status) graphql.Marshaler {
+			return ec.marshalOStatus2ᚖdomainᚐStatus(ctx, selections, v)
+		},
+		true, true)
+}
+
+func (ec *executionContext) fieldContext_T_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
+}
+
 func (ec *executionContext) _T_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
 	return graphql.ResolveField(ctx, ec.OperationContext, field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -388,6 +426,9 @@ func TestPass(t *testing.T) {
 		{"_T_count", []string{"return ec.intAt(&obj.Count)"}, []string{"ResolveField"}},
 		{"_T_done", []string{"return ec.boolean(obj.Done)"}, []string{"ResolveField"}},
 		{"_T_closedAt", []string{"return ec.optionalTimeAt(obj.ClosedAt)"}, []string{"ResolveField"}},
+		// Enums (Go string types): from their address, as a *string.
+		{"_T_status", []string{"return ec.stringAt((*string)(&obj.Status))"}, []string{"ResolveField"}},
+		{"_T_state", []string{"return ec.optionalStringAt((*string)(obj.State))"}, []string{"ResolveField"}},
 		// A method without arguments, of a never-null scalar: written
 		// directly (its value, not an address: it is called once).
 		{"_T_id", []string{"return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())"}, []string{"ResolveField"}},
