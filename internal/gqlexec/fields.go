@@ -13,9 +13,18 @@ import (
 // (resolvers, methods taking a context, root fields): the rewritten object
 // marshallers add them here rather than to their graphql.FieldSet, and
 // resolve them with Dispatch rather than FieldSet.Dispatch.
+//
+// The first few are kept in the value itself (a task's relationships and
+// file impacts, a link's target): an object marshaller's ConcurrentFields
+// stays on its stack, where a slice appended to was one or two allocations
+// per object.
 type ConcurrentFields struct {
-	list []concurrentField
+	first [inlineConcurrent]concurrentField
+	n     int
+	more  []concurrentField
 }
+
+const inlineConcurrent = 4
 
 type concurrentField struct {
 	i int // the field's index in the object's field set
@@ -24,7 +33,20 @@ type concurrentField struct {
 
 // Add is graphql.FieldSet.Concurrently: the i-th field's value is f's.
 func (c *ConcurrentFields) Add(i int, f func(context.Context) graphql.Marshaler) {
-	c.list = append(c.list, concurrentField{i: i, f: f})
+	if c.n < inlineConcurrent {
+		c.first[c.n] = concurrentField{i: i, f: f}
+	} else {
+		c.more = append(c.more, concurrentField{i: i, f: f})
+	}
+	c.n++
+}
+
+// at is the k-th field added.
+func (c *ConcurrentFields) at(k int) concurrentField {
+	if k < inlineConcurrent {
+		return c.first[k]
+	}
+	return c.more[k-inlineConcurrent]
 }
 
 // Dispatch is graphql.FieldSet.Dispatch for the fields added: the first in
@@ -35,22 +57,23 @@ func (c *ConcurrentFields) Add(i int, f func(context.Context) graphql.Marshaler)
 // the object's field set has no views (deferred fields go to a set of their
 // own), so there is no result callback to run.
 func (c *ConcurrentFields) Dispatch(ctx context.Context, out *graphql.FieldSet, workers *Workers) {
-	switch len(c.list) {
+	switch c.n {
 	case 0:
 		return
 	case 1:
-		out.Values[c.list[0].i] = c.list[0].f(ctx)
+		out.Values[c.first[0].i] = c.first[0].f(ctx)
 		return
 	}
 	var wg sync.WaitGroup
-	wg.Add(len(c.list) - 1)
-	for _, d := range c.list[1:] {
+	wg.Add(c.n - 1)
+	for k := 1; k < c.n; k++ {
+		d := c.at(k)
 		workers.Run(func() {
 			defer wg.Done()
 			out.Values[d.i] = d.f(ctx)
 		})
 	}
-	out.Values[c.list[0].i] = c.list[0].f(ctx)
+	out.Values[c.first[0].i] = c.first[0].f(ctx)
 	wg.Wait()
 }
 

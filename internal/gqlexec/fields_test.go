@@ -1,7 +1,11 @@
 package gqlexec
 
 import (
+	"bytes"
+	"context"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -91,4 +95,39 @@ func TestDeferredSetsOnlyWhenDeferred(t *testing.T) {
 	require.NotNil(t, set)
 	require.NotNil(t, views)
 	require.Zero(t, testing.AllocsPerRun(100, func() { DeferredSets(plain) }))
+}
+
+// TestConcurrentFieldsDispatch: every field added — kept inline or beyond —
+// is resolved, once, into its own index; up to four are added without
+// allocating.
+func TestConcurrentFieldsDispatch(t *testing.T) {
+	workers := NewWorkers(8)
+	for _, n := range []int{0, 1, 2, 4, 5, 9} {
+		out := graphql.NewFieldSet(make([]graphql.CollectedField, n))
+		var c ConcurrentFields
+		var calls atomic.Int32
+		for i := range n {
+			c.Add(i, func(context.Context) graphql.Marshaler {
+				calls.Add(1)
+				return graphql.MarshalInt(i)
+			})
+		}
+		c.Dispatch(context.Background(), out, workers)
+		require.Equal(t, int32(n), calls.Load())
+		for i := range n {
+			var b bytes.Buffer
+			out.Values[i].MarshalGQL(&b)
+			require.Equal(t, strconv.Itoa(i), b.String(), "%d fields", n)
+		}
+	}
+	f := func(context.Context) graphql.Marshaler { return graphql.Null }
+	require.Zero(t, testing.AllocsPerRun(100, func() {
+		var c ConcurrentFields
+		for i := range 4 {
+			c.Add(i, f)
+		}
+		if c.n != 4 {
+			t.Fatal(c.n)
+		}
+	}))
 }
