@@ -41,16 +41,10 @@ func (ec *executionContext) marshalList(ctx context.Context, sel ast.SelectionSe
 ) (ret graphql.Array) {
 	ret = make(graphql.Array, n)
 	if n <= 1 || inlineLeaves(sel, typeName) {
-		// One after another, and nothing keeps an element's context (no
-		// resolver runs; an error takes its path at once): the elements
-		// share one field context, its index moved on.
-		index := 0
-		childCtx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &index})
-		for i := range n {
-			index = i
-			if !gqlexec.MarshalElement(childCtx, ret, i, marshal) {
-				return nil
-			}
+		// One after another: no element can wait on a batch another one
+		// fills (gqlexec.MarshalInOrder).
+		if !gqlexec.MarshalInOrder(ctx, ret, marshal) {
+			return nil
 		}
 		return ret
 	}

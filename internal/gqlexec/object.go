@@ -131,6 +131,27 @@ func MarshalElement(ctx context.Context, ret graphql.Array, i int, marshal func(
 	return true
 }
 
+// MarshalInOrder writes the elements of ret, marshal(ctx, i) each, one
+// after another in this goroutine; false when one panicked. The elements
+// share one field context, its index moved on: each element is complete
+// when marshal returns (nothing of it waits elsewhere), and an error takes
+// its path at once. The field context, with its index, is one allocation.
+func MarshalInOrder(ctx context.Context, ret graphql.Array, marshal func(ctx context.Context, i int) graphql.Marshaler) bool {
+	if len(ret) == 0 {
+		return true
+	}
+	e := &element{}
+	e.fc.Index = &e.index
+	childCtx := graphql.WithFieldContext(ctx, &e.fc)
+	for i := range ret {
+		e.index = i
+		if !MarshalElement(childCtx, ret, i, marshal) {
+			return false
+		}
+	}
+	return true
+}
+
 // MarshalConcurrently writes the elements of ret, marshal(ctx, i) each, all
 // at once (an element may wait on a loader batch the next one fills), each
 // under a field context of its own holding its index, as gqlgen's

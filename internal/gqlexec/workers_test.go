@@ -10,6 +10,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/stretchr/testify/require"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // runTogether hands n functions to p that each return only once all n run
@@ -106,6 +107,43 @@ func TestMarshalConcurrently(t *testing.T) {
 	}, p)
 	require.False(t, ok)
 	require.Len(t, graphql.GetErrors(ctx), 1)
+}
+
+// TestMarshalInOrder: a list's elements run one after another in the
+// calling goroutine, each seeing its index in the shared field context, an
+// error's path naming its element; a panic fails the list at once; an empty
+// list costs nothing.
+func TestMarshalInOrder(t *testing.T) {
+	ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "items"}}})
+	ret := make(graphql.Array, 3)
+	var order []int
+	require.True(t, MarshalInOrder(ctx, ret, func(ctx context.Context, i int) graphql.Marshaler {
+		order = append(order, i)
+		if i == 2 {
+			graphql.AddErrorf(ctx, "element %d", i)
+		}
+		return graphql.MarshalInt(*graphql.GetFieldContext(ctx).Index * 10)
+	}))
+	require.Equal(t, []int{0, 1, 2}, order)
+	for i := range ret {
+		var b bytes.Buffer
+		ret[i].MarshalGQL(&b)
+		require.Equal(t, strconv.Itoa(i*10), b.String())
+	}
+	errs := graphql.GetErrors(ctx)
+	require.Len(t, errs, 1)
+	require.Equal(t, "items[2]", errs[0].Path.String())
+
+	ran := 0
+	require.False(t, MarshalInOrder(ctx, make(graphql.Array, 3), func(ctx context.Context, i int) graphql.Marshaler {
+		ran++
+		panic("element 0")
+	}))
+	require.Equal(t, 1, ran, "the list stops at the panic")
+	require.Zero(t, testing.AllocsPerRun(100, func() {
+		MarshalInOrder(ctx, nil, func(context.Context, int) graphql.Marshaler { return graphql.Null })
+	}))
 }
 
 // TestWorkersTrim: Trim stops the workers that stayed idle since the last
