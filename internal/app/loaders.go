@@ -203,8 +203,28 @@ func ByID[T any](fetch func(context.Context, []string) ([]*T, error), id func(*T
 	}
 }
 
-// Grouped adapts a store read of children to a loader fetch keyed by parent.
+// Grouped adapts a store read of children to a loader fetch keyed by parent,
+// for children with several parents (a link, under both its ends).
 func Grouped[T any](fetch func(context.Context, []string) ([]*T, error), parent func(*T) []string) func(context.Context, []string) (map[string][]*T, error) {
+	return groupRows(fetch, func(out map[string][]*T, r *T) {
+		for _, p := range parent(r) {
+			out[p] = append(out[p], r)
+		}
+	})
+}
+
+// GroupedBy is Grouped for children with one parent each: no slice is made
+// for each child.
+func GroupedBy[T any](fetch func(context.Context, []string) ([]*T, error), parent func(*T) string) func(context.Context, []string) (map[string][]*T, error) {
+	return groupRows(fetch, func(out map[string][]*T, r *T) {
+		p := parent(r)
+		out[p] = append(out[p], r)
+	})
+}
+
+// groupRows is a loader fetch that reads the children of ids and files each
+// row under its parents (add).
+func groupRows[T any](fetch func(context.Context, []string) ([]*T, error), add func(out map[string][]*T, r *T)) func(context.Context, []string) (map[string][]*T, error) {
 	return func(ctx context.Context, ids []string) (map[string][]*T, error) {
 		rows, err := fetch(ctx, ids)
 		if err != nil {
@@ -212,9 +232,7 @@ func Grouped[T any](fetch func(context.Context, []string) ([]*T, error), parent 
 		}
 		out := make(map[string][]*T, len(ids))
 		for _, r := range rows {
-			for _, p := range parent(r) {
-				out[p] = append(out[p], r)
-			}
+			add(out, r)
 		}
 		return out, nil
 	}

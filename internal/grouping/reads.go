@@ -33,8 +33,8 @@ func (s *Service) load(ctx context.Context) *loaders {
 		return &loaders{
 			suggestions: loader.New(w, app.ByID(q.Grouping.SuggestionsByIDs, func(v *domain.GroupingSuggestion) string { return v.ID })),
 			agents:      loader.New(w, app.ByID(q.Grouping.TaskAgentsByIDs, func(v *domain.TaskAgentInstance) string { return v.ID })),
-			agentsOf: loader.New(w, app.Grouped(q.Grouping.TaskAgentsOfProjects,
-				func(v *domain.TaskAgentInstance) []string { return []string{v.ProjectID} })),
+			agentsOf: loader.New(w, app.GroupedBy(q.Grouping.TaskAgentsOfProjects,
+				func(v *domain.TaskAgentInstance) string { return v.ProjectID })),
 			weights: loader.New(w, func(ctx context.Context, ids []string) (map[string]domain.GroupingWeights, error) {
 				rows, err := q.Grouping.WeightsOfProjects(ctx, ids)
 				if err != nil {

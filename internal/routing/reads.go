@@ -36,7 +36,7 @@ func (s *Service) load(ctx context.Context) *loaders {
 		l.planners = loader.New(w, app.ByID(q.Routing.PlannersByIDs, func(v *domain.Planner) string { return v.ID }))
 		l.workers = loader.New(w, app.ByID(q.Routing.WorkersByIDs, func(v *domain.Worker) string { return v.ID }))
 		l.agentMessages = loader.New(w, app.ByID(q.Routing.AgentMessagesByIDs, func(v *domain.AgentMessage) string { return v.ID }))
-		l.workersOf = loader.New(w, app.Grouped(q.Routing.WorkersOfPlanners, func(v *domain.Worker) []string { return []string{v.PlannerID} }))
+		l.workersOf = loader.New(w, app.GroupedBy(q.Routing.WorkersOfPlanners, func(v *domain.Worker) string { return v.PlannerID }))
 		links := func(column string, key func(*domain.RouterPlannerLink) []string) *loader.Loader[string, []*domain.RouterPlannerLink] {
 			return loader.New(w, app.Grouped(func(ctx context.Context, ids []string) ([]*domain.RouterPlannerLink, error) {
 				return q.Routing.LinksOf(ctx, column, ids)

@@ -62,21 +62,21 @@ func newLoaders(s *Service, w loader.Timing, lean app.Lean) *loaders {
 	l.blocks = loader.New(w, app.ByID(q.Tasks.BlocksByIDs, func(b *domain.TaskBlock) string { return b.ID }))
 	l.impacts = loader.New(w, app.ByID(q.Tasks.FileImpactsByIDs, func(f *domain.TaskFileImpact) string { return f.ID }))
 	l.templates = loader.New(w, app.ByID(q.Lists.TemplatesByIDs, func(t *domain.TaskTemplate) string { return t.ID }))
-	l.tokensOfUser = loader.New(w, app.Grouped(q.Users.APITokensByUsers, func(t *domain.APIToken) []string { return []string{t.UserID} }))
+	l.tokensOfUser = loader.New(w, app.GroupedBy(q.Users.APITokensByUsers, func(t *domain.APIToken) string { return t.UserID }))
 	// The links are only ever shown, or their ends and types followed
 	// (linkedTasks): read lean when the operation may.
 	l.relsOfTask = loader.New(w, app.Grouped(relationships(q, lean.Relationships, domain.DirectionBoth), func(r *domain.TaskRelationship) []string {
 		return []string{r.SourceTaskID, r.TargetTaskID}
 	}))
-	l.relsFromTask = loader.New(w, app.Grouped(relationships(q, lean.Relationships, domain.DirectionOutgoing), func(r *domain.TaskRelationship) []string {
-		return []string{r.SourceTaskID}
+	l.relsFromTask = loader.New(w, app.GroupedBy(relationships(q, lean.Relationships, domain.DirectionOutgoing), func(r *domain.TaskRelationship) string {
+		return r.SourceTaskID
 	}))
-	l.relsToTask = loader.New(w, app.Grouped(relationships(q, lean.Relationships, domain.DirectionIncoming), func(r *domain.TaskRelationship) []string {
-		return []string{r.TargetTaskID}
+	l.relsToTask = loader.New(w, app.GroupedBy(relationships(q, lean.Relationships, domain.DirectionIncoming), func(r *domain.TaskRelationship) string {
+		return r.TargetTaskID
 	}))
-	l.historyOfTask = loader.New(w, app.Grouped(q.Tasks.StateHistoryOfTasks, func(c *domain.TaskStateChange) []string { return []string{c.TaskID} }))
-	l.blocksOfTask = loader.New(w, app.Grouped(q.Tasks.BlocksOfTasks, func(b *domain.TaskBlock) []string { return []string{b.TaskID} }))
-	l.impactsOfTask = loader.New(w, app.Grouped(q.Tasks.FileImpactsOfTasks, func(f *domain.TaskFileImpact) []string { return []string{f.TaskID} }))
+	l.historyOfTask = loader.New(w, app.GroupedBy(q.Tasks.StateHistoryOfTasks, func(c *domain.TaskStateChange) string { return c.TaskID }))
+	l.blocksOfTask = loader.New(w, app.GroupedBy(q.Tasks.BlocksOfTasks, func(b *domain.TaskBlock) string { return b.TaskID }))
+	l.impactsOfTask = loader.New(w, app.GroupedBy(q.Tasks.FileImpactsOfTasks, func(f *domain.TaskFileImpact) string { return f.TaskID }))
 	l.itemOfTask = loader.New(w, app.ByID(q.Lists.ItemsOfTasks, func(i *domain.TaskListItem) string { return i.TaskID }))
 	l.lastEventSeq = loader.New(w, q.Events.LastEventSeqs)
 	l.all = []app.Clearer{l.users, l.tokens, l.projects, l.ideas, l.tasks, l.lists, l.items, l.relationships,
@@ -89,9 +89,9 @@ func newLoaders(s *Service, w loader.Timing, lean app.Lean) *loaders {
 		l.all = append(l.all, l.leanTasks)
 	}
 	if shown := lean.FileImpacts; shown.Lean {
-		l.leanImpactsOfTask = loader.New(w, app.Grouped(func(ctx context.Context, taskIDs []string) ([]*domain.TaskFileImpact, error) {
+		l.leanImpactsOfTask = loader.New(w, app.GroupedBy(func(ctx context.Context, taskIDs []string) ([]*domain.TaskFileImpact, error) {
 			return q.Tasks.ShownFileImpactsOfTasks(ctx, shown.Fields, taskIDs)
-		}, func(f *domain.TaskFileImpact) []string { return []string{f.TaskID} }))
+		}, func(f *domain.TaskFileImpact) string { return f.TaskID }))
 		l.all = append(l.all, l.leanImpactsOfTask)
 	}
 	return l

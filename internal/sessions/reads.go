@@ -35,8 +35,8 @@ func newLoaders(s *Service, w loader.Timing) *loaders {
 	l.lists = loader.New(w, app.ByID(q.Sessions.TodoListsByIDs, func(v *domain.TodoList) string { return v.ID }))
 	l.steps = loader.New(w, app.ByID(q.Sessions.StepsByIDs, func(v *domain.ReActStep) string { return v.ID }))
 	l.lessons = loader.New(w, app.ByID(q.Sessions.LessonsByIDs, func(v *domain.Lesson) string { return v.ID }))
-	l.listsOfSession = loader.New(w, app.Grouped(q.Sessions.TodoListsBySessions, func(v *domain.TodoList) []string { return []string{v.SessionID} }))
-	l.sessOfAgent = loader.New(w, app.Grouped(q.Sessions.SessionsByAgents, func(v *domain.AgentSession) []string { return []string{deref(v.AgentID)} }))
+	l.listsOfSession = loader.New(w, app.GroupedBy(q.Sessions.TodoListsBySessions, func(v *domain.TodoList) string { return v.SessionID }))
+	l.sessOfAgent = loader.New(w, app.GroupedBy(q.Sessions.SessionsByAgents, func(v *domain.AgentSession) string { return deref(v.AgentID) }))
 	l.all = []app.Clearer{l.sessions, l.states, l.lists, l.steps, l.lessons, l.listsOfSession, l.sessOfAgent}
 	return l
 }

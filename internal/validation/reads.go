@@ -31,7 +31,7 @@ func newRuleLoaders(s *Service, w loader.Timing) *ruleLoaders {
 		enabled: loader.New(w, func(ctx context.Context, projects []string) (map[string][]*domain.ValidationRule, error) {
 			return enabledRules(ctx, q, projects)
 		}),
-		impacts: loader.New(w, app.Grouped(q.Tasks.FileImpactsOfTasks, func(f *domain.TaskFileImpact) []string { return []string{f.TaskID} })),
+		impacts: loader.New(w, app.GroupedBy(q.Tasks.FileImpactsOfTasks, func(f *domain.TaskFileImpact) string { return f.TaskID })),
 	}
 }
 
