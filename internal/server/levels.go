@@ -109,6 +109,9 @@ type levels struct {
 // inline and concurrent fields.
 type fieldCounts struct{ inline, concurrent int }
 
+// none reports whether an object so counted has no field to resolve.
+func (c fieldCounts) none() bool { return c.inline+c.concurrent == 0 }
+
 type fieldsKey struct {
 	sel      *ast.Selection
 	typeName string
@@ -140,6 +143,7 @@ type subtree struct {
 	of     *object
 	inline bool
 	open   int
+	single object // the object, when the field returns one
 }
 
 type levelsKey struct{}
@@ -239,21 +243,19 @@ func (lv *levels) eventRoot(d *levelDispatch, typeName string) {
 }
 
 // open registers an object of typeName returned by parent (nil: the root)
-// and promises its first fields; it reports whether the object has any.
-// lv.mu is held.
-func (lv *levels) open(d *levelDispatch, oc *graphql.OperationContext, key objectKey, parent *subtree, sel ast.SelectionSet, typeName string) bool {
-	return lv.openCounted(key, parent, lv.fieldCounts(d, oc, sel, typeName))
+// and promises its first fields. lv.mu is held.
+func (lv *levels) open(d *levelDispatch, oc *graphql.OperationContext, key objectKey, parent *subtree, sel ast.SelectionSet, typeName string) {
+	if sh := lv.fieldCounts(d, oc, sel, typeName); !sh.none() {
+		lv.openCounted(&object{}, key, parent, sh)
+	}
 }
 
-// openCounted is open with the object's fields counted. lv.mu is held.
-func (lv *levels) openCounted(key objectKey, parent *subtree, sh fieldCounts) bool {
-	if sh.inline+sh.concurrent == 0 {
-		return false
-	}
-	o := &object{parent: parent, inlineLeft: sh.inline, concurrent: sh.concurrent, open: sh.inline + sh.concurrent}
+// openCounted registers o, an object with fields to resolve (sh), and
+// promises its first fields. lv.mu is held.
+func (lv *levels) openCounted(o *object, key objectKey, parent *subtree, sh fieldCounts) {
+	*o = object{parent: parent, inlineLeft: sh.inline, concurrent: sh.concurrent, open: sh.inline + sh.concurrent}
 	lv.objects[key] = o
 	lv.advance(o)
-	return true
 }
 
 // advance promises the object's next field (inline) or, when no inline field
@@ -291,26 +293,25 @@ func (lv *levels) resolved(d *levelDispatch, oc *graphql.OperationContext, fc *g
 		lv.complete(of, inline)
 		return true
 	}
-	st := &subtree{of: of, inline: inline}
-	n, ok := lv.children(d, oc, fc, st, reflect.ValueOf(res))
+	n, ok := lv.children(d, oc, fc, of, inline, reflect.ValueOf(res))
 	if !ok {
 		return false
 	}
-	if st.open = n; n > 0 {
-		return true // its objects complete it
+	if n == 0 {
+		lv.complete(of, inline)
 	}
-	lv.complete(of, inline)
-	return true
+	return true // else its objects complete it
 }
 
-// children opens the objects of a field's result v and returns how many have
-// fields to resolve. lv.mu is held.
-func (lv *levels) children(d *levelDispatch, oc *graphql.OperationContext, fc *graphql.FieldContext, st *subtree, v reflect.Value) (int, bool) {
+// children opens the objects of a field's result v that have fields to
+// resolve, under one subtree (the field, of object of), and returns how
+// many. The subtree and its objects are allocated together when the field
+// returns one object, the objects in one slice when it returns a list; a
+// result without such objects (a list of file impacts, whose fields are all
+// inline leaves) allocates nothing. lv.mu is held.
+func (lv *levels) children(d *levelDispatch, oc *graphql.OperationContext, fc *graphql.FieldContext, of *object, inline bool, v reflect.Value) (int, bool) {
 	t := fc.Field.Definition.Type
 	sel := fc.Field.Selections
-	if len(sel) == 0 {
-		return 0, true
-	}
 	v = deref(v)
 	if !v.IsValid() {
 		return 0, true
@@ -320,37 +321,58 @@ func (lv *levels) children(d *levelDispatch, oc *graphql.OperationContext, fc *g
 		if !ok {
 			return 0, false
 		}
-		if name == "" || !lv.open(d, oc, objectKey{field: fc, index: -1}, st, sel, name) {
+		if name == "" {
 			return 0, true
 		}
+		sh := lv.fieldCounts(d, oc, sel, name)
+		if sh.none() {
+			return 0, true
+		}
+		st := &subtree{of: of, inline: inline, open: 1}
+		lv.openCounted(&st.single, objectKey{field: fc, index: -1}, st, sh)
 		return 1, true
 	}
 	if t.Elem.Elem != nil || (v.Kind() != reflect.Slice && v.Kind() != reflect.Array) {
 		return 0, false // lists of lists: not in this schema
 	}
-	n := 0
-	var last string // the elements are mostly of one type: counted once
-	var sh fieldCounts
-	for i := range v.Len() {
-		e := deref(v.Index(i))
-		if !e.IsValid() {
-			continue
-		}
-		name, ok := d.typeOf(t.Elem.Name(), e)
-		if !ok {
-			return 0, false
-		}
-		if name == "" {
-			continue
-		}
-		if name != last {
-			last, sh = name, lv.fieldCounts(d, oc, sel, name)
-		}
-		if lv.openCounted(objectKey{field: fc, index: i}, st, sh) {
+	// Twice over the elements: to count the objects, then to open them.
+	var st *subtree
+	var objs []object
+	for pass := range 2 {
+		n := 0
+		var last string // the elements are mostly of one type: counted once
+		var sh fieldCounts
+		for i := range v.Len() {
+			e := deref(v.Index(i))
+			if !e.IsValid() {
+				continue
+			}
+			name, ok := d.typeOf(t.Elem.Name(), e)
+			if !ok {
+				return 0, false
+			}
+			if name == "" {
+				continue
+			}
+			if name != last {
+				last, sh = name, lv.fieldCounts(d, oc, sel, name)
+			}
+			if sh.none() {
+				continue
+			}
+			if pass == 1 {
+				lv.openCounted(&objs[n], objectKey{field: fc, index: i}, st, sh)
+			}
 			n++
 		}
+		if n == 0 {
+			return 0, true
+		}
+		if pass == 0 {
+			st, objs = &subtree{of: of, inline: inline, open: n}, make([]object, n)
+		}
 	}
-	return n, true
+	return len(objs), true
 }
 
 // deref follows pointers and interfaces to the value, invalid when nil.
