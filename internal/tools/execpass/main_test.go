@@ -7,10 +7,46 @@ import (
 	"testing"
 )
 
-// generatedShapes holds, in gqlgen's words, one field function of each shape
+// generatedShapes is the file the pass reads: gqlShapes and, in gqlgen's
+// words, a scalar leaf's function of each type the pass writes from the
+// field (scalarLeaf).
+var generatedShapes = gqlShapes +
+	scalarLeaf("note", "Note", "*string", "marshalOString2ᚖstring") +
+	scalarLeaf("count", "Count", "int", "marshalNInt2int") +
+	scalarLeaf("done", "Done", "bool", "marshalNBoolean2bool") +
+	scalarLeaf("closedAt", "ClosedAt", "*time.Time", "marshalOTime2ᚖtimeᚐTime") +
+	scalarLeaf("status", "Status", "domain.Status", "marshalNStatus2domainᚐStatus") +
+	scalarLeaf("state", "State", "*domain.Status", "marshalOStatus2ᚖdomainᚐStatus")
+
+// scalarLeaf is gqlgen's function, and field context, of T's field f read
+// from obj.F, of Go type typ, written by marshaller.
+func scalarLeaf(f, F, typ, marshaller string) string {
+	return strings.NewReplacer("$f", f, "$F", F, "$typ", typ, "$m", marshaller).Replace(`
+func (ec *executionContext) _T_$f(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_T_$f(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.$F, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v $typ) graphql.Marshaler {
+			return ec.$m(ctx, selections, v)
+		},
+		true, true)
+}
+
+func (ec *executionContext) fieldContext_T_$f(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
+}
+`)
+}
+
+// gqlShapes holds, in gqlgen's words, one field function of each shape
 // the pass decides on, the marshallers they call, an object list and an
 // object marshaller's deferred group.
-const generatedShapes = `package graph
+const gqlShapes = `package graph
 
 type executionContext struct {
 	*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]
@@ -60,78 +96,6 @@ func (ec *executionContext) _T_title(ctx context.Context, field graphql.Collecte
 		true, true)
 }
 
-func (ec *executionContext) _T_note(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
-	return graphql.ResolveField(ctx, ec.OperationContext, field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_T_note(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Note, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true, false)
-}
-
-func (ec *executionContext) _T_count(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
-	return graphql.ResolveField(ctx, ec.OperationContext, field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_T_count(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Count, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true, true)
-}
-
-func (ec *executionContext) fieldContext_T_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
-}
-
-func (ec *executionContext) _T_done(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
-	return graphql.ResolveField(ctx, ec.OperationContext, field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_T_done(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Done, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true, true)
-}
-
-func (ec *executionContext) fieldContext_T_done(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
-}
-
-func (ec *executionContext) _T_closedAt(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
-	return graphql.ResolveField(ctx, ec.OperationContext, field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_T_closedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ClosedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
-			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
-		},
-		true, true)
-}
-
-func (ec *executionContext) fieldContext_T_closedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
-}
-
 func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalInt(v)
@@ -162,44 +126,6 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := gqlexec.MarshalTime(*v)
 	return res
-}
-
-func (ec *executionContext) _T_status(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
-	return graphql.ResolveField(ctx, ec.OperationContext, field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_T_status(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v domain.Status) graphql.Marshaler {
-			return ec.marshalNStatus2domainᚐStatus(ctx, selections, v)
-		},
-		true, true)
-}
-
-func (ec *executionContext) fieldContext_T_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
-}
-
-func (ec *executionContext) _T_state(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
-	return graphql.ResolveField(ctx, ec.OperationContext, field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_T_state(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.State, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *domain.Status) graphql.Marshaler {
-			return ec.marshalOStatus2ᚖdomainᚐStatus(ctx, selections, v)
-		},
-		true, true)
-}
-
-func (ec *executionContext) fieldContext_T_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
 }
 
 func (ec *executionContext) _T_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
@@ -248,10 +174,6 @@ func (ec *executionContext) _T_owner(ctx context.Context, field graphql.Collecte
 }
 
 func (ec *executionContext) fieldContext_T_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
-}
-
-func (ec *executionContext) fieldContext_T_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
 }
 
