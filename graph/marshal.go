@@ -180,7 +180,9 @@ var responseSizes gqlexec.ResponseSizes
 // responseBuffer is the buffer a query's or a mutation's response is
 // written into (internal/tools/execpass puts it in Exec), made at about the
 // size of the operation's last response.
-func responseBuffer(op *graphql.OperationContext) *bytes.Buffer { return responseSizes.Buffer(op.Operation) }
+func responseBuffer(op *graphql.OperationContext) *bytes.Buffer {
+	return responseSizes.Buffer(op.Operation)
+}
 
 // responseWritten records the size of the response written into buf and
 // returns its bytes.
