@@ -9,14 +9,23 @@ import (
 
 // generatedShapes is the file the pass reads: gqlShapes and, in gqlgen's
 // words, a scalar leaf's function of each type the pass writes from the
-// field (scalarLeaf).
+// field (scalarLeaf) and the marshallers they call.
 var generatedShapes = gqlShapes +
+	scalarLeaf("title", "Title", "string", "marshalNString2string") +
+	scalarLeaf("createdAt", "CreatedAt", "time.Time", "marshalNTime2timeᚐTime") +
 	scalarLeaf("note", "Note", "*string", "marshalOString2ᚖstring") +
 	scalarLeaf("count", "Count", "int", "marshalNInt2int") +
 	scalarLeaf("done", "Done", "bool", "marshalNBoolean2bool") +
 	scalarLeaf("closedAt", "ClosedAt", "*time.Time", "marshalOTime2ᚖtimeᚐTime") +
 	scalarLeaf("status", "Status", "domain.Status", "marshalNStatus2domainᚐStatus") +
-	scalarLeaf("state", "State", "*domain.Status", "marshalOStatus2ᚖdomainᚐStatus")
+	scalarLeaf("state", "State", "*domain.Status", "marshalOStatus2ᚖdomainᚐStatus") +
+	required("marshalNString2string", "string", "graphql.MarshalString") +
+	required("marshalNID2string", "string", "graphql.MarshalID") +
+	required("marshalNInt2int", "int", "graphql.MarshalInt") +
+	required("marshalNBoolean2bool", "bool", "graphql.MarshalBoolean") +
+	required("marshalNTime2timeᚐTime", "time.Time", "gqlexec.MarshalTime") +
+	optional("marshalOString2ᚖstring", "string", "graphql.MarshalString") +
+	optional("marshalOTime2ᚖtimeᚐTime", "time.Time", "gqlexec.MarshalTime")
 
 // scalarLeaf is gqlgen's function, and field context, of T's field f read
 // from obj.F, of Go type typ, written by marshaller.
@@ -39,6 +48,39 @@ func (ec *executionContext) _T_$f(ctx context.Context, field graphql.CollectedFi
 
 func (ec *executionContext) fieldContext_T_$f(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
+}
+`)
+}
+
+// required is gqlgen's marshaller of a non-null scalar of Go type typ,
+// written by call.
+func required(name, typ, call string) string {
+	return strings.NewReplacer("$name", name, "$typ", typ, "$call", call).Replace(`
+func (ec *executionContext) $name(ctx context.Context, sel ast.SelectionSet, v $typ) graphql.Marshaler {
+	_ = sel
+	res := $call(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+`)
+}
+
+// optional is gqlgen's marshaller of a nullable scalar of Go type typ,
+// written by call.
+func optional(name, typ, call string) string {
+	return strings.NewReplacer("$name", name, "$typ", typ, "$call", call).Replace(`
+func (ec *executionContext) $name(ctx context.Context, sel ast.SelectionSet, v *$typ) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := $call(*v)
+	return res
 }
 `)
 }
@@ -81,68 +123,6 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	return nil
 }
 
-func (ec *executionContext) _T_title(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
-	return graphql.ResolveField(ctx, ec.OperationContext, field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_T_title(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true, true)
-}
-
-func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalInt(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
-}
-
-func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.SelectionSet, v bool) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalBoolean(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
-}
-
-func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel ast.SelectionSet, v *time.Time) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	_ = sel
-	_ = ctx
-	res := gqlexec.MarshalTime(*v)
-	return res
-}
-
-func (ec *executionContext) _T_createdAt(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
-	return graphql.ResolveField(ctx, ec.OperationContext, field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_T_createdAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CreatedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
-		},
-		true, true)
-}
-
 func (ec *executionContext) _T_id(ctx context.Context, field graphql.CollectedField, obj *domain.T) (ret graphql.Marshaler) {
 	return graphql.ResolveField(ctx, ec.OperationContext, field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -173,14 +153,6 @@ func (ec *executionContext) _T_owner(ctx context.Context, field graphql.Collecte
 		true, true)
 }
 
-func (ec *executionContext) fieldContext_T_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
-}
-
-func (ec *executionContext) fieldContext_T_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("T", field, false, false, errors.New("no child fields"))
-}
-
 func (ec *executionContext) fieldContext_T_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("T", field, true, false, errors.New("no child fields"))
 }
@@ -201,49 +173,6 @@ func (ec *executionContext) marshalOStatus2ᚖdomainᚐStatus(ctx context.Contex
 		return graphql.Null
 	}
 	res := graphql.MarshalString(string(*v))
-	return res
-}
-
-func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalString(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
-}
-
-func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
-	if v == nil {
-		return graphql.Null
-	}
-	_ = sel
-	_ = ctx
-	res := graphql.MarshalString(*v)
-	return res
-}
-
-func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
-	_ = sel
-	res := gqlexec.MarshalTime(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
-	return res
-}
-
-func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
-	_ = sel
-	res := graphql.MarshalID(v)
-	if res == graphql.Null {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-	}
 	return res
 }
 
