@@ -110,51 +110,42 @@ func marshalEnum(v string) graphql.Marshaler { return enums.Marshal(v) }
 
 // stringAt writes a String or ID.
 func (ec *executionContext) stringAt(p *string) graphql.Marshaler {
-	if ec.mutation() {
-		return graphql.MarshalString(*p)
-	}
-	return (*gqlexec.StringAt)(p)
+	return fieldAt(ec, p, graphql.MarshalString, (*gqlexec.StringAt)(p))
 }
 
 // optionalStringAt writes a nullable String or ID.
 func (ec *executionContext) optionalStringAt(p *string) graphql.Marshaler {
-	if p != nil && ec.mutation() {
-		return graphql.MarshalString(*p)
-	}
-	return gqlexec.OptionalStringAt(p)
+	return fieldAt(ec, p, graphql.MarshalString, gqlexec.OptionalStringAt(p))
 }
 
 // intAt writes an Int.
 func (ec *executionContext) intAt(p *int) graphql.Marshaler {
-	if ec.mutation() {
-		return graphql.MarshalInt(*p)
-	}
-	return (*gqlexec.IntAt)(p)
+	return fieldAt(ec, p, graphql.MarshalInt, (*gqlexec.IntAt)(p))
 }
 
 // optionalIntAt writes a nullable Int.
 func (ec *executionContext) optionalIntAt(p *int) graphql.Marshaler {
-	if p != nil && ec.mutation() {
-		return graphql.MarshalInt(*p)
-	}
-	return gqlexec.OptionalIntAt(p)
+	return fieldAt(ec, p, graphql.MarshalInt, gqlexec.OptionalIntAt(p))
 }
 
 // timeAt writes a Time its caller found not zero.
 func (ec *executionContext) timeAt(p *time.Time) graphql.Marshaler {
-	if ec.mutation() {
-		return gqlexec.MarshalTime(*p)
-	}
-	return (*gqlexec.TimeAt)(p)
+	return fieldAt(ec, p, gqlexec.MarshalTime, (*gqlexec.TimeAt)(p))
 }
 
 // optionalTimeAt writes a nullable Time (null when zero, as
 // gqlexec.MarshalTime).
 func (ec *executionContext) optionalTimeAt(p *time.Time) graphql.Marshaler {
+	return fieldAt(ec, p, gqlexec.MarshalTime, gqlexec.OptionalTimeAt(p))
+}
+
+// fieldAt is at, the marshaller that reads *p when the response is written,
+// or in a mutation marshal(*p), which reads it now; nil p is at's (null).
+func fieldAt[T any](ec *executionContext, p *T, marshal func(T) graphql.Marshaler, at graphql.Marshaler) graphql.Marshaler {
 	if p != nil && ec.mutation() {
-		return gqlexec.MarshalTime(*p)
+		return marshal(*p)
 	}
-	return gqlexec.OptionalTimeAt(p)
+	return at
 }
 
 // boolean writes a Boolean: one marshaller per value, read now.
