@@ -116,10 +116,12 @@ func leafHelper(fn *ast.FuncDecl) (helper, form string) {
 		if conv, ok := arg.(*ast.CallExpr); ok && isIdent(conv.Fun, "string") && len(conv.Args) == 1 {
 			arg, enum = conv.Args[0], true
 		}
-		if star, ok := arg.(*ast.StarExpr); ok == optional && ok {
+		star, deref := arg.(*ast.StarExpr)
+		if deref != optional {
+			return "", "" // a nullable marshaller writes *v, a non-null one v
+		}
+		if deref {
 			arg = star.X
-		} else if ok != optional {
-			return "", ""
 		}
 		sel, ok := c.Fun.(*ast.SelectorExpr)
 		if !isIdent(arg, "v") || !ok {
