@@ -150,23 +150,25 @@ func TestMarshalInOrder(t *testing.T) {
 // Trim, and only those; the pool works as before afterwards.
 func TestWorkersTrim(t *testing.T) {
 	p := NewWorkers(64)
-	burst := func(n int) {
+	// burst runs n functions together and waits until idle workers are
+	// back in the pool: a worker returns to it just after its function.
+	burst := func(n, idle int) {
 		runTogether(p, n).Wait()
-		for deadline := time.Now().Add(5 * time.Second); len(p.idle) < n; {
+		for deadline := time.Now().Add(5 * time.Second); len(p.idle) < idle; {
 			if time.Now().After(deadline) {
-				t.Fatalf("%d idle workers after a burst of %d", len(p.idle), n)
+				t.Fatalf("%d idle workers after a burst of %d, want %d", len(p.idle), n, idle)
 			}
 			time.Sleep(time.Millisecond)
 		}
 	}
-	burst(20)
+	burst(20, 20)
 	require.Equal(t, 0, p.Trim(), "the burst made every worker: none was idle throughout")
 	// 20 idle; a burst of 5 leaves at least 15 idle throughout.
-	burst(5)
+	burst(5, 20)
 	require.Equal(t, 15, p.Trim())
 	require.Equal(t, 5, len(p.idle))
 	require.Equal(t, 5, p.Trim(), "idle for a whole period")
 	require.Equal(t, 0, len(p.idle))
-	burst(3)
+	burst(3, 3)
 	require.Equal(t, 3, len(p.idle))
 }
