@@ -143,6 +143,7 @@ func catalogStatements(t testing.TB, s *catalogServer) (int64, int) {
 // same number of SQL statements for a catalog of one parameter mapping as for
 // one of 180: statements grow with the depth of the query, not with its rows.
 func TestCatalogQueryStatements(t *testing.T) {
+	t.Parallel()
 	for _, c := range testdb.Cases(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			small := startCatalogServer(t, c.URL(t))

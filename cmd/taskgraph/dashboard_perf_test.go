@@ -57,6 +57,7 @@ func serverTime(tb testing.TB, s *testServer, token, query string, vars M) (time
 // a 100-task run instead; run it without -race for the figure:
 // go test -run TestDashboardRunPage500 -v ./cmd/taskgraph/.
 func TestDashboardRunPage500(t *testing.T) {
+	t.Parallel()
 	tasks, claimed, completed := 500, 50, 25
 	if raceEnabled {
 		// make test runs with -race: check the page's content on a smaller

@@ -325,6 +325,7 @@ func TestGroupingTaskAgentSweep(t *testing.T) {
 // TestGroupingStatements: suggestedTasks { fileImpacts } costs the same for
 // 1 and 50 suggestions.
 func TestGroupingStatements(t *testing.T) {
+	t.Parallel()
 	testdb.Run(t, func(t *testing.T, url string) {
 		s, _ := startServerWith(t, url, serverOptions{noGroupingBackground: true})
 		seed := func(slug string, pairs int) {

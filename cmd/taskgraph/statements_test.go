@@ -64,6 +64,7 @@ func statementsFor(t testing.TB, s *testServer, slug string) (int64, int) {
 // TestNestedQueryStatements proves that SQL statements grow with the depth of a
 // query, not with the rows it returns: 10 tasks and 100 tasks cost the same.
 func TestNestedQueryStatements(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		seedChain(t, s, "small", 10)
 		seedChain(t, s, "large", 100)
@@ -99,6 +100,7 @@ const eventsQuery = `{
 // TestEventsConnectionStatements: Project.events and the fields under its
 // events cost statements per level of the query, not per event or project.
 func TestEventsConnectionStatements(t *testing.T) {
+	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
 		var projects []string
 		for _, slug := range []string{"ev-one", "ev-two"} {
