@@ -28,21 +28,26 @@ var concurrentOf = func() map[string]map[string]bool {
 	return m
 }()
 
-// marshalList marshals the n elements of a list of typeName objects
+// marshalElements marshals the elements of v, a list of typeName objects
 // selected by sel (internal/tools/execpass puts it where gqlgen's list
 // marshallers called graphql.MarshalSliceConcurrently). Like gqlgen it
 // marshals the elements concurrently, so that the elements' resolvers fill
 // their loader batches together — on elementWorkers rather than on new
-// goroutines; when sel selects only leaves that resolve inline, no element
-// can wait on anything, and they are marshalled one after another in this
-// goroutine. Paths, errors and a panic's recovery are gqlgen's.
-func (ec *executionContext) marshalList(ctx context.Context, sel ast.SelectionSet, typeName string, n int,
+// goroutines. Elements are marshalled one after another in this goroutine
+// when none can wait on anything: when sel selects only leaves that resolve
+// inline, or when the levels below the list were read first (level_reads.go),
+// or already were by a list above it. Paths, errors and a panic's recovery
+// are gqlgen's.
+func marshalElements[T any](ec *executionContext, ctx context.Context, sel ast.SelectionSet, typeName string, v []T,
 	marshal func(ctx context.Context, i int) graphql.Marshaler,
 ) (ret graphql.Array) {
-	ret = make(graphql.Array, n)
-	if n <= 1 || inlineLeaves(sel, typeName) {
-		// One after another: no element can wait on a batch another one
-		// fills (gqlexec.MarshalInOrder).
+	ret = make(graphql.Array, len(v))
+	inOrder := len(v) <= 1 || inlineLeaves(sel, typeName) || levelsRead(ctx)
+	if !inOrder && outsideLists(ctx) && levelReadable(typeName, sel) && ec.readLevels(ctx, typeName, v, sel) {
+		ctx, inOrder = context.WithValue(ctx, levelsReadKey{}, true), true
+	}
+	if inOrder {
+		// One after another (gqlexec.MarshalInOrder).
 		if !gqlexec.MarshalInOrder(ctx, ret, marshal) {
 			return nil
 		}

@@ -143,11 +143,7 @@ func (r *taskResolver) ListItem(ctx context.Context, obj *domain.Task) (*domain.
 }
 
 func (r *taskResolver) Relationships(ctx context.Context, obj *domain.Task, direction *domain.RelationshipDirection, types []domain.RelationshipType) ([]*domain.TaskRelationship, error) {
-	dir := domain.DirectionBoth
-	if direction != nil {
-		dir = *direction
-	}
-	return r.Svc.Tasks.Relationships(ctx, obj.ID, dir, types)
+	return r.Svc.Tasks.Relationships(ctx, obj.ID, directionOrBoth(direction), types)
 }
 
 func (r *taskResolver) Dependencies(ctx context.Context, obj *domain.Task) ([]*domain.Task, error) {

@@ -76,12 +76,28 @@ func TestNestedQueryStatements(t *testing.T) {
 		require.Equal(t, small, large, "statements for 10 tasks vs 100 tasks")
 		// token, project, tasks, relationships, targets, file impacts
 		require.LessOrEqual(t, large, int64(6))
-		t.Logf("nested query: %d statements for 10 tasks, %d for 100", small, large)
+		// The levels below the tasks are read a level at a time
+		// (graph/level_reads.go), without a batch: no resolver below the
+		// tasks waits on one. Resolved object by object they waited 47 times
+		// for 10 tasks and 497 for 100.
+		waitsSmall, waitsLarge := waitsFor(t, s, "small"), waitsFor(t, s, "large")
+		require.Equal(t, waitsSmall, waitsLarge, "waits on batches for 10 tasks vs 100 tasks")
+		require.LessOrEqual(t, waitsLarge, 1.0, "at most the page of tasks waits")
+		t.Logf("nested query: %d statements for 10 tasks, %d for 100; %.0f waits on a batch for 10, %.0f for 100", small, large, waitsSmall, waitsLarge)
 		// Every batch closed when its level was in, none on the safety timer.
 		require.Positive(t, s.counter(t, `taskgraph_loader_batches_total{closed="quiescent"}`))
 		require.Zero(t, s.counter(t, `taskgraph_loader_batches_total{closed="timer"}`))
 		require.Zero(t, s.counter(t, `taskgraph_loader_abandoned_total`))
 	})
+}
+
+// waitsFor runs the nested query on a project and returns how many times a
+// read waited on a batch.
+func waitsFor(t testing.TB, s *testServer, slug string) float64 {
+	t.Helper()
+	before := s.counter(t, "taskgraph_loader_waits_total")
+	statementsFor(t, s, slug)
+	return s.counter(t, "taskgraph_loader_waits_total") - before
 }
 
 // eventsQuery pages the events of every project, with fields under the events.

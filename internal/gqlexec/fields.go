@@ -49,6 +49,18 @@ func (c *ConcurrentFields) at(k int) concurrentField {
 	return c.more[k-inlineConcurrent]
 }
 
+// Len is the number of fields added.
+func (c *ConcurrentFields) Len() int { return c.n }
+
+// DispatchInOrder resolves the fields added one after another in this
+// goroutine, for an object none of whose fields can wait.
+func (c *ConcurrentFields) DispatchInOrder(ctx context.Context, out *graphql.FieldSet) {
+	for k := range c.n {
+		d := c.at(k)
+		out.Values[d.i] = d.f(ctx)
+	}
+}
+
 // Dispatch is graphql.FieldSet.Dispatch for the fields added: the first in
 // this goroutine, the others on workers, whose stacks have grown already
 // (gqlgen starts a goroutine for each, whose stack grows by copying several

@@ -120,6 +120,28 @@ func TestConcurrentFieldsDispatch(t *testing.T) {
 			require.Equal(t, strconv.Itoa(i), b.String(), "%d fields", n)
 		}
 	}
+	// In order: one after another, each in the order added, in the
+	// caller's goroutine (a level-read object's fields, which never wait).
+	for _, n := range []int{0, 1, 6} {
+		out := graphql.NewFieldSet(make([]graphql.CollectedField, n))
+		var c ConcurrentFields
+		var order []int
+		for i := range n {
+			c.Add(n-1-i, func(context.Context) graphql.Marshaler {
+				order = append(order, n-1-i) // unsynchronised: -race fails if not one goroutine
+				return graphql.MarshalInt(n - 1 - i)
+			})
+		}
+		require.Equal(t, n, c.Len())
+		c.DispatchInOrder(context.Background(), out)
+		require.Len(t, order, n)
+		for k, i := range order {
+			require.Equal(t, n-1-k, i)
+			var b bytes.Buffer
+			out.Values[i].MarshalGQL(&b)
+			require.Equal(t, strconv.Itoa(i), b.String())
+		}
+	}
 	f := func(context.Context) graphql.Marshaler { return graphql.Null }
 	require.Zero(t, testing.AllocsPerRun(100, func() {
 		var c ConcurrentFields

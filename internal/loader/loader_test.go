@@ -210,6 +210,40 @@ func TestTrackedLevelsCloseOnQuiescence(t *testing.T) {
 	require.False(t, tr.Abandoned())
 }
 
+// TestReadFetchesAtOnceAndCaches: Read fetches the keys not cached, in one
+// fetch, without a batch or a wait, even under a tracker with work promised
+// (a level read runs while the executor's promised fields below it wait for
+// it); later Loads find the values ready and wait for nothing.
+func TestReadFetchesAtOnceAndCaches(t *testing.T) {
+	tr := loader.NewTracker()
+	rec := &recorder{}
+	timing := loader.Timing{Idle: time.Hour, MaxWait: time.Hour, MaxKeys: 3, Tracker: tr}
+	a := loader.New(timing, rec.fetch)
+	ctx := context.Background()
+	tr.Promise(5) // work that cannot start before the read returns
+	v, err := a.Get(ctx, 2)
+	require.NoError(t, err)
+	require.Equal(t, 4, v)
+	got, err := a.Read(ctx, []int{1, 2, 3, 0, 4})
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 4, 9, 0, 16}, got)
+	// 2 was cached; the other four in fetches of at most MaxKeys.
+	require.Equal(t, [][]int{{2}, {0, 1, 3}, {4}}, rec.batches)
+	for _, k := range []int{1, 3, 4} {
+		v, err := a.Load(ctx, k)
+		require.NoError(t, err)
+		require.Equal(t, k*k, v)
+	}
+	require.Equal(t, 3, rec.count(), "the loads found their keys read")
+	require.Zero(t, tr.Waits())
+	quiet, timed := tr.Closed()
+	require.Zero(t, quiet+timed, "no batch")
+
+	failing := &recorder{err: errors.New("down")}
+	_, err = loader.New(timing, failing.fetch).Read(ctx, []int{1})
+	require.ErrorContains(t, err, "down")
+}
+
 // TestTrackedWaitersOfOneKey: several workers waiting on one key all wake,
 // and are all counted back in (the next level still closes at once).
 func TestTrackedWaitersOfOneKey(t *testing.T) {

@@ -16,17 +16,23 @@ import (
 // that one records. closed tells what closed it (the tracker's quiescence,
 // its safety timer, or, untracked, the idle window or the size limit).
 func (l *Loader[K, V]) startBatch(b *batch[K, V], closed *atomic.Int64) (context.Context, trace.Span) {
-	if !tracing.Recording(b.ctx) {
-		return b.ctx, tracing.None
-	}
 	by := "window"
 	if t := l.timing.Tracker; t != nil && closed == &t.quiescent {
 		by = "level"
 	} else if t != nil && closed == &t.timed {
 		by = "timer"
 	}
-	return tracing.Child(b.ctx, "batched read", trace.WithAttributes(
-		attribute.Int("taskgraph.batch.keys", len(b.keys)), attribute.String("taskgraph.batch.closed_by", by)))
+	return l.startRead(b.ctx, len(b.keys), by)
+}
+
+// startRead starts the span of a fetch of n keys, closed by by ("read": no
+// batch, Read), under ctx's span when that one records.
+func (l *Loader[K, V]) startRead(ctx context.Context, n int, by string) (context.Context, trace.Span) {
+	if !tracing.Recording(ctx) {
+		return ctx, tracing.None
+	}
+	return tracing.Child(ctx, "batched read", trace.WithAttributes(
+		attribute.Int("taskgraph.batch.keys", n), attribute.String("taskgraph.batch.closed_by", by)))
 }
 
 // endBatch records err on span and ends it.

@@ -30,6 +30,7 @@ type Tracker struct {
 
 	quiescent atomic.Int64 // batches closed by quiescence
 	timed     atomic.Int64 // batches closed by their timer
+	waits     atomic.Int64 // goroutines woken from a batch
 }
 
 // NewTracker returns a tracker with nothing promised.
@@ -101,5 +102,12 @@ func (t *Tracker) leave() {
 	}
 }
 
+// Waits returns how many times a goroutine waited on a batch (each resolver
+// that found its key not yet fetched, each Wait of keys enqueued together).
+func (t *Tracker) Waits() int64 { return t.waits.Load() }
+
 // woken puts n waiting goroutines back into the count, before they wake.
-func (t *Tracker) woken(n int) { t.Promise(n) }
+func (t *Tracker) woken(n int) {
+	t.waits.Add(int64(n))
+	t.Promise(n)
+}

@@ -20,6 +20,8 @@ type LevelTracker interface {
 	Abandoned() bool
 	// Closed: batches closed by quiescence, and by their safety timer.
 	Closed() (quiescent, timed int64)
+	// Waits: how many times a resolver waited on a batch.
+	Waits() int64
 }
 
 // levelDispatch closes the loaders' batches of a query, a mutation or a
@@ -193,7 +195,7 @@ func (d *levelDispatch) InterceptResponse(ctx context.Context, next graphql.Resp
 	resp := next(context.WithValue(ctx, levelsKey{}, lv))
 	if d.metrics != nil {
 		quiet, timed := t.Closed()
-		d.metrics.countBatches(quiet, timed, t.Abandoned())
+		d.metrics.countBatches(quiet, timed, t.Waits(), t.Abandoned())
 	}
 	return resp
 }

@@ -36,6 +36,7 @@ type metrics struct {
 
 	loaderBatches   *prometheus.CounterVec // closed: quiescent, timer
 	loaderAbandoned prometheus.Counter
+	loaderWaits     prometheus.Counter
 }
 
 // newMetrics registers the server's collectors on reg. A second server on the
@@ -99,6 +100,11 @@ func newMetrics(reg prometheus.Registerer, dbStats func() sql.DBStats) *metrics 
 			Name:      "loader_abandoned_total",
 			Help:      "Operations whose work could not be counted, so that their batched reads fell back to the idle window.",
 		})),
+		loaderWaits: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: metricsNamespace,
+			Name:      "loader_waits_total",
+			Help:      "Times a resolver of a query or mutation waited on a batched read (a nested list read a level at a time waits once per field of a level, not once per object).",
+		})),
 	}
 	if dbStats != nil {
 		register(reg, newDBStatsCollector(dbStats))
@@ -120,7 +126,10 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 }
 
 // countBatches adds one operation's batched reads.
-func (m *metrics) countBatches(quiescent, timed int64, abandoned bool) {
+func (m *metrics) countBatches(quiescent, timed, waits int64, abandoned bool) {
+	if waits > 0 {
+		m.loaderWaits.Add(float64(waits))
+	}
 	if quiescent > 0 {
 		m.loaderBatches.WithLabelValues("quiescent").Add(float64(quiescent))
 	}

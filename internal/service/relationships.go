@@ -7,6 +7,7 @@ import (
 
 	"github.com/taskgraph/taskgraph/internal/app"
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/loader"
 	"github.com/taskgraph/taskgraph/internal/store"
 )
 
@@ -208,20 +209,29 @@ func (s *Tasks) RelationshipByID(ctx context.Context, id string) (*domain.TaskRe
 // Relationships lists a task's links by direction and type. One direction
 // reads only that direction's links.
 func (s *Tasks) Relationships(ctx context.Context, taskID string, dir domain.RelationshipDirection, types []domain.RelationshipType) ([]*domain.TaskRelationship, error) {
-	l := s.load(ctx)
-	from := l.relsOfTask
-	switch dir {
-	case domain.DirectionOutgoing:
-		from = l.relsFromTask
-	case domain.DirectionIncoming:
-		from = l.relsToTask
-	}
-	all, err := from.Load(ctx, taskID)
+	all, err := s.load(ctx).relsIn(dir).Load(ctx, taskID)
 	if err != nil {
 		return nil, err
 	}
+	return ofTypes(all, types), nil
+}
+
+// relsIn is the loader of tasks' links in direction dir.
+func (l *loaders) relsIn(dir domain.RelationshipDirection) *loader.Loader[string, []*domain.TaskRelationship] {
+	switch dir {
+	case domain.DirectionOutgoing:
+		return l.relsFromTask
+	case domain.DirectionIncoming:
+		return l.relsToTask
+	}
+	return l.relsOfTask
+}
+
+// ofTypes is a task's links of the given types (all of them when none is
+// given), never nil.
+func ofTypes(all []*domain.TaskRelationship, types []domain.RelationshipType) []*domain.TaskRelationship {
 	if len(types) == 0 && all != nil {
-		return all, nil
+		return all
 	}
 	out := []*domain.TaskRelationship{}
 	for _, r := range all {
@@ -229,7 +239,7 @@ func (s *Tasks) Relationships(ctx context.Context, taskID string, dir domain.Rel
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func containsType(types []domain.RelationshipType, t domain.RelationshipType) bool {

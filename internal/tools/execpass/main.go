@@ -21,7 +21,7 @@
 //     a closure for every value of a response.
 //   - Lists of objects. gqlgen marshals every element of a list in a new
 //     goroutine, so that the elements' resolvers fill their loader batches
-//     together; the lists call graph.marshalList instead, which does so on
+//     together; the lists call graph.marshalElements instead, which does so on
 //     reused goroutines, and only when an element can wait on something
 //     (its selection has a resolver or a subtree): otherwise it marshals
 //     the elements one after another.
@@ -154,7 +154,7 @@ func run(path string) error {
 		}
 		lists++
 		edits = append(edits, edit{off(call.Pos()), off(call.Args[4].Pos()),
-			fmt.Sprintf("ec.marshalList(ctx, sel, %q, len(v), ", typeName)})
+			fmt.Sprintf("marshalElements(ec, ctx, sel, %q, v, ", typeName)})
 	}
 	objects, collects := 0, 0
 	for _, d := range f.Decls {

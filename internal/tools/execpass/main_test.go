@@ -285,8 +285,8 @@ func TestPass(t *testing.T) {
 		{"_T_id", []string{"return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())"}, []string{"ResolveField"}},
 		// An object: untouched.
 		{"_T_owner", []string{"ResolveField"}, []string{"field.Selections"}},
-		// A list of objects: marshalList.
-		{"marshalNU2ᚕᚖdomainᚐUᚄ", []string{`ec.marshalList(ctx, sel, "U", len(v), func(`}, []string{"MarshalSliceConcurrently"}},
+		// A list of objects: marshalElements.
+		{"marshalNU2ᚕᚖdomainᚐUᚄ", []string{`marshalElements(ec, ctx, sel, "U", v, func(`}, []string{"MarshalSliceConcurrently"}},
 		// The deferred group: only when something is deferred; its sets made
 		// then too. The fields come from the execution context's cache.
 		{"_U", []string{"if len(deferLabelToView) > 0 {\n\t\tatomic.AddInt32", "return objectOut",
