@@ -122,7 +122,10 @@ func (w *asker) wait(ctx context.Context, q askedQuestion) (any, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case now := <-poll.C:
+		case <-poll.C:
+			// The clock, not the tick's time: a tick received late carries
+			// the time it was due, which may not follow the last beat's.
+			now := time.Now()
 			w.progress(ctx, now.Sub(start))
 			if w.agentID != "" && now.Sub(lastBeat) >= w.t.opts.HeartbeatEvery {
 				lastBeat = now
