@@ -102,7 +102,7 @@ func (p *childServer) stop(t *testing.T) {
 // once and no task ever run by two executions at once.
 func TestServerKilledMidRun(t *testing.T) {
 	t.Parallel()
-	testdb.RunParallel(t, func(t *testing.T, dbURL string) {
+	testdb.Run(t, func(t *testing.T, dbURL string) {
 		admin := "admin-" + strings.ReplaceAll(t.Name(), "/", "-")
 		// The first server sweeps slowly, so that the tasks are certainly
 		// IN_PROGRESS when it dies; the second sweeps as the test needs (a

@@ -53,7 +53,7 @@ func TestCrossOriginPage(t *testing.T) {
 	allowed := "http://localhost:" + strconv.Itoa(port)
 	other := "http://127.0.0.1:" + strconv.Itoa(port)
 
-	testdb.RunParallel(t, func(t *testing.T, dbURL string) {
+	testdb.Run(t, func(t *testing.T, dbURL string) {
 		s := startServer(t, dbURL, "--allowed-origins", allowed)
 		_, token := s.member(t, "frontend")
 		project := s.createProject(t, token, "frontend-app")

@@ -61,7 +61,7 @@ func freeAddr(t *testing.T) string {
 func TestDashboardBrowser(t *testing.T) {
 	t.Parallel()
 	node, chromium := dashboardBrowser(t)
-	testdb.RunParallel(t, func(t *testing.T, dbURL string) {
+	testdb.Run(t, func(t *testing.T, dbURL string) {
 		addr := freeAddr(t)
 		s, stop := startServerWith(t, dbURL, serverOptions{args: []string{"--addr", addr}})
 		ctx, cancel := context.WithCancel(context.Background())

@@ -36,7 +36,7 @@ var mcpSlugs atomic.Int64
 func TestMCPReferenceClient(t *testing.T) {
 	t.Parallel()
 	node := mcpNode(t, "@modelcontextprotocol/sdk")
-	eachDBParallel(t, func(t *testing.T, s *testServer) {
+	eachDB(t, func(t *testing.T, s *testServer) {
 		for _, transport := range []string{"stdio", "http"} {
 			t.Run(transport, func(t *testing.T) { mcpScenario(t, s, node, transport) })
 		}

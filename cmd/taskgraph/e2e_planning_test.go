@@ -103,7 +103,7 @@ func (p *planList) namesOf(ids []string) []string {
 // TestWavePlan covers the wavePlan query: the planning rules of the API end to end.
 func TestWavePlan(t *testing.T) {
 	t.Parallel()
-	eachDBParallel(t, func(t *testing.T, s *testServer) {
+	eachDB(t, func(t *testing.T, s *testServer) {
 		t.Run("design example", func(t *testing.T) {
 			p := newPlanList(t, s)
 			for _, n := range []string{"T1", "T2", "T3", "T4", "T5"} {
@@ -359,7 +359,7 @@ func seedPlanList(t *testing.T, s *testServer, n int) string {
 // statements as that of 10, Task fields included (the loader is primed).
 func TestWavePlanStatements(t *testing.T) {
 	t.Parallel()
-	eachDBParallel(t, func(t *testing.T, s *testServer) {
+	eachDB(t, func(t *testing.T, s *testServer) {
 		small, large := seedPlanList(t, s, 10), seedPlanList(t, s, 100)
 		const q = `query($id: ID!) { wavePlan(taskListId: $id) {
 			waves { number tasks { id displayId status priorityScore } }

@@ -388,7 +388,7 @@ func TestQueueCancelRunning(t *testing.T) {
 // the event stream for items enqueued while it is idle.
 func TestQueueWorkerCommand(t *testing.T) {
 	t.Parallel()
-	eachDBParallel(t, func(t *testing.T, s *testServer) {
+	eachDB(t, func(t *testing.T, s *testServer) {
 		f := newQueueFixture(t, s)
 		f.function(t, "echo", 2, 60)
 		const n = 100
@@ -444,7 +444,7 @@ func TestQueueWorkerCommand(t *testing.T) {
 // claim whose answer was lost in the crash runs once its lease expired).
 func TestQueueWorkerSurvivesRestart(t *testing.T) {
 	t.Parallel()
-	testdb.RunParallel(t, func(t *testing.T, dbURL string) {
+	testdb.Run(t, func(t *testing.T, dbURL string) {
 		admin := "admin-" + strings.ReplaceAll(t.Name(), "/", "-")
 		first := startChildServer(t, "127.0.0.1:0", dbURL, admin)
 		s := &testServer{URL: "http://" + first.addr, AdminToken: admin}

@@ -65,12 +65,6 @@ func eachDB(t *testing.T, f func(t *testing.T, s *testServer)) {
 	testdb.Run(t, func(t *testing.T, url string) { f(t, startServer(t, url)) })
 }
 
-// eachDBParallel is eachDB with the two databases' runs in parallel
-// (testdb.RunParallel): for long parallel tests that mostly wait.
-func eachDBParallel(t *testing.T, f func(t *testing.T, s *testServer)) {
-	testdb.RunParallel(t, func(t *testing.T, url string) { f(t, startServer(t, url)) })
-}
-
 // startServer runs serve against dbURL until the test ends, then checks that it
 // shut down cleanly.
 func startServer(t testing.TB, dbURL string, extraArgs ...string) *testServer {

@@ -42,20 +42,6 @@ func Run(t *testing.T, f func(t *testing.T, url string)) {
 	}
 }
 
-// RunParallel is Run with each database's subtest parallel: for a long
-// parallel test that mostly waits (browsers, restarts, agents at work), whose
-// SQLite and PostgreSQL runs then overlap instead of one following the other.
-// The parent must be parallel itself: the two runs are one test's work, and
-// a test that measures its process (CPU, heap, goroutines) uses Run.
-func RunParallel(t *testing.T, f func(t *testing.T, url string)) {
-	for _, c := range Cases(t) {
-		t.Run(c.Name, func(t *testing.T) {
-			t.Parallel()
-			f(t, c.URL(t))
-		})
-	}
-}
-
 // RunEmpty runs f as a subtest once per database, each fresh with no
 // migration applied: for the tests of migrating itself.
 func RunEmpty(t *testing.T, f func(t *testing.T, url string)) {
