@@ -167,9 +167,8 @@ func levelsRead(ctx context.Context) bool {
 
 // readRelationships reads Task.relationships(direction:, types:).
 func readRelationships(ec *executionContext, ctx context.Context, objs any, f *ast.Field) (any, bool, error) {
-	tasks, ok := objs.([]*domain.Task)
-	svc := ec.service()
-	if !ok || svc == nil {
+	tasks, svc, ok := levelOf[domain.Task](ec, objs)
+	if !ok {
 		return nil, false, nil
 	}
 	args, err := ec.field_Task_relationships_args(ctx, f.ArgumentMap(ec.Variables))
@@ -178,57 +177,54 @@ func readRelationships(ec *executionContext, ctx context.Context, objs any, f *a
 	}
 	dir, _ := args["direction"].(*domain.RelationshipDirection)
 	types, _ := args["types"].([]domain.RelationshipType)
-	lists, err := svc.Tasks.ReadRelationships(ctx, taskIDs(tasks), directionOrBoth(dir), types)
+	lists, err := svc.ReadRelationships(ctx, keysOf(tasks, taskID), directionOrBoth(dir), types)
 	return flatten(lists), true, err
 }
 
 // readFileImpacts reads Task.fileImpacts.
 func readFileImpacts(ec *executionContext, ctx context.Context, objs any, _ *ast.Field) (any, bool, error) {
-	tasks, ok := objs.([]*domain.Task)
-	svc := ec.service()
-	if !ok || svc == nil {
+	tasks, svc, ok := levelOf[domain.Task](ec, objs)
+	if !ok {
 		return nil, false, nil
 	}
-	lists, err := svc.Tasks.ReadFileImpacts(ctx, taskIDs(tasks))
+	lists, err := svc.ReadFileImpacts(ctx, keysOf(tasks, taskID))
 	return flatten(lists), true, err
 }
 
 // readTargets reads TaskRelationship.target.
 func readTargets(ec *executionContext, ctx context.Context, objs any, _ *ast.Field) (any, bool, error) {
-	rels, ok := objs.([]*domain.TaskRelationship)
-	svc := ec.service()
-	if !ok || svc == nil {
+	rels, svc, ok := levelOf[domain.TaskRelationship](ec, objs)
+	if !ok {
 		return nil, false, nil
 	}
-	ids := make([]string, 0, len(rels))
-	for _, r := range rels {
-		if r != nil {
-			ids = append(ids, r.TargetTaskID)
-		}
-	}
-	tasks, err := svc.Tasks.ReadTasks(ctx, ids)
+	tasks, err := svc.ReadTasks(ctx, keysOf(rels, func(r *domain.TaskRelationship) string { return r.TargetTaskID }))
 	return tasks, true, err
 }
 
-// service is the core's services, or nil when the executor runs over
-// another resolver root.
-func (ec *executionContext) service() *service.Service {
-	if r, ok := ec.Resolvers.(*Resolver); ok {
-		return r.Svc
+// levelOf is objs, a level's objects, as a []*T, with the tasks' use-cases;
+// ok is false when objs is not one, or when the executor runs over another
+// resolver root.
+func levelOf[T any](ec *executionContext, objs any) ([]*T, *service.Tasks, bool) {
+	level, ok := objs.([]*T)
+	r, core := ec.Resolvers.(*Resolver)
+	if !ok || !core {
+		return nil, nil, false
 	}
-	return nil
+	return level, r.Svc.Tasks, true
 }
 
-// taskIDs are the ids of tasks, skipping nils.
-func taskIDs(tasks []*domain.Task) []string {
-	ids := make([]string, 0, len(tasks))
-	for _, t := range tasks {
-		if t != nil {
-			ids = append(ids, t.ID)
+// keysOf are the keys of objs, skipping nils.
+func keysOf[T any](objs []*T, key func(*T) string) []string {
+	keys := make([]string, 0, len(objs))
+	for _, o := range objs {
+		if o != nil {
+			keys = append(keys, key(o))
 		}
 	}
-	return ids
+	return keys
 }
+
+func taskID(t *domain.Task) string { return t.ID }
 
 // flatten is the elements of lists, one after another.
 func flatten[T any](lists [][]T) []T {

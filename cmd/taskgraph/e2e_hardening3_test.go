@@ -130,8 +130,12 @@ func TestGroupingCostBoundedByText(t *testing.T) {
 			require.Empty(t, r.Errors)
 		}
 		// suggested waits for a PENDING suggestion triggered by one of tasks.
+		// After handling a project's triggers the background grouping lets
+		// the project rest four times as long as the handling took; the big
+		// tasks' handling under the race detector on a loaded machine (a
+		// cold make test) is slow, so the wait is longer than waitLimit.
 		suggested := func(tasks ...string) {
-			eventually(t, "a suggestion triggered by the new task", func() bool {
+			eventuallyWithin(t, 4*waitLimit, "a suggestion triggered by the new task", func() bool {
 				var d struct {
 					Node struct {
 						GroupingSuggestions struct {

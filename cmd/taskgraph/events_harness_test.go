@@ -302,7 +302,13 @@ func (s *testServer) sample(t testing.TB, sample string) (float64, bool) {
 // eventually polls cond until it holds, failing after waitLimit.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
+	eventuallyWithin(t, waitLimit, what, cond)
+}
+
+// eventuallyWithin is eventually with a limit of its own.
+func eventuallyWithin(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting: %s", what)
