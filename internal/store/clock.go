@@ -15,8 +15,9 @@ const clockResync = 30 * time.Second
 // clock, the database's, without a round trip per write.
 type dbClock struct {
 	mu      sync.RWMutex
-	base    time.Time // the database's clock at the last reading
-	at      time.Time // when (process, monotonic) base was read
+	base    time.Time     // the database's clock at the last reading
+	at      time.Time     // when (process, monotonic) base was read
+	spread  time.Duration // half the reading's round trip: how far base may be off
 	syncing atomic.Bool
 }
 
@@ -76,7 +77,7 @@ func (d *DB) syncClock(ctx context.Context) error {
 		}
 	}
 	d.clock.mu.Lock()
-	d.clock.base, d.clock.at = base, at
+	d.clock.base, d.clock.at, d.clock.spread = base, at, best/2
 	d.clock.mu.Unlock()
 	return nil
 }

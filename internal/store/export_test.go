@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/lib/pq"
 )
@@ -28,4 +29,12 @@ func (d *DB) PreparedTexts() int {
 	n := 0
 	d.stmts.Range(func(any, any) bool { n++; return true })
 	return n
+}
+
+// ClockSpread is how far the clock's last reading of the database's may be
+// off: half that reading's round trip.
+func (d *DB) ClockSpread() time.Duration {
+	d.clock.mu.RLock()
+	defer d.clock.mu.RUnlock()
+	return d.clock.spread
 }
