@@ -420,8 +420,9 @@ try {
   say('DONE');
 } catch (err) {
   if (page) await shot('failure').catch(() => {});
+  // The error goes last: a summary of a failed run keeps the output's tail.
+  console.error(`browser console (last 40 lines):\n${consoleLog.slice(-40).join('\n')}`);
   console.error(err);
-  console.error(`browser console:\n${consoleLog.join('\n')}`);
   process.exitCode = 1;
 } finally {
   await browser.close();
