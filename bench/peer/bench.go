@@ -145,12 +145,16 @@ func (b *bench) startPeer(ctx context.Context, key string) (*target, error) {
 		t.label = fmt.Sprintf("PostGraphile %s (Grafast, Node %s)", b.node.pg5Version, b.node.nodeVersion)
 		t.proc, err = b.procs.start("PostGraphile 5", logPath, prod, b.node.node,
 			filepath.Join(b.dir, "postgraphile5.mjs"), strconv.Itoa(port), db)
-	case "floor":
+	case "floor", "floorw":
+		writes := "insert"
 		t.label = "Go floor: a batched statement per level + encoding/json"
+		if key == "floorw" {
+			t.label, writes, t.writesOnly = "Go floor with Taskgraph's writes: number, task, history row, event in one statement", "taskgraph", true
+		}
 		var self string
 		if self, err = os.Executable(); err == nil {
 			t.proc, err = b.procs.start("the floor", logPath, nil, self, "floor",
-				"-addr", fmt.Sprintf("127.0.0.1:%d", port), "-database", db)
+				"-addr", fmt.Sprintf("127.0.0.1:%d", port), "-database", db, "-writes", writes)
 		}
 	default:
 		err = fmt.Errorf("unknown server %q", key)
@@ -174,6 +178,9 @@ func (b *bench) timeScenarios(ctx context.Context, order []*target) (map[string]
 		}
 		if c.warmup > 0 {
 			for _, t := range order {
+				if !t.serves(sc) {
+					continue
+				}
 				logf("%s: warming up %s for %s", sc, t.label, c.warmup)
 				if _, err := runPhase(ctx, t, sc, c.warmup, lc); err != nil {
 					return nil, err
@@ -183,6 +190,9 @@ func (b *bench) timeScenarios(ctx context.Context, order []*target) (map[string]
 		phases := map[string][]phase{}
 		for r := 1; r <= c.rounds; r++ {
 			for _, t := range order {
+				if !t.serves(sc) {
+					continue
+				}
 				p, err := runPhase(ctx, t, sc, c.duration, lc)
 				if err != nil {
 					return nil, err

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // The floor: what answering the nested reads and the insert costs with no
@@ -30,6 +32,37 @@ const (
 	floorInsertSQL = `INSERT INTO tasks (id, display_id, user_id, project_id, title, description,
 		category, status, risk_level, priority, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id, display_id`
+
+	// floorWritesSQL is the floor with Taskgraph's writes (-writes
+	// taskgraph): what any server keeping Taskgraph's promises must write
+	// for a create — the category's next display number, the task, its
+	// history row, and its event under the project's next sequence number
+	// (events are resumable by that number, so a project's creates commit
+	// in its order) — in one statement: one round trip, one commit. It
+	// checks no rule and notifies no listener: a lower bound for
+	// Taskgraph's createTask, as the plain INSERT is one for PostGraphile's.
+	floorWritesSQL = `WITH n AS (
+		INSERT INTO display_id_counters (project_id, category, last_value) VALUES ($4::uuid, $7::text, 1)
+		ON CONFLICT (project_id, category) DO UPDATE SET last_value = display_id_counters.last_value + 1
+		RETURNING last_value),
+	t AS (
+		INSERT INTO tasks (id, display_id, user_id, project_id, title, description,
+			category, status, risk_level, priority, created_at, updated_at)
+		SELECT $1::uuid, $2::text || '-' || n.last_value, $3::uuid, $4::uuid, $5::text, $6::text, $7::text, $8::text,
+			$9::text, $10::text, $11::timestamptz, $12::timestamptz FROM n
+		RETURNING id, display_id),
+	h AS (
+		INSERT INTO task_state_history (id, task_id, to_status, reason, changed_by, changed_at)
+		SELECT $13::uuid, t.id, $8::text, 'created', $3::uuid::text, $11::timestamptz FROM t),
+	s AS (
+		INSERT INTO event_sequences (project_id, last_seq) VALUES ($4::uuid, 1)
+		ON CONFLICT (project_id) DO UPDATE SET last_seq = event_sequences.last_seq + 1
+		RETURNING last_seq),
+	e AS (
+		INSERT INTO events (project_id, seq, task_id, type, payload, occurred_at)
+		SELECT $4::uuid, s.last_seq, t.id, 'TASK_CREATED', jsonb_build_object('title', $5::text, 'status', $8::text),
+			$11::timestamptz FROM s, t)
+	SELECT id, display_id FROM t`
 )
 
 // floorMaxBody bounds a request body.
@@ -37,6 +70,7 @@ const floorMaxBody = 1 << 20
 
 type floorServer struct {
 	tasks, rels, targets, impacts, wideRows, insert *sql.Stmt
+	writes                                          bool // -writes taskgraph: insert runs floorWritesSQL
 }
 
 // floorNewTask is the insert's input, as PostGraphile 4's TaskInput.
@@ -60,11 +94,15 @@ func runFloor(args []string) error {
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	dbURL := fs.String("database", "", "PostgreSQL URL")
+	writes := fs.String("writes", "insert", "what createTask writes: insert (the task row) or taskgraph (Taskgraph's writes: display number, task, history row, event)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *dbURL == "" {
 		return errors.New("floor: --database is required")
+	}
+	if *writes != "insert" && *writes != "taskgraph" {
+		return fmt.Errorf("floor: -writes %q: insert or taskgraph", *writes)
 	}
 	db, err := sql.Open("postgres", *dbURL)
 	if err != nil {
@@ -73,11 +111,15 @@ func runFloor(args []string) error {
 	defer db.Close()
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(16)
-	f := &floorServer{}
+	f := &floorServer{writes: *writes == "taskgraph"}
+	insertSQL := floorInsertSQL
+	if f.writes {
+		insertSQL = floorWritesSQL
+	}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
-	}{{&f.tasks, floorTasksSQL}, {&f.rels, floorRelsSQL}, {&f.targets, floorTargetsSQL}, {&f.impacts, floorImpactsSQL}, {&f.wideRows, floorWideSQL}, {&f.insert, floorInsertSQL}} {
+	}{{&f.tasks, floorTasksSQL}, {&f.rels, floorRelsSQL}, {&f.targets, floorTargetsSQL}, {&f.impacts, floorImpactsSQL}, {&f.wideRows, floorWideSQL}, {&f.insert, insertSQL}} {
 		if *p.stmt, err = db.Prepare(p.sql); err != nil {
 			return fmt.Errorf("floor: preparing %q: %w", p.sql, err)
 		}
@@ -153,11 +195,16 @@ func floorError(w http.ResponseWriter, code int, err error) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]string{{"message": err.Error()}}})
 }
 
-// create inserts one task row.
+// create inserts one task row, or makes Taskgraph's writes (-writes
+// taskgraph; the display id is then the request's with the number taken).
 func (f *floorServer) create(ctx context.Context, t floorNewTask) (any, error) {
+	args := []any{t.ID, t.DisplayID, t.UserID, t.ProjectID, t.Title, t.Description,
+		t.Category, t.Status, t.RiskLevel, t.Priority, t.CreatedAt, t.UpdatedAt}
+	if f.writes {
+		args = append(args, uuid.NewString())
+	}
 	var id, displayID string
-	err := f.insert.QueryRowContext(ctx, t.ID, t.DisplayID, t.UserID, t.ProjectID, t.Title, t.Description,
-		t.Category, t.Status, t.RiskLevel, t.Priority, t.CreatedAt, t.UpdatedAt).Scan(&id, &displayID)
+	err := f.insert.QueryRowContext(ctx, args...).Scan(&id, &displayID)
 	if err != nil {
 		return nil, err
 	}

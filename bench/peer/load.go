@@ -14,17 +14,23 @@ import (
 
 // target is one server under test.
 type target struct {
-	key   string // taskgraph, pg4, pg5, floor
+	key   string // taskgraph, pg4, pg5, floor, floorw
 	label string // the row's name in the tables
-	url   string
-	token string // bearer token, Taskgraph only
-	proc  *child
-	proxy *sqlProxy // nil when statements are not counted
+	// writesOnly: the target takes part in createTask only (floorw, whose
+	// reads are the floor's).
+	writesOnly bool
+	url        string
+	token      string // bearer token, Taskgraph only
+	proc       *child
+	proxy      *sqlProxy // nil when statements are not counted
 
 	readBodies map[string][]byte    // by read shape
 	readLens   map[string]int       // by read shape: the verified answer's length, which every answer under load must have
 	writeBody  func(seq int) []byte // a createTask request, unique per seq
 }
+
+// serves says whether t takes part in scenario sc.
+func (t *target) serves(sc string) bool { return !t.writesOnly || sc == "write" }
 
 // scenario is one kind of request: a read shape, createTask or the
 // subscriptions.
@@ -34,7 +40,7 @@ type scenario struct {
 }
 
 // writeTitle is createTask's heading.
-const writeTitle = "createTask (Taskgraph's mutation; PostGraphile's generated insert on tasks; the floor's INSERT)"
+const writeTitle = "createTask (Taskgraph's mutation; PostGraphile's generated insert on tasks; the floor's INSERT; the floor with Taskgraph's writes)"
 
 // timedScenarios are the request scenarios in report order: the read
 // shapes, then createTask.

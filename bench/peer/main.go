@@ -65,7 +65,7 @@ type config struct {
 	sub         subConfig
 }
 
-var allServers = []string{"taskgraph", "pg4", "pg5", "floor"}
+var allServers = []string{"taskgraph", "pg4", "pg5", "floor", "floorw"}
 
 func parseFlags(args []string) (config, error) {
 	var c config

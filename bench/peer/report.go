@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,8 @@ func report(w io.Writer, in reportInput) {
 		if !ok {
 			continue
 		}
+		// The servers timed in this scenario (floorw only writes).
+		order := slices.DeleteFunc(slices.Clone(in.order), func(t *target) bool { _, ok := res[t.key]; return !ok })
 		fmt.Fprintf(w, "\n### %s", sc.title)
 		if f, ok := in.verified.reads[sc.key]; ok {
 			fmt.Fprintf(w, " (%s tasks, %s objects, %s values: the same from every server)",
@@ -55,13 +58,13 @@ func report(w io.Writer, in reportInput) {
 		fmt.Fprintf(w, "\n\n| %d connections, tables analysed | p50 | p99 | req/s | server CPU per request | PostgreSQL CPU per request | SQL statements per request |\n",
 			c.connections)
 		fmt.Fprintf(w, "|---|---|---|---|---|---|---|\n")
-		for _, t := range in.order {
+		for _, t := range order {
 			s := res[t.key]
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", t.label, ms(s.p50), ms(s.p99), rate(s.reqPerSec),
 				ms(s.cpuPerReq), ms(s.dbCPUPerReq), statements(s.stmtsPerReq, in.verified.aloneOf(sc.key, t.key)))
 		}
 		var rounds []string
-		for _, t := range in.order {
+		for _, t := range order {
 			var rs []string
 			for _, r := range res[t.key].roundRates {
 				rs = append(rs, rate(r))
@@ -70,23 +73,23 @@ func report(w io.Writer, in reportInput) {
 		}
 		fmt.Fprintf(w, "\nreq/s by round: %s\n", strings.Join(rounds, " · "))
 		var driver []string
-		for _, t := range in.order {
+		for _, t := range order {
 			driver = append(driver, fmt.Sprintf("%s %s", shortName(t), ms(res[t.key].driverPerReq)))
 		}
 		fmt.Fprintf(w, "\nthe driver's own CPU per request (load generator, proxies, sampling), taken from the same cores: %s\n", strings.Join(driver, " · "))
-		for _, t := range in.order {
+		for _, t := range order {
 			if n := res[t.key].backendsEnded; n > 0 {
 				fmt.Fprintf(w, "\nnote: %d PostgreSQL backends of %s ended during its turns (its pool closed connections); each counts with the CPU time it was last sampled with, up to %s before its end.\n", n, shortName(t), dbSampleInterval)
 			}
 		}
 
 		tg, ok := res["taskgraph"]
-		if !ok || len(in.order) < 2 {
+		if !ok || len(order) < 2 {
 			continue
 		}
 		fmt.Fprintf(w, "\n| Taskgraph ÷ | p50 | p99 | req/s | server CPU per request | PostgreSQL CPU per request | SQL statements per request |\n")
 		fmt.Fprintf(w, "|---|---|---|---|---|---|---|\n")
-		for _, t := range in.order {
+		for _, t := range order {
 			if t.key == "taskgraph" {
 				continue
 			}
@@ -165,6 +168,8 @@ func shortName(t *target) string {
 		return "PostGraphile 4"
 	case "pg5":
 		return "PostGraphile 5"
+	case "floorw":
+		return "floor with Taskgraph's writes"
 	default:
 		return "floor"
 	}

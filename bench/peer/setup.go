@@ -170,15 +170,15 @@ func prepareRequests(targets map[string]*target, s *seeded, f *dbFacts, cfg conf
 					Variables: map[string]any{"input": map[string]any{"projectId": s.projectID,
 						"title": fmt.Sprintf("peer create %d", seq), "description": "created by make bench-peer", "priority": "P3"}}})
 			}
-		case "pg4", "pg5", "floor":
+		case "pg4", "pg5", "floor", "floorw":
 			read, create, idField, who := readShape.pg4Query, pg4Create, "id", "PG4"
 			switch key {
 			case "pg5":
 				read, create, idField, who = readShape.pg5Query, pg5Create, "rowId", "PG5"
-			case "floor":
+			case "floor", "floorw":
 				// The floor reads only the operation name and variables; it
 				// gets Taskgraph's query text, so that it decodes as much JSON.
-				read, create, who = func(s readShape) string { return s.taskgraph }, taskgraphCreate, "FLOOR"
+				read, create, who = func(s readShape) string { return s.taskgraph }, taskgraphCreate, strings.ToUpper(key)
 			}
 			t.readBodies = map[string][]byte{}
 			for _, sh := range readShapes {

@@ -86,6 +86,9 @@ func verify(ctx context.Context, tg *target, order []*target, cfg config) (*veri
 		}
 		v.reads[sc] = readFacts{tasks: len(ref.lines), objects: ref.objects, values: ref.values}
 		for _, t := range order {
+			if !t.serves(sc) {
+				continue
+			}
 			body, n, err := once(t, sc, func() []byte { return t.readBodies[sc] })
 			if err != nil {
 				return nil, err
