@@ -38,6 +38,36 @@ func TestSummaryTable(t *testing.T) {
 	}
 }
 
+// A server timed only in createTask (floorw) has rows in createTask's
+// tables and none in a read's.
+func TestWritesOnlyServer(t *testing.T) {
+	ms := time.Millisecond
+	in := reportInput{
+		order: []*target{{key: "taskgraph", label: "TG"}, {key: "floor", label: "FL"}, {key: "floorw", label: "FW", writesOnly: true}},
+		results: map[string]map[string]summary{
+			"write": {"taskgraph": {reqPerSec: 300, cpuPerReq: ms}, "floor": {reqPerSec: 900, cpuPerReq: ms}, "floorw": {reqPerSec: 600, cpuPerReq: ms}},
+			"light": {"taskgraph": {reqPerSec: 150, cpuPerReq: ms}, "floor": {reqPerSec: 300, cpuPerReq: ms}},
+		},
+		verified: &verified{},
+	}
+	var b strings.Builder
+	report(&b, in)
+	out := b.String()
+	light, write := strings.Index(out, "### Nested read, light"), strings.Index(out, "### createTask")
+	if light < 0 || write < 0 || write < light {
+		t.Fatalf("sections missing:\n%s", out)
+	}
+	if strings.Contains(out[light:write], "FW") {
+		t.Errorf("the writes-only server has a row in a read's tables:\n%s", out[light:write])
+	}
+	if !strings.Contains(out[write:], "| FW | ") || !strings.Contains(out[write:], "| FW | n/a | n/a | 0.50× |") {
+		t.Errorf("the writes-only server's createTask rows are missing:\n%s", out[write:])
+	}
+	if !(&target{writesOnly: true}).serves("write") || (&target{writesOnly: true}).serves("light") || !(&target{}).serves("light") {
+		t.Error("serves: wrong")
+	}
+}
+
 func TestSubscriptionTable(t *testing.T) {
 	ms := time.Millisecond
 	in := reportInput{cfg: config{sub: subConfig{rate: 20, duration: 10 * time.Second}}, subs: []subResult{
