@@ -7,6 +7,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/taskgraph/taskgraph/graph/model"
 	"github.com/taskgraph/taskgraph/internal/domain"
 	"github.com/taskgraph/taskgraph/internal/service"
 )
@@ -51,6 +52,11 @@ var levelReads = map[string]map[string]levelRead{
 	},
 	"TaskRelationship": {
 		"target": {elem: "Task", read: readTargets},
+	},
+	// A connection's edges hold their tasks: no read, and the levels below
+	// the tasks are read for a Relay-style edges { node { … } } as for nodes.
+	"TaskEdge": {
+		"node": {elem: "Task", read: edgeNodes},
 	},
 }
 
@@ -199,6 +205,21 @@ func readTargets(ec *executionContext, ctx context.Context, objs any, _ *ast.Fie
 	}
 	tasks, err := svc.ReadTasks(ctx, keysOf(rels, func(r *domain.TaskRelationship) string { return r.TargetTaskID }))
 	return tasks, true, err
+}
+
+// edgeNodes is TaskEdge.node: the tasks the edges hold.
+func edgeNodes(_ *executionContext, _ context.Context, objs any, _ *ast.Field) (any, bool, error) {
+	edges, ok := objs.([]*model.TaskEdge)
+	if !ok {
+		return nil, false, nil
+	}
+	nodes := make([]*domain.Task, 0, len(edges))
+	for _, e := range edges {
+		if e != nil && e.Node != nil {
+			nodes = append(nodes, e.Node)
+		}
+	}
+	return nodes, true, nil
 }
 
 // levelOf is objs, a level's objects, as a []*T, with the tasks' use-cases;

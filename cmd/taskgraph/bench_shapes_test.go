@@ -17,11 +17,13 @@ import (
 )
 
 // readShapes are the four nested reads of the side-by-side comparison
-// (bench/peer): a list's first 100 tasks in list order, read
+// (bench/peer), and one more: a list's first 100 tasks in list order, read
 //
 //   - full: with ids on every object, each task's outgoing relationships,
 //     their targets and the targets' file impacts, and its own impacts;
 //   - light: the same tree with ids on tasks only;
+//   - light-edges: light through the connection's edges, as Relay-style
+//     clients ask it (not a bench/peer shape);
 //   - deep: one level deeper (target → relationships → target), no impacts;
 //   - wide: every scalar field of a task that is a column, no children.
 var readShapes = []struct{ name, query string }{
@@ -40,6 +42,11 @@ var readShapes = []struct{ name, query string }{
 		relationships(direction: OUTGOING) { id type target { id displayId title status
 			relationships(direction: OUTGOING) { id type target { id displayId title status } } } }
 	} } } }`},
+	{"light-edges", `query($id: ID!) { taskList(id: $id) { tasks(first: 100) { edges { cursor node {
+		id displayId title status
+		relationships(direction: OUTGOING) { type target { displayId title status fileImpacts { filePath operation } } }
+		fileImpacts { filePath operation }
+	} } } } }`},
 	{"wide", `query($id: ID!) { taskList(id: $id) { tasks(first: 100) { nodes {
 		id displayId title description category status priority priorityScore blocksCount isQuickWin
 		riskLevel effort owner phase deadline actualEffortMinutes executionLog inEvaluationQueue version
@@ -69,11 +76,14 @@ func BenchmarkReadShapes(b *testing.B) {
 					require.NoError(b, err)
 					var r struct {
 						TaskList struct {
-							Tasks struct{ Nodes []struct{ ID string } }
+							Tasks struct {
+								Nodes []struct{ ID string }
+								Edges []struct{ Node struct{ ID string } }
+							}
 						}
 					}
 					require.NoError(b, s.call(hc, s.AdminToken, shape.query, M{"id": list}, &r))
-					require.Len(b, r.TaskList.Tasks.Nodes, 100)
+					require.Equal(b, 100, len(r.TaskList.Tasks.Nodes)+len(r.TaskList.Tasks.Edges))
 					// The fewest of three: a request may also record the
 					// token's use (once a minute), which is not the read's.
 					stmts := int64(-1)

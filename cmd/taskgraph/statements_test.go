@@ -100,6 +100,68 @@ func waitsFor(t testing.TB, s *testServer, slug string) float64 {
 	return s.counter(t, "taskgraph_loader_waits_total") - before
 }
 
+// edgesQuery is nestedQuery as Relay-style clients ask it: the tasks through
+// their connection's edges.
+const edgesQuery = `query($slug: String!) {
+  project(slug: $slug) {
+    tasks(first: 100) {
+      edges {
+        cursor
+        node {
+          id displayId
+          relationships { type target { id displayId fileImpacts { filePath operation } } }
+        }
+      }
+    }
+  }
+}`
+
+// TestEdgesQueryStatements: through a connection's edges, the levels below
+// the tasks are read a level at a time too — the statements and the waits
+// on a batch are the same for 10 tasks and 100.
+func TestEdgesQueryStatements(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, s *testServer) {
+		seedChain(t, s, "edges-small", 10)
+		seedChain(t, s, "edges-large", 100)
+		read := func(slug string) (stmts int64, waits float64, tasks int) {
+			var out struct {
+				Project struct {
+					Tasks struct {
+						Edges []struct {
+							Cursor string
+							Node   struct {
+								DisplayID     string
+								Relationships []struct {
+									Target struct{ FileImpacts []struct{ FilePath string } }
+								}
+							}
+						}
+					}
+				}
+			}
+			before, waitsBefore := s.DB.Statements(), s.counter(t, "taskgraph_loader_waits_total")
+			s.mustDo(t, s.AdminToken, edgesQuery, map[string]any{"slug": slug}, &out)
+			stmts, waits = s.DB.Statements()-before, s.counter(t, "taskgraph_loader_waits_total")-waitsBefore
+			for _, e := range out.Project.Tasks.Edges {
+				require.NotEmpty(t, e.Cursor)
+				require.NotEmpty(t, e.Node.DisplayID)
+			}
+			return stmts, waits, len(out.Project.Tasks.Edges)
+		}
+		read("edges-small") // warm the token's last-used mark
+		small, waitsSmall, nSmall := read("edges-small")
+		large, waitsLarge, nLarge := read("edges-large")
+		require.Equal(t, 10, nSmall)
+		require.Equal(t, 100, nLarge)
+		require.Equal(t, small, large, "statements for 10 tasks vs 100 tasks")
+		require.LessOrEqual(t, large, int64(6))
+		require.Equal(t, waitsSmall, waitsLarge, "waits on batches for 10 tasks vs 100 tasks")
+		require.LessOrEqual(t, waitsLarge, 1.0, "at most the page of tasks waits")
+		t.Logf("edges query: %d statements for 10 tasks, %d for 100; %.0f waits on a batch for 10, %.0f for 100", small, large, waitsSmall, waitsLarge)
+	})
+}
+
 // eventsQuery pages the events of every project, with fields under the events.
 const eventsQuery = `{
   projects(first: 10) {
