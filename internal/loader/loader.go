@@ -66,11 +66,12 @@ type Loader[K comparable, V any] struct {
 }
 
 type result[V any] struct {
-	done    chan struct{} // its batch's, closed when the batch is fetched
+	done    chan struct{} // its batch's (or Read's), closed when it is fetched
 	val     V
 	err     error
 	ready   bool // val and err are set (under the loader's lock)
 	waiters int  // tracked goroutines waiting on done (under the loader's lock)
+	reading bool // a Read is fetching it, not a batch: a Read waits for it
 }
 
 type batch[K comparable, V any] struct {
@@ -112,50 +113,6 @@ func (l *Loader[K, V]) LoadMany(ctx context.Context, keys []K) ([]V, error) {
 			return nil, err
 		}
 		out[i] = v
-	}
-	return out, nil
-}
-
-// Read returns the values of keys, in order, at once: the keys not fetched
-// yet are fetched now (at most MaxKeys a statement), without a batch, and
-// cached as Get caches them, so that later Loads find them ready. A key in
-// an open batch is fetched too, and its batch's waiters still get the
-// batch's value. Read never waits on a batch, so a request's tracker does
-// not count it: a nested list read a level at a time (graph's level reads)
-// reads each field of a level so, while the executor's promised work below
-// the list waits for it.
-func (l *Loader[K, V]) Read(ctx context.Context, keys []K) ([]V, error) {
-	out := make([]V, len(keys))
-	var missing []K
-	var at []int // missing[j] is keys[at[j]]
-	l.mu.Lock()
-	for i, k := range keys {
-		r, ok := l.cache[k]
-		switch {
-		case ok && r.ready && r.err != nil:
-			l.mu.Unlock()
-			return nil, r.err
-		case ok && r.ready:
-			out[i] = r.val
-		default:
-			missing, at = append(missing, k), append(at, i)
-		}
-	}
-	l.mu.Unlock()
-	for start := 0; start < len(missing); start += l.timing.MaxKeys {
-		chunk := missing[start:min(start+l.timing.MaxKeys, len(missing))]
-		fctx, span := l.startRead(ctx, len(chunk), "read")
-		found, err := l.fetch(fctx, chunk)
-		endBatch(span, err)
-		if err != nil {
-			return nil, err
-		}
-		l.mu.Lock()
-		for j, k := range chunk {
-			out[at[start+j]] = found[k]
-			l.keep(k, &result[V]{done: fetched, val: found[k], ready: true})
-		}
-		l.mu.Unlock()
 	}
 	return out, nil
 }
