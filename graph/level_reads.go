@@ -44,11 +44,15 @@ type levelRead struct {
 
 // levelReads are the fields read a level at a time, by object type: the
 // nested reads clients make most (a list's tasks, their links, the links'
-// targets, file impacts).
+// targets, the tasks they wait on or that wait on them, subtasks, file
+// impacts).
 var levelReads = map[string]map[string]levelRead{
 	"Task": {
 		"relationships": {elem: "TaskRelationship", read: readRelationships},
 		"fileImpacts":   {elem: "TaskFileImpact", read: readFileImpacts},
+		"dependencies":  {elem: "Task", read: readLinked(service.DependencyLinks)},
+		"dependents":    {elem: "Task", read: readLinked(service.DependentLinks)},
+		"subtasks":      {elem: "Task", read: readLinked(service.SubtaskLinks)},
 	},
 	"TaskRelationship": {
 		"target": {elem: "Task", read: readTargets},
@@ -195,6 +199,19 @@ func readFileImpacts(ec *executionContext, ctx context.Context, objs any, _ *ast
 	}
 	lists, err := svc.ReadFileImpacts(ctx, keysOf(tasks, taskID))
 	return flatten(lists), true, err
+}
+
+// readLinked reads a task list of a task made of its links
+// (Task.dependencies, dependents, subtasks).
+func readLinked(links service.Links) func(*executionContext, context.Context, any, *ast.Field) (any, bool, error) {
+	return func(ec *executionContext, ctx context.Context, objs any, _ *ast.Field) (any, bool, error) {
+		tasks, svc, ok := levelOf[domain.Task](ec, objs)
+		if !ok {
+			return nil, false, nil
+		}
+		lists, err := svc.ReadLinked(ctx, keysOf(tasks, taskID), links)
+		return flatten(lists), true, err
+	}
 }
 
 // readTargets reads TaskRelationship.target.

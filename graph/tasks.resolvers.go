@@ -147,15 +147,15 @@ func (r *taskResolver) Relationships(ctx context.Context, obj *domain.Task, dire
 }
 
 func (r *taskResolver) Dependencies(ctx context.Context, obj *domain.Task) ([]*domain.Task, error) {
-	return r.Svc.Tasks.Dependencies(ctx, obj.ID)
+	return r.Svc.Tasks.Linked(ctx, obj.ID, service.DependencyLinks)
 }
 
 func (r *taskResolver) Dependents(ctx context.Context, obj *domain.Task) ([]*domain.Task, error) {
-	return r.Svc.Tasks.Dependents(ctx, obj.ID)
+	return r.Svc.Tasks.Linked(ctx, obj.ID, service.DependentLinks)
 }
 
 func (r *taskResolver) Subtasks(ctx context.Context, obj *domain.Task) ([]*domain.Task, error) {
-	return r.Svc.Tasks.Subtasks(ctx, obj.ID)
+	return r.Svc.Tasks.Linked(ctx, obj.ID, service.SubtaskLinks)
 }
 
 func (r *taskResolver) StateHistory(ctx context.Context, obj *domain.Task) ([]*domain.TaskStateChange, error) {

@@ -116,49 +116,83 @@ const edgesQuery = `query($slug: String!) {
   }
 }`
 
-// TestEdgesQueryStatements: through a connection's edges, the levels below
-// the tasks are read a level at a time too — the statements and the waits
-// on a batch are the same for 10 tasks and 100.
-func TestEdgesQueryStatements(t *testing.T) {
+// linkedQuery asks each task the tasks it waits on, those waiting on it and
+// its subtasks, and theirs.
+const linkedQuery = `query($slug: String!) {
+  project(slug: $slug) {
+    tasks(first: 100) {
+      nodes {
+        displayId
+        dependencies { displayId dependents { displayId } }
+        dependents { displayId subtasks { displayId } }
+        subtasks { displayId }
+      }
+    }
+  }
+}`
+
+// TestLevelReadStatements: through a connection's edges, and for the task
+// lists made of a task's links, the levels below the tasks are read a level
+// at a time too — the statements and the waits on a batch are the same for
+// 10 tasks and 100.
+func TestLevelReadStatements(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, s *testServer) {
-		seedChain(t, s, "edges-small", 10)
-		seedChain(t, s, "edges-large", 100)
-		read := func(slug string) (stmts int64, waits float64, tasks int) {
-			var out struct {
-				Project struct {
-					Tasks struct {
-						Edges []struct {
-							Cursor string
-							Node   struct {
-								DisplayID     string
-								Relationships []struct {
-									Target struct{ FileImpacts []struct{ FilePath string } }
-								}
+		seedChain(t, s, "levels-small", 10)
+		seedChain(t, s, "levels-large", 100)
+		for _, q := range []struct {
+			name, query string
+			maxStmts    int64
+		}{
+			// token, project, tasks, relationships, targets, file impacts
+			{"edges", edgesQuery, 6},
+			// token, project, tasks, then a level's links and linked
+			// tasks, read once for the level's three fields (which share
+			// the loaders); the level below asks the page's tasks again,
+			// which are cached
+			{"linked", linkedQuery, 6},
+		} {
+			read := func(slug string) (stmts int64, waits float64, tasks int) {
+				var out struct {
+					Project struct {
+						Tasks struct {
+							Nodes []struct {
+								DisplayID    string
+								Dependencies []struct{ Dependents []struct{ DisplayID string } }
+							}
+							Edges []struct {
+								Cursor string
+								Node   struct{ DisplayID string }
 							}
 						}
 					}
 				}
+				before, waitsBefore := s.DB.Statements(), s.counter(t, "taskgraph_loader_waits_total")
+				s.mustDo(t, s.AdminToken, q.query, map[string]any{"slug": slug}, &out)
+				stmts, waits = s.DB.Statements()-before, s.counter(t, "taskgraph_loader_waits_total")-waitsBefore
+				for _, e := range out.Project.Tasks.Edges {
+					require.NotEmpty(t, e.Cursor)
+					require.NotEmpty(t, e.Node.DisplayID)
+				}
+				for k, n := range out.Project.Tasks.Nodes {
+					if k > 0 { // task k depends on task k-1, which task k waits on in turn
+						require.Len(t, n.Dependencies, 1, q.name)
+						require.Len(t, n.Dependencies[0].Dependents, 1, q.name)
+					}
+				}
+				return stmts, waits, len(out.Project.Tasks.Edges) + len(out.Project.Tasks.Nodes)
 			}
-			before, waitsBefore := s.DB.Statements(), s.counter(t, "taskgraph_loader_waits_total")
-			s.mustDo(t, s.AdminToken, edgesQuery, map[string]any{"slug": slug}, &out)
-			stmts, waits = s.DB.Statements()-before, s.counter(t, "taskgraph_loader_waits_total")-waitsBefore
-			for _, e := range out.Project.Tasks.Edges {
-				require.NotEmpty(t, e.Cursor)
-				require.NotEmpty(t, e.Node.DisplayID)
-			}
-			return stmts, waits, len(out.Project.Tasks.Edges)
+			read("levels-small") // warm the token's last-used mark
+			small, waitsSmall, nSmall := read("levels-small")
+			large, waitsLarge, nLarge := read("levels-large")
+			require.Equal(t, 10, nSmall, q.name)
+			require.Equal(t, 100, nLarge, q.name)
+			require.Equal(t, small, large, "%s: statements for 10 tasks vs 100 tasks", q.name)
+			require.LessOrEqual(t, large, q.maxStmts, q.name)
+			require.Equal(t, waitsSmall, waitsLarge, "%s: waits on batches for 10 tasks vs 100 tasks", q.name)
+			require.LessOrEqual(t, waitsLarge, 1.0, "%s: at most the page of tasks waits", q.name)
+			t.Logf("%s query: %d statements for 10 tasks, %d for 100; %.0f waits on a batch for 10, %.0f for 100", q.name, small, large, waitsSmall, waitsLarge)
 		}
-		read("edges-small") // warm the token's last-used mark
-		small, waitsSmall, nSmall := read("edges-small")
-		large, waitsLarge, nLarge := read("edges-large")
-		require.Equal(t, 10, nSmall)
-		require.Equal(t, 100, nLarge)
-		require.Equal(t, small, large, "statements for 10 tasks vs 100 tasks")
-		require.LessOrEqual(t, large, int64(6))
-		require.Equal(t, waitsSmall, waitsLarge, "waits on batches for 10 tasks vs 100 tasks")
-		require.LessOrEqual(t, waitsLarge, 1.0, "at most the page of tasks waits")
-		t.Logf("edges query: %d statements for 10 tasks, %d for 100; %.0f waits on a batch for 10, %.0f for 100", small, large, waitsSmall, waitsLarge)
 	})
 }
 

@@ -33,3 +33,27 @@ func (s *Tasks) ReadFileImpacts(ctx context.Context, taskIDs []string) ([][]*dom
 func (s *Tasks) ReadTasks(ctx context.Context, ids []string) ([]*domain.Task, error) {
 	return s.load(ctx).shownTasks().Read(ctx, ids)
 }
+
+// ReadLinked is Linked of each of taskIDs: their relationships for all at
+// once, then the tasks at their other ends for all at once.
+func (s *Tasks) ReadLinked(ctx context.Context, taskIDs []string, links Links) ([][]*domain.Task, error) {
+	rels, err := s.load(ctx).relsOfTask.Read(ctx, taskIDs)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([][]string, len(taskIDs))
+	var all []string
+	for i, id := range taskIDs {
+		ids[i] = linkedIDs(id, rels[i], links)
+		all = append(all, ids[i]...)
+	}
+	tasks, err := s.ReadTasks(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]*domain.Task, len(taskIDs))
+	for i := range ids {
+		out[i], tasks = shown(tasks[:len(ids[i])]), tasks[len(ids[i]):]
+	}
+	return out, nil
+}

@@ -64,7 +64,7 @@ func newLoaders(s *Service, w loader.Timing, lean app.Lean) *loaders {
 	l.templates = loader.New(w, app.ByID(q.Lists.TemplatesByIDs, func(t *domain.TaskTemplate) string { return t.ID }))
 	l.tokensOfUser = loader.New(w, app.GroupedBy(q.Users.APITokensByUsers, func(t *domain.APIToken) string { return t.UserID }))
 	// The links are only ever shown, or their ends and types followed
-	// (linkedTasks): read lean when the operation may.
+	// (Linked): read lean when the operation may.
 	l.relsOfTask = loader.New(w, app.Grouped(relationships(q, lean.Relationships, domain.DirectionBoth), func(r *domain.TaskRelationship) []string {
 		return []string{r.SourceTaskID, r.TargetTaskID}
 	}))

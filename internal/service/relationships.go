@@ -251,37 +251,16 @@ func containsType(types []domain.RelationshipType, t domain.RelationshipType) bo
 	return false
 }
 
-// linkedTasks loads the tasks at the other end of a task's links that pass keep.
-func (s *Tasks) linkedTasks(ctx context.Context, taskID string, keep func(r *domain.TaskRelationship) (other string, ok bool)) ([]*domain.Task, error) {
-	all, err := s.load(ctx).relsOfTask.Load(ctx, taskID)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var ids []string
-	for _, r := range all {
-		if other, ok := keep(r); ok && !seen[other] {
-			seen[other] = true
-			ids = append(ids, other)
-		}
-	}
-	tasks, err := s.load(ctx).shownTasks().LoadMany(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*domain.Task, 0, len(tasks))
-	for _, t := range tasks {
-		if t != nil {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
+// Links picks, among a task's relationships, those to the tasks of one of
+// its task lists (Dependencies, Dependents, Subtasks): the task at their
+// other end, when r is one.
+type Links func(taskID string, r *domain.TaskRelationship) (other string, ok bool)
 
-// Dependencies are the tasks that must finish before taskID: its DEPENDS_ON
-// targets and the sources of BLOCKS links to it.
-func (s *Tasks) Dependencies(ctx context.Context, taskID string) ([]*domain.Task, error) {
-	return s.linkedTasks(ctx, taskID, func(r *domain.TaskRelationship) (string, bool) {
+// The task lists of a task made of its links.
+var (
+	// DependencyLinks: the tasks that must finish before a task — its
+	// DEPENDS_ON targets and the sources of BLOCKS links to it.
+	DependencyLinks Links = func(taskID string, r *domain.TaskRelationship) (string, bool) {
 		switch {
 		case r.Type == domain.RelDependsOn && r.SourceTaskID == taskID:
 			return r.TargetTaskID, true
@@ -289,12 +268,9 @@ func (s *Tasks) Dependencies(ctx context.Context, taskID string) ([]*domain.Task
 			return r.SourceTaskID, true
 		}
 		return "", false
-	})
-}
-
-// Dependents are the tasks that wait on taskID.
-func (s *Tasks) Dependents(ctx context.Context, taskID string) ([]*domain.Task, error) {
-	return s.linkedTasks(ctx, taskID, func(r *domain.TaskRelationship) (string, bool) {
+	}
+	// DependentLinks: the tasks that wait on a task.
+	DependentLinks Links = func(taskID string, r *domain.TaskRelationship) (string, bool) {
 		switch {
 		case r.Type == domain.RelDependsOn && r.TargetTaskID == taskID:
 			return r.SourceTaskID, true
@@ -302,12 +278,47 @@ func (s *Tasks) Dependents(ctx context.Context, taskID string) ([]*domain.Task, 
 			return r.TargetTaskID, true
 		}
 		return "", false
-	})
+	}
+	// SubtaskLinks: the tasks that are SUBTASK_OF a task.
+	SubtaskLinks Links = func(taskID string, r *domain.TaskRelationship) (string, bool) {
+		return r.SourceTaskID, r.Type == domain.RelSubtaskOf && r.TargetTaskID == taskID
+	}
+)
+
+// linkedIDs are the ids, once each in link order, at the other end of
+// taskID's relationships rels that links picks.
+func linkedIDs(taskID string, rels []*domain.TaskRelationship, links Links) []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, r := range rels {
+		if other, ok := links(taskID, r); ok && !seen[other] {
+			seen[other] = true
+			ids = append(ids, other)
+		}
+	}
+	return ids
 }
 
-// Subtasks are the tasks that are SUBTASK_OF taskID.
-func (s *Tasks) Subtasks(ctx context.Context, taskID string) ([]*domain.Task, error) {
-	return s.linkedTasks(ctx, taskID, func(r *domain.TaskRelationship) (string, bool) {
-		return r.SourceTaskID, r.Type == domain.RelSubtaskOf && r.TargetTaskID == taskID
-	})
+// shown are tasks without the nils (tasks not shown to the caller).
+func shown(tasks []*domain.Task) []*domain.Task {
+	out := make([]*domain.Task, 0, len(tasks))
+	for _, t := range tasks {
+		if t != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Linked loads the tasks at the other end of taskID's links that links picks.
+func (s *Tasks) Linked(ctx context.Context, taskID string, links Links) ([]*domain.Task, error) {
+	all, err := s.load(ctx).relsOfTask.Load(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := s.load(ctx).shownTasks().LoadMany(ctx, linkedIDs(taskID, all, links))
+	if err != nil {
+		return nil, err
+	}
+	return shown(tasks), nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/taskgraph/taskgraph/internal/domain"
+	"github.com/taskgraph/taskgraph/internal/service"
 )
 
 func TestRelationshipRules(t *testing.T) {
@@ -135,7 +136,7 @@ func TestParentAndSupersedesAreLinks(t *testing.T) {
 		parent := b.createTask("parent")
 		child := b.createTask("child", func(in *domain.CreateTaskInput) { in.ParentTaskID = ptr(parent.GlobalID()) })
 		require.Equal(t, parent.ID, *child.ParentTaskID)
-		subs, err := b.svc.Tasks.Subtasks(as(b.owner), parent.ID)
+		subs, err := b.svc.Tasks.Linked(as(b.owner), parent.ID, service.SubtaskLinks)
 		require.NoError(t, err)
 		require.Len(t, subs, 1)
 		require.Equal(t, child.ID, subs[0].ID)
@@ -153,7 +154,7 @@ func TestParentAndSupersedesAreLinks(t *testing.T) {
 		up, err := b.svc.Tasks.UpdateTask(as(b.owner), domain.UpdateTaskInput{ID: child.GlobalID(), ParentTaskID: ptr(other.GlobalID())})
 		require.NoError(t, err)
 		require.Equal(t, other.ID, *up.ParentTaskID)
-		subs, err = b.svc.Tasks.Subtasks(as(b.owner), parent.ID)
+		subs, err = b.svc.Tasks.Linked(as(b.owner), parent.ID, service.SubtaskLinks)
 		require.NoError(t, err)
 		require.Empty(t, subs)
 
@@ -220,10 +221,10 @@ func TestBlocksCountAndScore(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 100+40+15, up.PriorityScore)
 		require.Equal(t, 4, up.BlocksCount)
-		deps, err := b.svc.Tasks.Dependents(as(b.owner), hub.ID)
+		deps, err := b.svc.Tasks.Linked(as(b.owner), hub.ID, service.DependentLinks)
 		require.NoError(t, err)
 		require.Len(t, deps, 4)
-		deps, err = b.svc.Tasks.Dependencies(as(b.owner), hub.ID)
+		deps, err = b.svc.Tasks.Linked(as(b.owner), hub.ID, service.DependencyLinks)
 		require.NoError(t, err)
 		require.Len(t, deps, 1)
 		require.Equal(t, waiters[3].ID, deps[0].ID)
@@ -294,5 +295,31 @@ func TestBlocksFlow(t *testing.T) {
 		_, _, err = b.svc.Tasks.CreateTaskBlock(as(b.owner), domain.CreateTaskBlockInput{TaskID: task.GlobalID(),
 			BlockType: domain.BlockManual, Reason: " "})
 		requireCode(t, err, domain.CodeBadUserInput, "reason")
+	})
+}
+
+// ReadLinked answers, for many tasks at once, what Linked answers for each.
+func TestReadLinkedIsLinked(t *testing.T) {
+	run(t, func(t *testing.T, b *bundle) {
+		a, bb, c, d, lone := b.createTask("a"), b.createTask("b"), b.createTask("c"), b.createTask("d"), b.createTask("lone")
+		b.mustLink(a, bb, domain.RelDependsOn)
+		b.mustLink(c, a, domain.RelBlocks)
+		b.mustLink(d, a, domain.RelSubtaskOf)
+		b.mustLink(bb, c, domain.RelDependsOn)
+		ids := []string{a.ID, bb.ID, c.ID, d.ID, lone.ID}
+		for name, links := range map[string]service.Links{"dependencies": service.DependencyLinks,
+			"dependents": service.DependentLinks, "subtasks": service.SubtaskLinks} {
+			got, err := b.svc.Tasks.ReadLinked(as(b.owner), ids, links)
+			require.NoError(t, err, name)
+			require.Len(t, got, len(ids), name)
+			for i, id := range ids {
+				want, err := b.svc.Tasks.Linked(as(b.owner), id, links)
+				require.NoError(t, err, name)
+				require.Equal(t, want, got[i], "%s of task %d", name, i)
+			}
+		}
+		deps, err := b.svc.Tasks.ReadLinked(as(b.owner), []string{a.ID}, service.DependencyLinks)
+		require.NoError(t, err)
+		require.Len(t, deps[0], 2, "a waits on b (DEPENDS_ON) and on c (BLOCKS)")
 	})
 }
