@@ -24,6 +24,8 @@ import (
 //   - light: the same tree with ids on tasks only;
 //   - light-edges: light through the connection's edges, as Relay-style
 //     clients ask it (not a bench/peer shape);
+//   - linked: the tasks each waits on, waiting on it, and its subtasks
+//     (not a bench/peer shape);
 //   - deep: one level deeper (target → relationships → target), no impacts;
 //   - wide: every scalar field of a task that is a column, no children.
 var readShapes = []struct{ name, query string }{
@@ -47,6 +49,10 @@ var readShapes = []struct{ name, query string }{
 		relationships(direction: OUTGOING) { type target { displayId title status fileImpacts { filePath operation } } }
 		fileImpacts { filePath operation }
 	} } } } }`},
+	{"linked", `query($id: ID!) { taskList(id: $id) { tasks(first: 100) { nodes {
+		id displayId title status
+		dependencies { displayId title status } dependents { displayId title status } subtasks { displayId title status }
+	} } } }`},
 	{"wide", `query($id: ID!) { taskList(id: $id) { tasks(first: 100) { nodes {
 		id displayId title description category status priority priorityScore blocksCount isQuickWin
 		riskLevel effort owner phase deadline actualEffortMinutes executionLog inEvaluationQueue version
