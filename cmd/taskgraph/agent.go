@@ -147,10 +147,15 @@ type agentClient struct {
 // database is restarting) are retried with backoff for up to patience. Other
 // GraphQL errors return at once.
 func (a *agentClient) do(ctx context.Context, query string, vars map[string]any, out any) error {
+	return a.retry(ctx, func() error { return a.c.Do(ctx, query, vars, out) })
+}
+
+// retry calls call until it succeeds or fails for good (as do retries).
+func (a *agentClient) retry(ctx context.Context, call func() error) error {
 	deadline := time.Now().Add(a.patience)
 	wait := 100 * time.Millisecond
 	for {
-		err := a.c.Do(ctx, query, vars, out)
+		err := call()
 		var gqlErrs client.Errors
 		if errors.As(err, &gqlErrs) && gqlErrs.Code() == "UNAVAILABLE" {
 			gqlErrs = nil // retried as a transport failure
@@ -174,20 +179,13 @@ func (a *agentClient) do(ctx context.Context, query string, vars map[string]any,
 func agentLoop(ctx context.Context, c *agentClient, cfg agentConfig, n int, stdout io.Writer) error {
 	host, _ := os.Hostname()
 	wd, _ := os.Getwd()
+	in := claimInput{RunID: cfg.run, Hostname: host, ProcessID: strconv.Itoa(os.Getpid()) + "/" + strconv.Itoa(n), WorkingDirectory: wd}
 	for {
-		var d struct {
-			ClaimTask struct {
-				Agent      *struct{ ID string }
-				Execution  *struct{ AttemptNumber int }
-				WaitReason *string
-				Task       *agentTask
-			}
-		}
+		var d claimAnswer
 		// One trace per claim: when it claims a task, the task's heartbeats,
 		// logs and report join it.
 		tctx, span := c.tracer.start(ctx, "agent claim", attribute.String("taskgraph.run.id", cfg.run))
-		err := c.do(tctx, agentClaim, map[string]any{"in": map[string]any{"runId": cfg.run, "hostname": host,
-			"processId": strconv.Itoa(os.Getpid()) + "/" + strconv.Itoa(n), "workingDirectory": wd}}, &d)
+		err := c.claim(tctx, in, &d)
 		if err != nil {
 			span.SetStatus(codes.Error, "claim failed")
 			span.End()
