@@ -18,8 +18,11 @@ import (
 )
 
 const agentClaim = `mutation($in: ClaimTaskInput!) { claimTask(input: $in) {
-  agent { id } execution { attemptNumber } waitReason
-  task { id displayId title description acceptanceCriteria codebaseTests apiTests uiTests affectedFiles project { id } } } }`
+  agent { id } execution { attemptNumber } waitReason task ` + agentTaskFields + ` } }`
+
+// agentTaskFields is what an agent reads of the task it claims (agentTask),
+// from its claim or from its run's agents (agentLostClaims).
+const agentTaskFields = `{ id displayId title description acceptanceCriteria codebaseTests apiTests uiTests affectedFiles project { id } }`
 
 type agentConfig struct {
 	url, token, run, command string

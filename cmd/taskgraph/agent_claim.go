@@ -28,8 +28,7 @@ type claimAnswer struct {
 // agentLostClaims reads the run's agents, to find a claim whose answer was
 // lost.
 const agentLostClaims = `query($id: ID!) { executionRun(id: $id) { agents {
-  id status hostname processId execution { attemptNumber }
-  task { id displayId title description acceptanceCriteria codebaseTests apiTests uiTests affectedFiles project { id } } } } }`
+  id status hostname processId execution { attemptNumber } task ` + agentTaskFields + ` } } }`
 
 // claim claims a task as do would, with one difference: after a try that
 // got no answer (or UNAVAILABLE), the claim may have been made and only its

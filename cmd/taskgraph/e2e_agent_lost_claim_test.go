@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -34,21 +32,14 @@ func TestAgentTakesUpALostClaim(t *testing.T) {
 
 		target, err := url.Parse(s.URL)
 		require.NoError(t, err)
-		proxy := httputil.NewSingleHostReverseProxy(target)
 		var dropped atomic.Int32
-		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+		front := interceptProxy(t, target, func(w http.ResponseWriter, r *http.Request, body []byte, forward http.Handler) {
 			if !bytes.Contains(body, []byte("claimTask(")) || dropped.Load() > 0 {
-				proxy.ServeHTTP(w, r)
+				forward.ServeHTTP(w, r)
 				return
 			}
 			rec := httptest.NewRecorder()
-			proxy.ServeHTTP(rec, r)
+			forward.ServeHTTP(rec, r)
 			if strings.Contains(rec.Body.String(), `"displayId"`) && dropped.CompareAndSwap(0, 1) {
 				http.Error(w, "upstream went away", http.StatusBadGateway) // the claim was made; its answer is lost
 				return
@@ -58,14 +49,13 @@ func TestAgentTakesUpALostClaim(t *testing.T) {
 			}
 			w.WriteHeader(rec.Code)
 			_, _ = w.Write(rec.Body.Bytes())
-		}))
-		defer front.Close()
+		})
 
 		var out strings.Builder
 		w := &syncWriter{w: &out}
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()
-		require.NoError(t, run(ctx, []string{"agent", "--url", front.URL, "--token", e.agent, "--run", runID,
+		require.NoError(t, run(ctx, []string{"agent", "--url", front, "--token", e.agent, "--run", runID,
 			"--simulate", "--parallel", "2", "--poll", "20ms", "--work", "50ms", "--heartbeat", "200ms"}, w, w))
 		require.EqualValues(t, 1, dropped.Load(), "a claim's answer was dropped")
 

@@ -5,11 +5,8 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -74,19 +71,7 @@ type claimGate struct {
 func newClaimGate(t *testing.T, addr string, completions int32) *claimGate {
 	t.Helper()
 	g := &claimGate{opened: make(chan struct{})}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
-	proxy.ErrorLog = log.New(io.Discard, "", 0) // the restart's refused connections (the agents see a 502 and retry)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body []byte
-		if r.Body != nil {
-			b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return
-			}
-			body = b
-			r.Body = io.NopCloser(bytes.NewReader(b))
-		}
+	g.url = interceptProxy(t, &url.URL{Scheme: "http", Host: addr}, func(w http.ResponseWriter, r *http.Request, body []byte, forward http.Handler) {
 		if bytes.Contains(body, []byte("claimTask(")) && g.done.Load() >= completions {
 			select {
 			case <-g.opened:
@@ -94,13 +79,12 @@ func newClaimGate(t *testing.T, addr string, completions int32) *claimGate {
 				return
 			}
 		}
-		proxy.ServeHTTP(w, r)
+		forward.ServeHTTP(w, r)
 		if bytes.Contains(body, []byte("completeTask(")) {
 			g.done.Add(1)
 		}
-	}))
-	t.Cleanup(func() { g.open(); srv.Close() })
-	g.url = srv.URL
+	})
+	t.Cleanup(g.open) // runs before the proxy's close, which waits for held claims
 	return g
 }
 

@@ -102,8 +102,8 @@ func (t *Tracker) leave() {
 	}
 }
 
-// Waits returns how many times a goroutine waited on a batch (each resolver
-// that found its key not yet fetched, each Wait of keys enqueued together).
+// Waits returns how many times a goroutine waited on a fetch: a batch's, or
+// a Read's in flight (each resolver that found its key not yet fetched).
 func (t *Tracker) Waits() int64 { return t.waits.Load() }
 
 // woken puts n waiting goroutines back into the count, before they wake.

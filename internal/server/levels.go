@@ -20,7 +20,7 @@ type LevelTracker interface {
 	Abandoned() bool
 	// Closed: batches closed by quiescence, and by their safety timer.
 	Closed() (quiescent, timed int64)
-	// Waits: how many times a resolver waited on a batch.
+	// Waits: how many times a resolver waited on a fetch (a batch's, or a Read's).
 	Waits() int64
 }
 

@@ -103,7 +103,7 @@ func newMetrics(reg prometheus.Registerer, dbStats func() sql.DBStats) *metrics 
 		loaderWaits: register(reg, prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: metricsNamespace,
 			Name:      "loader_waits_total",
-			Help:      "Times a resolver of a query or mutation waited on a batched read (a nested list read a level at a time waits once per field of a level, not once per object).",
+			Help:      "Times a resolver of a query or mutation waited on a loader's read (a batch, or a level read in flight); below a nested list read a level at a time, none waits.",
 		})),
 	}
 	if dbStats != nil {
